@@ -1,0 +1,220 @@
+"""Command line: parses arguments and calls the library; no model logic here.
+
+    loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline] [--json]
+    loopmodel machine list | show NAME | convert KERNCRAFT.yml [-o OUT.yml]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import __version__
+from .errors import LoopmodelError
+
+MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, like every user error
+        sys.stderr.write(f"loopmodel: error: {message} (see 'loopmodel --help')\n")
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .report.units import UNITS
+
+    p = _Parser(prog="loopmodel", description="Analytic performance models (layer conditions, ECM, Roofline) "
+                                                "of C loop kernels.")
+    p.add_argument("--version", action="version", version=f"loopmodel {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    a = sub.add_parser("analyze", help="analyze a kernel on a machine model")
+    a.add_argument("kernel", help="C kernel file")
+    a.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
+    a.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="size constant: N=1000, N=100:2000:100 (stop included), or Kerncraft's "
+                        "'N 1000' / N=10-1000:5[log[10]]")
+    a.add_argument("-p", "--pmodel", action="append", default=[], metavar="MODEL",
+                   help="LC, ECM, Roofline (repeatable; default: all three)")
+    a.add_argument("--cores", "-c", type=int, default=1, help="active cores (default 1)")
+    a.add_argument("--unit", "-u", default="cy/CL", choices=UNITS, help="unit of predictions (default cy/CL)")
+    a.add_argument("--cache-factor", type=float, default=1.0,
+                   help="effective fraction of each cache for layer conditions (default 1.0; 0.5 = C/2 rule)")
+    a.add_argument("--scalar", action="store_true", help="analytic in-core model without SIMD")
+    a.add_argument("--no-reassociation", action="store_true",
+                   help="reductions keep their loop-carried dependency (no partial sums)")
+    a.add_argument("--mem-bw", metavar="BW", help="override the saturated memory bandwidth, e.g. '63.4 GB/s'")
+    a.add_argument("--lc-variable", metavar="NAME", help="size constant to solve layer conditions for")
+    a.add_argument("--json", action="store_true", help="print one JSON document (a list for -D ranges)")
+    a.add_argument("-v", "--verbose", action="count", default=0)
+    a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
+
+    mch = sub.add_parser("machine", help="list, show or convert machine models")
+    msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
+    msub.add_parser("list", help="list built-in machine models")
+    sh = msub.add_parser("show", help="print a machine model (built-in name or file) in loopmodel YAML")
+    sh.add_argument("name")
+    cv = msub.add_parser("convert", help="convert a Kerncraft machine file to loopmodel YAML")
+    cv.add_argument("file")
+    cv.add_argument("-o", "--output", help="write here (refuses to overwrite an existing file)")
+    return p
+
+
+def main(argv=None) -> int:
+    from .fileio.defines import normalize_argv
+
+    argv = normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "analyze":
+            return cmd_analyze(args)
+        if args.command == "machine":
+            return cmd_machine(args, parser)
+        parser.print_help()
+        return 2
+    except LoopmodelError as exc:
+        sys.stderr.write(f"loopmodel: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("loopmodel: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _models(names) -> tuple:
+    from .errors import LoopmodelError
+
+    if not names:
+        return ("LC", "ECM", "Roofline")
+    out = []
+    for n in names:
+        key = n.lower().replace("-", "").replace("_", "")
+        if key not in MODEL_NAMES:
+            raise LoopmodelError(f"unknown model '{n}' (choose LC, ECM, Roofline)")
+        if MODEL_NAMES[key] not in out:
+            out.append(MODEL_NAMES[key])
+    return tuple(out)
+
+
+def cmd_analyze(args) -> int:
+    from .analysis import Analyzer, Options
+    from .errors import DefineError
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+    from .fileio.machine_files import load_machine
+    from .units import UnitError, parse_quantity
+
+    models = _models(args.pmodel)
+    if args.cache_factor <= 0 or args.cache_factor > 1:
+        raise DefineError("--cache-factor must be in (0, 1]")
+    mem_bw = None
+    if args.mem_bw:
+        try:
+            mem_bw = parse_quantity(args.mem_bw, "bandwidth_s")
+        except UnitError as exc:
+            raise DefineError(f"--mem-bw: {exc}") from None
+    kernel, defaults = parse_kernel_file(args.kernel)
+    points = expand(args.define, defaults)
+    unknown = sorted(set().union(*[set(p) for p in points]) - set(kernel.constants))
+    if unknown:
+        raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
+                          f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
+    machine = load_machine(args.machine)
+    opts = Options(models=models, cores=args.cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
+                   reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable)
+    analyzer = Analyzer(kernel, machine, opts)
+    results = []
+    if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
+        from rich.progress import Progress
+
+        with Progress(transient=True) as prog:
+            task = prog.add_task("analyzing", total=len(points))
+            for pt in points:
+                results.append(analyzer.run(pt))
+                prog.advance(task)
+    else:
+        results = [analyzer.run(pt) for pt in points]
+    if args.json:
+        from .report.json_report import to_dict
+
+        docs = [to_dict(r) for r in results]
+        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    from .report.text import render, render_sweep
+
+    if len(results) == 1:
+        render(results[0], console, args.unit, args.verbose)
+    else:
+        render_sweep(results, console, args.unit)
+    return 0
+
+
+def cmd_machine(args, parser) -> int:
+    import os
+
+    import yaml
+
+    from .errors import LoopmodelError
+    from .fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
+
+    if args.machine_command == "list":
+        for n in builtin_names():
+            m = load_machine(n)
+            print(f"{n:28s} {m.model_name or m.description}")
+        return 0
+    if args.machine_command == "show":
+        m = load_machine(args.name)
+        print(yaml.safe_dump(_dump(m), sort_keys=False, width=110, default_flow_style=None), end="")
+        return 0
+    if args.machine_command == "convert":
+        data = read_yaml(args.file)
+        conv = convert_kerncraft(data, args.file)
+        validate(conv, args.file)
+        text = yaml.safe_dump(conv, sort_keys=False, width=110, default_flow_style=None)
+        if args.output:
+            if os.path.exists(args.output):
+                raise LoopmodelError("output file exists; not overwriting it", file=args.output)
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            print(text, end="")
+        return 0
+    parser.parse_args(["machine", "--help"])
+    return 2
+
+
+def _dump(m) -> dict:
+    """A validated model back to YAML data with explicit units."""
+    d = m.model_dump(mode="json")
+    d["clock"] = f"{m.clock / 1e9:g} GHz"
+    d["cacheline_size"] = f"{m.cacheline_size:g} B"
+    d["in_core"]["simd_width"] = f"{m.in_core.simd_width:g} B"
+    for key in ("load", "store"):
+        d["in_core"][key]["bytes_per_cycle"] = f"{d['in_core'][key]['bytes_per_cycle']:g} B/cy"
+    d["in_core"]["latency"] = {k: f"{v:g} cy" for k, v in m.in_core.latency.items()}
+    for lv in d["memory_hierarchy"]:
+        if lv.get("size") is not None:
+            lv["size"] = f"{lv['size']:g} B"
+        for k in [k for k, v in lv.items() if v is None]:
+            del lv[k]
+    for lk in d["links"]:
+        lk["penalty_load"] = f"{lk['penalty_load']:g} cy"
+        lk["penalty_store"] = f"{lk['penalty_store']:g} cy"
+    for k in d["benchmarks"]["kernels"].values():
+        k["element_size"] = f"{k['element_size']:g} B"
+    for lvl, block in d["benchmarks"]["measurements"].items():
+        for name, vals in block.items():
+            if name != "cores":
+                block[name] = [f"{v / 1e9:.2f} GB/s" for v in vals]
+    return d
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""User-facing errors: one line naming the file, the place and what is wrong.
+
+The CLI prints ``str(error)`` and exits with :attr:`LoopmodelError.exit_code`;
+no traceback is shown for a user mistake (DEVELOPERS.md "Bad input").
+"""
+from __future__ import annotations
+
+
+class LoopmodelError(Exception):
+    """Base class of all errors caused by user input.
+
+    Args:
+        message: what is wrong, one line.
+        file: the file the problem is in (kernel, machine file), if any.
+        line, col: 1-based position in ``file``, if known.
+        where: a key path inside a structured file (``memory_hierarchy[1].size``).
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None,
+                 col: int | None = None, where: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col
+        self.where = where
+
+    def __str__(self) -> str:
+        loc = ""
+        if self.file:
+            loc = str(self.file)
+            if self.line:
+                loc += f":{self.line}"
+                if self.col:
+                    loc += f":{self.col}"
+            loc += ": "
+        if self.where:
+            loc += f"{self.where}: "
+        return (loc + self.message).replace("\n", " ")
+
+
+class KernelError(LoopmodelError):
+    """Malformed or unsupported kernel code."""
+
+
+class MachineError(LoopmodelError):
+    """Malformed machine model file."""
+
+
+class DefineError(LoopmodelError):
+    """Bad ``-D`` value."""
+
+
+class ModelError(LoopmodelError):
+    """A model cannot be applied to this kernel/machine combination."""

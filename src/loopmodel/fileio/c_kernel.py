@@ -1,0 +1,601 @@
+"""C kernel front-end: kernel source text -> :class:`~loopmodel.ir.kernel.Kernel`.
+
+Accepts what kerncraft-tool-paper.txt §2.1 allows (double/float array and
+scalar declarations, multi-dimensional or flattened indices, one perfect loop
+nest with constant steps, any number of assignments in the innermost loop) and
+more: ``<=``/``>``/``>=`` conditions, loop bounds affine in outer indices,
+scalar reductions, ``sqrt exp fabs fmin fmax`` calls, mixed float/double, and
+``#pragma`` lines (recorded). Everything else is rejected with a
+:class:`~loopmodel.errors.KernelError` that names ``file:line:col``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import KernelError
+from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar
+from ..ir.poly import Poly
+
+ELEMENT_SIZES = {"double": 8, "float": 4}
+SCALAR_TYPES = {"double": 8, "float": 4, "int": 4, "long": 8, "unsigned": 4}
+FUNCTIONS = {
+    "sqrt": "SQRT", "sqrtf": "SQRT", "exp": "EXP", "expf": "EXP",
+    "fabs": "FABS", "fabsf": "FABS", "fmin": "FMIN", "fminf": "FMIN",
+    "fmax": "FMAX", "fmaxf": "FMAX",
+}
+BINOPS = {"+": "ADD", "-": "ADD", "*": "MUL", "/": "DIV"}
+COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}
+_WRAP_HEAD = "void __loopmodel_kernel(void) {\n"
+_UNSUPPORTED_STMT = {
+    "If": "'if' statements", "While": "'while' loops", "DoWhile": "'do'/'while' loops",
+    "Switch": "'switch' statements", "Goto": "'goto'", "Return": "'return'",
+    "Break": "'break'", "Continue": "'continue'", "TernaryOp": "conditional expressions (?:)",
+    "FuncDef": "function definitions", "Label": "labels",
+}
+
+
+def _strip_comments(text: str) -> str:
+    """Remove C comments, keeping line/column positions of everything else."""
+    def blank(m):
+        return re.sub(r"[^\n]", " ", m.group(0))
+    return re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
+
+
+@dataclass
+class _Node:
+    """Expression tree node used for operation counts and dependency chains."""
+
+    kind: str  # op | load | scalar | const
+    op: str = ""
+    children: list = field(default_factory=list)
+    key: object = None  # access key for loads, name for scalars
+    sign: str = ""  # '+', '-', '*', '/' for ops
+
+
+def parse_kernel_file(path: str) -> tuple:
+    """Read and parse a kernel file.
+
+    Returns:
+        ``(kernel, defaults)``: the :class:`Kernel` and a dict of ``#define``
+        default values for size constants.
+
+    Raises:
+        KernelError: the file cannot be read, is malformed or unsupported.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise KernelError(f"cannot read kernel file: {exc.strerror}", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise KernelError("kernel file is not UTF-8 text", file=str(path)) from None
+    return parse_kernel(text, str(path))
+
+
+def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
+    """Parse kernel source text; see :func:`parse_kernel_file`."""
+    from pycparser import c_parser
+
+    text = _strip_comments(text)
+    defaults: dict = {}
+    lines = text.split("\n")
+    for n, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s.startswith("#"):
+            continue
+        m = re.match(r"#\s*(\w+)\s*(.*)", s)
+        directive = m.group(1) if m else ""
+        if directive == "pragma":
+            continue
+        if directive == "include":
+            lines[n - 1] = ""
+            continue
+        if directive == "define":
+            dm = re.match(r"(\w+)\s+(\d+)\s*$", m.group(2))
+            if not dm:
+                raise KernelError("only '#define NAME <integer>' is supported",
+                                  file=filename, line=n, col=line.index("#") + 1)
+            defaults[dm.group(1)] = int(dm.group(2))
+            lines[n - 1] = ""
+            continue
+        raise KernelError(f"preprocessor directive '#{directive}' is not supported",
+                          file=filename, line=n, col=line.index("#") + 1)
+    if not any(line.strip() for line in lines):
+        raise KernelError("kernel file is empty", file=filename)
+    source = _WRAP_HEAD + "\n".join(lines) + "\n}\n"
+    try:
+        ast = c_parser.CParser().parse(source, filename)
+    except Exception as exc:  # pycparser raises ParseError (and sometimes others)
+        msg = str(exc)
+        m = re.match(r".*?:(\d+):(\d+):\s*(.*)", msg)
+        if m:
+            line, col, what = int(m.group(1)) - 1, int(m.group(2)), m.group(3)
+            if what.startswith("before:"):
+                what = f"syntax error before '{what[7:].strip()}'"
+            raise KernelError(what, file=filename, line=max(line, 1), col=col) from None
+        raise KernelError("syntax error: " + msg.split(": ", 1)[-1], file=filename) from None
+    body = ast.ext[0].body
+    return _Builder(filename).build(body.block_items or []), defaults
+
+
+class _Builder:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.arrays: dict = {}
+        self.scalars: dict = {}
+        self.constants: set = set()
+        self.loops: list = []
+        self.pragmas: list = []
+        self.reads: dict = {}
+        self.writes: dict = {}
+        self.ops: dict = {}
+        self.fma = 0
+        self.statements: list = []  # (target kind, key, node, compound op)
+
+    # helpers --------------------------------------------------------------
+    def err(self, node, message: str) -> KernelError:
+        line = col = None
+        coord = getattr(node, "coord", None)
+        if coord is not None and coord.line:
+            line, col = coord.line - 1, coord.column
+        return KernelError(message, file=self.filename, line=line, col=col)
+
+    def unsupported(self, node) -> KernelError:
+        name = type(node).__name__
+        what = _UNSUPPORTED_STMT.get(name, f"'{name}' constructs")
+        return self.err(node, f"{what} not supported in kernels")
+
+    # declarations -----------------------------------------------------------
+    def declare(self, decl):
+        from pycparser import c_ast
+
+        t = decl.type
+        dims = []
+        while isinstance(t, c_ast.ArrayDecl):
+            if t.dim is None:
+                raise self.err(decl, f"array '{decl.name}' needs explicit dimensions")
+            dims.append(self.size_expr(t.dim))
+            t = t.type
+        if isinstance(t, c_ast.PtrDecl):
+            raise self.err(decl, f"pointer '{decl.name}' not supported (declare arrays)")
+        if isinstance(t, c_ast.FuncDecl):
+            raise self.err(decl, f"function declaration '{decl.name}' not supported")
+        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
+            raise self.err(decl, f"unsupported declaration of '{decl.name}'")
+        names = [n for n in t.type.names if n not in ("const", "restrict", "static")]
+        ctype = names[-1] if names else "int"
+        if decl.name in self.arrays or decl.name in self.scalars:
+            raise self.err(decl, f"'{decl.name}' declared twice")
+        if dims:
+            if ctype not in ELEMENT_SIZES:
+                raise self.err(decl, f"array '{decl.name}' has type '{ctype}'; only double and float arrays are supported")
+            self.arrays[decl.name] = Array(decl.name, ctype, ELEMENT_SIZES[ctype], tuple(dims))
+        else:
+            if ctype not in SCALAR_TYPES:
+                raise self.err(decl, f"scalar '{decl.name}' has unsupported type '{ctype}'")
+            self.scalars[decl.name] = Scalar(decl.name, ctype, SCALAR_TYPES[ctype])
+
+    def size_expr(self, node) -> Poly:
+        """Array dimension: a polynomial in size constants."""
+        return self.affine(node, allowed_indices=(), what="array dimension")
+
+    def affine(self, node, allowed_indices, what) -> Poly:
+        """Integer expression of size constants and loop indices, affine in the indices."""
+        from pycparser import c_ast
+
+        def rec(n) -> Poly:
+            if isinstance(n, c_ast.Constant):
+                if n.type not in ("int", "long int", "unsigned int", "long long int"):
+                    raise self.err(n, f"{what} must be an integer expression, got '{n.value}'")
+                return Poly.const(int(n.value.rstrip("uUlL"), 0))
+            if isinstance(n, c_ast.ID):
+                if n.name in allowed_indices:
+                    return Poly.symbol(n.name)
+                if any(n.name == lp.index for lp in self.loops):
+                    raise self.err(n, f"loop index '{n.name}' is not allowed in {what}")
+                if n.name in self.arrays:
+                    raise self.err(n, f"array '{n.name}' used as a value in {what}")
+                if n.name in self.scalars:
+                    raise self.err(n, f"variable '{n.name}' in {what}; only size constants and loop indices are allowed")
+                if n.name in FUNCTIONS:
+                    raise self.err(n, f"function '{n.name}' in {what}")
+                self.constants.add(n.name)
+                return Poly.symbol(n.name)
+            if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-", "*"):
+                a, b = rec(n.left), rec(n.right)
+                return a + b if n.op == "+" else a - b if n.op == "-" else a * b
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("-", "+"):
+                v = rec(n.expr)
+                return -v if n.op == "-" else v
+            if isinstance(n, c_ast.ArrayRef):
+                raise self.err(n, f"indirect indexing (an array reference in {what}) not supported")
+            if isinstance(n, c_ast.FuncCall):
+                raise self.err(n, f"function call in {what} not supported")
+            if isinstance(n, c_ast.BinaryOp):
+                raise self.err(n, f"operator '{n.op}' not supported in {what}")
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("*", "&"):
+                raise self.err(n, f"pointer operator '{n.op}' not supported")
+            raise self.err(n, f"unsupported expression in {what}")
+
+        value = rec(node)
+        for m in value.terms:
+            if sum(e for s, e in m if s in allowed_indices) > 1:
+                raise self.err(node, f"{what} is not affine in the loop indices")
+        return value
+
+    # loops ---------------------------------------------------------------------
+    def build(self, items) -> Kernel:
+        from pycparser import c_ast
+
+        loop = None
+        pending_pragmas = []
+        for item in items:
+            if isinstance(item, c_ast.Decl):
+                if loop is not None:
+                    raise self.err(item, "declarations must come before the loop nest")
+                self.declare(item)
+            elif isinstance(item, c_ast.Pragma):
+                pending_pragmas.append(item.string.strip())
+            elif isinstance(item, c_ast.For):
+                if loop is not None:
+                    raise self.err(item, "only one loop nest per kernel is supported")
+                loop = item
+                self.pragmas.extend(pending_pragmas)
+                pending_pragmas = []
+            elif isinstance(item, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall)):
+                raise self.err(item, "statements outside the loop nest are not supported")
+            else:
+                raise self.unsupported(item)
+        if loop is None:
+            raise KernelError("no for-loop found in kernel", file=self.filename)
+        self.loop(loop)
+        return self.finish()
+
+    def loop(self, node):
+        from pycparser import c_ast
+
+        index, start = self.loop_init(node)
+        if any(lp.index == index for lp in self.loops):
+            raise self.err(node, f"loop index '{index}' reused in nested loop")
+        if index in self.arrays:
+            raise self.err(node, f"loop index '{index}' is declared as an array")
+        outer = tuple(lp.index for lp in self.loops)
+        step = self.loop_step(node.next, index)
+        stop = self.loop_cond(node.cond, index, outer, step)
+        start = self.affine(start, outer, "loop bound")
+        self.loops.append(Loop(index, start, stop, step, node.coord.line - 1))
+        body = node.stmt
+        items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
+        real = [it for it in items if not isinstance(it, c_ast.Pragma)]
+        pragmas = [it.string.strip() for it in items if isinstance(it, c_ast.Pragma)]
+        fors = [it for it in real if isinstance(it, c_ast.For)]
+        if fors:
+            if len(real) != 1:
+                raise self.err(fors[0] if len(fors) > 1 else real[0] if real[0] is not fors[0] else real[1],
+                               "imperfect loop nest (statements beside an inner loop) not supported")
+            self.pragmas.extend(pragmas)
+            self.loop(fors[0])
+        else:
+            if not real:
+                raise self.err(node, "innermost loop body is empty")
+            for stmt in real:
+                self.statement(stmt)
+
+    def loop_init(self, node):
+        from pycparser import c_ast
+
+        init = node.init
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
+            d = init.decls[0]
+            return d.name, d.init
+        if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+            name = init.lvalue.name
+            if name in self.scalars and self.scalars[name].ctype not in ("int", "long", "unsigned"):
+                raise self.err(init, f"loop index '{name}' must be an integer")
+            self.scalars.pop(name, None)
+            return name, init.rvalue
+        raise self.err(node, "loop must initialise one index, e.g. 'for (int i = 0; ...)'")
+
+    def loop_step(self, nxt, index) -> int:
+        from pycparser import c_ast
+
+        def is_index(n):
+            return isinstance(n, c_ast.ID) and n.name == index
+
+        def const(n):
+            if isinstance(n, c_ast.Constant) and n.type == "int":
+                return int(n.value, 0)
+            if isinstance(n, c_ast.UnaryOp) and n.op == "-" and isinstance(n.expr, c_ast.Constant) and n.expr.type == "int":
+                return -int(n.expr.value, 0)
+            return None
+
+        step = None
+        if isinstance(nxt, c_ast.UnaryOp) and is_index(nxt.expr):
+            step = {"p++": 1, "++": 1, "p--": -1, "--": -1}.get(nxt.op)
+        elif isinstance(nxt, c_ast.Assignment) and is_index(nxt.lvalue):
+            if nxt.op in ("+=", "-=") and const(nxt.rvalue) is not None:
+                step = const(nxt.rvalue) * (1 if nxt.op == "+=" else -1)
+            elif nxt.op == "=" and isinstance(nxt.rvalue, c_ast.BinaryOp) and nxt.rvalue.op in "+-":
+                b = nxt.rvalue
+                if is_index(b.left) and const(b.right) is not None:
+                    step = const(b.right) * (1 if b.op == "+" else -1)
+                elif b.op == "+" and is_index(b.right) and const(b.left) is not None:
+                    step = const(b.left)
+        if step is None:
+            raise self.err(nxt if nxt is not None else None,
+                           f"loop step of '{index}' must be a constant increment (i++, i+=2)")
+        if step == 0:
+            raise self.err(nxt, f"loop step of '{index}' is zero")
+        return step
+
+    def loop_cond(self, cond, index, outer, step) -> Poly:
+        from pycparser import c_ast
+
+        if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=")):
+            raise self.err(cond, f"loop condition must compare '{index}' with <, <=, > or >=")
+        op, left, right = cond.op, cond.left, cond.right
+        if not (isinstance(left, c_ast.ID) and left.name == index):
+            if isinstance(right, c_ast.ID) and right.name == index:
+                op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+                left, right = right, left
+            else:
+                raise self.err(cond, f"loop condition must test the loop index '{index}'")
+        bound = self.affine(right, outer, "loop bound")
+        if (op in ("<", "<=")) != (step > 0):
+            raise self.err(cond, f"loop condition '{op}' does not match the step direction of '{index}'")
+        if op == "<=":
+            bound = bound + 1
+        elif op == ">=":
+            bound = bound - 1
+        return bound
+
+    # statements -----------------------------------------------------------------
+    def statement(self, stmt):
+        from pycparser import c_ast
+
+        if isinstance(stmt, c_ast.Decl):
+            if stmt.init is None:
+                raise self.err(stmt, "declarations inside the loop need an initial value")
+            self.declare(stmt)
+            if stmt.name in self.arrays:
+                raise self.err(stmt, "arrays cannot be declared inside the loop nest")
+            node = self.expr(stmt.init)
+            self.statements.append(("scalar", stmt.name, node, None, stmt))
+            return
+        if isinstance(stmt, c_ast.UnaryOp) and stmt.op in ("p++", "++", "p--", "--"):
+            raise self.err(stmt, "increment/decrement statements not supported in the loop body")
+        if isinstance(stmt, c_ast.FuncCall):
+            name = getattr(stmt.name, "name", "?")
+            raise self.err(stmt, f"call to '{name}' not supported as a statement")
+        if not isinstance(stmt, c_ast.Assignment):
+            if isinstance(stmt, c_ast.Compound):
+                for s in stmt.block_items or []:
+                    self.statement(s)
+                return
+            raise self.unsupported(stmt)
+        if stmt.op not in ("=",) + tuple(COMPOUND):
+            raise self.err(stmt, f"assignment operator '{stmt.op}' not supported")
+        lv = stmt.lvalue
+        node = self.expr(stmt.rvalue)
+        compound = COMPOUND.get(stmt.op)
+        if isinstance(lv, c_ast.ArrayRef):
+            key = self.array_ref(lv)
+            self.writes.setdefault(key[:2], key[2])
+            if compound:
+                self.reads.setdefault(key[:2], key[2])
+                node = _Node("op", BINOPS[compound], [_Node("load", key=key[:2]), node], sign=compound)
+                self.count(node, top_only=True)
+            self.statements.append(("array", key[:2], node, compound, stmt))
+        elif isinstance(lv, c_ast.ID):
+            name = lv.name
+            if any(lp.index == name for lp in self.loops):
+                raise self.err(lv, f"assignment to loop index '{name}' not supported")
+            if name in self.arrays:
+                raise self.err(lv, f"assignment to whole array '{name}'")
+            if name not in self.scalars:
+                raise self.err(lv, f"undefined identifier '{name}'")
+            if compound:
+                node = _Node("op", BINOPS[compound], [_Node("scalar", key=name), node], sign=compound)
+                self.count(node, top_only=True)
+            self.statements.append(("scalar", name, node, compound, stmt))
+        elif isinstance(lv, c_ast.UnaryOp) and lv.op == "*":
+            raise self.err(lv, "pointer dereference not supported")
+        else:
+            raise self.err(lv, "left-hand side must be an array element or a scalar")
+
+    def array_ref(self, node):
+        """Resolve ``a[..][..]`` to ``(array, offset, Access)``."""
+        from pycparser import c_ast
+
+        subs = []
+        n = node
+        while isinstance(n, c_ast.ArrayRef):
+            subs.append(n.subscript)
+            n = n.name
+        subs.reverse()
+        if not isinstance(n, c_ast.ID):
+            raise self.err(node, "only direct array references (a[i][j]) are supported")
+        name = n.name
+        if name not in self.arrays:
+            if name in self.scalars:
+                raise self.err(node, f"'{name}' is a scalar, not an array")
+            raise self.err(node, f"undefined array '{name}'")
+        arr = self.arrays[name]
+        if len(subs) != len(arr.dims):
+            raise self.err(node, f"'{name}' has {len(arr.dims)} dimension(s) but is indexed with {len(subs)}")
+        indices = tuple(self.affine(s, self.loop_indices(), f"index of '{name}'") for s in subs)
+        offset = Poly()
+        for idx, stride in zip(indices, arr.strides):
+            offset = offset + idx * stride
+        access = Access(name, indices, offset, node.coord.line - 1, node.coord.column)
+        return name, offset, access
+
+    def loop_indices(self):
+        return tuple(lp.index for lp in self.loops)
+
+    def expr(self, n) -> _Node:
+        """Build the expression tree and count its operations."""
+        node = self._expr(n)
+        self.count(node)
+        return node
+
+    def _expr(self, n) -> _Node:
+        from pycparser import c_ast
+
+        if isinstance(n, c_ast.Constant):
+            if n.type in ("char", "string"):
+                raise self.err(n, f"{n.type} literal not supported")
+            return _Node("const")
+        if isinstance(n, c_ast.ID):
+            if n.name in self.scalars:
+                return _Node("scalar", key=n.name)
+            if n.name in self.loop_indices():
+                return _Node("const")
+            if n.name in self.arrays:
+                raise self.err(n, f"array '{n.name}' used without index")
+            if n.name in self.constants:
+                return _Node("const")
+            raise self.err(n, f"undefined identifier '{n.name}'")
+        if isinstance(n, c_ast.ArrayRef):
+            name, offset, access = self.array_ref(n)
+            self.reads.setdefault((name, offset), access)
+            return _Node("load", key=(name, offset))
+        if isinstance(n, c_ast.BinaryOp):
+            if n.op not in BINOPS:
+                raise self.err(n, f"operator '{n.op}' not supported in kernel expressions")
+            return _Node("op", BINOPS[n.op], [self._expr(n.left), self._expr(n.right)], sign=n.op)
+        if isinstance(n, c_ast.UnaryOp):
+            if n.op in ("-", "+"):
+                return self._expr(n.expr)
+            if n.op in ("*", "&"):
+                raise self.err(n, f"pointer operator '{n.op}' not supported")
+            raise self.err(n, f"operator '{n.op}' not supported in kernel expressions")
+        if isinstance(n, c_ast.Cast):
+            return self._expr(n.expr)
+        if isinstance(n, c_ast.FuncCall):
+            fname = getattr(n.name, "name", None)
+            if fname not in FUNCTIONS:
+                raise self.err(n, f"call to '{fname}' not supported (allowed: sqrt, exp, fabs, fmin, fmax)")
+            args = n.args.exprs if n.args else []
+            want = 2 if FUNCTIONS[fname] in ("FMIN", "FMAX") else 1
+            if len(args) != want:
+                raise self.err(n, f"'{fname}' takes {want} argument(s), got {len(args)}")
+            return _Node("op", FUNCTIONS[fname], [self._expr(a) for a in args])
+        if isinstance(n, c_ast.Assignment):
+            raise self.err(n, "assignment inside an expression not supported")
+        raise self.unsupported(n)
+
+    def count(self, node: _Node, top_only: bool = False):
+        """Add the node's operations (and FMA candidates) to the kernel totals."""
+        stack = [node]
+        while stack:
+            nd = stack.pop()
+            if nd.kind != "op":
+                continue
+            self.ops[nd.op] = self.ops.get(nd.op, 0) + 1
+            if nd.op == "ADD" and any(c.kind == "op" and c.op == "MUL" for c in nd.children):
+                self.fma += 1
+            if not top_only:
+                stack.extend(nd.children)
+
+    # finishing --------------------------------------------------------------------
+    def finish(self) -> Kernel:
+        if not self.statements:
+            raise KernelError("innermost loop has no statements", file=self.filename)
+        if not self.writes and not any(k == "scalar" for k, *_ in self.statements):
+            raise KernelError("kernel writes nothing", file=self.filename)
+        return Kernel(
+            source=self.filename,
+            arrays=dict(self.arrays),
+            scalars=dict(self.scalars),
+            loops=tuple(self.loops),
+            reads=tuple(self.reads.values()),
+            writes=tuple(self.writes.values()),
+            operations={k: v for k, v in sorted(self.ops.items())},
+            fma_candidates=self.fma,
+            recurrences=tuple(self.recurrences()),
+            constants=frozenset(self.constants),
+            pragmas=tuple(self.pragmas),
+        )
+
+    def recurrences(self):
+        """Loop-carried dependencies of the innermost loop (scalars and arrays)."""
+        inner = self.loops[-1]
+        out = []
+        # scalars: read before (re)definition in the iteration, and written in the body
+        defined: dict = {}
+        written = {key for kind, key, *_ in self.statements if kind == "scalar"}
+        for kind, key, node, compound, stmt in self.statements:
+            if kind == "scalar" and key in written and key not in defined:
+                chains = _paths_to(node, lambda nd: nd.kind == "scalar" and nd.key == key, defined)
+                if chains:
+                    ops = {op for ch in chains for op in ch}
+                    reassoc = len(ops) == 1 and ops <= {"ADD", "MUL"} and all(len(ch) == 1 for ch in chains)
+                    out.append(Recurrence(key, 1, tuple(sorted(set(chains))), reassoc))
+            if kind == "scalar":
+                defined[key] = node
+        # arrays: a[i] = f(a[i-d]) with constant d > 0 along the inner loop
+        for kind, key, node, compound, stmt in self.statements:
+            if kind != "array":
+                continue
+            name, w_off = key
+            coef_w = _index_coeff(w_off, inner.index)
+            if coef_w.is_zero():
+                # element invariant in the inner loop (y[j] += ...): a reduction
+                if (name, w_off) in self.reads:
+                    chains = _paths_to(node, lambda nd, k=key: nd.kind == "load" and nd.key == k, defined)
+                    if chains:
+                        ops = {op for ch in chains for op in ch}
+                        reassoc = len(ops) == 1 and ops <= {"ADD", "MUL"} and all(len(ch) == 1 for ch in chains)
+                        out.append(Recurrence(name, 1, tuple(sorted(set(chains))), reassoc))
+                continue
+            for (rname, r_off), acc in self.reads.items():
+                if rname != name:
+                    continue
+                diff = w_off - r_off
+                if not diff.is_constant() or diff.is_zero():
+                    continue
+                c = coef_w.constant_value() if coef_w.is_constant() else None
+                if not c:
+                    continue
+                d = diff.constant_value() / (c * inner.step)
+                if d <= 0 or d != int(d):
+                    continue
+                chains = _paths_to(node, lambda nd, k=(rname, r_off): nd.kind == "load" and nd.key == k, defined)
+                if chains:
+                    out.append(Recurrence(name, int(d), tuple(sorted(set(chains))), False))
+        return out
+
+
+def _index_coeff(off: Poly, var: str) -> Poly:
+    from ..ir.kernel import coefficient
+
+    return coefficient(off, var)
+
+
+def _paths_to(node: _Node, match, env) -> list:
+    """Operation chains from leaves satisfying ``match`` up to ``node``.
+
+    Scalars defined earlier in the same iteration (``env``) are expanded, so a
+    dependency through a temporary (``t = a[i-1]*c; a[i] = t + 1``) is seen.
+    """
+    out = []
+
+    def rec(nd, depth=0):
+        if depth > 64:
+            return []
+        if match(nd):
+            return [()]
+        if nd.kind == "scalar" and nd.key in env:
+            return rec(env[nd.key], depth + 1)
+        if nd.kind != "op":
+            return []
+        paths = []
+        for ch in nd.children:
+            for p in rec(ch, depth + 1):
+                paths.append(p + (nd.op,))
+        return paths
+
+    out.extend(rec(node))
+    return out

@@ -1,0 +1,111 @@
+"""``-D`` size definitions: single values and ranges (sweeps).
+
+Accepted forms (one ``-D`` each):
+
+* ``N=1000`` and Kerncraft's two-token ``-D N 1000``;
+* ``N=100:2000:100`` — start:stop:step, stop included;
+* Kerncraft's ``N=100-2000`` / ``100-2000:20`` (20 points, linear) /
+  ``10-10000:4log10`` (4 points, logarithmic in base 10).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import re
+
+from ..errors import DefineError
+
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def normalize_argv(argv: list) -> list:
+    """Turn Kerncraft's ``-D NAME VALUE`` into ``-D NAME=VALUE`` before argparse."""
+    out = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-D" and i + 2 < len(argv) + 1 and i + 1 < len(argv) and "=" not in argv[i + 1] \
+                and i + 2 < len(argv) and _NAME.match(argv[i + 1]) and re.match(r"^[\d.:\-a-z]+$", argv[i + 2]):
+            out += ["-D", f"{argv[i + 1]}={argv[i + 2]}"]
+            i += 3
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def parse_define(text: str) -> tuple:
+    """Parse one ``NAME=SPEC``; returns ``(name, [values...])``.
+
+    Raises:
+        DefineError: malformed name or value (one-line message).
+    """
+    if "=" not in text:
+        raise DefineError(f"-D {text}: expected NAME=VALUE (e.g. -D N=1000)")
+    name, spec = (s.strip() for s in text.split("=", 1))
+    if not _NAME.match(name):
+        raise DefineError(f"-D {text}: '{name}' is not a valid constant name")
+    return name, _values(name, spec)
+
+
+def _int(name, s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise DefineError(f"-D {name}={s}: '{s}' is not an integer") from None
+    if v <= 0:
+        raise DefineError(f"-D {name}={s}: sizes must be positive integers")
+    return v
+
+
+def _values(name, spec):
+    if not spec:
+        raise DefineError(f"-D {name}=: missing value")
+    if ":" in spec and "-" not in spec:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3):
+            raise DefineError(f"-D {name}={spec}: range must be start:stop[:step]")
+        start, stop = _int(name, parts[0]), _int(name, parts[1])
+        step = _int(name, parts[2]) if len(parts) == 3 else 1
+        if stop < start:
+            raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
+        return list(range(start, stop + 1, step))
+    m = re.match(r"^(\d+)-(\d+)(?::(\d+)(log(\d*))?)?$", spec)
+    if m:
+        start, stop = _int(name, m.group(1)), _int(name, m.group(2))
+        if stop < start:
+            raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
+        num = int(m.group(3)) if m.group(3) else None
+        if num is None:
+            return list(range(start, stop + 1))
+        if num < 1:
+            raise DefineError(f"-D {name}={spec}: number of points must be >= 1")
+        if num == 1:
+            return [start]
+        if m.group(4):
+            base = float(m.group(5) or 10)
+            lo, hi = math.log(start, base), math.log(stop, base)
+            vals = [round(base ** (lo + (hi - lo) * k / (num - 1))) for k in range(num)]
+        else:
+            vals = [round(start + (stop - start) * k / (num - 1)) for k in range(num)]
+        return sorted(set(vals))
+    return [_int(name, spec)]
+
+
+def expand(define_texts: list, defaults: dict | None = None) -> list:
+    """All combinations of the given defines (cartesian product), as dicts.
+
+    ``defaults`` (from ``#define`` in the kernel) fill constants not given.
+    """
+    specs = {}
+    for t in define_texts or []:
+        name, vals = parse_define(t)
+        specs[name] = vals
+    base = dict(defaults or {})
+    names = list(specs)
+    out = []
+    for combo in itertools.product(*(specs[n] for n in names)):
+        d = dict(base)
+        d.update(zip(names, combo))
+        out.append(d)
+    return out or [base]

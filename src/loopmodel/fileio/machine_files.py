@@ -1,0 +1,333 @@
+"""Reading machine files: loopmodel YAML, Kerncraft YAML, and the built-in library.
+
+``load_machine("SkylakeSP_Gold-6148")`` finds a built-in model by name;
+``load_machine("my.yml")`` reads a file in loopmodel's schema
+(:class:`~loopmodel.machine.model.MachineModel`) or in Kerncraft's format
+(kerncraft-tool-paper.txt §2.2, Listing 2), which is converted on the fly by
+:func:`convert_kerncraft`. Errors name the file, the key path and the problem.
+"""
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+from ..errors import MachineError
+from ..machine.model import MachineModel
+
+_BUILTIN_PACKAGE = "loopmodel.machines"
+
+
+def builtin_names() -> list:
+    """Names of the built-in machine models (file stems)."""
+    root = resources.files(_BUILTIN_PACKAGE)
+    return sorted(p.name[:-4] for p in root.iterdir() if p.name.endswith(".yml"))
+
+
+def _builtin_path(name: str):
+    root = resources.files(_BUILTIN_PACKAGE)
+    cand = root / f"{name}.yml"
+    return cand if cand.is_file() else None
+
+
+def read_yaml(path: str) -> dict:
+    """Load a YAML mapping; errors carry ``file:line:col``."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MachineError("machine file not found (and no built-in model of that name; "
+                           "see 'loopmodel machine list')", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MachineError(f"cannot read machine file: {exc}", file=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        raise MachineError(f"YAML syntax error: {problem}", file=str(path),
+                           line=mark.line + 1 if mark else None,
+                           col=mark.column + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise MachineError("machine file must contain a YAML mapping", file=str(path))
+    return data
+
+
+def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineModel:
+    """Load a machine model by built-in name or file path.
+
+    Args:
+        name_or_path: built-in name (``loopmodel machine list``) or YAML path.
+        overrides: top-level keys replaced before validation.
+
+    Returns:
+        The validated :class:`MachineModel`.
+
+    Raises:
+        MachineError: missing file, YAML error, or schema violation (one line
+            with file and key path).
+    """
+    p = Path(name_or_path)
+    builtin = None if (p.suffix in (".yml", ".yaml") or p.exists()) else _builtin_path(str(name_or_path))
+    if builtin is not None:
+        with resources.as_file(builtin) as real:
+            return machine_from_dict(read_yaml(str(real)), str(name_or_path), overrides)
+    if not p.exists() and p.suffix not in (".yml", ".yaml"):
+        raise MachineError(f"unknown machine '{name_or_path}': not a built-in model "
+                           f"({', '.join(builtin_names())}) and no such file")
+    data = read_yaml(str(p))
+    return machine_from_dict(data, str(p), overrides)
+
+
+def is_kerncraft_format(data: dict) -> bool:
+    return "memory hierarchy" in data or "kerncraft version" in data
+
+
+def machine_from_dict(data: dict, source: str, overrides: dict | None = None) -> MachineModel:
+    """Validate a machine mapping (either format); see :func:`load_machine`."""
+    if is_kerncraft_format(data):
+        data = convert_kerncraft(data, source)
+    if overrides:
+        data = {**data, **overrides}
+    data.setdefault("name", Path(source).stem)
+    return validate(data, source)
+
+
+def validate(data: dict, source: str) -> MachineModel:
+    from pydantic import ValidationError
+
+    try:
+        return MachineModel.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = _loc(err.get("loc", ()))
+        msg = err.get("msg", "invalid value")
+        msg = re.sub(r"^(Value error|Assertion failed), ", "", msg)
+        if err.get("type") == "missing":
+            msg = "required key is missing"
+        elif err.get("type") == "extra_forbidden":
+            msg = "unknown key"
+        raise MachineError(msg, file=source, where=where or None) from None
+
+
+def _loc(loc) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).startswith(("function-", "list[", "dict[", "literal[")) or "[" in str(part):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+# --- Kerncraft format --------------------------------------------------------
+
+def _omap(value) -> dict:
+    """Kerncraft writes ``!!omap`` lists of pairs; PyYAML gives a list of tuples."""
+    if isinstance(value, list):
+        out = {}
+        for item in value:
+            if isinstance(item, (list, tuple)) and len(item) == 2:
+                out[item[0]] = item[1]
+            elif isinstance(item, dict):
+                out.update(item)
+        return out
+    return dict(value or {})
+
+
+def _simd_width(data: dict) -> int:
+    """SIMD width in bytes guessed from the ISA and compiler flags (not in Kerncraft files)."""
+    flags = " ".join(str(v) for v in _omap(data.get("compiler")).values())
+    isa = str(data.get("isa", "")).lower()
+    if "sve-vector-bits=512" in flags:
+        return 64
+    if isa.startswith("aarch64") or isa.startswith("arm"):
+        return 16
+    if re.search(r"avx512|AVX512|zmm", flags):
+        return 64
+    if re.search(r"avx|AVX|znver|haswell|skylake", flags):
+        return 32
+    return 16
+
+
+def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
+    """Convert a Kerncraft machine mapping into loopmodel's schema (a dict).
+
+    Facts taken over: clock, topology, caches (sets, ways, line size, sharing,
+    write-allocate/-back, victim caches via ``victims_to``), link bandwidths and
+    duplex ("upstream throughput"), latency penalties, overlap ("transfers
+    overlap"), FLOPs per cycle, analyzer port lists, compilers, and the streaming
+    benchmark kernels and measurements (one thread per core).
+
+    What Kerncraft files do not state (SIMD width, L1 load/store limits,
+    latencies) is filled with conservative defaults that are written into
+    ``description`` so the user sees them.
+
+    Raises:
+        MachineError: a required Kerncraft key is missing or malformed.
+    """
+    def need(key, where=None):
+        d = data if where is None else where
+        if key not in d:
+            raise MachineError(f"Kerncraft machine file lacks '{key}'", file=source)
+        return d[key]
+
+    def size_str(v):
+        s = str(v).strip()
+        return s.replace("kB", "KiB").replace("MB", "MiB").replace("GB", "GiB") if re.search(r"[kMG]B$", s) else s
+
+    simd = _simd_width(data)
+    lanes_dp = simd // 8
+    assumed = [f"SIMD width {simd} B guessed from compiler flags"]
+    fpc = _omap(data.get("FLOPs per cycle"))
+    flops: dict = {}
+    throughput: dict = {}
+    for prec, vals in fpc.items():
+        vals = _omap(vals)
+        if all(isinstance(v, (int, float)) for v in vals.values()) and "total" in vals:
+            flops[prec] = {k: v for k, v in vals.items() if k in ("total", "ADD", "MUL", "FMA")}
+    dp = flops.get("DP")
+    if dp:
+        for op in ("ADD", "MUL"):
+            if dp.get(op):
+                throughput[op] = dp[op] / lanes_dp
+        if dp.get("FMA"):
+            throughput["FMA"] = dp["FMA"] / (2 * lanes_dp)
+    else:
+        assumed.append("no FLOPs per cycle given: ADD/MUL/FMA throughputs assumed 1 per cycle")
+        throughput = {"ADD": 1.0, "MUL": 1.0, "FMA": 1.0}
+    assumed.append("L1 limits assumed: 2 loads and 1 store per cycle")
+    cl = data.get("cacheline size", "64 B")
+    cl_bytes = int(re.match(r"\s*(\d+)", str(cl)).group(1)) if re.match(r"\s*(\d+)", str(cl)) else 64
+
+    in_core = {
+        "simd_width": f"{simd} B",
+        "throughput": throughput,
+        "latency": {},
+        "load": {"instructions_per_cycle": 2, "bytes_per_cycle": f"{2 * simd} B/cy"},
+        "store": {"instructions_per_cycle": 1, "bytes_per_cycle": f"{simd} B/cy"},
+        "load_store_per_cycle": 2,
+        "flops_per_cycle": flops,
+    }
+    ports = {}
+    for key, label in (("overlapping model", "overlapping"), ("non-overlapping model", "non_overlapping")):
+        for analyzer, plist in _omap(_omap(data.get(key)).get("ports")).items():
+            ports.setdefault(analyzer.lower(), {})[label] = [str(x) for x in plist]
+    if ports:
+        in_core["analyzer_ports"] = ports
+    icm = _omap(data.get("in-core model"))
+    if "LLVM-MCA" in icm:
+        m = re.search(r"-mcpu=(\S+)", str(icm["LLVM-MCA"]))
+        if m:
+            in_core["llvm_mca_cpu"] = m.group(1)
+
+    levels = []
+    links = []
+    overlap = ["T_OL"]
+    hierarchy = need("memory hierarchy")
+    if not isinstance(hierarchy, list) or not hierarchy:
+        raise MachineError("Kerncraft 'memory hierarchy' must be a list", file=source)
+    prev_name = None
+    victim_targets = set()
+    for i, lv in enumerate(hierarchy):
+        if not isinstance(lv, dict) or "level" not in lv:
+            raise MachineError(f"'memory hierarchy'[{i}] lacks 'level'", file=source)
+        name = str(lv["level"])
+        entry = {"level": name}
+        cpg = lv.get("cores per group")
+        if cpg is not None:
+            entry["cores_per_group"] = int(cpg)
+        if lv.get("groups"):
+            entry["groups"] = int(lv["groups"])
+        cache = lv.get("cache per group")
+        if name != "MEM":
+            if cache:
+                sets, ways = int(cache["sets"]), int(cache["ways"])
+                line = int(re.match(r"\s*(\d+)", str(cache.get("cl_size", cl_bytes))).group(1))
+                entry.update(sets=sets, ways=ways, size=f"{sets * ways * line} B",
+                             replacement=str(cache.get("replacement_policy", "LRU")).upper()
+                             .replace("RR", "RANDOM") if str(cache.get("replacement_policy", "LRU")).upper() in ("LRU", "FIFO", "RR", "RANDOM") else "LRU",
+                             write_allocate=bool(cache.get("write_allocate", True)),
+                             write_back=bool(cache.get("write_back", True)))
+                if cache.get("victims_to"):
+                    victim_targets.add(str(cache["victims_to"]))
+            elif lv.get("size per group"):
+                entry["size"] = size_str(lv["size per group"])
+            else:
+                raise MachineError(f"'memory hierarchy'[{i}] ({name}) has no cache description", file=source)
+        if name in victim_targets:
+            entry["type"] = "victim"
+        levels.append(entry)
+        up = lv.get("upstream throughput")
+        if prev_name is not None:
+            link = {"between": [prev_name, name]}
+            bw, duplex = (up + [None, None])[:2] if isinstance(up, list) else (None, None)
+            if bw is None:
+                raise MachineError(f"'memory hierarchy'[{i}] ({name}) lacks 'upstream throughput'", file=source)
+            bw = "measured" if "memory bandwidth" in str(bw) else str(bw)
+            if duplex == "full-duplex":
+                link["bandwidth"] = [bw, bw]
+                link["duplex"] = "full"
+            else:
+                link["bandwidth"] = bw
+            pl = lv.get("penalty cycles per cacheline load")
+            ps = lv.get("penalty cycles per cacheline store", lv.get("penalty cycles per cachlinie store"))
+            if pl:
+                link["penalty_load"] = f"{pl} cy"
+            if ps:
+                link["penalty_store"] = f"{ps} cy"
+            links.append(link)
+            if lv.get("transfers overlap"):
+                overlap.append(f"{prev_name}{name}")
+        elif lv.get("transfers overlap"):
+            overlap.append("T_nOL")
+        prev_name = name
+
+    bench = _omap(data.get("benchmarks"))
+    kernels = {}
+    for kname, k in _omap(bench.get("kernels")).items():
+        k = _omap(k)
+        rs, ws, rws = (_omap(k.get(x)) for x in ("read streams", "write streams", "read+write streams"))
+        elem = "8 B"
+        if rs.get("streams"):
+            b = float(re.match(r"\s*([\d.]+)", str(rs.get("bytes", "8"))).group(1))
+            elem = f"{b / rs['streams']:g} B"
+        kernels[kname] = {"read_streams": int(rs.get("streams", 0)), "write_streams": int(ws.get("streams", 0)),
+                          "read_write_streams": int(rws.get("streams", 0)),
+                          "flops_per_iteration": float(k.get("FLOPs per iteration", 0)), "element_size": elem}
+    measurements = {}
+    for lvl, per_tpc in _omap(bench.get("measurements")).items():
+        per_tpc = _omap(per_tpc)
+        block = per_tpc.get(1) or per_tpc.get("1")
+        if not block:
+            continue
+        entry = {"cores": [int(c) for c in block.get("cores", [])]}
+        for kname, vals in _omap(block.get("results")).items():
+            if kname in kernels:
+                entry[kname] = [str(v) for v in vals]
+        measurements[str(lvl)] = entry
+
+    compilers = {str(k): str(v) for k, v in _omap(data.get("compiler")).items()}
+    out = {
+        "name": Path(source).stem,
+        "description": "Converted from a Kerncraft machine file (" + Path(source).name + "); " + "; ".join(assumed) + ".",
+        "model_name": str(data.get("model name", "")),
+        "micro_architecture": str(data.get("micro-architecture", icm.get("OSACA", icm.get("IACA", "")))),
+        "isa": str(data.get("isa", "x86")),
+        "clock": str(need("clock")),
+        "sockets": int(data.get("sockets", 1)),
+        "cores_per_socket": int(need("cores per socket")),
+        "threads_per_core": int(data.get("threads per core", 1)),
+        "numa_domains_per_socket": int(data.get("NUMA domains per socket", 1)),
+        "cacheline_size": f"{cl_bytes} B",
+        "in_core": in_core,
+        "memory_hierarchy": levels,
+        "links": links,
+        "overlap": overlap,
+        "benchmarks": {"kernels": kernels, "measurements": measurements},
+        "compiler": compilers,
+    }
+    return out

@@ -1,0 +1,238 @@
+"""Kernel IR: the pure-data description of a loop kernel (no I/O, no model).
+
+Everything the models need from the C code (kerncraft-tool-paper.txt §2.1):
+arrays with element size and symbolic dimensions, the perfectly nested loops,
+every distinct array access as an affine index expression, and per-iteration
+counts of loads, stores and arithmetic operations by type. Sizes are
+:class:`~loopmodel.ir.poly.Poly` objects over the size constants (``N``,
+``M``) and loop indices; they stay symbolic until ``-D`` values are given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Mapping
+
+from .poly import Poly
+
+#: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
+#: (a fused FMA counts two); the other calls are their own operation types.
+OPERATION_TYPES = ("ADD", "MUL", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
+FLOP_TYPES = ("ADD", "MUL", "DIV", "SQRT")
+
+
+@dataclass(frozen=True)
+class Array:
+    """A declared array.
+
+    Attributes:
+        name: C identifier.
+        ctype: ``"double"`` or ``"float"``.
+        element_size: bytes per element.
+        dims: dimension sizes, outermost first, as polynomials in size constants.
+    """
+
+    name: str
+    ctype: str
+    element_size: int
+    dims: tuple
+
+    @property
+    def strides(self) -> tuple:
+        """Row-major strides in elements, one per dimension (Poly)."""
+        strides = []
+        acc = Poly.const(1)
+        for d in reversed(self.dims):
+            strides.append(acc)
+            acc = acc * d
+        return tuple(reversed(strides))
+
+    @property
+    def size_elements(self) -> Poly:
+        total = Poly.const(1)
+        for d in self.dims:
+            total = total * d
+        return total
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A declared scalar (lives in a register; causes no memory traffic)."""
+
+    name: str
+    ctype: str
+    element_size: int
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop of the perfect nest: ``for (index = start; index < stop; index += step)``.
+
+    ``stop`` is exclusive (``<=`` bounds are normalised by ``+1``); ``start`` and
+    ``stop`` are affine in outer loop indices and size constants. ``step`` is a
+    non-zero integer.
+    """
+
+    index: str
+    start: Poly
+    stop: Poly
+    step: int
+    line: int = 0
+
+    @property
+    def trip_count(self) -> Poly:
+        """Number of iterations as a polynomial (exact for |step| = 1)."""
+        span = self.stop - self.start
+        if self.step < 0:
+            span = self.start - self.stop
+        return span if abs(self.step) == 1 else span.divide_exact(abs(self.step))
+
+
+@dataclass(frozen=True)
+class Access:
+    """One distinct array reference.
+
+    Attributes:
+        array: array name.
+        indices: per-dimension index expressions (Poly over loop indices and sizes).
+        offset: flattened row-major offset in elements (Poly).
+        line, col: position of the first occurrence in the kernel file.
+    """
+
+    array: str
+    indices: tuple
+    offset: Poly
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        return self.array + "".join(f"[{i}]" for i in self.indices)
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """A loop-carried dependency of the innermost loop.
+
+    Attributes:
+        variable: the scalar or array carrying the dependency.
+        distance: iterations between the write and the dependent read (>= 1).
+        chains: operation-type sequences on the paths from the dependent read
+            to the write; the in-core model takes the one with the longest latency.
+        reassociable: True for reductions (``s += ...``) a compiler may split
+            into partial sums.
+    """
+
+    variable: str
+    distance: int
+    chains: tuple
+    reassociable: bool
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The whole kernel.
+
+    Attributes:
+        source: kernel file name (for messages).
+        arrays, scalars: declarations by name.
+        loops: the loop nest, outermost first.
+        reads, writes: distinct array accesses (an access both read and written
+            appears in both).
+        operations: per innermost-loop iteration, count by operation type
+            (:data:`OPERATION_TYPES`), before FMA fusion.
+        fma_candidates: additions fed directly by a multiplication (fusable).
+        recurrences: loop-carried dependencies of the innermost loop.
+        constants: size constants (symbols) used by the kernel.
+        pragmas: ``#pragma`` lines found before loops (e.g. ``omp parallel for``).
+    """
+
+    source: str
+    arrays: Mapping
+    scalars: Mapping
+    loops: tuple
+    reads: tuple
+    writes: tuple
+    operations: Mapping
+    fma_candidates: int
+    recurrences: tuple = ()
+    constants: frozenset = field(default_factory=frozenset)
+    pragmas: tuple = ()
+
+    @property
+    def loop_indices(self) -> tuple:
+        return tuple(lp.index for lp in self.loops)
+
+    @property
+    def inner_loop(self) -> Loop:
+        return self.loops[-1]
+
+    @property
+    def flops_per_iteration(self) -> int:
+        """FLOPs per innermost iteration: ADD + MUL + DIV + SQRT."""
+        return sum(self.operations.get(op, 0) for op in FLOP_TYPES)
+
+    @property
+    def written_arrays(self) -> tuple:
+        return tuple(sorted({a.array for a in self.writes}))
+
+    def element_size_of_work(self) -> int:
+        """Element size (bytes) defining the unit of work (one cache line).
+
+        The unit of work is one cache line of the written array
+        (kerncraft-tool-paper.txt §1.2.1); kernels that write no array (reductions)
+        use the largest element size among the arrays they read.
+        """
+        names = self.written_arrays or tuple(sorted({a.array for a in self.reads}))
+        return max(self.arrays[n].element_size for n in names) if names else 8
+
+    def is_inner_invariant(self, access: Access) -> bool:
+        """True if the access does not move with the inner loop (kept in a register)."""
+        return coefficient(access.offset, self.inner_loop.index).is_zero()
+
+    def streamed_reads(self) -> tuple:
+        """Reads that move with the inner loop (loop-invariant ones are hoisted to registers)."""
+        return tuple(a for a in self.reads if not self.is_inner_invariant(a))
+
+    def streamed_writes(self) -> tuple:
+        return tuple(a for a in self.writes if not self.is_inner_invariant(a))
+
+    def loads_per_iteration(self) -> int:
+        """Load instructions per iteration (scalar), loop-invariant accesses excluded."""
+        return len(self.streamed_reads())
+
+    def stores_per_iteration(self) -> int:
+        return len(self.streamed_writes())
+
+    def bytes_loaded_per_iteration(self) -> int:
+        return sum(self.arrays[a.array].element_size for a in self.streamed_reads())
+
+    def bytes_stored_per_iteration(self) -> int:
+        return sum(self.arrays[a.array].element_size for a in self.streamed_writes())
+
+    def free_constants(self, defines: Mapping) -> list:
+        return sorted(self.constants - set(defines))
+
+
+def coefficient(expr: Poly, var: str) -> Poly:
+    """Coefficient of the (affine) loop index ``var`` in ``expr``."""
+    out = {}
+    for m, c in expr.terms.items():
+        d = dict(m)
+        if d.get(var, 0) == 1:
+            del d[var]
+            key = tuple(sorted(d.items()))
+            out[key] = out.get(key, 0) + c
+    return Poly(out)
+
+
+def strip_indices(expr: Poly, indices) -> Poly:
+    """The part of ``expr`` that depends on no loop index."""
+    idx = set(indices)
+    return Poly({m: c for m, c in expr.terms.items() if not any(s in idx for s, _ in m)})
+
+
+def to_number(value) -> int | float:
+    """An exact Fraction/int as int when integral, else float."""
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    return value

@@ -1,0 +1,91 @@
+"""Choosing a measured streaming bandwidth for a kernel's traffic.
+
+kerncraft-tool-paper.txt §2.2/§2.3: "Kerncraft tries to find the [benchmark]
+matching the kernel under examination as closely as possible with regard to
+the number of read and write streams"; measured bandwidths exclude
+write-allocate traffic and are corrected for it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import ModelError
+
+
+@dataclass(frozen=True)
+class ChosenBandwidth:
+    """A measured bandwidth picked for a level.
+
+    Attributes:
+        level: memory level the benchmark ran in (``L1``, ``L2``, ..., ``MEM``).
+        kernel: benchmark kernel name (``copy``, ``triad``, ...).
+        bandwidth: B/s including write-allocate traffic.
+        cores: core count of the measurement used.
+    """
+
+    level: str
+    kernel: str
+    bandwidth: float
+    cores: int
+
+
+def _ratio(read: float, write: float) -> float:
+    return read / write if write else math.inf
+
+
+def choose_bandwidth(machine, level: str, read_streams: float, write_streams: float,
+                     cores: int | None = None, correct_write_allocate: bool = True) -> ChosenBandwidth:
+    """Best-matching measured bandwidth for a level.
+
+    Args:
+        machine: :class:`~loopmodel.machine.model.MachineModel`.
+        level: level whose measurement is used (the level data comes from).
+        read_streams, write_streams: the kernel's traffic at that level (any
+            unit; only their ratio matters).
+        cores: use the measurement with this many cores (Roofline); None takes
+            the maximum over 1..min(cores sharing the level, cores per NUMA
+            domain) (ECM: saturated bandwidth).
+        correct_write_allocate: scale by (read + 2 write - rw)/(read + write)
+            bytes to include the write-allocate traffic the benchmark caused.
+
+    Returns:
+        :class:`ChosenBandwidth` (B/s).
+
+    Raises:
+        ModelError: the machine has no measurements for ``level``.
+    """
+    meas = machine.benchmarks.measurements.get(level)
+    kernels = machine.benchmarks.kernels
+    if not meas or len(meas) < 2:
+        raise ModelError(f"machine model '{machine.name}' has no measured bandwidths for {level} "
+                         "(benchmarks.measurements); give the link bandwidth explicitly")
+    target = _ratio(read_streams, write_streams)
+    best, best_ratio = None, None
+    for name in sorted(k for k in meas if k != "cores"):
+        k = kernels[name]
+        r = _ratio(k.read_streams + k.write_streams - k.read_write_streams, k.write_streams)
+        if best is None or abs(r - target) < abs(best_ratio - target) or (
+                math.isinf(r) and math.isinf(target) and not math.isinf(best_ratio)):
+            best, best_ratio = name, r
+    values = meas[best]
+    core_list = meas["cores"]
+    if cores is not None:
+        if cores in core_list:
+            idx = core_list.index(cores)
+        else:
+            idx = max((i for i, c in enumerate(core_list) if c <= cores), default=0)
+        bw, used = values[idx], core_list[idx]
+    else:
+        levels = {lv.level: lv for lv in machine.memory_hierarchy}
+        limit = min(levels[level].cores_per_group, machine.cores_per_numa_domain)
+        cand = [(v, c) for v, c in zip(values, core_list) if c <= limit] or [(values[0], core_list[0])]
+        bw, used = max(cand)
+    if correct_write_allocate:
+        k = kernels[best]
+        rb = k.read_streams * k.element_size
+        wb = k.write_streams * k.element_size
+        rwb = k.read_write_streams * k.element_size
+        if rb + wb > 0:
+            bw = bw * (rb + 2 * wb - rwb) / (rb + wb)
+    return ChosenBandwidth(level, best, bw, used)

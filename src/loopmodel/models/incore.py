@@ -1,0 +1,133 @@
+"""Analytic in-core model without a compiler (cross-architecture-machine-models.txt §3.4.1).
+
+Eq. (1):  T_nOL = max(n_LD / f_LD, n_ST / f_ST, (n_LD + n_ST) / f_LDST)
+Eq. (2):  T_OL  = max(n_op / f_op ..., sum over shared ports, n_instr / f_instr, T_dep)
+
+Operation throughputs per element are instruction throughputs times SIMD lanes
+(eq. 6). Additions fed by a multiplication are fused into FMAs on machines that
+have them. A loop-carried dependency that cannot be reassociated forbids SIMD
+and bounds T_OL by its critical-path latency. Results are per unit of work
+(cy/CL). Compiled-code analyzers (llvm-mca, OSACA) will provide the same
+:class:`InCoreResult` (issue #4).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ModelError
+
+_PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
+
+
+@dataclass(frozen=True)
+class InCoreResult:
+    """In-core execution time per unit of work.
+
+    Attributes:
+        source: ``"analytic"`` (later: ``"llvm-mca"``, ``"osaca"``).
+        T_OL: cycles per CL in which only arithmetic executes (overlapping).
+        T_nOL: cycles per CL with at least one load/store (non-overlapping).
+        components: contribution name -> cy/CL (``LD``, ``ST``, ``LDST``, op
+            types, port groups, ``issue``, ``dependency``).
+        lanes: SIMD lanes used (1 = scalar).
+        operations: operation counts per iteration after FMA fusion.
+        dependency: critical-path latency per iteration (cy/it), 0 if none.
+        notes: remarks for the report.
+    """
+
+    source: str
+    T_OL: float
+    T_nOL: float
+    components: dict
+    lanes: int
+    operations: dict
+    dependency: float = 0.0
+    notes: tuple = field(default=())
+
+
+def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
+                    reassociate: bool = True) -> InCoreResult:
+    """In-core time of ``kernel`` on ``machine`` from operation counts.
+
+    Args:
+        kernel: :class:`~loopmodel.ir.kernel.Kernel`.
+        machine: :class:`~loopmodel.machine.model.MachineModel`.
+        iterations_per_unit: innermost iterations per CL of work.
+        vectorize: use the SIMD width (False: scalar code).
+        reassociate: allow splitting reductions into partial sums (as with
+            ``-ffast-math``); if False a reduction is latency bound.
+
+    Returns:
+        :class:`InCoreResult` in cy/CL.
+
+    Raises:
+        ModelError: the machine lacks a throughput/latency the kernel needs.
+    """
+    ic = machine.in_core
+    notes = []
+    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
+    lanes = max(1, int(ic.simd_width // elem)) if vectorize else 1
+    dep = 0.0
+    blocking = []
+    for rec in kernel.recurrences:
+        if rec.reassociable and reassociate:
+            notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums); "
+                         "use --no-reassociation for strict C semantics")
+            continue
+        lat = 0.0
+        for chain in rec.chains:
+            total = 0.0
+            for op in chain:
+                if op not in ic.latency:
+                    raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
+                                     f"(needed for the loop-carried dependency on '{rec.variable}')")
+                total += ic.latency[op]
+            lat = max(lat, total)
+        dep = max(dep, lat / rec.distance)
+        if rec.distance < lanes:
+            blocking.append(rec.variable)
+    if blocking and lanes > 1:
+        notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
+        lanes = 1
+
+    ops = dict(kernel.operations)
+    if ic.throughput.get("FMA", 0) > 0 and kernel.fma_candidates:
+        n = min(kernel.fma_candidates, ops.get("ADD", 0), ops.get("MUL", 0))
+        if n:
+            ops["ADD"] -= n
+            ops["MUL"] -= n
+            ops["FMA"] = n
+    ops = {k: v for k, v in ops.items() if v}
+
+    comp: dict = {}
+    for op, n in ops.items():
+        tp = ic.throughput.get(op) or ic.throughput.get(_PROXY.get(op, ""), 0)
+        if not tp:
+            raise ModelError(f"machine model '{machine.name}' gives no throughput for {op} "
+                             f"(in_core.throughput.{op})")
+        comp[op] = n / lanes / tp
+    grouped = set()
+    for g in ic.port_groups:
+        members = [op for op in g if op in comp]
+        if len(members) > 1:
+            comp["+".join(members)] = sum(comp[op] for op in members)
+            grouped.update(members)
+    n_ld = kernel.loads_per_iteration()
+    n_st = kernel.stores_per_iteration()
+    t_ld = max(n_ld / lanes / ic.load.instructions_per_cycle,
+               kernel.bytes_loaded_per_iteration() / ic.load.bytes_per_cycle)
+    t_st = max(n_st / lanes / ic.store.instructions_per_cycle,
+               kernel.bytes_stored_per_iteration() / ic.store.bytes_per_cycle)
+    t_ldst = (n_ld + n_st) / lanes / ic.load_store_per_cycle if ic.load_store_per_cycle else 0.0
+    if ic.instructions_per_cycle:
+        comp["issue"] = (sum(ops.values()) + n_ld + n_st) / lanes / ic.instructions_per_cycle
+    if dep:
+        comp["dependency"] = dep
+    t_ol = max(comp.values(), default=0.0)
+    t_nol = max(t_ld, t_st, t_ldst)
+    comp.update({"LD": t_ld, "ST": t_st})
+    if ic.load_store_per_cycle:
+        comp["LDST"] = t_ldst
+    scale = iterations_per_unit
+    return InCoreResult("analytic", t_ol * scale, t_nol * scale,
+                        {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes))

@@ -1,0 +1,128 @@
+"""Roofline model (kerncraft-tool-paper.txt §1.2.1, §2.3, Listing 4).
+
+T_roof = max_k(T_core, T_k) with T_k = beta_k / B_k: per memory level, the data
+volume beta_k of the link into that level divided by a measured streaming
+bandwidth B_k (benchmark kernel chosen by read/write stream ratio, corrected for
+write-allocate). The CPU roof is the applicable peak from the machine's FLOPs
+per cycle, limited by the kernel's ADD/MUL/FMA mix. Performance per level is
+arithmetic intensity (FLOP/B) times bandwidth.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..machine.bandwidth import choose_bandwidth
+
+
+@dataclass(frozen=True)
+class RooflineLevel:
+    """One bandwidth roof.
+
+    Attributes:
+        level: ``L1`` (registers<->L1), ``L2`` (L1<->L2), ... ``MEM``.
+        bytes: bytes per CL of work on that link.
+        intensity: FLOP/B (None for kernels without FLOPs).
+        bandwidth: B/s; kernel: benchmark kernel; cores: measurement's core count.
+        performance: FLOP/s (iterations/s if the kernel has no FLOPs).
+        time: cy/CL.
+    """
+
+    level: str
+    bytes: float
+    intensity: object
+    bandwidth: float
+    kernel: str
+    cores: int
+    performance: float
+    time: float
+
+
+@dataclass(frozen=True)
+class RooflineResult:
+    """Roofline bottleneck analysis.
+
+    Attributes:
+        cpu_performance: applicable peak in FLOP/s (None without FLOPs per cycle).
+        cpu_time: cy/CL of the CPU roof.
+        levels: :class:`RooflineLevel` per level.
+        bottleneck: ``CPU`` or a level name.
+        performance: predicted FLOP/s (min over roofs).
+        time: predicted cy/CL (max over roofs).
+        cores: core count of the prediction.
+    """
+
+    cpu_performance: object
+    cpu_time: float
+    levels: tuple
+    bottleneck: str
+    performance: float
+    time: float
+    cores: int
+
+
+def applicable_peak_flops_per_cycle(kernel, machine, ops) -> float | None:
+    """Applicable peak FLOP/cy for the kernel's operation mix (paper §1.2.1).
+
+    T = max over types (flops of type / peak of type, total flops / total peak);
+    returns flops / T. None if the machine gives no FLOPs per cycle.
+    """
+    prec = "DP" if max((a.element_size for a in kernel.arrays.values()), default=8) >= 8 else "SP"
+    fpc = machine.in_core.flops_per_cycle.get(prec)
+    flops = {"ADD": ops.get("ADD", 0), "MUL": ops.get("MUL", 0), "FMA": 2 * ops.get("FMA", 0)}
+    total = flops["ADD"] + flops["MUL"] + flops["FMA"] + ops.get("DIV", 0) + ops.get("SQRT", 0)
+    if not fpc or total == 0:
+        return None
+    t = total / fpc.total
+    for op in ("ADD", "MUL", "FMA"):
+        peak = getattr(fpc, op)
+        if flops[op]:
+            if peak:
+                t = max(t, flops[op] / peak)
+            elif op == "FMA":  # no FMA unit: executed as MUL + ADD
+                t = max(t, flops[op] / fpc.total)
+    return total / t
+
+
+def roofline_model(kernel, traffic, incore, machine, cores: int = 1) -> RooflineResult:
+    """Roofline prediction with measured bandwidths for ``cores`` cores.
+
+    Args:
+        kernel, traffic, incore, machine: analysis inputs (see ECM).
+        cores: number of cores (selects the measurement).
+
+    Returns:
+        :class:`RooflineResult` (FLOP/s and cy/CL).
+
+    Raises:
+        ModelError: a level has no measured bandwidth.
+    """
+    it = traffic.iterations_per_unit
+    flops_cl = kernel.flops_per_iteration * it
+    clock = machine.clock
+    wa = any(c.write_allocate for c in machine.caches)
+    levels = []
+    # registers <-> L1: loads and stores of the instructions
+    l1 = machine.caches[0].level
+    ld = kernel.bytes_loaded_per_iteration() * it
+    st = kernel.bytes_stored_per_iteration() * it
+    roofs = [(l1, ld + st, kernel.loads_per_iteration(), kernel.stores_per_iteration(), False)]
+    for k, lt in enumerate(traffic.levels):
+        nxt = machine.memory_hierarchy[k + 1].level
+        roofs.append((nxt, lt.bytes, lt.loads_cl, lt.stores_cl, wa))
+    for level, nbytes, r, w, corr in roofs:
+        ch = choose_bandwidth(machine, level, r, w, cores=cores, correct_write_allocate=corr)
+        time = nbytes / ch.bandwidth * clock if ch.bandwidth > 0 else float("inf")
+        work = flops_cl if flops_cl else it
+        perf = work / time * clock if time > 0 else float("inf")
+        ai = flops_cl / nbytes if (flops_cl and nbytes) else None
+        levels.append(RooflineLevel(level, nbytes, ai, ch.bandwidth, ch.kernel, ch.cores, perf, time))
+    peak = applicable_peak_flops_per_cycle(kernel, machine, incore.operations)
+    cpu_perf = peak * clock * cores if peak else None
+    cpu_time = flops_cl / (peak * cores) if peak else incore.T_OL / cores
+    best_time, bottleneck = cpu_time, "CPU"
+    for lv in levels:
+        if lv.time > best_time:
+            best_time, bottleneck = lv.time, lv.level
+    work = flops_cl if flops_cl else it
+    perf = work / best_time * clock if best_time > 0 else float("inf")
+    return RooflineResult(cpu_perf, cpu_time, tuple(levels), bottleneck, perf, best_time, cores)

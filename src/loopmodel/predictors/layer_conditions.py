@@ -1,0 +1,324 @@
+"""Layer-condition traffic predictor (kerncraft-tool-paper.txt §2.4.2).
+
+For every array, the distinct accesses are sorted along the traversal and the
+reuse distances between neighbours form the list ``L`` (one ``inf`` per array
+for its leading access, or, for an array invariant in an outer loop, the
+distance to its reuse in the next iteration of that loop). For each candidate
+reuse distance ``t``:
+
+    C_req(t) = sum(L_<=t) + t * count(L_>t)      [elements; here bytes, each
+    hits(t)  = count(L_<=t)                        term weighted by the access'
+    misses(t)= count(L_>t)                         bytes per iteration]
+
+A cache of effective size ``C`` (size * factor / cores sharing it) is in the
+state with the largest ``t`` whose ``C_req(t) <= C``. Misses of loads and of
+write-allocating stores are loaded from the next level; every written array is
+evicted once (kerncraft-tool-paper.txt §2.4.2; ecm-model-slides.txt "layer
+condition"). Victim caches receive clean and dirty evictions
+(cross-architecture-machine-models.txt §3.3, §5.2.1).
+
+The symbolic part (``LayerConditionAnalysis``) depends only on the kernel and is
+built once; :meth:`LayerConditionAnalysis.predict` evaluates it for one set of
+sizes, fast enough for sweeps of thousands of sizes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..errors import ModelError
+from ..ir.kernel import Kernel, coefficient
+from ..ir.poly import Poly
+from .traffic import LevelTraffic, TrafficPrediction
+
+INF = None  # an infinite reuse distance (first access to an array)
+
+
+@dataclass(frozen=True)
+class LCAccess:
+    """One distinct access in layer-condition terms.
+
+    Attributes:
+        array: array name.
+        offset: flattened offset (elements, Poly).
+        distance: reuse distance in iterations (Poly) or None for infinity.
+        element_size: bytes moved per iteration by this access' stream.
+        is_load / is_store: read and/or written at this offset.
+    """
+
+    array: str
+    offset: Poly
+    distance: object
+    element_size: int
+    is_load: bool
+    is_store: bool
+
+    def __str__(self):
+        return f"{self.array}[{self.offset}]"
+
+
+@dataclass(frozen=True)
+class LCState:
+    """One layer-condition state of a cache level.
+
+    Attributes:
+        distance: the reuse distance ``t`` (Poly; zero for "no reuse").
+        dimension: 1 for reuse within a row, 2 across rows, 3 across planes.
+        requirement: C_req(t) in bytes (Poly in the size constants).
+        condition: C_req(t) <= effective cache size (evaluated; None if sizes unknown).
+        hits, misses: accesses per iteration.
+        requirement_bytes: evaluated C_req(t) (None if sizes unknown).
+        max_size: largest real value of the solved-for size variable with the
+            condition holding (None: holds for no size; inf: always).
+    """
+
+    distance: Poly
+    dimension: int
+    requirement: Poly
+    hits: int
+    misses: int
+    condition: object = None
+    requirement_bytes: object = None
+    max_size: object = None
+
+
+@dataclass(frozen=True)
+class LCLevel:
+    """Layer conditions of one cache level: all states and the selected one."""
+
+    level: str
+    cache_size: float  # effective bytes
+    states: tuple
+    selected: int  # index into states
+
+
+class LayerConditionAnalysis:
+    """Symbolic layer-condition analysis of one kernel.
+
+    Args:
+        kernel: the kernel IR.
+
+    Raises:
+        ModelError: layer conditions do not apply (different index patterns of
+            one array, non-unit stride in the inner loop, non-affine access).
+    """
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.notes = []
+        self.accesses = self._accesses()
+        finite = [a.distance for a in self.accesses if a.distance is not INF]
+        uniq = {}
+        for d in finite:
+            uniq.setdefault(d, d)
+        self.distances = sorted(uniq.values(), key=lambda p: p.asymptotic_key())
+        self.candidates = [Poly()] + self.distances
+        self.requirements = [self._requirement(t) for t in self.candidates]
+        self.variable = self._default_variable()
+
+    # construction ---------------------------------------------------------
+    def _accesses(self):
+        k = self.kernel
+        idx = k.loop_indices
+        inner = k.inner_loop
+        by_array: dict = {}
+        reads = {(a.array, a.offset) for a in k.reads}
+        writes = {(a.array, a.offset) for a in k.writes}
+        positions = {}
+        for a in list(k.reads) + list(k.writes):
+            by_array.setdefault(a.array, {})[a.offset] = a
+            positions.setdefault((a.array, a.offset), a)
+        out = []
+        for name in sorted(by_array):
+            arr = k.arrays[name]
+            offs = by_array[name]
+            vecs = {o: tuple(coefficient(o, i) for i in idx) for o in offs}
+            first = next(iter(vecs.values()))
+            for o, v in vecs.items():
+                if v != first:
+                    a1, a2 = offs[next(iter(vecs))], offs[o]
+                    raise ModelError(f"layer conditions do not apply: '{a1}' and '{a2}' traverse "
+                                     f"'{name}' in different directions (transposed access); "
+                                     "a cache simulation is needed", file=k.source, line=a2.line, col=a2.col)
+            for c in first:
+                if not c.is_constant() and not c.is_zero():
+                    pass  # symbolic strides (a[j*N+i]) are fine for outer loops
+            c_inner = first[-1]
+            if c_inner.is_zero():
+                self.notes.append(f"{name}: invariant in the inner loop (kept in a register/L1), no traffic counted")
+                continue
+            if not c_inner.is_constant() or abs(c_inner.constant_value() * inner.step) != 1:
+                a = next(iter(offs.values()))
+                raise ModelError(f"layer conditions do not apply: '{a}' has stride "
+                                 f"{c_inner}*{inner.step} in the inner loop '{inner.index}' (only unit stride); "
+                                 "a cache simulation is needed", file=k.source, line=a.line, col=a.col)
+            direction = 1 if c_inner.constant_value() * inner.step > 0 else -1
+            consts = {o: o - sum((Poly.symbol(i) * c for i, c in zip(idx, first)), Poly()) for o in offs}
+            order = sorted(offs, key=lambda o: consts[o].asymptotic_key(), reverse=direction > 0)
+            span = (consts[order[0]] - consts[order[-1]]) * direction
+            lead = self._outer_reuse(first, span)
+            for pos, o in enumerate(order):
+                if pos == 0:
+                    dist = lead
+                else:
+                    dist = (consts[order[pos - 1]] - consts[o]) * direction
+                out.append(LCAccess(name, o, dist, arr.element_size,
+                                    (name, o) in reads, (name, o) in writes))
+        if not out:
+            raise ModelError("layer conditions do not apply: no array is traversed by the inner loop",
+                             file=k.source)
+        return out
+
+    def _outer_reuse(self, vec, span):
+        """Reuse distance of the leading access when the array is invariant in an outer loop."""
+        loops = self.kernel.loops
+        for level in range(len(loops) - 2, -1, -1):
+            if vec[level].is_zero():
+                inner_trips = Poly.const(1)
+                for lp in loops[level + 1:]:
+                    t = lp.trip_count
+                    if any(s in self.kernel.loop_indices for s in t.symbols):
+                        return INF  # non-rectangular: no closed form
+                    inner_trips = inner_trips * t
+                return inner_trips - span
+        return INF
+
+    def _requirement(self, t: Poly) -> Poly:
+        total = Poly()
+        for a in self.accesses:
+            if a.distance is not INF and _le_sym(a.distance, t):
+                total = total + a.distance * a.element_size
+            else:
+                total = total + t * a.element_size
+        return total
+
+    def _default_variable(self):
+        """The size constant the transition points are solved for: innermost dimension."""
+        for a in self.accesses:
+            dims = self.kernel.arrays[a.array].dims
+            syms = sorted(dims[-1].symbols)
+            if syms:
+                return syms[0]
+        return next(iter(sorted(self.kernel.constants)), None)
+
+    # evaluation -----------------------------------------------------------
+    def predict(self, machine, defines: dict, cores: int = 1, cache_factor: float = 1.0,
+                solve_for: str | None = None):
+        """Evaluate the layer conditions for ``defines``.
+
+        Args:
+            machine: :class:`~loopmodel.machine.model.MachineModel`.
+            defines: size constant -> integer value (all constants needed).
+            cores: active cores; shared caches are divided among them.
+            cache_factor: effective fraction of each cache (1.0, or 0.5 for the
+                "C/2" rule of ecm-model-slides.txt).
+            solve_for: size constant for the transition points (default: the
+                innermost dimension's constant).
+
+        Returns:
+            ``(TrafficPrediction, [LCLevel ...])``.
+        """
+        var = solve_for or self.variable
+        dvals = []
+        for a in self.accesses:
+            dvals.append(math.inf if a.distance is INF else float(a.distance.evaluate(defines)))
+        cand_vals = [0.0] + [float(d.evaluate(defines)) for d in self.distances]
+        req_vals = [float(r.evaluate(defines)) for r in self.requirements]
+        sizes = {s: v for s, v in defines.items() if s != var}
+        cl = machine.cacheline_size
+        it_per_unit = cl / self.kernel.element_size_of_work()
+        levels = []
+        traffic = []
+        caches = machine.caches
+        for li, cache in enumerate(caches):
+            share = min(max(cores, 1), cache.cores_per_group)
+            csize = cache.size * cache_factor / share
+            states = []
+            best = 0
+            for ci, t in enumerate(self.candidates):
+                tval = cand_vals[ci]
+                hits = sum(1 for d in dvals if d <= tval and ci > 0)
+                misses = len(dvals) - hits
+                ok = req_vals[ci] <= csize
+                if ok:
+                    best = ci
+                states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
+                                      ok, req_vals[ci], _solve_max(self.requirements[ci], var, sizes, csize)))
+            # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
+            levels.append(LCLevel(cache.level, csize, tuple(states), best))
+        # traffic per level from the selected states
+        for li, (cache, lcl) in enumerate(zip(caches, levels)):
+            tval = cand_vals[lcl.selected]
+            sel = lcl.selected
+            load_b = store_b = 0.0
+            written = {}
+            for a, d in zip(self.accesses, dvals):
+                miss = not (sel > 0 and d <= tval)
+                if a.is_store:
+                    written[a.array] = a.element_size
+                if miss:
+                    if a.is_load or (cache.write_allocate and cache.write_back):
+                        load_b += a.element_size
+            store_b = float(sum(written.values()))
+            nxt = machine.memory_hierarchy[li + 1]
+            if nxt.type == "victim":
+                store_b = load_b  # every line entering this level is later evicted into the victim cache
+            st = lcl.states[sel]
+            traffic.append(LevelTraffic(cache.level, load_b * it_per_unit / cl, store_b * it_per_unit / cl,
+                                        st.hits, st.misses, int(cl)))
+        # a victim level's misses are delivered to the level above, counted on its own link
+        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes))
+        return tp, levels
+
+
+def _le_sym(a: Poly, b: Poly) -> bool:
+    """Symbolic ``a <= b`` under the asymptotic ordering."""
+    return a.asymptotic_key() <= b.asymptotic_key()
+
+
+def _solve_max(req: Poly, var, sizes: dict, csize: float):
+    """Largest real ``var`` with ``req(var) <= csize``; None if none, inf if all.
+
+    Pure-Python bisection on the univariate polynomial left after substituting
+    the other sizes (C_req grows with the size for every stencil-like kernel).
+    """
+    if var is None:
+        return None
+    p = req.subs({k: v for k, v in sizes.items() if k != var})
+    if p.symbols - {var}:
+        return None
+    if var not in p.symbols:
+        return math.inf if float(p.evaluate({})) <= csize else None
+    coeffs = [float(c) for c in p.univariate_coefficients(var)]
+
+    def f(x):
+        v = 0.0
+        for c in reversed(coeffs):
+            v = v * x + c
+        return v
+
+    lo = 1.0
+    if f(lo) > csize:
+        return None
+    hi = 2.0
+    while f(hi) <= csize:
+        lo, hi = hi, hi * 2
+        if hi > 1e18:
+            return math.inf
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if f(mid) <= csize:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-9 * max(1.0, lo):
+            break
+    return lo
+
+
+def transition_size(max_size):
+    """Transition size as printed in kerncraft-tool-paper.txt Listing 5 (nearest integer)."""
+    if max_size is None or max_size == math.inf:
+        return max_size
+    return int(Fraction(max_size).limit_denominator(10 ** 6) + Fraction(1, 2))

@@ -1,0 +1,105 @@
+"""JSON rendering of :class:`~loopmodel.analysis.AnalysisResult` (plain floats, units in keys)."""
+from __future__ import annotations
+
+import math
+
+from ..predictors.layer_conditions import transition_size
+from .units import convert_all
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    if math.isinf(x):
+        return "inf"
+    return x
+
+
+def to_dict(res) -> dict:
+    """One JSON-ready document for one analysis.
+
+    Keys: ``kernel``, ``machine``, ``defines``, ``cores``, ``layer_conditions``,
+    ``traffic``, ``incore``, ``ecm``, ``roofline``, ``performance``, ``notes``.
+    """
+    k, m = res.kernel, res.machine
+    doc = {
+        "kernel": {
+            "file": k.source,
+            "loops": [{"index": lp.index, "start": str(lp.start), "stop_exclusive": str(lp.stop), "step": lp.step}
+                      for lp in k.loops],
+            "arrays": {n: {"type": a.ctype, "element_size_B": a.element_size, "dims": [str(d) for d in a.dims]}
+                       for n, a in k.arrays.items()},
+            "loads_per_it": k.loads_per_iteration(),
+            "stores_per_it": k.stores_per_iteration(),
+            "operations_per_it": dict(k.operations),
+            "fma_candidates_per_it": k.fma_candidates,
+            "flops_per_it": k.flops_per_iteration,
+            "recurrences": [{"variable": r.variable, "distance_it": r.distance, "chains": [list(c) for c in r.chains],
+                             "reassociable": r.reassociable} for r in k.recurrences],
+            "pragmas": list(k.pragmas),
+        },
+        "machine": {"name": m.name, "model_name": m.model_name, "clock_Hz": m.clock,
+                    "cacheline_size_B": m.cacheline_size},
+        "defines": dict(res.defines),
+        "cores": res.options.cores,
+        "iterations_per_cl": res.traffic.iterations_per_unit,
+        "layer_conditions": [],
+        "traffic": [],
+        "notes": list(res.notes),
+    }
+    for lv in res.lc_levels:
+        doc["layer_conditions"].append({
+            "level": lv.level,
+            "cache_size_B": lv.cache_size,
+            "variable": res.lc_variable,
+            "conditions": [{
+                "condition": f"{st.requirement} <= {lv.cache_size:g}" if st.distance.degree or not st.distance.is_zero() else "none (no reuse)",
+                "reuse_distance_it": str(st.distance),
+                "dimension": st.dimension,
+                "requirement_B": _num(st.requirement_bytes),
+                "fulfilled": bool(st.condition),
+                "hits": st.hits, "misses": st.misses,
+                "evicts": sum(1 for _ in res.kernel.written_arrays),
+                "max_size_exact": _num(st.max_size),
+                "transition_size": _num(transition_size(st.max_size)),
+                "largest_block_size": _num(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else _num(st.max_size),
+            } for st in lv.states],
+            "selected": lv.selected,
+        })
+    for lt in res.traffic.levels:
+        doc["traffic"].append({"level": lt.level, "loads_cl": lt.loads_cl, "stores_cl": lt.stores_cl,
+                               "bytes": lt.bytes, "unit": "per CL of work"})
+    ic = res.incore
+    doc["incore"] = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
+                     "simd_lanes": ic.lanes, "components": dict(ic.components),
+                     "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
+    if res.ecm:
+        e = res.ecm
+        doc["ecm"] = {
+            "unit": "cy/CL", "T_OL": e.T_OL, "T_nOL": e.T_nOL,
+            "contributions": [{"name": c.name, "cycles": c.cycles, "busy_cycles": c.busy, "penalty_cycles": c.penalty,
+                               "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
+                               "bandwidth_B_per_cy": list(c.bandwidth), "bandwidth_source": c.source}
+                              for c in e.contributions],
+            "T_ECM": dict(e.T_ECM),
+            "overlapping": list(e.overlapping),
+            "saturation_cores": e.saturation_cores,
+            "notation": e.notation(),
+            "prediction_notation": e.prediction_notation(),
+            "multicore_T_ECM_MEM": e.multicore(res.options.cores),
+            "performance": convert_all(e.multicore(res.options.cores), res),
+        }
+    if res.roofline:
+        r = res.roofline
+        doc["roofline"] = {
+            "cores": r.cores,
+            "cpu_performance_flop_s": _num(r.cpu_performance),
+            "levels": [{"level": lv.level, "bytes_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
+                        "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
+                        "performance_flop_s": lv.performance, "time_cy_per_cl": lv.time} for lv in r.levels],
+            "bottleneck": r.bottleneck,
+            "performance_flop_s": r.performance,
+            "time_cy_per_cl": r.time,
+        }
+    return doc

@@ -1,0 +1,168 @@
+"""Terminal rendering (rich) of analysis results; the notation follows the papers."""
+from __future__ import annotations
+
+import math
+
+from ..predictors.layer_conditions import transition_size
+from ..units import format_bytes, format_si
+from .units import convert
+
+_DIM = {1: "1D", 2: "2D", 3: "3D"}
+
+
+def _fmt_unit(value: float, unit: str) -> str:
+    if unit in ("cy/CL", "cy/it"):
+        return f"{value:.2f} {unit}"
+    return format_si(value, unit)
+
+
+def _lc_summary(res) -> list:
+    """Lines in the style of kerncraft-tool-paper.txt Listing 5."""
+    lines = []
+    var = res.lc_variable
+    by_dim: dict = {}
+    for lv in res.lc_levels:
+        for st in lv.states:
+            if st.dimension >= 2:
+                cur = by_dim.setdefault(st.dimension, {}).get(lv.level)
+                if cur is None or st.distance.asymptotic_key() >= cur.distance.asymptotic_key():
+                    by_dim[st.dimension][lv.level] = st
+    for dim in sorted(by_dim):
+        lines.append(f"{_DIM.get(dim, f'{dim}D')} Layer-Condition:")
+        for level, st in by_dim[dim].items():
+            ms = st.max_size
+            if ms is None:
+                cond = "never fulfilled" if var else f"{st.requirement} B <= cache"
+            elif ms == math.inf:
+                cond = "unconditionally fulfilled"
+            else:
+                cond = f"{var} <= {transition_size(ms)}   (exact {ms:.2f}; largest block {math.floor(ms)})"
+            lines.append(f"  {level}: {cond}")
+    return lines
+
+
+def render(res, console, unit: str = "cy/CL", verbose: int = 0):
+    """Print one analysis."""
+    from rich.table import Table
+
+    k, m, opt = res.kernel, res.machine, res.options
+    d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
+    console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}")
+    if verbose:
+        console.print(f"  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
+                                              for lp in k.loops))
+        for name, a in k.arrays.items():
+            console.print(f"  array {name}: {a.ctype}[{']['.join(str(x) for x in a.dims)}] ({a.element_size} B/element)")
+        console.print(f"  per iteration: {k.loads_per_iteration()} loads, {k.stores_per_iteration()} stores, "
+                      f"operations {dict(k.operations)}, {k.fma_candidates} FMA candidates, {k.flops_per_iteration} FLOP")
+        for r in k.recurrences:
+            console.print(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, "
+                          f"chain {' -> '.join(r.chains[0])}{', reduction' if r.reassociable else ''})")
+        if k.pragmas:
+            console.print("  pragmas: " + "; ".join(k.pragmas))
+    if "LC" in opt.models:
+        console.print("\n[bold]----- LC -----[/bold]")
+        for line in _lc_summary(res):
+            console.print(line)
+        t = Table(title="Layer conditions (selected state per level)", title_justify="left")
+        for col in ("level", "effective size", "reuse distance [it]", "condition", "hits/it", "misses/it", "evicts/it"):
+            t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
+        ev = len(k.written_arrays)
+        for lv in res.lc_levels:
+            st = lv.states[lv.selected]
+            cond = "no reuse" if st.distance.is_zero() else f"{st.requirement} B <= {lv.cache_size:.0f} B"
+            t.add_row(lv.level, format_bytes(lv.cache_size), str(st.distance), cond, str(st.hits), str(st.misses), str(ev))
+        console.print(t)
+        if verbose:
+            for lv in res.lc_levels:
+                for st in lv.states:
+                    mark = "*" if st is lv.states[lv.selected] else " "
+                    console.print(f"   {mark} {lv.level}: t = {st.distance}: C_req = {st.requirement} B "
+                                  f"= {st.requirement_bytes:.0f} B {'<=' if st.condition else '>'} {lv.cache_size:.0f} B, "
+                                  f"hits {st.hits}, misses {st.misses}")
+    t = Table(title=f"Data traffic per CL of work ({res.traffic.iterations_per_unit:g} it), predictor {res.traffic.predictor}",
+              title_justify="left")
+    for col in ("link", "loads [CL]", "stores [CL]", "volume [B]"):
+        t.add_column(col, justify="right" if col != "link" else "left")
+    levels = [lv.level for lv in m.memory_hierarchy]
+    for i, lt in enumerate(res.traffic.levels):
+        t.add_row(f"{lt.level}-{levels[i + 1]}", f"{lt.loads_cl:g}", f"{lt.stores_cl:g}", f"{lt.bytes:g}")
+    console.print(t)
+    if res.ecm:
+        e = res.ecm
+        console.print("\n[bold]----- ECM -----[/bold]")
+        ic = res.incore
+        if verbose:
+            comps = ", ".join(f"{n} = {v:.2f}" for n, v in ic.components.items())
+            console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
+            for c in e.contributions:
+                bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
+                console.print(f"  T_{c.name} = {c.cycles:.2f} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} B out "
+                              f"at {bw} B/cy from {c.source}; penalty {c.penalty:.2f} cy)")
+        console.print(e.notation())
+        console.print(e.prediction_notation())
+        console.print(f"saturating at {e.saturation_cores} cores")
+        it = res.traffic.iterations_per_unit
+        flops = k.flops_per_iteration
+        rows = [(lvl, v) for lvl, v in e.T_ECM.items()]
+        t = Table(title=f"ECM prediction, 1 core (data in level); unit {unit}", title_justify="left")
+        for lvl, v in rows:
+            t.add_column(lvl, justify="right")
+        t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
+        console.print(t)
+        if opt.cores > 1:
+            tc = e.multicore(opt.cores)
+            console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
+                          f"(aggregate throughput, P(n) = min(n P1, P_sat))")
+    if res.roofline:
+        r = res.roofline
+        console.print("\n[bold]----- Roofline -----[/bold]")
+        t = Table(title=f"Bottlenecks ({r.cores} core{'s' if r.cores > 1 else ''})", title_justify="left")
+        for col in ("level", "a. intensity", "performance", "bandwidth", "bw kernel"):
+            t.add_column(col, justify="right" if col != "level" else "left")
+        t.add_row("CPU", "", format_si(r.cpu_performance, "FLOP/s") if r.cpu_performance else "n/a", "", "")
+        for lv in r.levels:
+            ai = f"{lv.intensity:.3g} FLOP/B" if lv.intensity is not None else "-"
+            perf = format_si(lv.performance, "FLOP/s") if k.flops_per_iteration else format_si(lv.performance, "it/s")
+            t.add_row(lv.level, ai, perf, format_si(lv.bandwidth, "B/s"), lv.kernel)
+        console.print(t)
+        kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"
+        console.print(f"{kind} with {r.cores} core(s)")
+        val = format_si(r.performance, "FLOP/s") if k.flops_per_iteration else format_si(r.performance, "it/s")
+        console.print(f"{val} due to {r.bottleneck} bottleneck"
+                      + (f" ({_fmt_unit(convert(r.time, unit, res.traffic.iterations_per_unit, m.clock, k.flops_per_iteration), unit)})"))
+    for n in res.notes:
+        console.print(f"[dim]note: {n}[/dim]")
+
+
+def render_sweep(results, console, unit: str = "cy/CL"):
+    """One row per size point (a -D range)."""
+    from rich.table import Table
+
+    if not results:
+        return
+    first = results[0]
+    names = sorted(first.defines)
+    t = Table(title=f"{first.kernel.source} on {first.machine.name}, {first.options.cores} core(s); unit {unit}",
+              title_justify="left")
+    for n in names:
+        t.add_column(n, justify="right")
+    if first.ecm:
+        for lvl in first.ecm.T_ECM:
+            t.add_column(f"ECM {lvl}", justify="right")
+        t.add_column("ECM notation")
+    if first.roofline:
+        t.add_column("Roofline", justify="right")
+        t.add_column("bottleneck")
+    t.add_column("LC state (L1..)")
+    for r in results:
+        it, clock, fl = r.traffic.iterations_per_unit, r.machine.clock, r.kernel.flops_per_iteration
+        row = [str(r.defines[n]) for n in names]
+        if r.ecm:
+            row += [_fmt_unit(convert(v, unit, it, clock, fl), unit) for v in r.ecm.T_ECM.values()]
+            row.append(r.ecm.notation().replace(" cy/CL", ""))
+        if r.roofline:
+            row += [_fmt_unit(convert(r.roofline.time, unit, it, clock, fl), unit), r.roofline.bottleneck]
+        row.append(" ".join(f"{_DIM.get(lv.states[lv.selected].dimension, '-')}" for lv in r.lc_levels))
+        t.add_row(*row)
+    console.print(t)

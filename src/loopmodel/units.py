@@ -1,0 +1,87 @@
+"""Quantities with explicit units, as written in machine files and printed in reports.
+
+Machine files state units ("2.7 GHz", "32 KiB", "64 B/cy", "39.7 GB/s"); this
+module parses them into plain floats in base units: Hz, bytes, B/cy, B/s.
+Decimal prefixes (k, M, G) are powers of 1000, binary ones (Ki, Mi, Gi) of 1024.
+Kerncraft's files write "kB" and "MB" for cache and data sizes; where a caller
+asks for ``binary_decimal=True`` (sizes), we read those as powers of 1024 the way
+those files mean them.
+"""
+from __future__ import annotations
+
+import re
+
+_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+           "Ki": 1024.0, "Mi": 1024.0 ** 2, "Gi": 1024.0 ** 3, "Ti": 1024.0 ** 4}
+_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
+
+#: unit kind -> accepted unit suffixes (after the prefix)
+KINDS = {
+    "frequency": ("Hz",),
+    "size": ("B",),
+    "bandwidth_cy": ("B/cy", "B/c", "B/cycle"),
+    "bandwidth_s": ("B/s",),
+    "cycles": ("cy", "cycles", "cycle"),
+}
+
+
+class UnitError(ValueError):
+    """A value without the expected unit; message is one line."""
+
+
+def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
+    """Parse ``value`` (``"2.7 GHz"``, ``"32 KiB"``, ``"64 B/cy"``) into base units.
+
+    Args:
+        value: a string with number and unit; plain numbers are rejected so
+            that every machine-file value states its unit.
+        kind: one of :data:`KINDS`.
+        binary_decimal: read ``kB``/``MB``/``GB`` as powers of 1024 (Kerncraft
+            convention for sizes).
+
+    Returns:
+        float in Hz, bytes, B/cy, B/s or cycles.
+
+    Raises:
+        UnitError: malformed number or wrong unit.
+    """
+    if isinstance(value, bool) or value is None:
+        raise UnitError(f"expected a quantity in {KINDS[kind][0]}, got {value!r}")
+    if isinstance(value, (int, float)):
+        raise UnitError(f"'{value}' has no unit; write e.g. '{value} {_example(kind)}'")
+    m = _RE.match(str(value))
+    if not m:
+        raise UnitError(f"cannot read quantity '{value}' (expected e.g. '{_example(kind)}')")
+    number, unit = float(m.group(1)), m.group(2)
+    for suffix in KINDS[kind]:
+        if unit.endswith(suffix):
+            prefix = unit[: -len(suffix)]
+            if prefix in _PREFIX:
+                factor = _PREFIX[prefix]
+                if binary_decimal and prefix in ("k", "K", "M", "G", "T"):
+                    factor = 1024.0 ** ("kKMGT".index(prefix) if prefix != "K" else 1)
+                    factor = {"k": 1024.0, "K": 1024.0, "M": 1024.0 ** 2, "G": 1024.0 ** 3, "T": 1024.0 ** 4}[prefix]
+                return number * factor
+    raise UnitError(f"'{value}' has unit '{unit or '(none)'}', expected {' or '.join(KINDS[kind])} (e.g. '{_example(kind)}')")
+
+
+def _example(kind: str) -> str:
+    return {"frequency": "2.7 GHz", "size": "32 KiB", "bandwidth_cy": "32 B/cy",
+            "bandwidth_s": "39.7 GB/s", "cycles": "2 cy"}[kind]
+
+
+def format_bytes(n: float) -> str:
+    for unit, f in (("GiB", 1024.0 ** 3), ("MiB", 1024.0 ** 2), ("KiB", 1024.0)):
+        if n >= f and (n / f) == int(n / f):
+            return f"{int(n / f)} {unit}"
+        if n >= f:
+            return f"{n / f:.2f} {unit}"
+    return f"{n:g} B"
+
+
+def format_si(value: float, unit: str) -> str:
+    """``12.3e9, 'FLOP/s'`` -> ``'12.30 GFLOP/s'``."""
+    for prefix, f in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= f:
+            return f"{value / f:.2f} {prefix}{unit}"
+    return f"{value:.2f} {unit}"

@@ -42,7 +42,7 @@ def read_yaml(path: str) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise MachineError(f"cannot read machine file: {exc}", file=str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]

@@ -48,7 +48,7 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
     if isinstance(value, bool) or value is None:
         raise UnitError(f"expected a quantity in {KINDS[kind][0]}, got {value!r}")
     if isinstance(value, (int, float)):
-        raise UnitError(f"'{value}' has no unit; write e.g. '{value} {_example(kind)}'")
+        raise UnitError(f"'{value}' has no unit; write e.g. '{value} {_example(kind).split(' ', 1)[1]}'")
     m = _RE.match(str(value))
     if not m:
         raise UnitError(f"cannot read quantity '{value}' (expected e.g. '{_example(kind)}')")
@@ -59,7 +59,6 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
             if prefix in _PREFIX:
                 factor = _PREFIX[prefix]
                 if binary_decimal and prefix in ("k", "K", "M", "G", "T"):
-                    factor = 1024.0 ** ("kKMGT".index(prefix) if prefix != "K" else 1)
                     factor = {"k": 1024.0, "K": 1024.0, "M": 1024.0 ** 2, "G": 1024.0 ** 3, "T": 1024.0 ** 4}[prefix]
                 return number * factor
     raise UnitError(f"'{value}' has unit '{unit or '(none)'}', expected {' or '.join(KINDS[kind])} (e.g. '{_example(kind)}')")

@@ -1,0 +1,66 @@
+"""Shared helpers for the loopmodel test suite (imported as `helpers`; tests/ has no __init__.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "examples" / "kernels"
+REFERENCE_MACHINES = ROOT.parent / "shared" / "reference-machine-files"
+BUILTINS = ("HaswellEP_E5-2695v3", "IvyBridgeEP_E5-2690v2", "SandyBridgeEP_E5-2680", "SkylakeSP_Gold-6148")
+IVB = "IvyBridgeEP_E5-2690v2"
+SNB = "SandyBridgeEP_E5-2680"
+SKX = "SkylakeSP_Gold-6148"
+
+
+def run_cli(*args, cwd=None, timeout=60) -> subprocess.CompletedProcess:
+    """Run the real command line (``python -m loopmodel.cli ...``) and capture its output."""
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    return subprocess.run([sys.executable, "-m", "loopmodel.cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout, env=env)
+
+
+def analyze(kernel: str, machine: str, defines: dict, **options):
+    """Library-level analysis of an example kernel (or a kernel path)."""
+    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.fileio.c_kernel import parse_kernel_file
+    from loopmodel.fileio.machine_files import load_machine
+
+    path = Path(kernel)
+    if not path.is_absolute():
+        path = KERNELS / kernel
+    k, _ = parse_kernel_file(str(path))
+    return Analyzer(k, load_machine(machine), Options(**options)).run(defines)
+
+
+def reference_dir() -> Path:
+    """The Kerncraft reference machine files, or skip the test."""
+    if not REFERENCE_MACHINES.is_dir() or not any(REFERENCE_MACHINES.glob("*.yml")):
+        pytest.skip(f"reference machine files not available at {REFERENCE_MACHINES}")
+    return REFERENCE_MACHINES
+
+
+def reference_files() -> list:
+    """Reference files for parametrization (empty list if the folder is absent)."""
+    if not REFERENCE_MACHINES.is_dir():
+        return []
+    return sorted(REFERENCE_MACHINES.glob("*.yml"))
+
+
+def run_cli_batch(jobs: dict) -> dict:
+    """Run many CLI invocations concurrently: ``{key: (args, cwd)}`` -> ``{key: CompletedProcess}``.
+
+    Every job is a separate real ``python -m loopmodel.cli`` process; running them side by
+    side only saves wall time (interpreter start-up dominates each run).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(2, min(8, (os.cpu_count() or 2)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {key: pool.submit(run_cli, *args, cwd=cwd) for key, (args, cwd) in jobs.items()}
+        return {key: f.result() for key, f in futures.items()}

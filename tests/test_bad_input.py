@@ -1,0 +1,316 @@
+"""Bad input through the real command line: exit status 2 and exactly one line on stderr
+that starts with 'loopmodel: ', names the file (with line:col for kernel problems where the
+position is known) and says what is wrong -- never a traceback.
+
+All cases run as separate ``python -m loopmodel.cli`` processes, side by side (module fixture),
+each in its own directory under tmp_path; the tests then check one case each.
+"""
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+from dataclasses import dataclass, field
+
+import pytest
+import yaml
+
+from helpers import IVB, KERNELS, run_cli, run_cli_batch
+
+TRIAD = (KERNELS / "triad.c").read_text()
+TWO_D = (KERNELS / "2d-5pt.c").read_text()
+
+
+@dataclass
+class Case:
+    id: str
+    args: list                      # after 'loopmodel'; the kernel file is 'k.c' unless files say otherwise
+    keyword: tuple                  # all must appear in the message (case-insensitive)
+    files: dict = field(default_factory=dict)   # name -> text (kernel) or callable(base dict)->text (machine)
+    where: str | None = None        # message must start with 'loopmodel: ' + where
+    names: str | None = None        # the message must name this (file or argument)
+    xfail: str | None = None        # reason, for known bugs (strict)
+    pattern: str | None = None      # regex the message must match (re.match)
+
+    @property
+    def kernel(self):
+        ks = [n for n in self.files if n.endswith(".c")]
+        return ks[0] if ks else None
+
+
+def kcase(id, text, keyword, where=None, defines=("-D", "N=100"), **kw):
+    """A bad kernel file 'k_<id>.c' analysed on a valid built-in machine."""
+    name = f"k_{id}.c"
+    where = f"{name}:{where}: " if where else f"{name}: "
+    return Case(id, ["analyze", name, "-m", IVB, *defines], keyword, {name: text}, where=where, names=name, **kw)
+
+
+def mcase(id, mutate, keyword, where=None, xfail=None, extra=()):
+    """A machine file 'm_<id>.yml' (the IvyBridge dump with one thing broken) used with a valid kernel."""
+    name = f"m_{id}.yml"
+    return Case(id, ["analyze", "k.c", "-m", name, "-D", "N=1000", *extra], keyword,
+                {"k.c": TRIAD, name: mutate}, where=f"{name}: " + (where or ""), names=name, xfail=xfail)
+
+
+def dcase(id, args, keyword, kernel=TRIAD, names=None, xfail=None):
+    """Bad -D values or options with a valid kernel and machine."""
+    return Case(id, ["analyze", "k.c", "-m", IVB, *args], keyword, {"k.c": kernel}, names=names, xfail=xfail)
+
+
+def _set(path, value):
+    """Mutation: set a nested key (path of keys/indices) in the machine dict."""
+    def mutate(d):
+        node = d
+        for p in path[:-1]:
+            node = node[p]
+        node[path[-1]] = value
+        return d
+    return mutate
+
+
+def _drop(key):
+    def mutate(d):
+        del d[key]
+        return d
+    return mutate
+
+
+def _no_sets_ways(size):
+    def mutate(d):
+        lv = d["memory_hierarchy"][0]
+        lv.pop("sets"), lv.pop("ways")
+        lv["size"] = size
+        return d
+    return mutate
+
+
+ZERO_DIV = "a zero value passes validation and the model divides by it: ZeroDivisionError traceback, exit 1"
+NEGATIVE = "negative quantities pass machine-file validation and give negative cycle counts (exit 0)"
+
+CASES = [
+    # ---- kernels ----------------------------------------------------------------------------------
+    kcase("syntax_paren", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i] = (1.0;\n", ("syntax error",), "3:14"),
+    kcase("syntax_semicolon", "double a[N]\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("syntax error", "for"), "2:1"),
+    kcase("syntax_char", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0 @ 2.0;\n", ("illegal character", "@"),
+          "3:14"),
+    kcase("syntax_no_position", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0 +;\n", ("syntax error",)),
+    kcase("pointer_decl", "double *a;\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("pointer", "'a'"), "1:8"),
+    kcase("pointer_deref", "double a[N];\ndouble s;\nfor (int i=0; i<N; i++)\n  *a = s;\n", ("pointer",), "4:4"),
+    kcase("if", "double a[N];\nfor (int i=0; i<N; i++)\n  if (i) a[i] = 1.0;\n", ("'if'",), "3:3"),
+    kcase("while", "double a[N];\nint i;\nwhile (i < N) a[i] = 1.0;\n", ("while",), "3:1"),
+    kcase("while_in_loop", "double a[N];\nfor (int j=0; j<N; j++) {\n  while (j < N) a[j] = 1.0;\n}\n", ("while",),
+          "3:3"),
+    kcase("call", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i] = foo(a[i]);\n", ("foo",), "3:10"),
+    kcase("indirect", "double a[N], b[N];\nfor (int i=0; i<N; i++)\n  a[b[i]] = 1.0;\n", ("indirect",), "3:5"),
+    kcase("undefined", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i] = q * 2.0;\n", ("undefined", "'q'"), "3:10"),
+    kcase("step_variable", "double a[N];\nint n;\nfor (int i=0; i<N; i+=n)\n  a[i] = 1.0;\n", ("step", "constant"),
+          "3:20"),
+    kcase("step_zero", "double a[N];\nfor (int i=0; i<N; i+=0)\n  a[i] = 1.0;\n", ("step", "zero"), "2:20"),
+    kcase("step_direction", "double a[N];\nfor (int i=0; i<N; i--)\n  a[i] = 1.0;\n", ("direction",), "2:15"),
+    kcase("imperfect", "double a[N][N];\nfor (int j=0; j<N; j++) {\n  a[j][0] = 1.0;\n  for (int i=0; i<N; i++)\n"
+          "    a[j][i] = 2.0;\n}\n", ("imperfect",), "3:3"),
+    kcase("empty", "", ("empty",)),
+    kcase("only_comment", "/* nothing here */\n", ("empty",)),
+    kcase("int_array", "int a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1;\n", ("'int'", "double"), "1:5"),
+    kcase("hash_define_float", "#define N 1.5\ndouble a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("#define",),
+          "1:1", defines=()),
+    kcase("preproc_if", "#if 1\ndouble a[N];\n#endif\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("#if",), "1:1"),
+    kcase("non_affine", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i*i] = 1.0;\n", ("not affine",), "3:5"),
+    kcase("index_count", "double a[N][N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("2 dimension", "1"), "3:3"),
+    kcase("assign_index", "double a[N];\nfor (int i=0; i<N; i++)\n  i = 3;\n", ("loop index", "'i'"), "3:3"),
+    kcase("two_nests", "double a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\nfor (int i=0; i<N; i++)\n"
+          "  a[i] = 2.0;\n", ("one loop nest",), "4:1"),
+    kcase("no_loop", "double a[N];\ndouble s;\n", ("no for-loop",)),
+    kcase("ternary", "double a[N], b[N];\nfor (int i=0; i<N; i++)\n  a[i] = b[i] > 0 ? b[i] : 0.0;\n", ("?:",),
+          "3:10"),
+    kcase("increment_stmt", "double a[N];\nint n;\nfor (int i=0; i<N; i++)\n  n++;\n", ("increment",), "4:3"),
+    kcase("declared_twice", "double a[N];\ndouble a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n",
+          ("declared twice",), "2:8"),
+    kcase("no_dims", "double a[];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("dimensions",), "1:8"),
+    kcase("not_equal_cond", "double a[N];\nfor (int i=0; i<N; i++)\n  for (int k=0; k!=N; k++)\n    a[i] = 1.0;\n",
+          ("condition", "'k'"), "3:17"),
+    kcase("transposed", "double a[N][N], b[N][N];\nfor (int j=0; j<N; j++)\n  for (int i=0; i<N; i++)\n"
+          "    b[j][i] = a[i][j];\n", ("layer conditions do not apply", "stride"), "4:15"),
+    Case("missing_kernel", ["analyze", "nonexistent.c", "-m", IVB, "-D", "N=10"], ("cannot read", "no such file"),
+         where="nonexistent.c: ", names="nonexistent.c"),
+    Case("kernel_not_utf8", ["analyze", "k_latin1.c", "-m", IVB, "-D", "N=10"], ("utf-8",),
+         {"k_latin1.c": b"/* \xe9t\xe9 */\ndouble a[N];\nfor (int i=0;i<N;i++) a[i]=1.0;\n"}, where="k_latin1.c: ",
+         names="k_latin1.c"),
+    # ---- machine files ------------------------------------------------------------------------------
+    Case("yaml_syntax", ["analyze", "k.c", "-m", "m_yaml_syntax.yml", "-D", "N=1000"], ("yaml syntax error",),
+         {"k.c": TRIAD, "m_yaml_syntax.yml": "yaml-syntax"}, names="m_yaml_syntax.yml",
+         pattern=r"loopmodel: m_yaml_syntax\.yml:\d+:\d+: YAML syntax error: "),
+    mcase("missing_clock", _drop("clock"), ("clock", "missing"), "clock: "),
+    mcase("clock_no_unit", _set(["clock"], "3.0"), ("clock", "unit", "hz"), "clock: "),
+    mcase("clock_number", _set(["clock"], 3.0), ("clock", "no unit"), "clock: "),
+    mcase("clock_bad_unit", _set(["clock"], "3 GB"), ("clock", "GB", "hz"), "clock: "),
+    mcase("unknown_key", _set(["frobnicate"], 1), ("frobnicate", "unknown key"), "frobnicate: "),
+    mcase("negative_throughput", _set(["in_core", "throughput", "ADD"], -1.0), ("throughput", "ADD", ">= 0"),
+          "in_core.throughput: "),
+    mcase("unknown_operation", _set(["in_core", "throughput", "FOO"], 1.0), ("unknown operation", "FOO")),
+    mcase("link_not_adjacent", _set(["links", 1, "between"], ["L1", "L3"]), ("links[1]", "adjacent")),
+    mcase("last_not_mem", _set(["memory_hierarchy", 3, "level"], "DRAM"), ("memory_hierarchy", "last level", "MEM")),
+    mcase("sets_ways_size", _set(["memory_hierarchy", 0, "sets"], 65), ("memory_hierarchy[0]", "sets*ways")),
+    mcase("unknown_overlap", _set(["overlap"], ["T_OL", "L9L10"]), ("overlap", "L9L10")),
+    mcase("not_a_mapping", "- just\n- a list\n", ("mapping",)),
+    mcase("empty_machine", "", ("mapping",)),
+    mcase("duplex_one_bw", _set(["links", 0, "duplex"], "full"), ("links[0]", "two bandwidths")),
+    mcase("measured_l1", _set(["links", 0, "bandwidth"], "measured"), ("links[0]", "measured")),
+    mcase("bandwidth_no_unit", _set(["links", 0, "bandwidth"], "32"), ("links[0].bandwidth", "unit")),
+    mcase("victim_first", _set(["memory_hierarchy", 0, "type"], "victim"), ("memory_hierarchy[0]", "victim")),
+    mcase("measurements_length", _set(["benchmarks", "measurements", "MEM", "copy"], ["1 GB/s"]),
+          ("measurements.MEM.copy", "one bandwidth per core count")),
+    Case("unknown_builtin", ["analyze", "k.c", "-m", "IvyBridge", "-D", "N=10"], ("unknown machine", "built-in"),
+         {"k.c": TRIAD}, names="IvyBridge"),
+    Case("missing_machine_file", ["analyze", "k.c", "-m", "nosuch.yml", "-D", "N=10"], ("not found",),
+         {"k.c": TRIAD}, where="nosuch.yml: ", names="nosuch.yml"),
+    # known bugs: degenerate quantities are not rejected by the schema
+    mcase("zero_link_bandwidth", _set(["links", 0, "bandwidth"], "0 B/cy"), ("bandwidth",), xfail=ZERO_DIV),
+    mcase("zero_clock", _set(["clock"], "0 GHz"), ("clock",), "clock: ", xfail=ZERO_DIV),
+    mcase("zero_load_bytes", _set(["in_core", "load", "bytes_per_cycle"], "0 B/cy"), ("bytes_per_cycle",),
+          xfail=ZERO_DIV),
+    mcase("zero_measured_bandwidth", _set(["benchmarks", "measurements", "MEM", "copy"], ["0 GB/s"] * 10),
+          ("bandwidth",), xfail=ZERO_DIV),
+    mcase("negative_link_bandwidth", _set(["links", 0, "bandwidth"], "-32 B/cy"), ("bandwidth",), xfail=NEGATIVE),
+    mcase("negative_cache_size", _no_sets_ways("-32 KiB"), ("size",), xfail=NEGATIVE),
+    mcase("negative_clock", _set(["clock"], "-3 GHz"), ("clock",), "clock: ", xfail=NEGATIVE),
+    # ---- -D values ------------------------------------------------------------------------------------
+    dcase("define_not_int", ["-D", "N=abc"], ("N=abc", "not an integer"), names="-D N=abc"),
+    dcase("define_zero", ["-D", "N=0"], ("N=0", "positive"), names="-D N=0"),
+    dcase("define_negative", ["-D", "N=-5"], ("positive",), names="-D N=-5"),
+    dcase("define_bad_name", ["-D", "1N=5"], ("1N", "not a valid constant name"), names="-D 1N=5"),
+    dcase("define_range_reversed", ["-D", "N=10:5"], ("N=10:5", "below"), names="-D N=10:5"),
+    dcase("define_range_too_many", ["-D", "N=1:5:2:3"], ("start:stop",), names="-D N=1:5:2:3"),
+    dcase("define_unknown_constant", ["-D", "X=5", "-D", "N=5"], ("'X'", "no constant"), names="-D X"),
+    dcase("define_missing", [], ("no value for N", "-D N="), names="k.c"),
+    dcase("define_no_value", ["-D", "N="], ("missing value",), names="-D N="),
+    dcase("define_no_equals", ["-D", "N"], ("NAME=VALUE",), names="-D N"),
+    dcase("define_float", ["-D", "N=1.5"], ("not an integer",), names="-D N=1.5"),
+    dcase("define_kerncraft_zero_points", ["-D", "N=1-10:0"], ("number of points",), names="-D N=1-10:0"),
+    dcase("define_missing_second", ["-D", "N=10"], ("no value for M",), kernel=TWO_D, names="k.c"),
+    # ---- options --------------------------------------------------------------------------------------
+    dcase("mem_bw_no_unit", ["-D", "N=5", "--mem-bw", "5"], ("--mem-bw", "unit", "B/s")),
+    dcase("mem_bw_wrong_unit", ["-D", "N=5", "--mem-bw", "5 GB"], ("--mem-bw", "GB")),
+    dcase("unknown_model", ["-D", "N=5", "-p", "Foo"], ("unknown model", "Foo")),
+    dcase("cores_zero", ["-D", "N=5", "--cores", "0"], ("--cores", "at least 1")),
+    dcase("cores_not_int", ["-D", "N=5", "--cores", "x"], ("--cores", "invalid int")),
+    dcase("cache_factor", ["-D", "N=5", "--cache-factor", "0"], ("--cache-factor",)),
+    dcase("unit_choice", ["-D", "N=5", "--unit", "GB/s"], ("--unit", "invalid choice")),
+    dcase("lc_variable", ["-D", "N=5", "--lc-variable", "Q"], ("--lc-variable", "Q")),
+    dcase("mem_bw_zero", ["-D", "N=5", "--mem-bw", "0 GB/s"], ("--mem-bw",), xfail=ZERO_DIV),
+    dcase("mem_bw_negative", ["-D", "N=5", "--mem-bw=-5 GB/s"], ("--mem-bw",), xfail=NEGATIVE.replace(
+        "machine-file validation", "the --mem-bw check")),
+]
+
+IDS = [c.id for c in CASES]
+assert len(IDS) == len(set(IDS))
+
+
+def _machine_text(spec, base: dict, base_text: str) -> str:
+    if callable(spec):
+        return yaml.safe_dump(spec(copy.deepcopy(base)), sort_keys=False)
+    if spec == "yaml-syntax":
+        return base_text.replace("\nclock: 3 GHz\n", "\nclock: [3 GHz\n", 1)
+    return spec
+
+
+@pytest.fixture(scope="module")
+def base_machine():
+    p = run_cli("machine", "show", IVB)
+    assert p.returncode == 0, p.stderr
+    return yaml.safe_load(p.stdout), p.stdout
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory, base_machine):
+    """Write every case's files, run all cases concurrently; {id: (process, dir, kernel bytes before)}."""
+    base, base_text = base_machine
+    jobs, dirs, before = {}, {}, {}
+    for case in CASES:
+        d = tmp_path_factory.mktemp(case.id)
+        for name, spec in case.files.items():
+            if name.endswith((".yml", ".yaml")):
+                (d / name).write_text(_machine_text(spec, base, base_text))
+            elif isinstance(spec, bytes):
+                (d / name).write_bytes(spec)
+            else:
+                (d / name).write_text(spec)
+        if case.kernel:
+            before[case.id] = (d / case.kernel).read_bytes()
+        jobs[case.id] = (case.args, d)
+        dirs[case.id] = d
+    # control: the unbroken machine dump is valid, so each machine case fails for its one change
+    ok = tmp_path_factory.mktemp("control")
+    (ok / "m_ok.yml").write_text(yaml.safe_dump(base, sort_keys=False))
+    (ok / "k.c").write_text(TRIAD)
+    jobs["__control__"] = (["analyze", "k.c", "-m", "m_ok.yml", "-D", "N=1000"], ok)
+    res = run_cli_batch(jobs)
+    return {k: (res[k], dirs.get(k), before.get(k)) for k in jobs}
+
+
+def test_at_least_30_cases():
+    assert len(CASES) >= 30
+    assert sum(1 for c in CASES if c.id.startswith(("syntax", "pointer", "if", "while")) or c.kernel) >= 20
+
+
+def test_control_machine_is_valid(outcomes):
+    p = outcomes["__control__"][0]
+    assert p.returncode == 0, p.stderr
+    assert "----- ECM -----" in p.stdout
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)]
+                                               if c.xfail else []) for c in CASES])
+def test_bad_input(case, outcomes):
+    p, d, before = outcomes[case.id]
+    err = p.stderr
+    assert "Traceback" not in err, err
+    assert p.returncode == 2, (p.returncode, err)
+    assert err.endswith("\n") and err.count("\n") == 1, f"not exactly one line: {err!r}"
+    line = err.rstrip("\n")
+    assert line.startswith("loopmodel: "), line
+    if case.where is not None:
+        assert line.startswith("loopmodel: " + case.where), line
+    if case.names is not None:
+        assert case.names in line, line
+    if case.pattern is not None:
+        assert re.match(case.pattern, line), line
+    for kw in case.keyword:
+        assert kw.lower() in line.lower(), f"{kw!r} not in {line!r}"
+    assert p.stdout == "", p.stdout
+    if before is not None:
+        assert (d / case.kernel).read_bytes() == before, "input kernel file was modified"
+
+
+def test_kernel_positions_are_one_based_and_point_at_the_construct(outcomes):
+    """The reported line:col lies on the offending text in the file."""
+    checked = 0
+    for case in CASES:
+        if not case.kernel or case.xfail or not isinstance(case.files[case.kernel], str):
+            continue
+        p = outcomes[case.id][0]
+        m = re.match(rf"loopmodel: {re.escape(case.kernel)}:(\d+):(\d+): ", p.stderr)
+        if not m:
+            continue
+        line, col = int(m.group(1)), int(m.group(2))
+        lines = case.files[case.kernel].split("\n")
+        assert 1 <= line <= len(lines), case.id
+        assert 1 <= col <= len(lines[line - 1]), case.id
+        assert not lines[line - 1][col - 1].isspace(), case.id
+        checked += 1
+    assert checked >= 20
+
+
+def test_console_script_reports_like_module(tmp_path):
+    """The installed 'loopmodel' entry point behaves like python -m loopmodel.cli."""
+    import shutil
+
+    exe = shutil.which("loopmodel")
+    if exe is None:
+        pytest.skip("console script not on PATH")
+    k = tmp_path / "bad.c"
+    k.write_text("double a[N];\nfor (int i=0; i<N; i++)\n  if (i) a[i] = 1.0;\n")
+    p = subprocess.run([exe, "analyze", "bad.c", "-m", IVB, "-D", "N=10"], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr == "loopmodel: bad.c:3:3: 'if' statements not supported in kernels\n"

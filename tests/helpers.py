@@ -64,3 +64,25 @@ def run_cli_batch(jobs: dict) -> dict:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {key: pool.submit(run_cli, *args, cwd=cwd) for key, (args, cwd) in jobs.items()}
         return {key: f.result() for key, f in futures.items()}
+
+
+def run_main_inprocess(args, cwd) -> subprocess.CompletedProcess:
+    """Run ``loopmodel.cli.main(args)`` in this process (same code path as the console script,
+    without the interpreter start-up); an escaping exception is reported like the interpreter
+    would: a traceback on stderr and exit status 1."""
+    import contextlib
+    import io
+    import traceback
+
+    from loopmodel.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except Exception:  # noqa: BLE001 - what a user would see
+            err.write("Traceback (most recent call last):\n" + "".join(traceback.format_exc().splitlines(True)[1:]))
+            rc = 1
+    return subprocess.CompletedProcess(["loopmodel", *map(str, args)], rc, out.getvalue(), err.getvalue())

@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from helpers import BUILTINS, REFERENCE_MACHINES, reference_dir, reference_files, run_cli
+from helpers import BUILTINS, REFERENCE_MACHINES, reference_dir, reference_files, run_cli, run_cli_batch
 from loopmodel.fileio.machine_files import builtin_names, load_machine, validate
 from loopmodel.machine.model import MachineModel
 
@@ -16,6 +16,17 @@ needs_reference = pytest.mark.skipif(not REF_FILES, reason=f"no reference machin
 
 SHOW_PRECISION_BUG = ("machine show formats cache sizes with '{:g}' (6 significant digits): e.g. 36700160 B is "
                       "written as '3.67002e+07 B', so the dump fails its own sets*ways*cacheline_size check")
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory):
+    """All read-only CLI runs of this module, side by side: {key: CompletedProcess}."""
+    cwd = tmp_path_factory.mktemp("machine-cli")
+    jobs = {("convert", p.stem): (["machine", "convert", p], cwd) for p in REF_FILES}
+    jobs.update({("show", n): (["machine", "show", n], cwd) for n in BUILTINS})
+    jobs[("list",)] = (["machine", "list"], cwd)
+    jobs[("show", "NoSuchMachine")] = (["machine", "show", "NoSuchMachine"], cwd)
+    return run_cli_batch(jobs)
 
 
 def test_reference_folder_present_or_skipped():
@@ -45,8 +56,8 @@ def test_reference_file_loads(path):
 
 @needs_reference
 @pytest.mark.parametrize("path", REF_FILES, ids=REF_IDS)
-def test_reference_file_converts_via_cli(path):
-    p = run_cli("machine", "convert", path)
+def test_reference_file_converts_via_cli(path, cli):
+    p = cli[("convert", path.stem)]
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     data = yaml.safe_load(p.stdout)
@@ -119,8 +130,8 @@ def test_builtin_names():
     assert builtin_names() == sorted(BUILTINS)
 
 
-def test_machine_list_cli():
-    p = run_cli("machine", "list")
+def test_machine_list_cli(cli):
+    p = cli[("list",)]
     assert p.returncode == 0, p.stderr
     lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
     assert sorted(ln.split()[0] for ln in lines) == sorted(BUILTINS)
@@ -132,16 +143,16 @@ def test_machine_list_cli():
     pytest.param(n, marks=[] if n == "IvyBridgeEP_E5-2690v2" else
                  [pytest.mark.xfail(reason=SHOW_PRECISION_BUG, strict=True)])
     for n in BUILTINS])
-def test_machine_show_revalidates(name, tmp_path):
-    p = run_cli("machine", "show", name)
+def test_machine_show_revalidates(name, cli):
+    p = cli[("show", name)]
     assert p.returncode == 0, p.stderr
     data = yaml.safe_load(p.stdout)
     m = validate(data, f"{name}-shown.yml")
     assert m == load_machine(name)
 
 
-def test_machine_show_units_explicit():
-    p = run_cli("machine", "show", "IvyBridgeEP_E5-2690v2")
+def test_machine_show_units_explicit(cli):
+    p = cli[("show", "IvyBridgeEP_E5-2690v2")]
     data = yaml.safe_load(p.stdout)
     assert data["clock"] == "3 GHz"
     assert data["cacheline_size"] == "64 B"
@@ -150,8 +161,8 @@ def test_machine_show_units_explicit():
     assert all(v.endswith("GB/s") for v in data["benchmarks"]["measurements"]["MEM"]["copy"])
 
 
-def test_machine_show_unknown_name():
-    p = run_cli("machine", "show", "NoSuchMachine")
+def test_machine_show_unknown_name(cli):
+    p = cli[("show", "NoSuchMachine")]
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and p.stderr.startswith("loopmodel: ")
     assert "NoSuchMachine" in p.stderr and "IvyBridgeEP_E5-2690v2" in p.stderr

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import KernelError
-from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar
+from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
 
 ELEMENT_SIZES = {"double": 8, "float": 4}
@@ -540,7 +540,7 @@ class _Builder:
             if kind != "array":
                 continue
             name, w_off = key
-            coef_w = _index_coeff(w_off, inner.index)
+            coef_w = coefficient(w_off, inner.index)
             if coef_w.is_zero():
                 # element invariant in the inner loop (y[j] += ...): a reduction
                 if (name, w_off) in self.reads:
@@ -566,12 +566,6 @@ class _Builder:
                 if chains:
                     out.append(Recurrence(name, int(d), tuple(sorted(set(chains))), False))
         return out
-
-
-def _index_coeff(off: Poly, var: str) -> Poly:
-    from ..ir.kernel import coefficient
-
-    return coefficient(off, var)
 
 
 def _paths_to(node: _Node, match, env) -> list:

@@ -174,11 +174,6 @@ class Link(_Strict):
                 raise ValueError(str(exc)) from None
         return v
 
-    @property
-    def name(self) -> str:
-        a, b = self.between
-        return f"{a}{b}".upper().replace("MEM", "MEM")
-
     def bandwidths(self) -> list:
         return self.bandwidth if isinstance(self.bandwidth, list) else [self.bandwidth]
 

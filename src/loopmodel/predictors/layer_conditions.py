@@ -125,10 +125,8 @@ class LayerConditionAnalysis:
         by_array: dict = {}
         reads = {(a.array, a.offset) for a in k.reads}
         writes = {(a.array, a.offset) for a in k.writes}
-        positions = {}
         for a in list(k.reads) + list(k.writes):
             by_array.setdefault(a.array, {})[a.offset] = a
-            positions.setdefault((a.array, a.offset), a)
         out = []
         for name in sorted(by_array):
             arr = k.arrays[name]
@@ -141,9 +139,6 @@ class LayerConditionAnalysis:
                     raise ModelError(f"layer conditions do not apply: '{a1}' and '{a2}' traverse "
                                      f"'{name}' in different directions (transposed access); "
                                      "a cache simulation is needed", file=k.source, line=a2.line, col=a2.col)
-            for c in first:
-                if not c.is_constant() and not c.is_zero():
-                    pass  # symbolic strides (a[j*N+i]) are fine for outer loops
             c_inner = first[-1]
             if c_inner.is_zero():
                 self.notes.append(f"{name}: invariant in the inner loop (kept in a register/L1), no traffic counted")

@@ -85,8 +85,6 @@ def _no_sets_ways(size):
     return mutate
 
 
-ZERO_DIV = "a zero value passes validation and the model divides by it: ZeroDivisionError traceback, exit 1"
-NEGATIVE = "negative quantities pass machine-file validation and give negative cycle counts (exit 0)"
 
 CASES = [
     # ---- kernels ----------------------------------------------------------------------------------
@@ -165,20 +163,16 @@ CASES = [
          {"k.c": TRIAD}, names="IvyBridge"),
     Case("missing_machine_file", ["analyze", "k.c", "-m", "nosuch.yml", "-D", "N=10"], ("not found",),
          {"k.c": TRIAD}, where="nosuch.yml: ", names="nosuch.yml"),
-    # known bugs: degenerate quantities are not rejected by the schema
-    mcase("zero_link_bandwidth", _set(["links", 0, "bandwidth"], "0 B/cy"), ("bandwidth",), xfail=ZERO_DIV),
-    mcase("zero_clock", _set(["clock"], "0 GHz"), ("clock",), "clock: ", xfail=ZERO_DIV),
-    mcase("zero_load_bytes", _set(["in_core", "load", "bytes_per_cycle"], "0 B/cy"), ("bytes_per_cycle",),
-          xfail=ZERO_DIV),
+    # degenerate quantities: zero and negative sizes, clocks, bandwidths; 'measured' without data
+    mcase("zero_link_bandwidth", _set(["links", 0, "bandwidth"], "0 B/cy"), ("bandwidth",)),
+    mcase("zero_clock", _set(["clock"], "0 GHz"), ("clock",), "clock: "),
+    mcase("zero_load_bytes", _set(["in_core", "load", "bytes_per_cycle"], "0 B/cy"), ("bytes_per_cycle",)),
     mcase("zero_measured_bandwidth", _set(["benchmarks", "measurements", "MEM", "copy"], ["0 GB/s"] * 10),
-          ("bandwidth",), xfail=ZERO_DIV),
-    mcase("negative_link_bandwidth", _set(["links", 0, "bandwidth"], "-32 B/cy"), ("bandwidth",), xfail=NEGATIVE),
-    mcase("negative_cache_size", _no_sets_ways("-32 KiB"), ("size",), xfail=NEGATIVE),
-    mcase("negative_clock", _set(["clock"], "-3 GHz"), ("clock",), "clock: ", xfail=NEGATIVE),
-    mcase("measured_without_benchmarks", _set(["benchmarks"], {}), ("measured",), xfail=(
-        "a 'measured' memory link without benchmarks.measurements passes validation; the later ModelError "
-        "names the model ('machine model 'IvyBridgeEP_E5-2690v2' has no measured bandwidths for MEM') but not "
-        "the machine file")),
+          ("bandwidth",)),
+    mcase("negative_link_bandwidth", _set(["links", 0, "bandwidth"], "-32 B/cy"), ("bandwidth",)),
+    mcase("negative_cache_size", _no_sets_ways("-32 KiB"), ("size",)),
+    mcase("negative_clock", _set(["clock"], "-3 GHz"), ("clock",), "clock: "),
+    mcase("measured_without_benchmarks", _set(["benchmarks"], {}), ("measured",)),
     # ---- -D values ------------------------------------------------------------------------------------
     dcase("define_not_int", ["-D", "N=abc"], ("N=abc", "not an integer"), names="-D N=abc"),
     dcase("define_zero", ["-D", "N=0"], ("N=0", "positive"), names="-D N=0"),
@@ -202,9 +196,8 @@ CASES = [
     dcase("cache_factor", ["-D", "N=5", "--cache-factor", "0"], ("--cache-factor",)),
     dcase("unit_choice", ["-D", "N=5", "--unit", "GB/s"], ("--unit", "invalid choice")),
     dcase("lc_variable", ["-D", "N=5", "--lc-variable", "Q"], ("--lc-variable", "Q")),
-    dcase("mem_bw_zero", ["-D", "N=5", "--mem-bw", "0 GB/s"], ("--mem-bw",), xfail=ZERO_DIV),
-    dcase("mem_bw_negative", ["-D", "N=5", "--mem-bw=-5 GB/s"], ("--mem-bw",), xfail=NEGATIVE.replace(
-        "machine-file validation", "the --mem-bw check")),
+    dcase("mem_bw_zero", ["-D", "N=5", "--mem-bw", "0 GB/s"], ("--mem-bw",)),
+    dcase("mem_bw_negative", ["-D", "N=5", "--mem-bw=-5 GB/s"], ("--mem-bw",)),
 ]
 
 IDS = [c.id for c in CASES]

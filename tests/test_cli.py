@@ -353,9 +353,6 @@ def test_no_command_prints_help_and_fails(runs):
     assert "usage: loopmodel" in p.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="'loopmodel machine' without a subcommand prints help via "
-                   "parse_args(['machine', '--help']), which exits 0, so the intended 'return 2' is unreachable "
-                   "(plain 'loopmodel' without a command exits 2)")
 def test_machine_without_subcommand_fails(runs):
     p = runs["machine_no_sub"]
     assert "usage: loopmodel machine" in p.stdout

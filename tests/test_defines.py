@@ -158,3 +158,16 @@ def test_errors(text, fragment):
 def test_zero_step_rejected():
     with pytest.raises(DefineError):
         parse_define("N=1:10:0")
+
+
+def test_normalize_does_not_take_an_option_as_value():
+    """'-D N --json' is an incomplete define followed by an option, not N=--json."""
+    assert normalize_argv(["-D", "N", "--json"]) == ["-D", "N", "--json"]
+    assert normalize_argv(["-D", "N", "-v"]) == ["-D", "N", "-v"]
+
+
+@pytest.mark.parametrize("spec", ["N=1:10:0", "N=0:10", "N=1-10:0"])
+def test_zero_in_range_names_the_whole_spec(spec):
+    with pytest.raises(DefineError) as exc:
+        parse_define(spec)
+    assert f"-D {spec}:" in str(exc.value)

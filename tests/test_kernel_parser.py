@@ -313,9 +313,6 @@ def test_flattened_same_transitions_with_explicit_variable(flat_kernel):
         [(t.loads_cl, t.stores_cl) for t in two_d.traffic.levels]
 
 
-@pytest.mark.xfail(strict=True, reason="for a flattened array a[M*N] the default layer-condition variable is the "
-                   "first symbol of the last dimension (sorted: 'M'), so transitions are solved for M and come out "
-                   "as 'unconditionally fulfilled' instead of N <= 1025/8193/819201 like the 2D version")
 def test_flattened_same_transitions_default_variable(flat_kernel):
     d = {"M": 100, "N": 1000}
     two_d = analyze("2d-5pt.c", IVB, d)

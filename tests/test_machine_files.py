@@ -14,9 +14,6 @@ REF_FILES = reference_files()
 REF_IDS = [p.stem for p in REF_FILES]
 needs_reference = pytest.mark.skipif(not REF_FILES, reason=f"no reference machine files at {REFERENCE_MACHINES}")
 
-SHOW_PRECISION_BUG = ("machine show formats cache sizes with '{:g}' (6 significant digits): e.g. 36700160 B is "
-                      "written as '3.67002e+07 B', so the dump fails its own sets*ways*cacheline_size check")
-
 
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory):
@@ -139,10 +136,7 @@ def test_machine_list_cli(cli):
         assert "Xeon" in ln  # the model name follows the short name
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[] if n == "IvyBridgeEP_E5-2690v2" else
-                 [pytest.mark.xfail(reason=SHOW_PRECISION_BUG, strict=True)])
-    for n in BUILTINS])
+@pytest.mark.parametrize("name", BUILTINS)
 def test_machine_show_revalidates(name, cli):
     p = cli[("show", name)]
     assert p.returncode == 0, p.stderr

@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv = msub.add_parser("convert", help="convert a Kerncraft machine file to loopmodel YAML")
     cv.add_argument("file")
     cv.add_argument("-o", "--output", help="write here (refuses to overwrite an existing file)")
+    p.machine_parser = mch
     return p
 
 
@@ -186,33 +187,44 @@ def cmd_machine(args, parser) -> int:
         else:
             print(text, end="")
         return 0
-    parser.parse_args(["machine", "--help"])
+    parser.machine_parser.print_help()
     return 2
 
 
+def _q(value: float, unit: str, scale: float = 1.0, prefix: str = "") -> str:
+    """A quantity that reads back to exactly ``value`` (units.parse_quantity multiplies by the prefix)."""
+    scaled = value / scale
+    text = f"{int(scaled)}" if scaled == int(scaled) else repr(scaled)
+    if float(text) * scale == value:
+        return f"{text} {prefix}{unit}"
+    return f"{int(value) if value == int(value) else repr(value)} {unit}"
+
+
 def _dump(m) -> dict:
-    """A validated model back to YAML data with explicit units."""
-    d = m.model_dump(mode="json")
-    d["clock"] = f"{m.clock / 1e9:g} GHz"
-    d["cacheline_size"] = f"{m.cacheline_size:g} B"
-    d["in_core"]["simd_width"] = f"{m.in_core.simd_width:g} B"
+    """A validated model back to YAML data with explicit units; loads back to an equal model."""
+    import dataclasses
+
+    d = json.loads(json.dumps(dataclasses.asdict(m)))  # tuples -> lists, plain YAML types
+    d["clock"] = _q(m.clock, "Hz", 1e9, "G")
+    d["cacheline_size"] = _q(m.cacheline_size, "B")
+    d["in_core"]["simd_width"] = _q(m.in_core.simd_width, "B")
     for key in ("load", "store"):
-        d["in_core"][key]["bytes_per_cycle"] = f"{d['in_core'][key]['bytes_per_cycle']:g} B/cy"
-    d["in_core"]["latency"] = {k: f"{v:g} cy" for k, v in m.in_core.latency.items()}
+        d["in_core"][key]["bytes_per_cycle"] = _q(d["in_core"][key]["bytes_per_cycle"], "B/cy")
+    d["in_core"]["latency"] = {k: _q(v, "cy") for k, v in m.in_core.latency.items()}
     for lv in d["memory_hierarchy"]:
         if lv.get("size") is not None:
-            lv["size"] = f"{lv['size']:g} B"
+            lv["size"] = _q(lv["size"], "B")
         for k in [k for k, v in lv.items() if v is None]:
             del lv[k]
     for lk in d["links"]:
-        lk["penalty_load"] = f"{lk['penalty_load']:g} cy"
-        lk["penalty_store"] = f"{lk['penalty_store']:g} cy"
+        lk["penalty_load"] = _q(lk["penalty_load"], "cy")
+        lk["penalty_store"] = _q(lk["penalty_store"], "cy")
     for k in d["benchmarks"]["kernels"].values():
-        k["element_size"] = f"{k['element_size']:g} B"
+        k["element_size"] = _q(k["element_size"], "B")
     for lvl, block in d["benchmarks"]["measurements"].items():
         for name, vals in block.items():
             if name != "cores":
-                block[name] = [f"{v / 1e9:.2f} GB/s" for v in vals]
+                block[name] = [_q(v, "B/s", 1e9, "G") for v in vals]
     return d
 
 

@@ -43,7 +43,9 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
         float in Hz, bytes, B/cy, B/s or cycles.
 
     Raises:
-        UnitError: malformed number or wrong unit.
+        UnitError: malformed number, wrong unit, a negative value, or zero
+            where zero makes no sense (every kind but ``cycles``: a zero clock,
+            size or bandwidth would divide by zero in the models).
     """
     if isinstance(value, bool) or value is None:
         raise UnitError(f"expected a quantity in {KINDS[kind][0]}, got {value!r}")
@@ -53,6 +55,8 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
     if not m:
         raise UnitError(f"cannot read quantity '{value}' (expected e.g. '{_example(kind)}')")
     number, unit = float(m.group(1)), m.group(2)
+    if number < 0 or (number == 0 and kind != "cycles"):
+        raise UnitError(f"'{value}' must be {'positive' if kind != 'cycles' else 'zero or positive'}")
     for suffix in KINDS[kind]:
         if unit.endswith(suffix):
             prefix = unit[: -len(suffix)]

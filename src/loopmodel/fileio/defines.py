@@ -24,8 +24,9 @@ def normalize_argv(argv: list) -> list:
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "-D" and i + 2 < len(argv) + 1 and i + 1 < len(argv) and "=" not in argv[i + 1] \
-                and i + 2 < len(argv) and _NAME.match(argv[i + 1]) and re.match(r"^[\d.:\-a-z]+$", argv[i + 2]):
+        # the value must start with a digit so that '-D N --json' is not read as N=--json
+        if a == "-D" and i + 2 < len(argv) and "=" not in argv[i + 1] \
+                and _NAME.match(argv[i + 1]) and re.match(r"^\d[\d.:\-a-z]*$", argv[i + 2]):
             out += ["-D", f"{argv[i + 1]}={argv[i + 2]}"]
             i += 3
             continue
@@ -48,13 +49,14 @@ def parse_define(text: str) -> tuple:
     return name, _values(name, spec)
 
 
-def _int(name, s):
+def _int(name, s, spec=None):
+    spec = s if spec is None else spec
     try:
         v = int(s)
     except ValueError:
-        raise DefineError(f"-D {name}={s}: '{s}' is not an integer") from None
+        raise DefineError(f"-D {name}={spec}: '{s}' is not an integer") from None
     if v <= 0:
-        raise DefineError(f"-D {name}={s}: sizes must be positive integers")
+        raise DefineError(f"-D {name}={spec}: sizes and steps must be positive integers")
     return v
 
 
@@ -65,14 +67,14 @@ def _values(name, spec):
         parts = spec.split(":")
         if len(parts) not in (2, 3):
             raise DefineError(f"-D {name}={spec}: range must be start:stop[:step]")
-        start, stop = _int(name, parts[0]), _int(name, parts[1])
-        step = _int(name, parts[2]) if len(parts) == 3 else 1
+        start, stop = _int(name, parts[0], spec), _int(name, parts[1], spec)
+        step = _int(name, parts[2], spec) if len(parts) == 3 else 1
         if stop < start:
             raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
         return list(range(start, stop + 1, step))
     m = re.match(r"^(\d+)-(\d+)(?::(\d+)(log(\d*))?)?$", spec)
     if m:
-        start, stop = _int(name, m.group(1)), _int(name, m.group(2))
+        start, stop = _int(name, m.group(1), spec), _int(name, m.group(2), spec)
         if stop < start:
             raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
         num = int(m.group(3)) if m.group(3) else None

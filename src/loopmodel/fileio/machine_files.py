@@ -9,37 +9,43 @@
 from __future__ import annotations
 
 import re
-from importlib import resources
 from pathlib import Path
 
+from .. import cache
 from ..errors import MachineError
 from ..machine.model import MachineModel
 
-_BUILTIN_PACKAGE = "loopmodel.machines"
+# built-in models ship as package data (installed as plain files)
+_BUILTIN_DIR = Path(__file__).resolve().parent.parent / "machines"
 
 
 def builtin_names() -> list:
     """Names of the built-in machine models (file stems)."""
-    root = resources.files(_BUILTIN_PACKAGE)
-    return sorted(p.name[:-4] for p in root.iterdir() if p.name.endswith(".yml"))
+    return sorted(p.stem for p in _BUILTIN_DIR.glob("*.yml"))
 
 
 def _builtin_path(name: str):
-    root = resources.files(_BUILTIN_PACKAGE)
-    cand = root / f"{name}.yml"
+    cand = _BUILTIN_DIR / f"{name}.yml"
     return cand if cand.is_file() else None
 
 
-def read_yaml(path: str) -> dict:
-    """Load a YAML mapping; errors carry ``file:line:col``."""
-    import yaml
-
+def _read_bytes(path) -> bytes:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise MachineError("machine file not found (and no built-in model of that name; "
                            "see 'loopmodel machine list')", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise MachineError(f"cannot read machine file: {exc}", file=str(path)) from None
+
+
+def read_yaml(path: str, raw: bytes | None = None) -> dict:
+    """Load a YAML mapping (from ``raw`` if given); errors carry ``file:line:col``."""
+    import yaml
+
+    try:
+        text = (_read_bytes(path) if raw is None else raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise MachineError(f"cannot read machine file: {exc}", file=str(path)) from None
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -62,7 +68,9 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
         overrides: top-level keys replaced before validation.
 
     Returns:
-        The validated :class:`MachineModel`.
+        The validated :class:`MachineModel`. Validated models are cached per
+        user (:mod:`loopmodel.cache`) keyed by the file's bytes, the overrides
+        and the schema's source, so an unchanged file is not re-validated.
 
     Raises:
         MachineError: missing file, YAML error, or schema violation (one line
@@ -70,14 +78,33 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
     """
     p = Path(name_or_path)
     builtin = None if (p.suffix in (".yml", ".yaml") or p.exists()) else _builtin_path(str(name_or_path))
-    if builtin is not None:
-        with resources.as_file(builtin) as real:
-            return machine_from_dict(read_yaml(str(real)), str(name_or_path), overrides)
-    if not p.exists() and p.suffix not in (".yml", ".yaml"):
+    if builtin is None and not p.exists() and p.suffix not in (".yml", ".yaml"):
         raise MachineError(f"unknown machine '{name_or_path}': not a built-in model "
                            f"({', '.join(builtin_names())}) and no such file")
-    data = read_yaml(str(p))
-    return machine_from_dict(data, str(p), overrides)
+    path, source = (builtin, str(name_or_path)) if builtin is not None else (p, str(p))
+    raw = _read_bytes(path)
+    key = cache.make_key(raw, source, overrides, _schema_digest())
+    model = cache.load("machines", key)
+    if isinstance(model, MachineModel):
+        return model
+    model = machine_from_dict(read_yaml(str(path), raw), source, overrides)
+    cache.store("machines", key, model)
+    return model
+
+
+def _schema_digest() -> bytes:
+    import sys
+
+    from ..machine import model as data_model
+    from .. import units
+    return cache.source_digest(sys.modules[__name__], data_model, units,
+                               _module_file("machine_schema"))
+
+
+def _module_file(name):
+    class _F:  # the schema module's file without importing it (importing it pulls in pydantic)
+        __file__ = str(Path(__file__).with_name(f"{name}.py"))
+    return _F
 
 
 def is_kerncraft_format(data: dict) -> bool:
@@ -95,10 +122,17 @@ def machine_from_dict(data: dict, source: str, overrides: dict | None = None) ->
 
 
 def validate(data: dict, source: str) -> MachineModel:
+    """Validate a loopmodel-format mapping against the schema; returns the data model.
+
+    Raises:
+        MachineError: one line naming ``source``, the key path and the problem.
+    """
     from pydantic import ValidationError
 
+    from .machine_schema import MachineModelSchema, to_model
+
     try:
-        return MachineModel.model_validate(data)
+        return to_model(MachineModelSchema.model_validate(data))
     except ValidationError as exc:
         err = exc.errors()[0]
         where = _loc(err.get("loc", ()))

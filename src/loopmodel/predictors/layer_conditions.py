@@ -189,7 +189,18 @@ class LayerConditionAnalysis:
         return total
 
     def _default_variable(self):
-        """The size constant the transition points are solved for: innermost dimension."""
+        """The size constant the transition points are solved for: the row length.
+
+        That is the stride of the loop just outside the inner loop (``N`` in
+        ``a[j][i]`` and in the flattened ``a[j*N+i]``), as in the paper's
+        Listing 5; kernels with one loop fall back to the innermost dimension.
+        """
+        idx = self.kernel.loop_indices
+        if len(idx) >= 2:
+            for a in self.accesses:
+                syms = sorted(coefficient(a.offset, idx[-2]).symbols)
+                if syms:
+                    return syms[0]
         for a in self.accesses:
             dims = self.kernel.arrays[a.array].dims
             syms = sorted(dims[-1].symbols)

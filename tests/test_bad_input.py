@@ -129,7 +129,8 @@ CASES = [
     kcase("not_equal_cond", "double a[N];\nfor (int i=0; i<N; i++)\n  for (int k=0; k!=N; k++)\n    a[i] = 1.0;\n",
           ("condition", "'k'"), "3:17"),
     kcase("transposed", "double a[N][N], b[N][N];\nfor (int j=0; j<N; j++)\n  for (int i=0; i<N; i++)\n"
-          "    b[j][i] = a[i][j];\n", ("layer conditions do not apply", "stride"), "4:15"),
+          "    b[j][i] = a[i][j];\n", ("layer conditions do not apply", "stride"), "4:15",
+          defines=("-D", "N=100", "-p", "LC")),  # with ECM/Roofline the traffic falls back to simulation
     Case("missing_kernel", ["analyze", "nonexistent.c", "-m", IVB, "-D", "N=10"], ("cannot read", "no such file"),
          where="nonexistent.c: ", names="nonexistent.c"),
     Case("kernel_not_utf8", ["analyze", "k_latin1.c", "-m", IVB, "-D", "N=10"], ("utf-8",),

@@ -14,6 +14,7 @@ from .models.ecm import ECMResult, ecm_model
 from .models.incore import InCoreResult, analytic_incore
 from .models.roofline import RooflineResult, roofline_model
 from .predictors.layer_conditions import LayerConditionAnalysis
+from .predictors.simulation import SimulationInfo, SimulationPredictor
 from .predictors.traffic import TrafficPrediction
 
 MODELS = ("LC", "ECM", "Roofline")
@@ -31,6 +32,10 @@ class Options:
         reassociate: allow partial sums for reductions.
         memory_bandwidth: B/s overriding the measured saturated memory bandwidth.
         solve_for: size constant for the layer-condition transition points.
+        cache_predictor: ``"lc"`` (layer conditions; cache simulation where
+            they do not apply) or ``"sim"`` (cache simulation).
+        array_alignment, array_padding: array placement for simulation (bytes).
+        nt_stores: simulate stores to write-only arrays as non-temporal.
     """
 
     models: tuple = MODELS
@@ -40,6 +45,10 @@ class Options:
     reassociate: bool = True
     memory_bandwidth: float | None = None
     solve_for: str | None = None
+    cache_predictor: str = "lc"
+    array_alignment: int = 4096
+    array_padding: int = 0
+    nt_stores: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class AnalysisResult:
     roofline: RooflineResult | None
     lc_variable: str | None
     notes: tuple = field(default=())
+    simulation: SimulationInfo | None = None
 
 
 class Analyzer:
@@ -71,7 +81,15 @@ class Analyzer:
         self.kernel = kernel
         self.machine = machine
         self.options = options
-        self.lc = LayerConditionAnalysis(kernel)
+        self.lc = None
+        self.lc_error = None
+        try:
+            self.lc = LayerConditionAnalysis(kernel)
+        except ModelError as exc:
+            if options.models == ("LC",):
+                raise
+            self.lc_error = exc  # e.g. transposed access: fall back to cache simulation
+        self.sim = SimulationPredictor(kernel) if (options.cache_predictor == "sim" or self.lc is None) else None
         if options.solve_for and options.solve_for not in kernel.constants:
             raise DefineError(f"--lc-variable {options.solve_for}: the kernel has no constant of that name "
                               f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
@@ -86,14 +104,23 @@ class Analyzer:
             raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size> "
                               f"(kernel {self.kernel.source})")
         opt = self.options
-        traffic, levels = self.lc.predict(self.machine, defines, opt.cores, opt.cache_factor, opt.solve_for)
+        notes = []
+        traffic, levels, sim_info = None, (), None
+        if self.lc is not None:
+            traffic, levels = self.lc.predict(self.machine, defines, opt.cores, opt.cache_factor, opt.solve_for)
+        if self.sim is not None:
+            traffic, sim_info = self.sim.predict(self.machine, defines, opt.cores, opt.array_alignment,
+                                                 opt.array_padding, opt.nt_stores)
+            if self.lc is None:
+                reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
+                notes.append(f"{reason}; data traffic from cache simulation instead")
         if self._incore is None:
             self._incore = analytic_incore(self.kernel, self.machine, traffic.iterations_per_unit,
                                            opt.vectorize, opt.reassociate)
         incore = self._incore
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth) if "ECM" in opt.models else None
         roof = None
-        notes = list(traffic.notes) + list(incore.notes)
+        notes += list(traffic.notes) + list(incore.notes)
         if "Roofline" in opt.models:
             try:
                 roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores)
@@ -102,5 +129,6 @@ class Analyzer:
                     notes.append(f"Roofline skipped: {exc.message}")
                 else:
                     raise
+        lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         return AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
-                              incore, ecm, roof, opt.solve_for or self.lc.variable, tuple(notes))
+                              incore, ecm, roof, lc_var, tuple(notes), sim_info)

@@ -46,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reductions keep their loop-carried dependency (no partial sums)")
     a.add_argument("--mem-bw", metavar="BW", help="override the saturated memory bandwidth, e.g. '63.4 GB/s'")
     a.add_argument("--lc-variable", metavar="NAME", help="size constant to solve layer conditions for")
+    a.add_argument("--cache-predictor", choices=("lc", "sim"), default="lc",
+                   help="data traffic from layer conditions (default; cache simulation where they do not "
+                        "apply) or from cache simulation")
+    a.add_argument("--array-alignment", metavar="BYTES", default="4096 B",
+                   help="cache simulation: arrays start at multiples of this (default '4096 B', a page)")
+    a.add_argument("--array-padding", metavar="BYTES", default="0 B",
+                   help="cache simulation: extra bytes before each array, after alignment (default '0 B')")
+    a.add_argument("--nt-stores", action="store_true",
+                   help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
     a.add_argument("--json", action="store_true", help="print one JSON document (a list for -D ranges)")
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
@@ -117,6 +126,8 @@ def cmd_analyze(args) -> int:
             mem_bw = parse_quantity(args.mem_bw, "bandwidth_s")
         except UnitError as exc:
             raise DefineError(f"--mem-bw: {exc}") from None
+    alignment = _bytes_option("--array-alignment", args.array_alignment, minimum=1)
+    padding = _bytes_option("--array-padding", args.array_padding, minimum=0)
     kernel, defaults = parse_kernel_file(args.kernel)
     points = expand(args.define, defaults)
     unknown = sorted(set().union(*[set(p) for p in points]) - set(kernel.constants))
@@ -125,7 +136,9 @@ def cmd_analyze(args) -> int:
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
     machine = load_machine(args.machine)
     opts = Options(models=models, cores=args.cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
-                   reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable)
+                   reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
+                   cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
+                   nt_stores=args.nt_stores)
     analyzer = Analyzer(kernel, machine, opts)
     results = []
     if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
@@ -155,6 +168,26 @@ def cmd_analyze(args) -> int:
     else:
         render_sweep(results, console, args.unit)
     return 0
+
+
+def _bytes_option(name: str, text: str, minimum: int) -> int:
+    """``'4096'``, ``'4096 B'`` or ``'4 KiB'`` -> int bytes; one-line error otherwise."""
+    from .errors import DefineError
+    from .units import UnitError, parse_quantity
+
+    import re
+
+    t = text.strip()
+    try:
+        if re.fullmatch(r"-?\d+(\s*B)?", t):  # plain bytes, zero allowed (units.parse_quantity rejects 0)
+            value = int(t.rstrip("B").strip())
+        else:
+            value = parse_quantity(t, "size")
+    except UnitError as exc:
+        raise DefineError(f"{name}: {exc}") from None
+    if value != int(value) or value < minimum:
+        raise DefineError(f"{name}: '{text}' must be a whole number of bytes >= {minimum}")
+    return int(value)
 
 
 def cmd_machine(args, parser) -> int:

@@ -111,7 +111,8 @@ class InCoreSchema(_Strict):
 class CacheLevelSchema(_Strict):
     """One level of the memory hierarchy (``MEM`` last, without size).
 
-    ``type``: ``inclusive`` (default), ``non-inclusive`` or ``victim`` (filled
+    ``type``: ``non-inclusive`` (default), ``inclusive`` (an eviction here removes
+    the line from the levels above: back-invalidation) or ``victim`` (filled
     only by evictions of the level above, clean and dirty; misses of the level
     above are served from the next level directly, cross-architecture paper
     §3.3). ``write_back: false`` makes a write-through cache: every store goes
@@ -127,7 +128,7 @@ class CacheLevelSchema(_Strict):
     groups: Optional[int] = Field(default=None, gt=0)
     write_allocate: bool = True
     write_back: bool = True
-    type: Literal["inclusive", "non-inclusive", "victim"] = "inclusive"
+    type: Literal["inclusive", "non-inclusive", "victim"] = "non-inclusive"
 
     _size = field_validator("size", mode="before")(lambda v: None if v is None else _q("size")(v))
 

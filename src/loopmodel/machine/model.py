@@ -67,7 +67,8 @@ class InCore:
 class CacheLevel:
     """One level of the memory hierarchy (``MEM`` last, without size).
 
-    ``size`` in bytes. ``type``: ``inclusive``, ``non-inclusive`` or ``victim``
+    ``size`` in bytes. ``type``: ``non-inclusive`` (default), ``inclusive``
+    (evictions back-invalidate the levels above) or ``victim``
     (filled only by evictions of the level above, clean and dirty; misses of
     the level above are served from the next level directly,
     cross-architecture paper §3.3). ``write_back=False``: write-through, every
@@ -83,7 +84,7 @@ class CacheLevel:
     groups: Optional[int] = None
     write_allocate: bool = True
     write_back: bool = True
-    type: str = "inclusive"
+    type: str = "non-inclusive"
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ class LayerConditionAnalysis:
                     a1, a2 = offs[next(iter(vecs))], offs[o]
                     raise ModelError(f"layer conditions do not apply: '{a1}' and '{a2}' traverse "
                                      f"'{name}' in different directions (transposed access); "
-                                     "a cache simulation is needed", file=k.source, line=a2.line, col=a2.col)
+                                     "use cache simulation (--cache-predictor sim)", file=k.source, line=a2.line, col=a2.col)
             c_inner = first[-1]
             if c_inner.is_zero():
                 self.notes.append(f"{name}: invariant in the inner loop (kept in a register/L1), no traffic counted")
@@ -147,7 +147,7 @@ class LayerConditionAnalysis:
                 a = next(iter(offs.values()))
                 raise ModelError(f"layer conditions do not apply: '{a}' has stride "
                                  f"{c_inner}*{inner.step} in the inner loop '{inner.index}' (only unit stride); "
-                                 "a cache simulation is needed", file=k.source, line=a.line, col=a.col)
+                                 "use cache simulation (--cache-predictor sim)", file=k.source, line=a.line, col=a.col)
             direction = 1 if c_inner.constant_value() * inner.step > 0 else -1
             consts = {o: o - sum((Poly.symbol(i) * c for i, c in zip(idx, first)), Poly()) for o in offs}
             order = sorted(offs, key=lambda o: consts[o].asymptotic_key(), reverse=direction > 0)
@@ -257,22 +257,26 @@ class LayerConditionAnalysis:
         for li, (cache, lcl) in enumerate(zip(caches, levels)):
             tval = cand_vals[lcl.selected]
             sel = lcl.selected
-            load_b = store_b = 0.0
+            load_b = store_b = miss_b = 0.0
             written = {}
             for a, d in zip(self.accesses, dvals):
                 miss = not (sel > 0 and d <= tval)
                 if a.is_store:
                     written[a.array] = a.element_size
                 if miss:
+                    miss_b += a.element_size
                     if a.is_load or (cache.write_allocate and cache.write_back):
                         load_b += a.element_size
             store_b = float(sum(written.values()))
             nxt = machine.memory_hierarchy[li + 1]
             if nxt.type == "victim":
                 store_b = load_b  # every line entering this level is later evicted into the victim cache
-            st = lcl.states[sel]
-            traffic.append(LevelTraffic(cache.level, load_b * it_per_unit / cl, store_b * it_per_unit / cl,
-                                        st.hits, st.misses, int(cl)))
+            # lookups per unit: one per access and iteration; a missing stream misses once per line
+            lookups = len(self.accesses) * it_per_unit
+            misses = miss_b * it_per_unit / cl
+            loads = load_b * it_per_unit / cl
+            traffic.append(LevelTraffic(cache.level, loads, store_b * it_per_unit / cl,
+                                        lookups - misses, misses, int(cl), loads))
         # a victim level's misses are delivered to the level above, counted on its own link
         tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes))
         return tp, levels

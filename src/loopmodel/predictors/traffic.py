@@ -1,6 +1,6 @@
 """The data-traffic interface shared by all cache predictors.
 
-A predictor (layer conditions now, cache simulation later) returns a
+A predictor (layer conditions, or cache simulation) returns a
 :class:`TrafficPrediction`: for every cache level, how many cache lines per
 unit of work enter that level from the next one (``loads_cl``, incl.
 write-allocate) and leave it towards the next one (``stores_cl``: dirty
@@ -20,8 +20,10 @@ class LevelTraffic:
         level: cache level name (``L1`` means the L1<->L2 link).
         loads_cl: cache lines per unit of work moved toward the core over that link.
         stores_cl: cache lines per unit of work moved away from the core.
-        hits, misses: accesses per iteration that hit / miss in ``level``.
+        hits, misses: demand lookups (loads and stores, one per accessed
+            cache line per access) per unit of work that hit / miss in ``level``.
         cacheline_size: bytes per cache line.
+        evicts_cl: cache lines per unit of work replaced in ``level`` (clean or dirty).
     """
 
     level: str
@@ -30,6 +32,7 @@ class LevelTraffic:
     hits: float = 0.0
     misses: float = 0.0
     cacheline_size: int = 64
+    evicts_cl: float = 0.0
 
     @property
     def bytes(self) -> float:

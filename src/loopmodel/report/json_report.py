@@ -67,9 +67,22 @@ def to_dict(res) -> dict:
             } for st in lv.states],
             "selected": lv.selected,
         })
+    doc["traffic_predictor"] = res.traffic.predictor
     for lt in res.traffic.levels:
         doc["traffic"].append({"level": lt.level, "loads_cl": lt.loads_cl, "stores_cl": lt.stores_cl,
-                               "bytes": lt.bytes, "unit": "per CL of work"})
+                               "bytes": lt.bytes, "load_bytes": lt.load_bytes, "store_bytes": lt.store_bytes,
+                               "hits": lt.hits, "misses": lt.misses, "evicts_cl": lt.evicts_cl,
+                               "unit": "per CL of work"})
+    if res.simulation is not None:
+        si = res.simulation
+        doc["simulation"] = {
+            "measured_iterations": si.measured_iterations, "simulated_iterations": si.simulated_iterations,
+            "warmup_iterations": si.warmup_iterations, "sweeps": si.sweeps,
+            "arrays": {name: {"address": addr, "size_B": size} for name, (addr, size) in si.layout.items()},
+            "levels": [{"level": lv.name, "sets": lv.sets, "ways": lv.ways, "line_size_B": lv.line_size,
+                        "policy": lv.policy, "write_allocate": lv.write_allocate, "write_back": lv.write_back,
+                        "type": lv.kind} for lv in si.levels],
+        }
     ic = res.incore
     doc["incore"] = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
                      "simd_lanes": ic.lanes, "components": dict(ic.components),

@@ -82,12 +82,25 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
                                   f"hits {st.hits}, misses {st.misses}")
     t = Table(title=f"Data traffic per CL of work ({res.traffic.iterations_per_unit:g} it), predictor {res.traffic.predictor}",
               title_justify="left")
-    for col in ("link", "loads [CL]", "stores [CL]", "volume [B]"):
+    sim = res.traffic.predictor == "SIM"
+    cols = ("link", "loads [CL]", "stores [CL]", "volume [B]") + (("hits", "misses", "evicts [CL]") if sim else ())
+    for col in cols:
         t.add_column(col, justify="right" if col != "link" else "left")
     levels = [lv.level for lv in m.memory_hierarchy]
     for i, lt in enumerate(res.traffic.levels):
-        t.add_row(f"{lt.level}-{levels[i + 1]}", f"{lt.loads_cl:g}", f"{lt.stores_cl:g}", f"{lt.bytes:g}")
+        row = [f"{lt.level}-{levels[i + 1]}", f"{lt.loads_cl:.4g}", f"{lt.stores_cl:.4g}", f"{lt.bytes:.4g}"]
+        if sim:
+            row += [f"{lt.hits:.4g}", f"{lt.misses:.4g}", f"{lt.evicts_cl:.4g}"]
+        t.add_row(*row)
     console.print(t)
+    if sim and res.simulation is not None and verbose:
+        si = res.simulation
+        console.print(f"cache simulation: {si.warmup_iterations} iterations warm-up, {si.measured_iterations} "
+                      f"measured ({si.simulated_iterations} simulated, {si.sweeps} sweep(s)); hits/misses are "
+                      "lookups per CL of work")
+        console.print("  levels: " + ", ".join(f"{lv.name} {lv.sets}x{lv.ways} {lv.policy} {lv.kind}"
+                                                for lv in si.levels))
+        console.print("  arrays: " + ", ".join(f"{n} @ {a:#x} ({sz} B)" for n, (a, sz) in si.layout.items()))
     if res.ecm:
         e = res.ecm
         console.print("\n[bold]----- ECM -----[/bold]")

@@ -1,0 +1,151 @@
+"""Python face of the compiled simulator: build a hierarchy, feed accesses, read statistics.
+
+Semantics: :mod:`loopmodel.cachesim` (module docstring). The inner loops run in
+C (``_core.c`` through cffi); this module only converts arguments and results.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ModelError
+
+POLICIES = {"LRU": 0, "FIFO": 1, "RANDOM": 2}
+KINDS = {"inclusive": 0, "non-inclusive": 1, "victim": 2}
+ACCESS_KINDS = {"load": 0, "store": 1, "nt": 2}
+LEVEL_STATS = ("hits", "misses", "load_lines", "store_lines", "through_bytes", "evicts", "invalidations")
+MEM_STATS = ("loads", "stores", "store_bytes")
+DEFAULT_SEED = 0x853C49E6748FEA9B
+
+
+@dataclass(frozen=True)
+class LevelSpec:
+    """Organisation of one simulated cache level.
+
+    Attributes:
+        name: level name (``L1``...).
+        sets: number of sets (any positive integer; set = line mod sets).
+        ways: associativity.
+        line_size: bytes per cache line (power of two, equal for all levels).
+        policy: ``LRU``, ``FIFO`` or ``RANDOM`` (xorshift64 seeded with ``seed``).
+        write_allocate, write_back: store policy (``write_back=False``: write-through).
+        kind: ``inclusive`` (evictions back-invalidate the levels above),
+            ``non-inclusive`` or ``victim`` (exclusive, filled by evictions from above).
+        seed: non-zero RNG state for ``RANDOM``.
+    """
+
+    name: str
+    sets: int
+    ways: int
+    line_size: int = 64
+    policy: str = "LRU"
+    write_allocate: bool = True
+    write_back: bool = True
+    kind: str = "non-inclusive"
+    seed: int = DEFAULT_SEED
+
+
+def _lib():
+    try:
+        from ._cachesim import ffi, lib
+    except ImportError as exc:  # a source checkout that was never built
+        raise ModelError("the compiled cache simulator is not built (reinstall with "
+                         f"'pip install .'; needs a C compiler): {exc}") from None
+    return ffi, lib
+
+
+class Hierarchy:
+    """A simulated cache hierarchy (levels closest to the core first, memory implied).
+
+    Args:
+        levels: list of :class:`LevelSpec`.
+
+    Raises:
+        ModelError: inconsistent organisation (one line).
+    """
+
+    def __init__(self, levels):
+        levels = list(levels)
+        if not levels:
+            raise ModelError("cache simulation needs at least one cache level")
+        line = levels[0].line_size
+        for i, lv in enumerate(levels):
+            if lv.line_size != line or line <= 0 or line & (line - 1):
+                raise ModelError(f"{lv.name}: cache line size must be a power of two and equal on all levels")
+            if lv.sets < 1 or lv.ways < 1:
+                raise ModelError(f"{lv.name}: sets and ways must be positive")
+            if lv.policy not in POLICIES:
+                raise ModelError(f"{lv.name}: replacement policy '{lv.policy}' is not simulated "
+                                 f"({', '.join(POLICIES)})")
+            if lv.kind not in KINDS or (i == 0 and lv.kind == "victim"):
+                raise ModelError(f"{lv.name}: cache type '{lv.kind}' not possible here")
+            if not 0 < lv.seed < 2 ** 64:
+                raise ModelError(f"{lv.name}: seed must be a non-zero 64-bit integer")
+        self.levels = tuple(levels)
+        ffi, lib = _lib()
+        self._ffi, self._lib = ffi, lib
+        n = len(levels)
+        h = lib.lm_new(n, line.bit_length() - 1,
+                       ffi.new("int64_t[]", [lv.sets for lv in levels]),
+                       ffi.new("int64_t[]", [lv.ways for lv in levels]),
+                       ffi.new("int[]", [POLICIES[lv.policy] for lv in levels]),
+                       ffi.new("int[]", [int(lv.write_allocate) for lv in levels]),
+                       ffi.new("int[]", [int(lv.write_back) for lv in levels]),
+                       ffi.new("int[]", [KINDS[lv.kind] for lv in levels]),
+                       ffi.new("uint64_t[]", [lv.seed for lv in levels]))
+        if h == ffi.NULL:
+            raise ModelError("cache simulation: out of memory")
+        self._h = ffi.gc(h, lib.lm_free)
+        self._counting = True
+
+    @property
+    def line_size(self) -> int:
+        return self.levels[0].line_size
+
+    @property
+    def counting(self) -> bool:
+        """Statistics are incremented only while True (state always changes)."""
+        return self._counting
+
+    @counting.setter
+    def counting(self, on: bool) -> None:
+        self._counting = bool(on)
+        self._lib.lm_set_counting(self._h, int(bool(on)))
+
+    def access(self, addr: int, size: int, kind: str) -> None:
+        """One access of ``size`` bytes at ``addr`` (0 <= addr < 2**64); kind ``load``, ``store``, ``nt``."""
+        self._lib.lm_access(self._h, addr, size, ACCESS_KINDS[kind])
+
+    def trace(self, addrs, kinds, sizes) -> None:
+        """A batch of accesses: sequences of addresses, kinds (0 load, 1 store, 2 nt) and sizes (bytes)."""
+        ffi = self._ffi
+        n = len(addrs)
+        if len(kinds) != n or len(sizes) != n:
+            raise ValueError("addrs, kinds and sizes must have equal length")
+        a = addrs if isinstance(addrs, ffi.CData) else ffi.new("uint64_t[]", list(addrs))
+        k = kinds if isinstance(kinds, ffi.CData) else ffi.new("uint8_t[]", list(kinds))
+        s = sizes if isinstance(sizes, ffi.CData) else ffi.new("uint32_t[]", list(sizes))
+        self._lib.lm_trace(self._h, a, k, s, n)
+
+    def reset_stats(self) -> None:
+        self._lib.lm_reset_stats(self._h)
+
+    def stats(self) -> dict:
+        """``{level name: {hits, misses, load_lines, store_lines, through_bytes, evicts, invalidations},
+        "MEM": {loads, stores, store_bytes}}`` (ints; lines, or bytes where named)."""
+        n = len(self.levels)
+        out = self._ffi.new("uint64_t[]", 7 * n + 3)
+        self._lib.lm_stats(self._h, out)
+        res = {lv.name: dict(zip(LEVEL_STATS, out[7 * i: 7 * i + 7])) for i, lv in enumerate(self.levels)}
+        res["MEM"] = dict(zip(MEM_STATS, out[7 * n: 7 * n + 3]))
+        return res
+
+    def contents(self, i: int) -> list:
+        """Level ``i``: one list per set of ``(line number, dirty)`` in the set's order (front first)."""
+        lv = self.levels[i]
+        m = lv.sets * lv.ways
+        tags = self._ffi.new("uint64_t[]", m)
+        dirty = self._ffi.new("uint8_t[]", m)
+        self._lib.lm_contents(self._h, i, tags, dirty)
+        inv = 2 ** 64 - 1
+        return [[(tags[s * lv.ways + w], bool(dirty[s * lv.ways + w])) for w in range(lv.ways)
+                 if tags[s * lv.ways + w] != inv] for s in range(lv.sets)]

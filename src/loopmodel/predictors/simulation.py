@@ -1,0 +1,238 @@
+"""Traffic predictor by cache simulation (kerncraft-tool-paper.txt §2.4.1).
+
+The kernel's loop nest is run through the compiled simulator
+(:mod:`loopmodel.cachesim`) with the machine's cache organisation (sets,
+ways, line size, replacement policy, write-allocate, write-back or
+write-through, inclusive / non-inclusive / victim levels; shared levels split
+among ``cores`` as for layer conditions). Arrays are placed in declaration
+order at ``alignment`` (default: page, 4096 B) plus ``padding`` bytes, so
+associativity conflicts between arrays and rows appear as on real machines.
+
+Steady state as the paper describes: the nest is swept (repeatedly, as a
+benchmark would) until the last level has taken in as many lines as it holds
+(or a whole sweep fits in the caches), then statistics are counted only in
+windows of whole cache lines of the written array, aligned to line
+boundaries, ``margin`` iterations away from the row ends and outside the
+first and last trip of every outer loop, until ``target_units`` units of work
+(cache lines of the written array) have been measured. Results are returned
+per unit of work in the same :class:`~loopmodel.predictors.traffic.TrafficPrediction`
+structure as layer conditions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ModelError
+from ..ir.kernel import coefficient, strip_indices
+from .traffic import LevelTraffic, TrafficPrediction
+
+MAXD = 8
+BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
+
+
+@dataclass(frozen=True)
+class SimulationInfo:
+    """How a simulation ran (for the report and JSON).
+
+    Attributes:
+        measured_iterations: inner iterations counted in the measurement windows.
+        simulated_iterations: inner iterations simulated in total (warm-up included).
+        warmup_iterations: inner iterations before the hierarchy counted as warm.
+        sweeps: sweeps of the loop nest started.
+        layout: ``{array: (start address, bytes)}``.
+        levels: the simulated :class:`~loopmodel.cachesim.hierarchy.LevelSpec` per level.
+    """
+
+    measured_iterations: int
+    simulated_iterations: int
+    warmup_iterations: int
+    sweeps: int
+    layout: dict
+    levels: tuple
+
+
+def place_arrays(kernel, defines: dict, alignment: int = 4096, padding: int = 0) -> dict:
+    """Array start addresses in declaration order.
+
+    Each array starts at the next multiple of ``alignment`` after the previous
+    array's end, plus ``padding`` bytes.
+
+    Returns:
+        ``{name: (address, size in bytes)}`` (addresses are 64-bit ints).
+    """
+    out = {}
+    addr = BASE_ADDRESS
+    for name, arr in kernel.arrays.items():
+        addr = -(-addr // alignment) * alignment + padding
+        nbytes = int(arr.size_elements.evaluate(defines)) * arr.element_size
+        out[name] = (addr, nbytes)
+        addr += nbytes
+    return out
+
+
+def _affine(poly, indices, defines, what):
+    """``poly`` (after -D substitution) as (constant, [coefficient per loop index]); ints."""
+    p = poly.subs(defines)
+    coefs = []
+    for ix in indices:
+        c = coefficient(p, ix)
+        if not c.is_constant():
+            raise ModelError(f"cache simulation: {what} is not affine in the loop indices")
+        coefs.append(int(c.constant_value()))
+    const = strip_indices(p, indices)
+    if not const.is_constant():
+        raise ModelError(f"cache simulation: {what} depends on undefined constants {sorted(const.symbols)}")
+    return int(const.constant_value()), coefs
+
+
+def level_specs(machine, cores: int = 1) -> tuple:
+    """Simulated organisation of the machine's caches (shared levels split among ``cores``).
+
+    Returns:
+        ``(tuple of LevelSpec, notes)``.
+
+    Raises:
+        ModelError: a level without the data needed (sets/ways or size).
+    """
+    from ..cachesim.hierarchy import LevelSpec
+
+    cl = int(machine.cacheline_size)
+    specs, notes = [], []
+    for i, c in enumerate(machine.caches):
+        if c.sets and c.ways:
+            sets, ways = c.sets, c.ways
+        else:
+            ways = c.ways or 8
+            sets = max(1, int(round(c.size / (ways * cl))))
+            notes.append(f"{c.level}: sets/ways not given; simulated as {sets} sets x {ways} ways")
+        share = min(max(cores, 1), c.cores_per_group)
+        if share > 1:
+            sets = max(1, sets // share)
+        policy = c.replacement
+        if policy == "PLRU":
+            notes.append(f"{c.level}: pseudo-LRU simulated as LRU")
+            policy = "LRU"
+        specs.append(LevelSpec(c.level, int(sets), int(ways), cl, policy, c.write_allocate, c.write_back,
+                               c.type, seed=0x853C49E6748FEA9B ^ (i + 1)))
+    return tuple(specs), notes
+
+
+class SimulationPredictor:
+    """Cache-simulation traffic predictor for one kernel.
+
+    Args:
+        kernel: :class:`~loopmodel.ir.kernel.Kernel` (at most 8 loops).
+
+    Raises:
+        ModelError: too deep a nest.
+    """
+
+    def __init__(self, kernel):
+        if len(kernel.loops) > MAXD:
+            raise ModelError(f"cache simulation supports at most {MAXD} nested loops", file=kernel.source)
+        self.kernel = kernel
+        idx = kernel.loop_indices
+        # order within an iteration: loads as they first appear, then stores
+        acc = [(a, "load") for a in kernel.reads] + [(a, "store") for a in kernel.writes]
+        self._accesses = acc
+        written = set(kernel.written_arrays)
+        streamed = [a for a, _ in acc if not coefficient(a.offset, idx[-1]).is_zero()]
+        work = [a for a in streamed if a.array in written] or streamed
+        if not work:
+            raise ModelError("cache simulation: no array is traversed by the inner loop", file=kernel.source)
+        self._work = next(i for i, (a, _) in enumerate(acc) if a is work[0])
+        self._read_arrays = {a.array for a in kernel.reads}
+
+    def predict(self, machine, defines: dict, cores: int = 1, alignment: int = 4096, padding: int = 0,
+                nt_stores: bool = False, target_units: int = 8000):
+        """Simulate the kernel for ``defines``.
+
+        Args:
+            machine: :class:`~loopmodel.machine.model.MachineModel`.
+            defines: size constant -> int.
+            cores: active cores (shared caches split).
+            alignment, padding: array placement (bytes), see :func:`place_arrays`.
+            nt_stores: stores to arrays that are never read are non-temporal
+                (bypass the caches, no write-allocate).
+            target_units: cache lines of the written array to measure.
+
+        Returns:
+            ``(TrafficPrediction, SimulationInfo)``; traffic in cache lines per
+            unit of work (one CL of the written array), hits/misses/evicts per unit.
+
+        Raises:
+            ModelError: nothing could be measured, or the simulator is not built.
+        """
+        from ..cachesim.hierarchy import Hierarchy
+
+        k = self.kernel
+        idx = k.loop_indices
+        specs, notes = level_specs(machine, cores)
+        hier = Hierarchy(specs)
+        ffi, lib = hier._ffi, hier._lib
+        layout = place_arrays(k, defines, alignment, padding)
+        nest = ffi.new("lm_nest *")
+        nest.depth = len(k.loops)
+        for d, lp in enumerate(k.loops):
+            c0, cs = _affine(lp.start, idx, defines, f"start of loop '{lp.index}'")
+            e0, es = _affine(lp.stop, idx, defines, f"bound of loop '{lp.index}'")
+            nest.start_c[d], nest.stop_c[d], nest.step[d] = c0, e0, lp.step
+            for j in range(d):
+                nest.start_k[d * MAXD + j] = cs[j]
+                nest.stop_k[d * MAXD + j] = es[j]
+        n = len(self._accesses)
+        base = ffi.new("uint64_t[]", n)
+        coef = ffi.new("int64_t[]", n * MAXD)
+        size = ffi.new("uint32_t[]", n)
+        kind = ffi.new("uint8_t[]", n)
+        phase = ffi.new("uint8_t[]", n)
+        for a_i, (a, what) in enumerate(self._accesses):
+            es = k.arrays[a.array].element_size
+            c0, cs = _affine(a.offset, idx, defines, f"index of {a}")
+            base[a_i] = (layout[a.array][0] + c0 * es) % 2 ** 64
+            for j, c in enumerate(cs):
+                coef[a_i * MAXD + j] = c * es
+            size[a_i] = es
+            invariant = cs[-1] == 0
+            nt = what == "store" and nt_stores and a.array not in self._read_arrays
+            kind[a_i] = 2 if nt else (1 if what == "store" else 0)
+            phase[a_i] = (2 if what == "store" else 1) if invariant else 0
+        cl = int(machine.cacheline_size)
+        it_per_unit = cl / k.element_size_of_work()
+        nest.nacc, nest.base, nest.coef, nest.size, nest.kind, nest.phase = n, base, coef, size, kind, phase
+        nest.work = self._work
+        nest.it_per_cl = max(1, int(it_per_unit))
+        last = specs[-1]
+        opts = ffi.new("lm_run_opts *")
+        # one capacity to fill the last level, one more so that its evictions (dirty ones too) are steady
+        opts.warm_lines = 2 * last.sets * last.ways
+        opts.target_it = target_units * nest.it_per_cl
+        opts.margin_it = 2 * nest.it_per_cl
+        opts.max_sweeps = 4
+        opts.edges = 1
+        opts.start_mid = 1  # warm up inside the iteration space, away from its edges
+        res = ffi.new("lm_run_result *")
+        lib.lm_run(hier._h, nest, opts, res)
+        if res.measured_it == 0:
+            # short rows or few outer trips: measure whole rows, boundaries included
+            hier = Hierarchy(specs)
+            opts.margin_it, opts.edges, opts.start_mid = 0, 0, 0
+            lib.lm_run(hier._h, nest, opts, res)
+            notes.append("cache simulation: rows too short for a window away from the boundaries; "
+                         "boundary iterations are included")
+        if res.measured_it == 0:
+            raise ModelError("cache simulation: the loop nest has too few iterations to measure "
+                             f"one cache line of work", file=k.source)
+        st = hier.stats()
+        scale = it_per_unit / res.measured_it
+        levels = []
+        for spec in specs:
+            s = st[spec.name]
+            levels.append(LevelTraffic(spec.name, s["load_lines"] * scale,
+                                       (s["store_lines"] + s["through_bytes"] / cl) * scale,
+                                       s["hits"] * scale, s["misses"] * scale, cl, s["evicts"] * scale))
+        if nt_stores and any(kind[i] == 2 for i in range(n)):
+            notes.append("non-temporal stores: write-only arrays bypass the caches")
+        info = SimulationInfo(int(res.measured_it), int(res.simulated_it), int(res.warm_it), int(res.sweeps),
+                              layout, specs)
+        return TrafficPrediction("SIM", it_per_unit, tuple(levels), tuple(notes)), info

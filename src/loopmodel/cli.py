@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--array-alignment", metavar="BYTES", default="4096 B",
                    help="cache simulation: arrays start at multiples of this (default '4096 B', a page)")
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
-                   help="cache simulation: extra bytes before each array, after alignment (default '0 B')")
+                   help="cache simulation: array i (declaration order) starts i times this many bytes after its "
+                        "aligned position (default '0 B')")
     a.add_argument("--nt-stores", action="store_true",
                    help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
     a.add_argument("--json", action="store_true", help="print one JSON document (a list for -D ranges)")
@@ -142,9 +143,10 @@ def cmd_analyze(args) -> int:
     analyzer = Analyzer(kernel, machine, opts)
     results = []
     if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=True) as prog:
+        with Progress(transient=True, console=Console(stderr=True)) as prog:
             task = prog.add_task("analyzing", total=len(points))
             for pt in points:
                 results.append(analyzer.run(pt))

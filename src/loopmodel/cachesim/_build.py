@@ -42,7 +42,7 @@ typedef struct {
     int64_t max_it;
 } lm_run_opts;
 typedef struct {
-    int64_t measured_it, simulated_it, warm_it;
+    int64_t measured_it, simulated_it, warm_it, work_lines;
     int sweeps, warm;
 } lm_run_result;
 int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r);

@@ -419,7 +419,7 @@ typedef struct {
 } lm_run_opts;
 
 typedef struct {
-    int64_t measured_it, simulated_it, warm_it;
+    int64_t measured_it, simulated_it, warm_it, work_lines;
     int sweeps, warm;
 } lm_run_result;
 
@@ -447,8 +447,15 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
     if (n->nacc > 256 || D < 1 || D > LM_MAXD) return -1;
     memset(r, 0, sizeof(*r));
     h->counting = 0;
+    int contiguous = 0;
+    int whole = 0, stop_sweep = -1;
+    int64_t work_lines = 0;
+    uint64_t last_work_line = LM_INVALID; /* small data sets: measure one whole sweep after a warm-up sweep */
     for (int sweep = 0; sweep < o->max_sweeps; sweep++) {
         r->sweeps = sweep + 1;
+        /* the warm-up counts placements of this sweep only: a wrap-around puts the array edges into
+           the cache history, which must have left the cache before measuring */
+        if (!warm) placed0 = last->placed;
         /* odometer over the outer loops; d = number of initialised outer loops */
         int d = 0;
         for (;;) {
@@ -483,29 +490,64 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                     addr[a] = v + (uint64_t)(cf[inner] * s);
                     inc[a] = cf[inner] * st;
                 }
+                h->counting = (uint64_t)contiguous; /* row-start accesses lie inside a contiguous window */
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 1) lm_access1(h, addr[a], n->size[a], n->kind[a]);
-                int64_t lo = -1, hi = -1; /* measurement window [lo, hi) in iterations of this row */
+                h->counting = 0;
+                /* Measurement. Long rows: a window [lo, hi) of whole cache lines of work inside the row,
+                   margin_it away from its ends. Short rows (the usual multi-dimensional case): whole
+                   rows, counted contiguously from the first line-aligned iteration of a row to the
+                   same point of a later row, so that every phase of the row period is sampled equally
+                   (evictions triggered now belong to lines touched a cache capacity ago). */
+                int64_t lo = -1, hi = -1;
                 int64_t it = 0;
                 while (it < T) {
                     if (!warm && last->placed - placed0 >= o->warm_lines) {
                         warm = 1;
                         r->warm_it = simulated + it;
                     }
-                    if (warm && lo < 0 && !edge_row) {
-                        /* first iteration >= it + margin where the work array is at a line start */
-                        int64_t c = it + o->margin_it;
-                        uint64_t wa = addr[n->work] + (uint64_t)(inc[n->work] * (c - it));
+                    if (warm && lo < 0 && (!edge_row || contiguous || whole)) {
+                        /* first iteration >= it where the work array is at a line start */
+                        int64_t c = it;
+                        uint64_t wa = addr[n->work];
                         while (c < T && (wa & (line - 1)) != 0) {
                             wa += (uint64_t)inc[n->work];
                             c++;
                         }
-                        int64_t avail = T - o->margin_it - c;
-                        int64_t units = avail > 0 ? avail / n->it_per_cl : 0;
-                        int64_t want = (o->target_it - measured + n->it_per_cl - 1) / n->it_per_cl;
-                        if (units > want) units = want;
-                        lo = units > 0 ? c : T;
-                        hi = units > 0 ? c + units * n->it_per_cl : T;
+                        int64_t want = o->target_it - measured;
+                        if (contiguous) {
+                            /* go on through this row, or stop at its aligned point once enough */
+                            lo = 0;
+                            hi = (!whole && measured + c >= o->target_it) ? c : T;
+                            if (hi == 0) {
+                                r->measured_it = measured;
+                                r->work_lines = work_lines;
+                                r->simulated_it = simulated;
+                                r->warm = warm;
+                                h->counting = 0;
+                                return 0;
+                            }
+                        } else if (whole) {
+                            if (it == 0) { /* the whole next sweep, from its first row */
+                                contiguous = 1;
+                                lo = 0;
+                                hi = T;
+                            } else {
+                                lo = hi = T;
+                            }
+                        } else if (T - c - 2 * o->margin_it >= want) {
+                            int64_t c0 = c + ((o->margin_it + n->it_per_cl - 1) / n->it_per_cl) * n->it_per_cl;
+                            int64_t units = (want + n->it_per_cl - 1) / n->it_per_cl;
+                            lo = c0;
+                            hi = c0 + units * n->it_per_cl;
+                            if (hi > T) lo = hi = T;
+                        } else if (it == 0) {
+                            contiguous = 1; /* short rows: whole rows from here */
+                            lo = c;
+                            hi = T;
+                        } else {
+                            lo = hi = T; /* warm in the middle of a short row: start with the next one */
+                        }
                     }
                     int64_t stop_at = T;
                     int counting = 0;
@@ -519,32 +561,47 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                     }
                     h->counting = (uint64_t)counting;
                     int64_t it0 = it;
-                    for (; it < stop_at; it++) {
-                        for (int a = 0; a < n->nacc; a++) {
-                            if (n->phase[a] == 0) lm_access1(h, addr[a], n->size[a], n->kind[a]);
-                            addr[a] += (uint64_t)inc[a];
+                    if (counting) {
+                        /* units of work: distinct cache lines of the work array touched while counting */
+                        for (; it < stop_at; it++) {
+                            uint64_t wl = addr[n->work] >> h->line_log2;
+                            work_lines += wl != last_work_line;
+                            last_work_line = wl;
+                            for (int a = 0; a < n->nacc; a++) {
+                                if (n->phase[a] == 0) lm_access1(h, addr[a], n->size[a], n->kind[a]);
+                                addr[a] += (uint64_t)inc[a];
+                            }
+                        }
+                    } else {
+                        for (; it < stop_at; it++) {
+                            for (int a = 0; a < n->nacc; a++) {
+                                if (n->phase[a] == 0) lm_access1(h, addr[a], n->size[a], n->kind[a]);
+                                addr[a] += (uint64_t)inc[a];
+                            }
                         }
                     }
                     h->counting = 0;
-                    if (counting) {
-                        measured += stop_at - it0;
-                        if (measured >= o->target_it) {
-                            r->measured_it = measured;
-                            r->simulated_it = simulated + it;
-                            r->warm = warm;
-                            return 0;
-                        }
+                    if (counting) measured += stop_at - it0;
+                    if (counting && !whole && measured >= o->target_it && (!contiguous || stop_at < T)) {
+                        r->measured_it = measured;
+                        r->work_lines = work_lines;
+                        r->simulated_it = simulated + it;
+                        r->warm = warm;
+                        return 0;
                     }
                     if (o->max_it && simulated + it >= o->max_it) {
                         r->measured_it = measured;
+                        r->work_lines = work_lines;
                         r->simulated_it = simulated + it;
                         r->warm = warm;
                         return 1;
                     }
                 }
+                h->counting = (uint64_t)contiguous; /* so are the row-end accesses */
                 simulated += T;
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 2) lm_access1(h, addr[a], n->size[a], n->kind[a]);
+                h->counting = 0;
             }
             /* advance the odometer (from the loop enclosing an empty one, or the innermost outer loop) */
             d = ok ? inner - 1 : d - 1;
@@ -558,11 +615,18 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
             d++;
         }
         if (!warm && (sweep > 0 || !o->start_mid)) {
-            warm = 1; /* a whole sweep fits in the caches: the next sweep is steady */
+            /* a whole sweep did not take in enough lines: the data set is small; its steady state is
+               periodic with the sweep, so the next sweep is measured whole */
+            warm = 1;
+            whole = 1;
+            stop_sweep = sweep + 1;
             r->warm_it = simulated;
+        } else if (whole && sweep == stop_sweep) {
+            break;
         }
     }
     r->measured_it = measured;
+    r->work_lines = work_lines;
     r->simulated_it = simulated;
     r->warm = warm;
     return 0;

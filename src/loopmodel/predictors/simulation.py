@@ -54,19 +54,21 @@ class SimulationInfo:
 def place_arrays(kernel, defines: dict, alignment: int = 4096, padding: int = 0) -> dict:
     """Array start addresses in declaration order.
 
-    Each array starts at the next multiple of ``alignment`` after the previous
-    array's end, plus ``padding`` bytes.
+    Without padding each array starts at the next multiple of ``alignment``
+    after the previous array's end; array ``i`` (0-based) is then shifted by
+    ``i * padding`` bytes, so that padding changes the arrays' relative
+    positions (and with them the cache sets they share).
 
     Returns:
         ``{name: (address, size in bytes)}`` (addresses are 64-bit ints).
     """
     out = {}
     addr = BASE_ADDRESS
-    for name, arr in kernel.arrays.items():
-        addr = -(-addr // alignment) * alignment + padding
+    for i, (name, arr) in enumerate(kernel.arrays.items()):
+        addr = -(-addr // alignment) * alignment
         nbytes = int(arr.size_elements.evaluate(defines)) * arr.element_size
-        out[name] = (addr, nbytes)
-        addr += nbytes
+        out[name] = (addr + i * padding, nbytes)
+        addr += i * padding + nbytes
     return out
 
 
@@ -210,7 +212,10 @@ class SimulationPredictor:
         opts.margin_it = 2 * nest.it_per_cl
         opts.max_sweeps = 4
         opts.edges = 1
-        opts.start_mid = 1  # warm up inside the iteration space, away from its edges
+        # large data sets warm up inside the iteration space, away from its edges; small ones from the
+        # start (a sweep then may not supply the warm-up, and the next sweep is measured whole)
+        data_lines = sum(size for _, size in layout.values()) / cl
+        opts.start_mid = int(data_lines >= 2 * opts.warm_lines)
         res = ffi.new("lm_run_result *")
         lib.lm_run(hier._h, nest, opts, res)
         if res.measured_it == 0:
@@ -224,7 +229,11 @@ class SimulationPredictor:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              f"one cache line of work", file=k.source)
         st = hier.stats()
-        scale = it_per_unit / res.measured_it
+        # per unit of work: per cache line of the work array touched in the window (whole rows include
+        # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
+        unit_stride = abs(coef[self._work * MAXD + len(idx) - 1] * k.loops[-1].step) == size[self._work]
+        units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
+        scale = 1.0 / units
         levels = []
         for spec in specs:
             s = st[spec.name]

@@ -164,3 +164,21 @@ def test_transposed_falls_back_to_simulation(tmp_path, capsys):
     # a[i][j] walks a column: every iteration touches a new line of a (8 CL per CL of b), b and a[j][i] stream
     l1 = doc["traffic"][0]
     assert 9.5 <= l1["loads_cl"] <= 10.5
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--array-alignment", "0"], "--array-alignment"),
+    (["--array-alignment", "3 GHz"], "--array-alignment"),
+    (["--array-padding", "-64"], "--array-padding"),
+    (["--array-padding", "1.5 B"], "--array-padding"),
+    (["--cache-predictor", "pycachesim"], "--cache-predictor"),
+])
+def test_bad_simulation_options(args, needle, tmp_path, capsys):
+    f = tmp_path / "k.c"
+    f.write_text("double a[N], b[N];\nfor(int i=0;i<N;i++) a[i]=b[i];\n")
+    try:
+        rc = main(["analyze", str(f), "-m", "IvyBridgeEP_E5-2690v2", "-D", "N=1000", *args])
+    except SystemExit as exc:  # argparse choices
+        rc = exc.code
+    err = capsys.readouterr().err
+    _check(rc, err, needle)

@@ -5,18 +5,33 @@ The kernel's loop nest is run through the compiled simulator
 ways, line size, replacement policy, write-allocate, write-back or
 write-through, inclusive / non-inclusive / victim levels; shared levels split
 among ``cores`` as for layer conditions). Arrays are placed in declaration
-order at ``alignment`` (default: page, 4096 B) plus ``padding`` bytes, so
+order at ``alignment`` (default: page, 4096 B), array i shifted by i x ``padding`` bytes, so
 associativity conflicts between arrays and rows appear as on real machines.
 
-Steady state as the paper describes: the nest is swept (repeatedly, as a
-benchmark would) until the last level has taken in as many lines as it holds
-(or a whole sweep fits in the caches), then statistics are counted only in
-windows of whole cache lines of the written array, aligned to line
-boundaries, ``margin`` iterations away from the row ends and outside the
-first and last trip of every outer loop, until ``target_units`` units of work
-(cache lines of the written array) have been measured. Results are returned
-per unit of work in the same :class:`~loopmodel.predictors.traffic.TrafficPrediction`
-structure as layer conditions.
+Steady state as the paper describes (§2.4.1: warm up, then count a precise
+window aligned to cache lines and array edges), with these choices:
+
+* Warm-up is bounded by what the caches can hold, not by the arrays: it ends
+  when the last level has taken in twice its capacity in lines within the
+  current sweep (once to fill it, once more so that the lines it evicts, clean
+  and dirty, were touched in steady state). Large data sets start the first
+  sweep at the middle trip of the outermost loop, away from the array edges.
+  If a whole sweep supplies fewer lines (a small data set), its steady state
+  is periodic with the sweep (the kernel is assumed to run repeatedly, as in a
+  benchmark): the next sweep is measured whole.
+* Long rows (1D kernels): one window of whole cache lines of the written array
+  inside a row, at least two lines away from the row ends.
+* Short rows (multi-dimensional kernels): whole rows, from the first
+  line-aligned iteration of a row to the same point of a later row. Windows
+  inside rows would sample the evictions (which belong to lines touched one
+  cache capacity earlier) at a biased phase of the row period.
+* Per unit of work = per cache line of the written array touched in the
+  window, so that the partial lines at row ends count as they do for layer
+  conditions (non-unit stride: per ``iterations_per_unit`` iterations).
+
+Results come in the same
+:class:`~loopmodel.predictors.traffic.TrafficPrediction` structure as layer
+conditions.
 """
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ double u1[N][N][N], d1[N][N][N], xx[N][N][N], xy[N][N][N], xz[N][N][N];
 double c1, c2, d, dth;
 
 #pragma omp parallel for private(d) schedule(static)
-for (int k = 2; k <= N-1; k++)
-    for (int j = 2; j <= N-1; j++)
-        for (int i = 2; i <= N-1; i++) {
+for (int k = 2; k <= N-2; k++)
+    for (int j = 2; j <= N-2; j++)
+        for (int i = 2; i <= N-2; i++) {
             d = 0.25*(d1[ k ][j][i] + d1[ k ][j-1][i]
                     + d1[k-1][j][i] + d1[k-1][j-1][i]);
             u1[k][j][i] = u1[k][j][i] + (dth/d)

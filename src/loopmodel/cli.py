@@ -2,6 +2,7 @@
 
     loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline] [--json]
     loopmodel machine list | show NAME | convert KERNCRAFT.yml [-o OUT.yml]
+    loopmodel codegen KERNEL [-D N=1000]
 """
 from __future__ import annotations
 
@@ -60,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
 
+    cg = sub.add_parser("codegen", help="print the compilable C program loopmodel builds around a kernel")
+    cg.add_argument("kernel", help="C kernel file")
+    cg.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="size constant (one value each)")
+
     mch = sub.add_parser("machine", help="list, show or convert machine models")
     msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
     msub.add_parser("list", help="list built-in machine models")
@@ -83,6 +89,8 @@ def main(argv=None) -> int:
             return cmd_analyze(args)
         if args.command == "machine":
             return cmd_machine(args, parser)
+        if args.command == "codegen":
+            return cmd_codegen(args)
         parser.print_help()
         return 2
     except LoopmodelError as exc:
@@ -169,6 +177,25 @@ def cmd_analyze(args) -> int:
         render(results[0], console, args.unit, args.verbose)
     else:
         render_sweep(results, console, args.unit)
+    return 0
+
+
+def cmd_codegen(args) -> int:
+    from .compiled.codegen import generate_c
+    from .errors import DefineError
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+
+    kernel, defaults = parse_kernel_file(args.kernel)
+    points = expand(args.define, defaults)
+    if len(points) != 1:
+        raise DefineError("codegen takes one value per size constant, not a range")
+    missing = kernel.free_constants(points[0])
+    if missing:
+        raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
+    with open(args.kernel, encoding="utf-8") as fh:
+        text = fh.read()
+    sys.stdout.write(generate_c(kernel, text, points[0]))
     return 0
 
 

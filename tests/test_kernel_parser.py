@@ -79,8 +79,8 @@ def test_uxx_pragma_and_div():
     assert k.pragmas == ("omp parallel for private(d) schedule(static)",)
     assert k.operations["DIV"] == 1
     assert len(k.reads) == 17 and [a.array for a in k.writes] == ["u1"]
-    # k <= N-1 is normalised to k < N
-    assert all(lp.stop == N for lp in k.loops)
+    # k <= N-2 is normalised to k < N-1
+    assert all(lp.stop == N - 1 for lp in k.loops)
     assert all(lp.start == Poly.const(2) for lp in k.loops)
 
 

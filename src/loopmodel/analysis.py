@@ -7,6 +7,7 @@ the symbolic work.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from .errors import DefineError, ModelError
@@ -36,6 +37,12 @@ class Options:
             they do not apply) or ``"sim"`` (cache simulation).
         array_alignment, array_padding: array placement for simulation (bytes).
         nt_stores: simulate stores to write-only arrays as non-temporal.
+        incore: ``"auto"`` (llvm-mca on the compiled kernel where available,
+            else analytic), ``"llvm-mca"`` or ``"analytic"``.
+        compiler, compiler_flags, asm_block, pointer_increment: for the
+            compiled in-core analysis (None: machine model / heuristics).
+        use_cache: read and write the per-user cache of compiled analyses.
+        kernel_text: the kernel file's text (needed by compiled analyses).
     """
 
     models: tuple = MODELS
@@ -49,6 +56,13 @@ class Options:
     array_alignment: int = 4096
     array_padding: int = 0
     nt_stores: bool = False
+    incore: str = "analytic"
+    compiler: str | None = None
+    compiler_flags: str | None = None
+    asm_block: str | None = None
+    pointer_increment: float | None = None
+    use_cache: bool = True
+    kernel_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,7 @@ class AnalysisResult:
     lc_variable: str | None
     notes: tuple = field(default=())
     simulation: SimulationInfo | None = None
+    compiled: object = None
 
 
 class Analyzer:
@@ -114,10 +129,13 @@ class Analyzer:
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")
-        if self._incore is None:
-            self._incore = analytic_incore(self.kernel, self.machine, traffic.iterations_per_unit,
-                                           opt.vectorize, opt.reassociate)
-        incore = self._incore
+        if opt.incore == "analytic" or opt.kernel_text is None:
+            if self._incore is None:
+                self._incore = analytic_incore(self.kernel, self.machine, traffic.iterations_per_unit,
+                                               opt.vectorize, opt.reassociate)
+            incore, compiled = self._incore, None
+        else:
+            incore, compiled = self._compiled_incore(defines, traffic.iterations_per_unit)
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth) if "ECM" in opt.models else None
         roof = None
         notes += list(traffic.notes) + list(incore.notes)
@@ -131,4 +149,21 @@ class Analyzer:
                     raise
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         return AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
-                              incore, ecm, roof, lc_var, tuple(notes), sim_info)
+                              incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled)
+
+    def _compiled_incore(self, defines, it_per_unit):
+        """llvm-mca on the compiled kernel; with ``incore='auto'`` analytic if that is not possible."""
+        from .compiled.incore import compiled_incore
+        from .errors import ToolError
+
+        opt = self.options
+        try:
+            return compiled_incore(self.kernel, opt.kernel_text, self.machine, defines, it_per_unit, "llvm-mca",
+                                   opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
+                                   opt.use_cache)
+        except ToolError as exc:
+            if opt.incore != "auto":
+                raise
+            res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, opt.reassociate)
+            return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
+                                                               f"({exc.message}); analytic model used",)), None

@@ -55,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
                    help="cache simulation: array i (declaration order) starts i times this many bytes after its "
                         "aligned position (default '0 B')")
+    a.add_argument("--incore", choices=("auto", "llvm-mca", "analytic"), default="analytic",
+                   help="in-core time from the analytic model (default) or from llvm-mca on the compiled "
+                        "kernel (auto: llvm-mca where available, else analytic)")
+    a.add_argument("--compiler", help="compiler for the in-core analysis (default: gcc, or the cross compiler)")
+    a.add_argument("--compiler-flags", metavar="FLAGS", help="override the machine model's compiler flags")
+    a.add_argument("--asm-block", metavar="LABEL", help="analyze the assembly loop at this label")
+    a.add_argument("--pointer-increment", metavar="BYTES", type=int,
+                   help="bytes the loop's pointers advance per pass of the assembly loop")
+    a.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
     a.add_argument("--nt-stores", action="store_true",
                    help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
     a.add_argument("--json", action="store_true", help="print one JSON document (a list for -D ranges)")
@@ -147,7 +156,10 @@ def cmd_analyze(args) -> int:
     opts = Options(models=models, cores=args.cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
-                   nt_stores=args.nt_stores)
+                   nt_stores=args.nt_stores, incore="analytic" if args.scalar else args.incore,
+                   compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
+                   pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
+                   kernel_text=_read_text(args.kernel))
     analyzer = Analyzer(kernel, machine, opts)
     results = []
     if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
@@ -178,6 +190,11 @@ def cmd_analyze(args) -> int:
     else:
         render_sweep(results, console, args.unit)
     return 0
+
+
+def _read_text(path):
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
 
 
 def cmd_codegen(args) -> int:

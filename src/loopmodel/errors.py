@@ -55,3 +55,7 @@ class DefineError(LoopmodelError):
 
 class ModelError(LoopmodelError):
     """A model cannot be applied to this kernel/machine combination."""
+
+
+class ToolError(LoopmodelError):
+    """An external tool (compiler, analyzer) is missing or failed."""

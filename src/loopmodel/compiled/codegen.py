@@ -12,6 +12,8 @@ from __future__ import annotations
 from .. import __version__
 
 OPAQUE = "loopmodel_opaque"
+MARK_START = "LOOPMODEL KERNEL START"
+MARK_END = "LOOPMODEL KERNEL END"
 
 
 def kernel_loop_text(kernel, text: str) -> str:
@@ -60,8 +62,10 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True) -> st
         out.append(f"    {sc.ctype} {name} = ({sc.ctype})(argc + {n + 1}) / 3;")
     out.append("    long reps = argc > 1 ? atol(argv[1]) : 1;" if repetitions else "    long reps = 1;")
     out.append("    for (long rep = 0; rep < reps; ++rep) {")
+    out.append(f'        __asm__ volatile("# {MARK_START}");  /* marks the kernel in the assembly */')
     for line in kernel_loop_text(kernel, text).rstrip("\n").split("\n"):
         out.append(("        " + line) if line.strip() else "")
+    out.append(f'        __asm__ volatile("# {MARK_END}");')
     keep = [name for name in kernel.arrays] + [f"&{s}" for s in kernel.scalars]
     out.append("        if (argc > 1000) {  /* never true: the compiler must assume the data is used */")
     for k in keep:

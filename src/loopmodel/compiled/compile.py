@@ -1,0 +1,81 @@
+"""Compiling the generated program to assembly with the machine model's compiler and flags.
+
+Compiler choice: ``--compiler`` if given, else ``gcc`` (``aarch64-linux-gnu-gcc`` for an
+AArch64 machine model on another host). Flags: ``--compiler-flags`` if given, else the
+machine model's ``compiler`` entry for that compiler, with link-only flags (``-l...``)
+dropped. Errors are one line (:class:`~loopmodel.errors.ToolError`).
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from ..errors import ToolError
+
+
+@dataclass(frozen=True)
+class CompilerChoice:
+    """Compiler command and flags (list of str)."""
+
+    command: str
+    flags: tuple
+    version: str
+
+
+def _host_isa() -> str:
+    m = platform.machine().lower()
+    return "aarch64" if m in ("aarch64", "arm64") else "x86"
+
+
+def choose_compiler(machine, compiler: str | None = None, flags: str | None = None) -> CompilerChoice:
+    """The compiler and flags for ``machine``.
+
+    Raises:
+        ToolError: the compiler is not installed (the message says how to get it).
+    """
+    isa = (machine.isa or "x86").lower()
+    cross = isa in ("aarch64", "arm64", "arm") and _host_isa() != "aarch64"
+    cmd = compiler or ("aarch64-linux-gnu-gcc" if cross else "gcc")
+    family = "clang" if "clang" in os.path.basename(cmd) else ("icc" if "icc" in cmd or "icx" in cmd else "gcc")
+    if flags is None:
+        flags = machine.compiler.get(family) or machine.compiler.get("gcc") or "-O3"
+    parts = tuple(f for f in shlex.split(flags) if not f.startswith("-l"))
+    path = shutil.which(cmd)
+    if path is None:
+        hint = (" (install Debian's gcc-aarch64-linux-gnu to analyze AArch64 machines on this host)"
+                if cmd.startswith("aarch64-") else "")
+        raise ToolError(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
+    try:
+        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+    except (OSError, subprocess.TimeoutExpired):
+        ver = "unknown"
+    return CompilerChoice(cmd, parts, ver)
+
+
+def compile_to_assembly(c_source: str, choice: CompilerChoice) -> str:
+    """Assembly text of ``c_source`` (compiled with ``-S``).
+
+    Raises:
+        ToolError: the compiler failed (its first error line is given).
+    """
+    with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
+        src = os.path.join(d, "kernel.c")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write(c_source)
+        out = os.path.join(d, "kernel.s")
+        cmd = [choice.command, *choice.flags, "-S", "-o", out, src]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            raise ToolError(f"{choice.command} did not finish within 120 s") from None
+        if p.returncode != 0:
+            errs = [ln for ln in p.stderr.splitlines() if "error" in ln] or p.stderr.splitlines() or ["(no output)"]
+            raise ToolError(f"{choice.command} failed ({' '.join(shlex.quote(c) for c in choice.flags)}): "
+                            f"{errs[0].replace(src, 'kernel.c')}")
+        with open(out, encoding="utf-8") as fh:
+            return fh.read()

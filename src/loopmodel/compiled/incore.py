@@ -1,0 +1,137 @@
+"""In-core time of the compiled kernel (ECM T_OL / T_nOL from an analyzer).
+
+Pipeline (issue #4): generate the program (:mod:`.codegen`), compile it with the machine
+model's compiler (:mod:`.compile`), find the kernel's loop block (:mod:`.asm`), analyze
+it (:mod:`.llvm_mca`), and map per-port cycles to the ECM's contributions with the
+machine model's ``in_core.analyzer_ports``: T_nOL = the largest pressure on a
+non-overlapping (load/store data) port, T_OL = the largest pressure on the other
+overlapping ports (kerncraft-tool-paper.txt §2.3, cross-architecture paper §3.4.1). A
+simulated time per pass more than 10 % above the block's throughput bound means a
+loop-carried dependency limits the loop: it then becomes T_OL.
+
+Units: analyzers report cycles per pass of the assembly loop; one pass performs
+``u`` iterations of the kernel's inner loop, one unit of work (a cache line of the
+written array) ``it_per_cl`` iterations, so cy/CL = (cy/pass) / u * it_per_cl and
+cy/it = (cy/pass) / u.
+
+All artefacts are cached per user (:mod:`loopmodel.cache`), keyed by everything that
+affects them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import cache
+from ..errors import ToolError
+from ..models.incore import InCoreResult
+
+
+@dataclass(frozen=True)
+class CompiledInCore:
+    """What the compiled analysis used and found (for the report)."""
+
+    analyzer: str
+    analyzer_version: str
+    compiler: str
+    compiler_version: str
+    flags: tuple
+    block_label: str
+    block: str
+    iterations_per_pass: float
+    bytes_per_pass: float
+    ports_cy_per_pass: dict
+    block_throughput: float
+    cycles_per_pass: float
+    c_source: str
+
+
+def _stride_bytes(kernel):
+    from ..ir.kernel import coefficient
+
+    idx = kernel.inner_loop.index
+    written = set(kernel.written_arrays)
+    cands = [a for a in list(kernel.writes) + list(kernel.reads) if not coefficient(a.offset, idx).is_zero()]
+    cands.sort(key=lambda a: a.array not in written)
+    if not cands:
+        raise ToolError("no array moves with the inner loop: nothing to measure the pointer increment against")
+    a = cands[0]
+    c = coefficient(a.offset, idx)
+    if not c.is_constant():
+        raise ToolError(f"'{a}' has a size-dependent stride; give --pointer-increment")
+    return abs(float(c.constant_value()) * kernel.inner_loop.step) * kernel.arrays[a.array].element_size
+
+
+def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations_per_unit: float,
+                    analyzer: str = "llvm-mca", compiler: str | None = None, flags: str | None = None,
+                    asm_block: str | None = None, pointer_increment: float | None = None,
+                    use_cache: bool = True):
+    """T_OL and T_nOL of the compiled kernel.
+
+    Returns:
+        ``(InCoreResult, CompiledInCore)`` with T_OL/T_nOL in cy/CL.
+
+    Raises:
+        ToolError: compiler or analyzer missing or failing, loop not found (one line).
+    """
+    from . import llvm_mca
+    from .asm import find_kernel_block
+    from .codegen import generate_c
+    from .compile import choose_compiler, compile_to_assembly
+
+    if analyzer != "llvm-mca":
+        raise ToolError(f"analyzer '{analyzer}' is not available (choose llvm-mca or analytic)")
+    cpu = machine.in_core.llvm_mca_cpu
+    if not cpu:
+        raise ToolError(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu)")
+    mca = llvm_mca.find_llvm_mca()
+    if mca is None:
+        raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
+    choice = choose_compiler(machine, compiler, flags)
+    src = generate_c(kernel, kernel_text, defines)
+    aarch64 = (machine.isa or "").lower() in ("aarch64", "arm64")
+    mca_version = llvm_mca.version(mca)
+    key = cache.make_key("compiled-incore-v1", src, choice.command, choice.version, choice.flags, mca,
+                         mca_version, cpu, asm_block, pointer_increment, aarch64)
+    hit = cache.load("incore", key) if use_cache else None
+    if isinstance(hit, CompiledInCore):
+        info = hit
+    else:
+        asm = compile_to_assembly(src, choice)
+        block = find_kernel_block(asm, _stride_bytes(kernel), aarch64, asm_block, pointer_increment)
+        rep = llvm_mca.run(block.text, cpu, mca, aarch64)
+        info = CompiledInCore("llvm-mca", mca_version, choice.command, choice.version, choice.flags, block.label,
+                              block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
+                              rep.block_throughput, rep.cycles_per_pass, src)
+        if use_cache:
+            cache.store("incore", key, info)
+    return to_incore_result(info, machine, iterations_per_unit), info
+
+
+def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float) -> InCoreResult:
+    """Map per-port cycles per pass to T_OL / T_nOL in cy/CL (see module docstring)."""
+    ports = machine.in_core.analyzer_ports.get(info.analyzer, {})
+    non = set(ports.get("non_overlapping", []))
+    over = set(ports.get("overlapping", [])) - non
+    notes = []
+    if not ports:
+        notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping")
+        over = set(info.ports_cy_per_pass)
+    per_cl = iterations_per_unit / info.iterations_per_pass
+    t_nol = max((v for k, v in info.ports_cy_per_pass.items() if k in non), default=0.0) * per_cl
+    t_ol = max((v for k, v in info.ports_cy_per_pass.items() if k in over), default=0.0) * per_cl
+    comps = {k: v * per_cl for k, v in sorted(info.ports_cy_per_pass.items())}
+    dependency = 0.0
+    if info.cycles_per_pass > 1.1 * info.block_throughput:
+        dependency = info.cycles_per_pass / info.iterations_per_pass
+        if info.cycles_per_pass * per_cl > t_ol:
+            t_ol = info.cycles_per_pass * per_cl
+            notes.append(f"latency-bound: {info.cycles_per_pass:.2f} cy per pass simulated vs "
+                         f"{info.block_throughput:.2f} cy throughput bound (loop-carried or long dependency "
+                         "chains); T_OL is the simulated time")
+    comps["block throughput"] = info.block_throughput * per_cl
+    comps["simulated"] = info.cycles_per_pass * per_cl
+    notes.append(f"in-core from {info.analyzer} {info.analyzer_version} on block {info.block_label} "
+                 f"({info.iterations_per_pass:g} it per pass, {info.bytes_per_pass:g} B pointer increment), "
+                 f"compiled with {info.compiler} {' '.join(info.flags)}")
+    return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
+                        tuple(notes))

@@ -162,6 +162,18 @@ def test_cli_llvm_mca_json():
     assert doc["incore"]["source"] == "llvm-mca"
     assert doc["ecm"]["T_nOL"] == pytest.approx(9.0, abs=0.5)  # 18 loads of 16 B per CL on 2 ports: 9 cy
     assert any("in-core from llvm-mca" in n for n in doc["notes"])
+    ci = doc["incore"]["compiled"]
+    assert ci["iterations_per_pass"] == 4 and ci["pointer_increment_B"] == 32
+    assert ci["block"].rstrip().split("\n")[-1].startswith("jne")
+    # cy/CL from cy/pass: divide by iterations per pass, multiply by iterations per CL (8)
+    assert doc["ecm"]["T_nOL"] == pytest.approx(max(ci["ports_cy_per_pass"]["SBPort23"], 0) / 4 * 8)
+
+
+@needs_tools
+def test_verbose_prints_port_table():
+    p = run_cli("analyze", KERNELS / "triad.c", "-m", SKX, "-D", "N=1000", "--incore", "llvm-mca", "-p", "ECM", "-v")
+    assert p.returncode == 0, p.stderr
+    assert "Port pressure (llvm-mca" in p.stdout and "SKXPort0" in p.stdout and "loop block:" in p.stdout
 
 
 def test_auto_falls_back_to_analytic_without_llvm_mca(monkeypatch):

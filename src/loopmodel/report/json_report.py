@@ -87,6 +87,15 @@ def to_dict(res) -> dict:
     doc["incore"] = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
                      "simd_lanes": ic.lanes, "components": dict(ic.components),
                      "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
+    if res.compiled is not None:
+        ci = res.compiled
+        doc["incore"]["compiled"] = {
+            "analyzer": ci.analyzer, "analyzer_version": ci.analyzer_version, "compiler": ci.compiler,
+            "compiler_version": ci.compiler_version, "flags": list(ci.flags), "block_label": ci.block_label,
+            "block": ci.block, "iterations_per_pass": ci.iterations_per_pass,
+            "pointer_increment_B": ci.bytes_per_pass, "ports_cy_per_pass": dict(ci.ports_cy_per_pass),
+            "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
+        }
     if res.ecm:
         e = res.ecm
         doc["ecm"] = {

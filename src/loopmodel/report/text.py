@@ -108,6 +108,8 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         if verbose:
             comps = ", ".join(f"{n} = {v:.2f}" for n, v in ic.components.items())
             console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
+            if res.compiled is not None:
+                _port_table(res, console)
             for c in e.contributions:
                 bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
                 console.print(f"  T_{c.name} = {c.cycles:.2f} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} B out "
@@ -179,3 +181,25 @@ def render_sweep(results, console, unit: str = "cy/CL"):
         row.append(" ".join(f"{_DIM.get(lv.states[lv.selected].dimension, '-')}" for lv in r.lc_levels))
         t.add_row(*row)
     console.print(t)
+
+
+def _port_table(res, console) -> None:
+    """Port pressure of the compiled loop block (cy per pass and cy/CL) and the block itself."""
+    from rich.table import Table
+
+    ci = res.compiled
+    ports = res.machine.in_core.analyzer_ports.get(ci.analyzer, {})
+    non = set(ports.get("non_overlapping", []))
+    per_cl = res.traffic.iterations_per_unit / ci.iterations_per_pass
+    t = Table(title=f"Port pressure ({ci.analyzer} {ci.analyzer_version}, block {ci.block_label}, "
+                    f"{ci.iterations_per_pass:g} it per pass)", title_justify="left")
+    for col in ("port", "cy/pass", "cy/CL", "role"):
+        t.add_column(col, justify="left" if col in ("port", "role") else "right")
+    for name, v in sorted(ci.ports_cy_per_pass.items()):
+        t.add_row(name, f"{v:.2f}", f"{v * per_cl:.2f}", "non-overlapping (T_nOL)" if name in non else "T_OL")
+    t.add_row("block throughput", f"{ci.block_throughput:.2f}", f"{ci.block_throughput * per_cl:.2f}", "")
+    t.add_row("simulated", f"{ci.cycles_per_pass:.2f}", f"{ci.cycles_per_pass * per_cl:.2f}", "")
+    console.print(t)
+    console.print(f"compiled with {ci.compiler} {' '.join(ci.flags)}; loop block:")
+    for ln in ci.block.rstrip("\n").split("\n"):
+        console.print("    " + ln, markup=False, highlight=False)

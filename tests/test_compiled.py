@@ -185,3 +185,28 @@ def test_auto_falls_back_to_analytic_without_llvm_mca(monkeypatch):
     r = analyze("triad.c", SNB, {"N": 1000}, incore="auto", kernel_text=text)
     assert r.incore.source == "analytic"
     assert any("llvm-mca not found" in n for n in r.notes)
+
+
+needs_osaca = pytest.mark.skipif(shutil.which("gcc") is None or not __import__(
+    "loopmodel.compiled.osaca_backend", fromlist=["x"]).available(), reason="gcc and OSACA needed")
+
+
+@needs_osaca
+def test_osaca_backend_ports():
+    """2D 5-pt on SNB, AVX as 2x16 B halves: 9 loads of 16 B per pass -> 4.5 cy on the 2 AGUs and 3.5 cy
+    on the load data ports 2D/3D ('non_overlapping' in the machine model) -> T_nOL = 3.5 / 4 * 8 = 7 cy/CL."""
+    m = load_machine(SNB)
+    k, text = _k("2d-5pt.c")
+    r, info = compiled_incore(k, text, m, SIZES["2d-5pt.c"], 8, "osaca", use_cache=False)
+    assert info.analyzer == "osaca" and info.iterations_per_pass == 4
+    assert info.ports_cy_per_pass["2D"] == 3.5 and info.ports_cy_per_pass["2"] == 4.5
+    assert r.T_nOL == 7.0 and r.T_OL == 9.0
+
+
+def test_osaca_needs_a_known_architecture():
+    from loopmodel.compiled.osaca_backend import arch_for
+    m = load_machine(SNB)
+    assert arch_for(m) == "SNB"
+    odd = dataclasses.replace(m, in_core=dataclasses.replace(m.in_core, llvm_mca_cpu="pentium4"))
+    with pytest.raises(ToolError, match="no OSACA architecture"):
+        arch_for(odd)

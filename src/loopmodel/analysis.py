@@ -37,8 +37,8 @@ class Options:
             they do not apply) or ``"sim"`` (cache simulation).
         array_alignment, array_padding: array placement for simulation (bytes).
         nt_stores: simulate stores to write-only arrays as non-temporal.
-        incore: ``"auto"`` (llvm-mca on the compiled kernel where available,
-            else analytic), ``"llvm-mca"`` or ``"analytic"``.
+        incore: ``"analytic"``, ``"llvm-mca"``, ``"osaca"`` or ``"auto"`` (the
+            first analyzer that works for the machine, analytic as last resort).
         compiler, compiler_flags, asm_block, pointer_increment: for the
             compiled in-core analysis (None: machine model / heuristics).
         use_cache: read and write the per-user cache of compiled analyses.
@@ -152,18 +152,22 @@ class Analyzer:
                               incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled)
 
     def _compiled_incore(self, defines, it_per_unit):
-        """llvm-mca on the compiled kernel; with ``incore='auto'`` analytic if that is not possible."""
+        """llvm-mca or OSACA on the compiled kernel; ``incore='auto'``: llvm-mca, else OSACA, else analytic."""
         from .compiled.incore import compiled_incore
         from .errors import ToolError
 
         opt = self.options
-        try:
-            return compiled_incore(self.kernel, opt.kernel_text, self.machine, defines, it_per_unit, "llvm-mca",
-                                   opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
-                                   opt.use_cache)
-        except ToolError as exc:
-            if opt.incore != "auto":
-                raise
-            res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, opt.reassociate)
-            return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
-                                                               f"({exc.message}); analytic model used",)), None
+        analyzers = ("llvm-mca", "osaca") if opt.incore == "auto" else (opt.incore,)
+        exc = None
+        for analyzer in analyzers:
+            try:
+                return compiled_incore(self.kernel, opt.kernel_text, self.machine, defines, it_per_unit, analyzer,
+                                       opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
+                                       opt.use_cache)
+            except ToolError as e:
+                if opt.incore != "auto":
+                    raise
+                exc = exc or e
+        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, opt.reassociate)
+        return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
+                                                           f"({exc.message}); analytic model used",)), None

@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
                    help="cache simulation: array i (declaration order) starts i times this many bytes after its "
                         "aligned position (default '0 B')")
-    a.add_argument("--incore", choices=("auto", "llvm-mca", "analytic"), default="analytic",
-                   help="in-core time from the analytic model (default) or from llvm-mca on the compiled "
-                        "kernel (auto: llvm-mca where available, else analytic)")
+    a.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="analytic",
+                   help="in-core time from the analytic model (default) or from llvm-mca / OSACA on the "
+                        "compiled kernel (auto: the first that works, else analytic)")
     a.add_argument("--compiler", help="compiler for the in-core analysis (default: gcc, or the cross compiler)")
     a.add_argument("--compiler-flags", metavar="FLAGS", help="override the machine model's compiler flags")
     a.add_argument("--asm-block", metavar="LABEL", help="analyze the assembly loop at this label")

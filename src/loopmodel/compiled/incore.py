@@ -78,28 +78,38 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     from .codegen import generate_c
     from .compile import choose_compiler, compile_to_assembly
 
-    if analyzer != "llvm-mca":
-        raise ToolError(f"analyzer '{analyzer}' is not available (choose llvm-mca or analytic)")
+    from . import osaca_backend
+
     cpu = machine.in_core.llvm_mca_cpu
-    if not cpu:
-        raise ToolError(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu)")
-    mca = llvm_mca.find_llvm_mca()
-    if mca is None:
-        raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
+    if analyzer == "llvm-mca":
+        if not cpu:
+            raise ToolError(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu)")
+        tool = llvm_mca.find_llvm_mca()
+        if tool is None:
+            raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
+        tool_version, target = llvm_mca.version(tool), cpu
+    elif analyzer == "osaca":
+        if not osaca_backend.available():
+            raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca")
+        tool, tool_version, target = "osaca", osaca_backend.version(), osaca_backend.arch_for(machine)
+    else:
+        raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
     choice = choose_compiler(machine, compiler, flags)
     src = generate_c(kernel, kernel_text, defines)
     aarch64 = (machine.isa or "").lower() in ("aarch64", "arm64")
-    mca_version = llvm_mca.version(mca)
-    key = cache.make_key("compiled-incore-v1", src, choice.command, choice.version, choice.flags, mca,
-                         mca_version, cpu, asm_block, pointer_increment, aarch64)
+    key = cache.make_key("compiled-incore-v1", analyzer, src, choice.command, choice.version, choice.flags, tool,
+                         tool_version, target, asm_block, pointer_increment, aarch64)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
         info = hit
     else:
         asm = compile_to_assembly(src, choice)
         block = find_kernel_block(asm, _stride_bytes(kernel), aarch64, asm_block, pointer_increment)
-        rep = llvm_mca.run(block.text, cpu, mca, aarch64)
-        info = CompiledInCore("llvm-mca", mca_version, choice.command, choice.version, choice.flags, block.label,
+        if analyzer == "llvm-mca":
+            rep = llvm_mca.run(block.text, cpu, tool, aarch64)
+        else:
+            rep = osaca_backend.run(block.text, target, aarch64)
+        info = CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
                               block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
                               rep.block_throughput, rep.cycles_per_pass, src)
         if use_cache:

@@ -1,0 +1,78 @@
+"""OSACA back-end (optional extra ``pip install loopmodel[osaca]``; AGPL, imported lazily).
+
+Runs OSACA's Python API on the kernel's loop block: per-port pressure of the optimal
+schedule (cycles per pass), the longest loop-carried dependency and the critical path.
+"""
+from __future__ import annotations
+
+from ..errors import ToolError
+from .llvm_mca import PortReport
+
+#: loopmodel machine-model micro-architecture -> OSACA architecture code
+ARCH = {"sandybridge": "SNB", "ivybridge": "IVB", "haswell": "HSW", "broadwell": "BDW", "skylake": "SKL",
+        "skylake-avx512": "SKX", "cascadelake": "CSX", "icelake-server": "ICX", "znver1": "ZEN1",
+        "znver2": "ZEN2", "znver3": "ZEN3", "thunderx2t99": "TX2", "a64fx": "A64FX", "neoverse-n1": "N1"}
+
+
+def available() -> bool:
+    try:
+        import osaca  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def version() -> str:
+    try:
+        import osaca
+        return getattr(osaca, "__version__", "unknown")
+    except ImportError:
+        return "not installed"
+
+
+def arch_for(machine) -> str:
+    """OSACA's architecture code for ``machine`` (from ``in_core.llvm_mca_cpu``)."""
+    cpu = (machine.in_core.llvm_mca_cpu or "").lower()
+    if cpu in ARCH:
+        return ARCH[cpu]
+    raise ToolError(f"no OSACA architecture known for machine model '{machine.name}' (llvm_mca_cpu '{cpu}')")
+
+
+def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
+    """Analyze ``block_text`` with OSACA for ``arch``.
+
+    Returns:
+        :class:`~loopmodel.compiled.llvm_mca.PortReport`: ports in cy per pass, the
+        throughput bound (largest port pressure) and, as ``cycles_per_pass``, the larger of
+        that bound and the longest loop-carried dependency.
+
+    Raises:
+        ToolError: OSACA missing or failing (one line).
+    """
+    try:
+        from osaca.parser import ParserAArch64, ParserX86ATT
+        from osaca.semantics import ArchSemantics, KernelDG, MachineModel
+    except ImportError:
+        raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca") from None
+    try:
+        parser = ParserAArch64() if aarch64 else ParserX86ATT()
+        kernel = parser.parse_file(block_text)
+        mm = MachineModel(arch=arch)
+        sem = ArchSemantics(parser, mm)
+        sem.normalize_instruction_forms(kernel)
+        sem.add_semantics(kernel)
+        sem.assign_optimal_throughput(kernel)
+        tp = ArchSemantics.get_throughput_sum(kernel) or kernel[0].port_pressure
+        dg = KernelDG(kernel, parser, mm, sem)
+        deps = dg.get_loopcarried_dependencies()
+        lcd = max((d["latency"] for d in deps.values()), default=0.0) if deps else 0.0
+    except ToolError:
+        raise
+    except Exception as exc:  # OSACA raises many kinds; the user gets one line
+        raise ToolError(f"OSACA failed ({arch}): {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
+            from None
+    ports: dict = {}
+    for name, v in zip(mm.get_ports(), tp):
+        ports[str(name)] = max(ports.get(str(name), 0.0), float(v))
+    bound = max(ports.values(), default=0.0)
+    return PortReport(ports, bound, max(bound, float(lcd)), f"OSACA {version()} {arch}")

@@ -180,7 +180,9 @@ def test_auto_falls_back_to_analytic_without_llvm_mca(monkeypatch):
     from helpers import analyze
 
     import loopmodel.compiled.llvm_mca as lm
+    import loopmodel.compiled.osaca_backend as ob
     monkeypatch.setattr(lm, "find_llvm_mca", lambda: None)
+    monkeypatch.setattr(ob, "available", lambda: False)
     k, text = _k("triad.c")
     r = analyze("triad.c", SNB, {"N": 1000}, incore="auto", kernel_text=text)
     assert r.incore.source == "analytic"

@@ -43,6 +43,11 @@ for _u in UNITS:
 if (REFERENCE_MACHINES / f"{IVB}.yml").is_file():
     COMMANDS["kerncraft_file"] = ["analyze", LR, "-m", REFERENCE_MACHINES / f"{IVB}.yml", "-D", "M=130",
                                   "-D", "N=1015", "-p", "LC"]
+# This module checks the analytic in-core model (the paper's numbers); the default, --incore auto,
+# would use llvm-mca or OSACA where installed (tests/test_compiled.py).
+for _args in COMMANDS.values():
+    if _args and _args[0] == "analyze":
+        _args += ["--incore", "analytic"]
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,8 @@ from .predictors.simulation import SimulationInfo, SimulationPredictor
 from .predictors.traffic import TrafficPrediction
 
 MODELS = ("LC", "ECM", "Roofline")
+#: every model; RooflineASM (CPU roof from the compiled block) only on request
+ALL_MODELS = MODELS + ("RooflineASM",)
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class Options:
     """Analysis options.
 
     Attributes:
-        models: subset of :data:`MODELS`.
+        models: subset of :data:`ALL_MODELS`.
         cores: active cores (shared caches divided; multicore prediction).
         cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule).
         vectorize: use SIMD in the analytic in-core model.
@@ -41,6 +43,8 @@ class Options:
             first analyzer that works for the machine, analytic as last resort).
         compiler, compiler_flags, asm_block, pointer_increment: for the
             compiled in-core analysis (None: machine model / heuristics).
+        incore_defines: sizes at which the compiled in-core analysis is done (None:
+            each point's own; a sweep passes one point so that it compiles once).
         use_cache: read and write the per-user cache of compiled analyses.
         kernel_text: the kernel file's text (needed by compiled analyses).
     """
@@ -63,6 +67,7 @@ class Options:
     pointer_increment: float | None = None
     use_cache: bool = True
     kernel_text: str | None = None
+    incore_defines: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class AnalysisResult:
     notes: tuple = field(default=())
     simulation: SimulationInfo | None = None
     compiled: object = None
+    roofline_asm: RooflineResult | None = None
 
 
 class Analyzer:
@@ -136,6 +142,18 @@ class Analyzer:
             incore, compiled = self._incore, None
         else:
             incore, compiled = self._compiled_incore(defines, traffic.iterations_per_unit)
+        roof_asm = None
+        if "RooflineASM" in opt.models:
+            asm_incore, asm_compiled = incore, compiled
+            if compiled is None:
+                if opt.kernel_text is None:
+                    raise ModelError("RooflineASM needs the kernel's source text (compiled in-core analysis)")
+                asm_incore, asm_compiled = self._compiled_incore(defines, traffic.iterations_per_unit,
+                                                                 "auto" if opt.incore == "analytic" else opt.incore)
+                if asm_compiled is None:
+                    raise ModelError("RooflineASM needs llvm-mca or OSACA: " + asm_incore.notes[-1])
+            roof_asm = roofline_model(self.kernel, traffic, asm_incore, self.machine, opt.cores, cpu_from_block=True)
+            compiled = compiled or asm_compiled
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth) if "ECM" in opt.models else None
         roof = None
         notes += list(traffic.notes) + list(incore.notes)
@@ -149,23 +167,30 @@ class Analyzer:
                     raise
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         return AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
-                              incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled)
+                              incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
 
-    def _compiled_incore(self, defines, it_per_unit):
+    def _compiled_incore(self, defines, it_per_unit, mode=None):
         """llvm-mca or OSACA on the compiled kernel; ``incore='auto'``: llvm-mca, else OSACA, else analytic."""
         from .compiled.incore import compiled_incore
         from .errors import ToolError
 
         opt = self.options
-        analyzers = ("llvm-mca", "osaca") if opt.incore == "auto" else (opt.incore,)
+        mode = mode or opt.incore
+        at = opt.incore_defines or defines
+        analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
         exc = None
         for analyzer in analyzers:
             try:
-                return compiled_incore(self.kernel, opt.kernel_text, self.machine, defines, it_per_unit, analyzer,
-                                       opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
-                                       opt.use_cache)
+                res, info = compiled_incore(self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer,
+                                            opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
+                                            opt.use_cache)
+                if opt.incore_defines and opt.incore_defines != defines:
+                    sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
+                    res = dataclasses.replace(res, notes=res.notes + (
+                        f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",))
+                return res, info
             except ToolError as e:
-                if opt.incore != "auto":
+                if mode != "auto":
                     raise
                 exc = exc or e
         res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, opt.reassociate)

@@ -1,6 +1,6 @@
 """Command line: parses arguments and calls the library; no model logic here.
 
-    loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline] [--json]
+    loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline -p RooflineASM] [--json]
     loopmodel machine list | show NAME | convert KERNCRAFT.yml [-o OUT.yml]
     loopmodel codegen KERNEL [-D N=1000]
 """
@@ -13,7 +13,7 @@ import sys
 from . import __version__
 from .errors import LoopmodelError
 
-MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC"}
+MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC", "rooflineasm": "RooflineASM"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size constant: N=1000, N=100:2000:100 (stop included), or Kerncraft's "
                         "'N 1000' / N=10-1000:5[log[10]]")
     a.add_argument("-p", "--pmodel", action="append", default=[], metavar="MODEL",
-                   help="LC, ECM, Roofline (repeatable; default: all three)")
+                   help="LC, ECM, Roofline, RooflineASM (repeatable; default: LC, ECM and Roofline)")
     a.add_argument("--cores", "-c", type=int, default=1, help="active cores (default 1)")
     a.add_argument("--unit", "-u", default="cy/CL", choices=UNITS, help="unit of predictions (default cy/CL)")
     a.add_argument("--cache-factor", type=float, default=1.0,
@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
                    help="cache simulation: array i (declaration order) starts i times this many bytes after its "
                         "aligned position (default '0 B')")
-    a.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="analytic",
-                   help="in-core time from the analytic model (default) or from llvm-mca / OSACA on the "
-                        "compiled kernel (auto: the first that works, else analytic)")
+    a.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="auto",
+                   help="in-core time from llvm-mca or OSACA on the compiled kernel, or from the analytic "
+                        "model (default auto: llvm-mca, else OSACA, else analytic)")
     a.add_argument("--compiler", help="compiler for the in-core analysis (default: gcc, or the cross compiler)")
     a.add_argument("--compiler-flags", metavar="FLAGS", help="override the machine model's compiler flags")
     a.add_argument("--asm-block", metavar="LABEL", help="analyze the assembly loop at this label")
@@ -121,7 +121,7 @@ def _models(names) -> tuple:
     for n in names:
         key = n.lower().replace("-", "").replace("_", "")
         if key not in MODEL_NAMES:
-            raise LoopmodelError(f"unknown model '{n}' (choose LC, ECM, Roofline)")
+            raise LoopmodelError(f"unknown model '{n}' (choose LC, ECM, Roofline, RooflineASM)")
         if MODEL_NAMES[key] not in out:
             out.append(MODEL_NAMES[key])
     return tuple(out)
@@ -159,7 +159,8 @@ def cmd_analyze(args) -> int:
                    nt_stores=args.nt_stores, incore="analytic" if args.scalar else args.incore,
                    compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
-                   kernel_text=_read_text(args.kernel))
+                   kernel_text=_read_text(args.kernel),
+                   incore_defines=_largest(points) if len(points) > 1 else None)
     analyzer = Analyzer(kernel, machine, opts)
     results = []
     if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
@@ -190,6 +191,13 @@ def cmd_analyze(args) -> int:
     else:
         render_sweep(results, console, args.unit)
     return 0
+
+
+def _largest(points: list) -> dict:
+    """The sweep point with the largest problem (compiled once for the whole sweep)."""
+    import math
+
+    return max(points, key=lambda p: math.prod(max(1, v) for v in p.values()) if p else 0)
 
 
 def _read_text(path):

@@ -20,7 +20,8 @@ from .codegen import MARK_END, MARK_START
 
 _LABEL = re.compile(r"^\s*([.\w$]+):")
 _X86_BRANCH = re.compile(r"^\s*(j[a-z]+)\s+([.\w$]+)\s*$")
-_A64_BRANCH = re.compile(r"^\s*(b(?:\.[a-z]+)?|cbn?z|tbn?z)\s+(?:[\w]+\s*,\s*)*(?:#\d+\s*,\s*)?([.\w$]+)\s*$")
+_A64_BRANCH = re.compile(r"^\s*(b(?:\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al))?|cbn?z|tbn?z)\s+"
+                         r"(?:[\w]+\s*,\s*)*(?:#?\d+\s*,\s*)?([.\w$]+)\s*$")
 _VECTOR = re.compile(r"%[xyz]mm\d+|\b[vqdsz]\d+(\.\d*[bhsd])?\b|\bp\d+\b")
 
 
@@ -41,10 +42,13 @@ class AsmBlock:
         return "\n".join(self.lines) + "\n"
 
 
-def _instructions(lines):
+def _instructions(lines, aarch64: bool = False):
     out = []
     for n, raw in lines:
-        s = raw.split("#", 1)[0].split("//", 1)[0].strip() if not raw.strip().startswith("#") else ""
+        if raw.strip().startswith("#"):
+            continue
+        # '#' starts a comment in AT&T syntax but marks immediates on AArch64
+        s = (raw if aarch64 else raw.split("#", 1)[0]).split("//", 1)[0].strip()
         if not s or s.startswith(".") or _LABEL.match(s):
             continue
         out.append((n, s))
@@ -103,10 +107,10 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
         inner = [f for f in found if not any(g is not f and f[1] <= g[1] and g[2] <= f[2] for g in found)]
 
         def score(f):
-            ins = _instructions(enumerate(lines[f[1]:f[2] + 1], f[1]))
+            ins = _instructions(enumerate(lines[f[1]:f[2] + 1], f[1]), aarch64)
             return (sum(1 for _, s in ins if _VECTOR.search(s)), len(ins))
         lab, a, b = max(inner, key=score)
-    ins = _instructions(enumerate(lines[a:b + 1], a))
+    ins = _instructions(enumerate(lines[a:b + 1], a), aarch64)
     text = tuple(s for _, s in ins)
     if pointer_increment is not None:
         bpp, reg = float(pointer_increment), "(given)"
@@ -156,7 +160,7 @@ def _a64_increment(text):
     incs = {}
     post = Counter()
     for s in text:
-        m = re.match(r"(?:add|sub)\s+(x\d+),\s*(x\d+),\s*#(\d+)$", s)
+        m = re.match(r"(?:add|sub)\s+(x\d+),\s*(x\d+),\s*#?(\d+)$", s)
         if m and m.group(1) == m.group(2):
             incs[m.group(1)] = int(m.group(3))
         m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)  # post-index addressing

@@ -3,9 +3,23 @@
 Pipeline (issue #4): generate the program (:mod:`.codegen`), compile it with the machine
 model's compiler (:mod:`.compile`), find the kernel's loop block (:mod:`.asm`), analyze
 it (:mod:`.llvm_mca`), and map per-port cycles to the ECM's contributions with the
-machine model's ``in_core.analyzer_ports``: T_nOL = the largest pressure on a
-non-overlapping (load/store data) port, T_OL = the largest pressure on the other
-overlapping ports (kerncraft-tool-paper.txt §2.3, cross-architecture paper §3.4.1). A
+machine model's ``in_core.analyzer_ports`` (kerncraft-tool-paper.txt §2.3: "T_OL is the
+overlapping time for computations and stores, T_nOL is the time for the loads from
+registers into L1"; cross-architecture paper §3.4.1):
+
+* T_nOL = the largest pressure of *load instructions* on a ``non_overlapping`` (load
+  data) port. OSACA's Intel models list load data (2D/3D) apart from address generation
+  (2/3); llvm-mca's do not (SBPort23 = address + data), so its pressure is attributed per
+  instruction (:mod:`.ports`).
+* T_OL = the largest pressure on an ``overlapping`` port: arithmetic and store data. Our
+  machine files leave the address-generation ports out of this list (Kerncraft's include
+  them): their pressure is mostly the loads' own address uops, already in T_nOL, and the
+  store-address share is where the analyzers' models differ (llvm-mca sends indexed
+  store addresses to Skylake's port 7, which the hardware does not).
+
+llvm-mca pressures are balanced over the ports each instruction used and x86
+compare-and-branch pairs are macro-fused (:mod:`.ports`), so both analyzers report an
+optimal schedule. A
 simulated time per pass more than 10 % above the block's throughput bound means a
 loop-carried dependency limits the loop: it then becomes T_OL.
 
@@ -43,6 +57,8 @@ class CompiledInCore:
     block_throughput: float
     cycles_per_pass: float
     c_source: str
+    instructions: tuple = ()
+    aarch64: bool = False
 
 
 def _stride_bytes(kernel):
@@ -97,7 +113,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     choice = choose_compiler(machine, compiler, flags)
     src = generate_c(kernel, kernel_text, defines)
     aarch64 = (machine.isa or "").lower() in ("aarch64", "arm64")
-    key = cache.make_key("compiled-incore-v1", analyzer, src, choice.command, choice.version, choice.flags, tool,
+    key = cache.make_key("compiled-incore-v2", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
@@ -111,7 +127,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
             rep = osaca_backend.run(block.text, target, aarch64)
         info = CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
                               block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
-                              rep.block_throughput, rep.cycles_per_pass, src)
+                              rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64)
         if use_cache:
             cache.store("incore", key, info)
     return to_incore_result(info, machine, iterations_per_unit), info
@@ -120,16 +136,16 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
 def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float) -> InCoreResult:
     """Map per-port cycles per pass to T_OL / T_nOL in cy/CL (see module docstring)."""
     ports = machine.in_core.analyzer_ports.get(info.analyzer, {})
-    non = set(ports.get("non_overlapping", []))
-    over = set(ports.get("overlapping", [])) - non
+    over, non = port_sets(machine, info.analyzer)
     notes = []
     if not ports:
         notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping")
         over = set(info.ports_cy_per_pass)
     per_cl = iterations_per_unit / info.iterations_per_pass
-    t_nol = max((v for k, v in info.ports_cy_per_pass.items() if k in non), default=0.0) * per_cl
-    t_ol = max((v for k, v in info.ports_cy_per_pass.items() if k in over), default=0.0) * per_cl
-    comps = {k: v * per_cl for k, v in sorted(info.ports_cy_per_pass.items())}
+    allp, loads = effective_ports(info, machine)
+    t_nol = max((v for k, v in loads.items() if k in non), default=0.0) * per_cl
+    t_ol = max((v for k, v in allp.items() if k in over), default=0.0) * per_cl
+    comps = {k: v * per_cl for k, v in sorted(allp.items())}
     dependency = 0.0
     if info.cycles_per_pass > 1.1 * info.block_throughput:
         dependency = info.cycles_per_pass / info.iterations_per_pass
@@ -145,3 +161,40 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float) 
                  f"compiled with {info.compiler} {' '.join(info.flags)}")
     return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
                         tuple(notes))
+
+
+def port_sets(machine, analyzer: str) -> tuple:
+    """``(overlapping, non_overlapping)`` port names of ``machine`` for ``analyzer``.
+
+    A port listed in both (Kerncraft files list the load ports of ThunderX2 in both) is
+    non-overlapping only.
+    """
+    ports = machine.in_core.analyzer_ports.get(analyzer, {})
+    non = set(ports.get("non_overlapping", []))
+    return set(ports.get("overlapping", [])) - non, non
+
+
+def effective_ports(info: CompiledInCore, machine) -> tuple:
+    """Port pressure (cy per pass) used for T_OL, and that of load instructions for T_nOL.
+
+    With a per-instruction table (llvm-mca): x86 compare-and-branch pairs are fused, and
+    each instruction's pressure is balanced over the ports it used, separately among the
+    machine's ``overlapping`` ports and among the others (an instruction's load uop and
+    its arithmetic uop cannot trade ports); dividers are never balanced
+    (:mod:`.ports`). Without one (OSACA, whose schedule is already optimal and whose
+    load-data ports carry loads only), the printed pressure is used for both.
+
+    Returns:
+        ``(ports, load_ports)``: dicts port name -> cy per pass.
+    """
+    from . import ports as P
+
+    if not info.instructions:
+        return dict(info.ports_cy_per_pass), dict(info.ports_cy_per_pass)
+    over, _ = port_sets(machine, info.analyzer)
+    instrs = list(info.instructions) if info.aarch64 else P.fuse_compare_branch(list(info.instructions))
+    instrs = P.balance(instrs, lambda unit: None if "div" in unit.lower() else (unit.split(".")[0] in over))
+    names = set(info.ports_cy_per_pass)
+    full = P.group_max(P.port_totals(instrs))
+    loads = P.group_max(P.port_totals(instrs, lambda t: P.access_kind(t, info.aarch64)[0]))
+    return ({k: round(full.get(k, 0.0), 4) for k in names}, {k: round(loads.get(k, 0.0), 4) for k in names})

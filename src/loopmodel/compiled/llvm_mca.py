@@ -1,9 +1,12 @@
 """llvm-mca back-end: run it on the kernel's loop block and read its report.
 
 The newest installed ``llvm-mca-NN`` (Debian's llvm packages) is preferred over plain
-``llvm-mca``. Per pass of the block we read: the pressure per resource (port), the block
-reciprocal throughput and the simulated cycles per iteration (which exceed the
-throughput bound when a loop-carried dependency limits the loop).
+``llvm-mca``. Per pass of the block we read: the pressure per resource (port) and per
+instruction, the block reciprocal throughput and the simulated steady-state cycles per
+pass (difference of two runs of different length, so that pipeline fill and drain do not
+count), which exceed the throughput bound when a loop-carried dependency limits the
+loop. A third run, one code region per instruction, shows which ports each instruction
+may use (:func:`_with_eligible`).
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from dataclasses import dataclass
 
 from ..errors import ToolError
 
-ITERATIONS = 200
+#: two runs; the difference of their total cycles removes the pipeline fill and drain
+ITERATIONS = (300, 1300)
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,9 @@ class PortReport:
     """One analyzer run: cycles per pass of the block.
 
     Attributes:
-        ports: resource name -> cycles per pass (max over units of a group).
+        ports: resource name -> cycles per pass (max over units of a group), as printed.
+        instructions: per-instruction pressure (:class:`~.ports.InstrPressure`, port units
+            named ``NAME.k``), empty when the analyzer gives none.
         block_throughput: reciprocal throughput of the block (cy per pass).
         cycles_per_pass: simulated cycles per pass (dependencies included).
         raw: the analyzer's report text.
@@ -34,6 +40,7 @@ class PortReport:
     block_throughput: float
     cycles_per_pass: float
     raw: str
+    instructions: tuple = ()
 
 
 def find_llvm_mca() -> str | None:
@@ -67,21 +74,59 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     path = path or find_llvm_mca()
     if path is None:
         raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
-    cmd = [path, f"-mcpu={cpu}", f"-iterations={ITERATIONS}", "-instruction-info=false"]
+    reports = [_call(path, cpu, block_text, its, aarch64) for its in ITERATIONS]
+    rep = parse(reports[-1])
+    c0 = int(re.search(r"^Total Cycles:\s+(\d+)", reports[0], re.M).group(1))
+    c1 = int(re.search(r"^Total Cycles:\s+(\d+)", reports[-1], re.M).group(1))
+    steady = (c1 - c0) / (ITERATIONS[-1] - ITERATIONS[0])
+    instrs = _with_eligible(rep.instructions, path, cpu, aarch64)
+    return PortReport(rep.ports, rep.block_throughput, steady, rep.raw, instrs)
+
+
+def _call(path: str, cpu: str, text: str, its: int, aarch64: bool) -> str:
+    cmd = [path, f"-mcpu={cpu}", f"-iterations={its}", "-instruction-info=false"]
     if aarch64:
         cmd.append("-mtriple=aarch64-linux-gnu")
     try:
-        p = subprocess.run(cmd, input=block_text, capture_output=True, text=True, timeout=120)
+        p = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         raise ToolError("llvm-mca did not finish within 120 s") from None
     if p.returncode != 0:
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip().split("\n")[0])
         raise ToolError(f"llvm-mca failed (-mcpu={cpu}): {first.strip()}")
-    return parse(p.stdout)
+    return p.stdout
+
+
+def _with_eligible(instrs: tuple, path: str, cpu: str, aarch64: bool) -> tuple:
+    """Add to each instruction the port units it may use.
+
+    In the block, llvm-mca's scheduler may send an instruction to one port of its group
+    every time; alone in a code region, repeated, it cycles through all of them. One run
+    with one region per instruction reveals the groups.
+    """
+    from .ports import InstrPressure
+
+    if not instrs:
+        return instrs
+    text = "".join(f"# LLVM-MCA-BEGIN r{i}\n{ins.text}\n# LLVM-MCA-END\n" for i, ins in enumerate(instrs))
+    out = _call(path, cpu, text, 60, aarch64)
+    regions = re.split(r"^\[\d+\] Code Region", out, flags=re.M)[1:]
+    if len(regions) != len(instrs):
+        return instrs
+    res = dict(re.findall(r"^\[([\d.]+)\]\s+-\s+(\S+)", out, re.M))
+    new = []
+    for ins, reg in zip(instrs, regions):
+        rows = _by_instruction(reg, res)
+        elig = tuple(sorted(k for k, v in rows[0].pressure.items() if v > 0)) if rows else ()
+        new.append(InstrPressure(ins.text, ins.pressure, elig))
+    return tuple(new)
 
 
 def parse(text: str) -> PortReport:
     """Parse an llvm-mca report (``-instruction-info=false``).
+
+    The per-instruction table is kept for the mapping to T_OL/T_nOL
+    (:func:`loopmodel.compiled.incore.effective_ports`).
 
     Raises:
         ToolError: the report lacks the expected sections.
@@ -101,4 +146,29 @@ def parse(text: str) -> PortReport:
         name = res.get(h, h)
         c = 0.0 if v == "-" else float(v)
         ports[name] = max(ports.get(name, 0.0), c)
-    return PortReport(ports, rthr, total / its, text)
+    return PortReport(ports, rthr, total / its, text, tuple(_by_instruction(text, res)))
+
+
+def _by_instruction(text: str, res: dict) -> list:
+    """Rows of "Resource pressure by instruction" as :class:`~.ports.InstrPressure` (units ``NAME.k``)."""
+    from .ports import InstrPressure
+
+    part = text.split("Resource pressure by instruction:")
+    if len(part) < 2:
+        return []
+    lines = part[1].strip("\n").split("\n")
+    heads = re.findall(r"\[([\d.]+)\]", lines[0])
+    names = []
+    for h in heads:
+        base = res.get(h, res.get(h.split(".")[0], h))
+        names.append(f"{base}.{h.split('.')[1]}" if "." in h else base)
+    out = []
+    for ln in lines[1:]:
+        if not ln.strip():
+            break
+        cols = ln.split(None, len(heads))
+        if len(cols) <= len(heads):
+            continue
+        press = {n: float(v) for n, v in zip(names, cols[:len(heads)]) if v != "-"}
+        out.append(InstrPressure(cols[len(heads)].strip(), press))
+    return out

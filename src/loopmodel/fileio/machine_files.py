@@ -257,6 +257,15 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
         m = re.search(r"-mcpu=(\S+)", str(icm["LLVM-MCA"]))
         if m:
             in_core["llvm_mca_cpu"] = m.group(1)
+    if "llvm_mca_cpu" not in in_core:
+        # the CPU llvm-mca knows for the OSACA/IACA architecture code the file names
+        from ..compiled.osaca_backend import ARCH
+
+        by_code = {code: cpu for cpu, code in ARCH.items()}
+        for key in ("OSACA", "IACA"):
+            if str(icm.get(key, "")).upper() in by_code:
+                in_core["llvm_mca_cpu"] = by_code[str(icm[key]).upper()]
+                break
 
     levels = []
     links = []

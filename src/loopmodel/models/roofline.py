@@ -49,6 +49,8 @@ class RooflineResult:
         performance: predicted FLOP/s (min over roofs).
         time: predicted cy/CL (max over roofs).
         cores: core count of the prediction.
+        cpu_source: where the CPU roof comes from (``"peak FLOP/s"`` or, for
+            RooflineASM, the analyzer of the compiled block).
     """
 
     cpu_performance: object
@@ -58,6 +60,7 @@ class RooflineResult:
     performance: float
     time: float
     cores: int
+    cpu_source: str = "peak FLOP/s"
 
 
 def applicable_peak_flops_per_cycle(kernel, machine, ops) -> float | None:
@@ -83,12 +86,15 @@ def applicable_peak_flops_per_cycle(kernel, machine, ops) -> float | None:
     return total / t
 
 
-def roofline_model(kernel, traffic, incore, machine, cores: int = 1) -> RooflineResult:
+def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_block: bool = False) -> RooflineResult:
     """Roofline prediction with measured bandwidths for ``cores`` cores.
 
     Args:
         kernel, traffic, incore, machine: analysis inputs (see ECM).
         cores: number of cores (selects the measurement).
+        cpu_from_block: RooflineASM (kerncraft-tool-paper.txt §2.3, the tool's RooflineIACA):
+            the CPU roof is the compiled block's in-core time, max(T_OL, T_nOL) cy/CL per
+            core, from ``incore`` (llvm-mca or OSACA), instead of the applicable peak.
 
     Returns:
         :class:`RooflineResult` (FLOP/s and cy/CL).
@@ -116,13 +122,20 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1) -> Roofline
         perf = work / time * clock if time > 0 else float("inf")
         ai = flops_cl / nbytes if (flops_cl and nbytes) else None
         levels.append(RooflineLevel(level, nbytes, ai, ch.bandwidth, ch.kernel, ch.cores, perf, time))
-    peak = applicable_peak_flops_per_cycle(kernel, machine, incore.operations)
-    cpu_perf = peak * clock * cores if peak else None
-    cpu_time = flops_cl / (peak * cores) if peak else incore.T_OL / cores
+    source = "peak FLOP/s"
+    if cpu_from_block:
+        cpu_time = max(incore.T_OL, incore.T_nOL) / cores
+        work = flops_cl if flops_cl else it
+        cpu_perf = work / cpu_time * clock if cpu_time > 0 else None
+        source = f"{incore.source} block throughput"
+    else:
+        peak = applicable_peak_flops_per_cycle(kernel, machine, incore.operations)
+        cpu_perf = peak * clock * cores if peak else None
+        cpu_time = flops_cl / (peak * cores) if peak else incore.T_OL / cores
     best_time, bottleneck = cpu_time, "CPU"
     for lv in levels:
         if lv.time > best_time:
             best_time, bottleneck = lv.time, lv.level
     work = flops_cl if flops_cl else it
     perf = work / best_time * clock if best_time > 0 else float("inf")
-    return RooflineResult(cpu_perf, cpu_time, tuple(levels), bottleneck, perf, best_time, cores)
+    return RooflineResult(cpu_perf, cpu_time, tuple(levels), bottleneck, perf, best_time, cores, source)

@@ -20,7 +20,7 @@ def to_dict(res) -> dict:
     """One JSON-ready document for one analysis.
 
     Keys: ``kernel``, ``machine``, ``defines``, ``cores``, ``layer_conditions``,
-    ``traffic``, ``incore``, ``ecm``, ``roofline``, ``performance``, ``notes``.
+    ``traffic``, ``incore``, ``ecm``, ``roofline``, ``roofline_asm``, ``performance``, ``notes``.
     """
     k, m = res.kernel, res.machine
     doc = {
@@ -96,6 +96,10 @@ def to_dict(res) -> dict:
             "pointer_increment_B": ci.bytes_per_pass, "ports_cy_per_pass": dict(ci.ports_cy_per_pass),
             "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
         }
+        from ..compiled.incore import effective_ports
+        bal, loads = effective_ports(ci, res.machine)
+        doc["incore"]["compiled"]["balanced_ports_cy_per_pass"] = bal
+        doc["incore"]["compiled"]["load_ports_cy_per_pass"] = loads
     if res.ecm:
         e = res.ecm
         doc["ecm"] = {
@@ -112,16 +116,22 @@ def to_dict(res) -> dict:
             "multicore_T_ECM_MEM": e.multicore(res.options.cores),
             "performance": convert_all(e.multicore(res.options.cores), res),
         }
-    if res.roofline:
-        r = res.roofline
-        doc["roofline"] = {
-            "cores": r.cores,
-            "cpu_performance_flop_s": _num(r.cpu_performance),
-            "levels": [{"level": lv.level, "bytes_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
-                        "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
-                        "performance_flop_s": lv.performance, "time_cy_per_cl": lv.time} for lv in r.levels],
-            "bottleneck": r.bottleneck,
-            "performance_flop_s": r.performance,
-            "time_cy_per_cl": r.time,
-        }
+    for key, r in (("roofline", res.roofline), ("roofline_asm", res.roofline_asm)):
+        if r:
+            doc[key] = _roofline(r)
     return doc
+
+
+def _roofline(r) -> dict:
+    return {
+        "cores": r.cores,
+        "cpu_performance_flop_s": _num(r.cpu_performance),
+        "cpu_time_cy_per_cl": r.cpu_time,
+        "cpu_roof_source": r.cpu_source,
+        "levels": [{"level": lv.level, "bytes_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
+                    "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
+                    "performance_flop_s": lv.performance, "time_cy_per_cl": lv.time} for lv in r.levels],
+        "bottleneck": r.bottleneck,
+        "performance_flop_s": r.performance,
+        "time_cy_per_cl": r.time,
+    }

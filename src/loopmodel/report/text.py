@@ -129,23 +129,9 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             tc = e.multicore(opt.cores)
             console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
                           f"(aggregate throughput, P(n) = min(n P1, P_sat))")
-    if res.roofline:
-        r = res.roofline
-        console.print("\n[bold]----- Roofline -----[/bold]")
-        t = Table(title=f"Bottlenecks ({r.cores} core{'s' if r.cores > 1 else ''})", title_justify="left")
-        for col in ("level", "a. intensity", "performance", "bandwidth", "bw kernel"):
-            t.add_column(col, justify="right" if col != "level" else "left")
-        t.add_row("CPU", "", format_si(r.cpu_performance, "FLOP/s") if r.cpu_performance else "n/a", "", "")
-        for lv in r.levels:
-            ai = f"{lv.intensity:.3g} FLOP/B" if lv.intensity is not None else "-"
-            perf = format_si(lv.performance, "FLOP/s") if k.flops_per_iteration else format_si(lv.performance, "it/s")
-            t.add_row(lv.level, ai, perf, format_si(lv.bandwidth, "B/s"), lv.kernel)
-        console.print(t)
-        kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"
-        console.print(f"{kind} with {r.cores} core(s)")
-        val = format_si(r.performance, "FLOP/s") if k.flops_per_iteration else format_si(r.performance, "it/s")
-        console.print(f"{val} due to {r.bottleneck} bottleneck"
-                      + (f" ({_fmt_unit(convert(r.time, unit, res.traffic.iterations_per_unit, m.clock, k.flops_per_iteration), unit)})"))
+    for title, r in (("Roofline", res.roofline), ("RooflineASM", res.roofline_asm)):
+        if r:
+            _roofline(res, r, title, console, unit)
     for n in res.notes:
         console.print(f"[dim]note: {n}[/dim]")
 
@@ -187,19 +173,48 @@ def _port_table(res, console) -> None:
     """Port pressure of the compiled loop block (cy per pass and cy/CL) and the block itself."""
     from rich.table import Table
 
+    from ..compiled.incore import effective_ports, port_sets
+
     ci = res.compiled
-    ports = res.machine.in_core.analyzer_ports.get(ci.analyzer, {})
-    non = set(ports.get("non_overlapping", []))
     per_cl = res.traffic.iterations_per_unit / ci.iterations_per_pass
+    bal, loads = effective_ports(ci, res.machine)
+    over, non = port_sets(res.machine, ci.analyzer)
     t = Table(title=f"Port pressure ({ci.analyzer} {ci.analyzer_version}, block {ci.block_label}, "
                     f"{ci.iterations_per_pass:g} it per pass)", title_justify="left")
-    for col in ("port", "cy/pass", "cy/CL", "role"):
+    for col in ("port", "reported cy/pass", "balanced cy/pass", "loads cy/pass", "cy/CL", "role"):
         t.add_column(col, justify="left" if col in ("port", "role") else "right")
     for name, v in sorted(ci.ports_cy_per_pass.items()):
-        t.add_row(name, f"{v:.2f}", f"{v * per_cl:.2f}", "non-overlapping (T_nOL)" if name in non else "T_OL")
-    t.add_row("block throughput", f"{ci.block_throughput:.2f}", f"{ci.block_throughput * per_cl:.2f}", "")
-    t.add_row("simulated", f"{ci.cycles_per_pass:.2f}", f"{ci.cycles_per_pass * per_cl:.2f}", "")
+        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
+        shown = loads.get(name, 0.0) if name in non else bal.get(name, v)
+        t.add_row(name, f"{v:.2f}", f"{bal.get(name, v):.2f}", f"{loads.get(name, 0.0):.2f}",
+                  f"{shown * per_cl:.2f}", role)
+    t.add_row("block throughput", f"{ci.block_throughput:.2f}", "", "", f"{ci.block_throughput * per_cl:.2f}", "")
+    t.add_row("simulated", f"{ci.cycles_per_pass:.2f}", "", "", f"{ci.cycles_per_pass * per_cl:.2f}", "")
     console.print(t)
     console.print(f"compiled with {ci.compiler} {' '.join(ci.flags)}; loop block:")
     for ln in ci.block.rstrip("\n").split("\n"):
         console.print("    " + ln, markup=False, highlight=False)
+
+
+def _roofline(res, r, title, console, unit) -> None:
+    """One Roofline table (the peak-based model or RooflineASM)."""
+    from rich.table import Table
+
+    k, m = res.kernel, res.machine
+    console.print(f"\n[bold]----- {title} -----[/bold]")
+    t = Table(title=f"Bottlenecks ({r.cores} core{'s' if r.cores > 1 else ''})", title_justify="left")
+    for col in ("level", "a. intensity", "performance", "bandwidth", "bw kernel"):
+        t.add_column(col, justify="right" if col != "level" else "left")
+    cpu_unit = "FLOP/s" if k.flops_per_iteration or r.cpu_source == "peak FLOP/s" else "it/s"
+    t.add_row("CPU", "", format_si(r.cpu_performance, cpu_unit) if r.cpu_performance else "n/a", "",
+              r.cpu_source)
+    for lv in r.levels:
+        ai = f"{lv.intensity:.3g} FLOP/B" if lv.intensity is not None else "-"
+        perf = format_si(lv.performance, "FLOP/s") if k.flops_per_iteration else format_si(lv.performance, "it/s")
+        t.add_row(lv.level, ai, perf, format_si(lv.bandwidth, "B/s"), lv.kernel)
+    console.print(t)
+    kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"
+    console.print(f"{kind} with {r.cores} core(s)")
+    val = format_si(r.performance, "FLOP/s") if k.flops_per_iteration else format_si(r.performance, "it/s")
+    console.print(f"{val} due to {r.bottleneck} bottleneck"
+                  + (f" ({_fmt_unit(convert(r.time, unit, res.traffic.iterations_per_unit, m.clock, k.flops_per_iteration), unit)})"))

@@ -1,0 +1,164 @@
+"""Per-instruction port pressure: instruction classes, macro-fusion, balanced assignment.
+
+llvm-mca reports the ports its scheduler simulation happened to use, not an optimal
+assignment, and it does not model macro-fusion; OSACA reports an optimal assignment with
+fused compare-and-branch pairs. To map both to the ECM's T_OL and T_nOL on the same terms
+(issue #4; kerncraft-tool-paper.txt §2.3: "T_OL is the overlapping time for computations
+and stores, T_nOL is the time for the loads from registers into L1") this module
+
+* classifies each instruction as load, store, both or neither (x86 AT&T and AArch64),
+* drops the compare/test uop of an x86 compare-and-branch pair (macro-fused into the
+  branch uop since Sandy Bridge and Zen), and
+* redistributes every instruction's total pressure over the ports it was seen to use so
+  that the largest port pressure is minimal (water-filling), as the hardware scheduler
+  and OSACA's optimal schedule do.
+
+All pressures are cycles per pass of the assembly loop.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FUSABLE = re.compile(r"^(cmp|test|add|sub|and|inc|dec)[bwlq]?$")
+_NO_ACCESS = ("lea", "prefetch", "nop")
+# x86 instructions that read their memory destination (read-modify-write)
+_RMW = re.compile(r"^(lock\s+)?(add|adc|sub|sbb|and|or|xor|inc|dec|neg|not|shl|shr|sal|sar|rol|ror|xadd|cmpxchg)[bwlq]?$")
+
+
+@dataclass(frozen=True)
+class InstrPressure:
+    """One instruction of the block: text, cycles per pass on each port unit, and the
+    port units it may use (empty: those it used)."""
+
+    text: str
+    pressure: dict
+    eligible: tuple = ()
+
+
+def _operands(text: str) -> list:
+    parts = text.split(None, 1)
+    if len(parts) < 2:
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in parts[1]:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        cur += ch
+    out.append(cur.strip())
+    return [o for o in out if o]
+
+
+def access_kind(text: str, aarch64: bool = False) -> tuple:
+    """``(loads, stores)`` flags of one assembly instruction.
+
+    x86 AT&T: a memory operand in last (destination) position stores; elsewhere it loads;
+    an integer read-modify-write instruction (``addq %rax, (%rdx)``) does both.
+    AArch64: ``ld*`` loads, ``st*`` stores.
+    """
+    mnem = text.split(None, 1)[0].lower() if text.strip() else ""
+    if aarch64:
+        return mnem.startswith("ld"), mnem.startswith("st")
+    if mnem.startswith(_NO_ACCESS):
+        return False, False
+    ops = _operands(text)
+    mem = ["(" in o for o in ops]
+    if not any(mem):
+        return False, False
+    store = mem[-1] and len(ops) > 1
+    if mnem.startswith(("cmp", "test", "bt")) or mnem.startswith("vcmp") or mnem.startswith("ucomi") \
+            or mnem.startswith("vucomi") or mnem.startswith("comi") or mnem.startswith("vcomi"):
+        return True, False  # compares only read their operands
+    load = any(mem[:-1]) or (mem[-1] and len(ops) == 1) or (store and bool(_RMW.match(mnem)))
+    return load, store
+
+
+def fuse_compare_branch(instrs: list) -> list:
+    """Drop the pressure of an x86 compare/test/ALU uop directly followed by a conditional jump."""
+    out = []
+    for i, ins in enumerate(instrs):
+        mnem = ins.text.split(None, 1)[0].lower() if ins.text.strip() else ""
+        nxt = instrs[i + 1].text.split(None, 1)[0].lower() if i + 1 < len(instrs) else ""
+        if _FUSABLE.match(mnem) and nxt.startswith("j") and nxt != "jmp":
+            out.append(InstrPressure(ins.text, {}, ins.eligible))
+        else:
+            out.append(ins)
+    return out
+
+
+def balance(instrs: list, port_class=lambda unit: 0, rounds: int = 60) -> list:
+    """Redistribute each instruction's pressure over the ports it used, minimising the maximum.
+
+    ``port_class(unit)`` partitions the port units: pressure moves only among the units of
+    one class that the instruction used (its separate uops: load, store, arithmetic); a
+    unit of class None (a divider) keeps its pressure.
+
+    Iterative water-filling: each instruction in turn takes its total back and pours it
+    onto its ports so that they end as level as possible. Converges to the min-max
+    assignment for these small blocks in a few rounds.
+
+    Returns:
+        New :class:`InstrPressure` list (same totals per instruction).
+    """
+    cur = [dict(i.pressure) for i in instrs]
+    load: dict = {}
+    for p in cur:
+        for k, v in p.items():
+            load[k] = load.get(k, 0.0) + v
+    groups = []
+    for ins, p in zip(instrs, cur):
+        by: dict = {}
+        for k, v in p.items():
+            c = port_class(k)
+            if v > 0 and c is not None:
+                by.setdefault(c, set()).add(k)
+        for c, ks in by.items():
+            ks |= {k for k in ins.eligible if port_class(k) == c}
+            for k in ks:
+                p.setdefault(k, 0.0)
+                load.setdefault(k, 0.0)
+            if len(ks) > 1:
+                groups.append((p, sorted(ks)))
+    for _ in range(rounds):
+        for p, ports in groups:
+            total = sum(p[k] for k in ports)
+            for k in ports:
+                load[k] -= p[k]
+            # water level h: sum over ports of max(0, h - load) == total
+            base = sorted(load[k] for k in ports)
+            h, acc = base[0], 0.0
+            for j in range(len(base)):
+                nxt = base[j + 1] if j + 1 < len(base) else float("inf")
+                need = (nxt - base[j]) * (j + 1)
+                if acc + need >= total:
+                    h = base[j] + (total - acc) / (j + 1)
+                    break
+                acc += need
+            for k in ports:
+                p[k] = max(0.0, h - load[k])
+                load[k] += p[k]
+    return [InstrPressure(i.text, p, i.eligible) for i, p in zip(instrs, cur)]
+
+
+def port_totals(instrs: list, only=None) -> dict:
+    """Sum pressure per port unit over ``instrs`` (those for which ``only(text)`` is true)."""
+    out: dict = {}
+    for i in instrs:
+        if only is not None and not only(i.text):
+            continue
+        for k, v in i.pressure.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def group_max(units: dict) -> dict:
+    """Collapse port units ``NAME.k`` to ``NAME`` (max over the units of a group)."""
+    out: dict = {}
+    for k, v in units.items():
+        name = k.split(".", 1)[0] if re.search(r"\.\d+$", k) else k
+        out[name] = max(out.get(name, 0.0), v)
+    return out

@@ -380,3 +380,19 @@ def test_aarch64_without_cross_compiler_is_one_line(tmp_path):
     doc = json.loads(p.stdout)
     assert doc["incore"]["source"] == "analytic"
     assert any("aarch64" in n and "analytic model used" in n for n in doc["notes"])
+
+
+@needs_tools
+def test_fully_unrolled_loop_is_one_line():
+    """N=4: gcc -O3 unrolls the triad loop completely; there is no loop block to analyze."""
+    p = run_cli("analyze", KERNELS / "triad.c", "-m", SNB, "-D", "N=4", "--incore", "llvm-mca", "--no-cache")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "no loop found in the compiled kernel" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_osaca_not_installed_is_a_tool_error(monkeypatch):
+    import loopmodel.compiled.osaca_backend as ob
+    monkeypatch.setattr(ob, "available", lambda: False)
+    k, text = _k("triad.c")
+    with pytest.raises(ToolError, match=r"OSACA is not installed \(pip install 'loopmodel\[osaca\]'\)"):
+        compiled_incore(k, text, load_machine(SNB), {"N": 1000}, 8, "osaca", use_cache=False)

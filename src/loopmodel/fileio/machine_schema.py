@@ -117,6 +117,10 @@ class CacheLevelSchema(_Strict):
     above are served from the next level directly, cross-architecture paper
     §3.3). ``write_back: false`` makes a write-through cache: every store goes
     to the next level. ``cores_per_group``: cores sharing one instance.
+    For a victim level: ``memory_bypass: true`` when memory delivers the misses of
+    the level above directly to it (only evictions cross this level's upper link,
+    cross-architecture paper §5.2.1 for EPYC, TX2, PWR9); ``victim_clean: false``
+    when only dirty evictions are written into it (EPYC, derived from Table 3).
     """
 
     level: str
@@ -129,6 +133,8 @@ class CacheLevelSchema(_Strict):
     write_allocate: bool = True
     write_back: bool = True
     type: Literal["inclusive", "non-inclusive", "victim"] = "non-inclusive"
+    memory_bypass: bool = False
+    victim_clean: bool = True
 
     _size = field_validator("size", mode="before")(lambda v: None if v is None else _q("size")(v))
 
@@ -141,6 +147,8 @@ class LinkSchema(_Strict):
     links (``duplex: full``); B/cy, or GB/s (converted with the clock), or
     ``measured`` for the memory link (saturated bandwidth from ``benchmarks``).
     ``penalty_load``/``penalty_store``: latency penalty in cy per cache line.
+    ``shared_by``: cores whose traffic shares this link's bandwidth (a non-scalable
+    shared cache: EPYC's CCX L3, Power9's core-pair L2/L3; paper §5.2.2); 1 = per core.
     """
 
     between: tuple
@@ -148,6 +156,7 @@ class LinkSchema(_Strict):
     duplex: Literal["half", "full"] = "half"
     penalty_load: float = 0.0
     penalty_store: float = 0.0
+    shared_by: int = Field(default=1, gt=0)
 
     _pl = field_validator("penalty_load", "penalty_store", mode="before")(
         lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0 else _q("cycles")(v))
@@ -246,6 +255,8 @@ class MachineModelSchema(_Strict):
     memory_hierarchy: list[CacheLevelSchema]
     links: list[LinkSchema]
     overlap: list = Field(default_factory=lambda: ["T_OL"])
+    overlap_unless_memory: list = Field(default_factory=list)
+    contention_p0: float = Field(default=1.0, gt=0)
     benchmarks: BenchmarksSchema = Field(default_factory=BenchmarksSchema)
     compiler: dict = Field(default_factory=dict)
     sources: list = Field(default_factory=list)
@@ -295,9 +306,15 @@ class MachineModelSchema(_Strict):
                     raise ValueError(f"links[{i}].bandwidth: 'measured' needs measured bandwidths in "
                                      "benchmarks.measurements.MEM (or give the bandwidth, e.g. '40 GB/s')")
         valid = {"T_OL", "T_nOL"} | {f"{a}{b}" for a, b in pairs}
-        for item in self.overlap:
-            if item not in valid:
-                raise ValueError(f"overlap: unknown contribution '{item}' (valid: {', '.join(sorted(valid))})")
+        valid |= {f"{a}MEM" for a in names[:-1]}  # memory bypass: L2MEM next to L3MEM
+        for key in ("overlap", "overlap_unless_memory"):
+            for item in getattr(self, key):
+                if item not in valid:
+                    raise ValueError(f"{key}: unknown contribution '{item}' (valid: {', '.join(sorted(valid))})")
+        for i, lv in enumerate(levels[:-1]):
+            if (lv.memory_bypass or not lv.victim_clean) and lv.type != "victim":
+                raise ValueError(f"memory_hierarchy[{i}] ({lv.level}): memory_bypass and victim_clean apply to "
+                                 "victim caches only")
         for lvl in self.benchmarks.measurements:
             if lvl not in names:
                 raise ValueError(f"benchmarks.measurements: unknown level '{lvl}'")

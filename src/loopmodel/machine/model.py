@@ -73,6 +73,9 @@ class CacheLevel:
     the level above are served from the next level directly,
     cross-architecture paper §3.3). ``write_back=False``: write-through, every
     store goes to the next level. ``cores_per_group``: cores sharing one instance.
+    Victim levels: ``memory_bypass`` (memory delivers the misses of the level above
+    directly to it; only evictions cross this level's upper link) and
+    ``victim_clean`` (clean evictions are written into it too).
     """
 
     level: str
@@ -85,6 +88,8 @@ class CacheLevel:
     write_allocate: bool = True
     write_back: bool = True
     type: str = "non-inclusive"
+    memory_bypass: bool = False
+    victim_clean: bool = True
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ class Link:
     ``bandwidth``: one value (a half-duplex link) or ``[toward core, away from
     core]`` (two uni-directional links, ``duplex='full'``), each a string with
     unit (B/cy or GB/s) or ``measured``. Penalties in cy per cache line.
+    ``shared_by``: cores sharing the bandwidth (non-scalable shared cache).
     """
 
     between: tuple
@@ -101,6 +107,7 @@ class Link:
     duplex: str = "half"
     penalty_load: float = 0.0
     penalty_store: float = 0.0
+    shared_by: int = 1
 
     def bandwidths(self) -> list:
         return list(self.bandwidth) if isinstance(self.bandwidth, (list, tuple)) else [self.bandwidth]
@@ -148,6 +155,8 @@ class MachineModel:
     numa_domains_per_socket: int = 1
     cacheline_size: float = 64.0
     overlap: list = field(default_factory=lambda: ["T_OL"])
+    overlap_unless_memory: list = field(default_factory=list)
+    contention_p0: float = 1.0
     benchmarks: Benchmarks = field(default_factory=Benchmarks)
     compiler: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)

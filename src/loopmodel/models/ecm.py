@@ -4,7 +4,10 @@ Per link (eq. 3): busy time = (loads + stores)·CL / b for one half-duplex link,
 max(loads·CL / b_in, stores·CL / b_out) for two uni-directional links, plus the
 latency penalty per CL. Single-core time for data in level k (eq. 4): the sum
 of the non-overlapping contributions up to k, then the maximum with the
-overlapping ones (on Intel: only T_OL overlaps):
+overlapping ones. Which contributions overlap is machine data (``overlap``,
+``overlap_unless_memory``; paper Table 2); write-through levels and victim caches
+fed directly from memory change which links carry what (:func:`contributions_for`).
+On Intel only T_OL overlaps:
 
     T_ECM^L1 = max(T_OL, T_nOL),  T_ECM^L2 = max(T_OL, T_nOL + T_L1L2), ...
 
@@ -55,7 +58,11 @@ class ECMResult:
         T_ECM: level -> cy/CL for data in that level (``L1`` ... ``MEM``).
         overlapping: contributions that overlap (machine model).
         saturation_cores: n_s (cores to saturate the memory link).
-        memory_contribution: T of the memory link (the saturation bottleneck).
+        memory_contribution: T of the memory link(s) incl. penalties (the
+            saturation bottleneck), cy/CL.
+        by_location: level -> contributions when the data are in that level.
+        memory_busy: cy/CL the memory interface is busy transferring data
+            (T_Mem of the contention model, paper §3.4.4; penalties excluded).
     """
 
     T_OL: float
@@ -66,6 +73,8 @@ class ECMResult:
     saturation_cores: int
     memory_contribution: float
     levels: tuple = field(default=())
+    by_location: dict = field(default_factory=dict)
+    memory_busy: float = 0.0
 
     def notation(self) -> str:
         parts = " | ".join(f"{c.cycles:.1f}" for c in self.contributions)
@@ -79,6 +88,79 @@ class ECMResult:
         return max(self.T_ECM["MEM"] / max(cores, 1), self.memory_contribution)
 
 
+def _link_bandwidth(machine, lt, link, memory_bandwidth):
+    """Bandwidths (B/cy per direction) of ``link`` and where they come from."""
+    measured, source = None, "machine model"
+    if "measured" in link.bandwidths():
+        if memory_bandwidth is not None:
+            measured, source = memory_bandwidth, "override"
+        else:
+            ch = choose_bandwidth(machine, link.between[1], lt.loads_cl, lt.stores_cl)
+            measured, source = ch.bandwidth, f"{ch.kernel} benchmark, {ch.cores} cores"
+    return machine.link_bandwidths_cy(link, measured), source
+
+
+def _contribution(name, link, bws, source, in_cl, out_cl, cl) -> Contribution:
+    """Eq. 3: busy time per direction combined by the link's duplex mode, plus the penalty."""
+    b_in, b_out = in_cl * cl, out_cl * cl
+    if link.duplex == "full":
+        busy = max(b_in / bws[0], b_out / bws[1])
+    else:
+        busy = (b_in + b_out) / bws[0]
+    penalty = in_cl * link.penalty_load + out_cl * link.penalty_store
+    return Contribution(name, busy + penalty, busy, penalty, b_in, b_out, tuple(bws), source)
+
+
+def contributions_for(traffic, machine, location: int, bandwidths: list) -> list:
+    """Data-transfer contributions when the data set is in memory level ``location``.
+
+    ``location`` indexes ``machine.memory_hierarchy`` (0 = L1, last = MEM). Links
+    between the core and the data location carry the predicted traffic; links beyond
+    it carry only the stores of write-through levels (cross-architecture paper §3.3:
+    every store of a write-through L1 goes to L2, wherever the data are). A victim
+    level with ``memory_bypass`` (paper §5.2.1: memory delivers to L2, the L3 receives
+    L2's evictions): its upper link carries all misses of the level above when the data
+    are in it, only the hits in it (and the evictions) when the data are further out;
+    the memory link is split into ``{upper}MEM`` (lines delivered to the level above)
+    and ``{victim}MEM`` (write-backs). Returns a list of :class:`Contribution`.
+    """
+    cl = machine.cacheline_size
+    names = [lv.level for lv in machine.memory_hierarchy]
+    out = []
+    tl = traffic.levels
+    for k, lt in enumerate(tl):
+        link = machine.link(lt.level)
+        bws, source = bandwidths[k]
+        name = machine.link_name(link.between)
+        cache = machine.memory_hierarchy[k]
+        nxt = machine.memory_hierarchy[k + 1]
+        if k >= location:
+            if not cache.write_back and lt.stores_cl > 0:  # write-through: stores go on regardless
+                out.append(_contribution(name, link, bws, source, 0.0, lt.stores_cl, cl))
+            continue
+        if nxt.type == "victim" and nxt.memory_bypass and k + 1 < len(tl):
+            served = lt.loads_cl if location == k + 1 else max(lt.loads_cl - tl[k + 1].loads_cl, 0.0)
+            out.append(_contribution(name, link, bws, source, served, lt.stores_cl, cl))
+            continue
+        if cache.type == "victim" and cache.memory_bypass and nxt.level == "MEM" and link.duplex != "full" and k > 0:
+            out.append(_contribution(f"{names[k - 1]}MEM", link, bws, source, lt.loads_cl, 0.0, cl))
+            out.append(_contribution(name, link, bws, source, 0.0, lt.stores_cl, cl))
+            continue
+        out.append(_contribution(name, link, bws, source, lt.loads_cl, lt.stores_cl, cl))
+    return out
+
+
+def combine(incore, parts: list, machine, in_memory: bool) -> float:
+    """Eq. 4: the non-overlapping contributions add up; the total is the maximum of that
+    sum and the overlapping ones. ``T_OL`` always overlaps; a name in
+    ``machine.overlap`` overlaps; one in ``machine.overlap_unless_memory`` overlaps
+    while the data are in a cache (paper Table 2, TX2: "all, if Mem involved")."""
+    overlap = set(machine.overlap) | (set() if in_memory else set(machine.overlap_unless_memory))
+    items = [("T_nOL", incore.T_nOL)] + [(c.name, c.cycles) for c in parts]
+    non = sum(v for n, v in items if n not in overlap)
+    return max([incore.T_OL, non] + [v for n, v in items if n in overlap])
+
+
 def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None) -> ECMResult:
     """Combine in-core and data-transfer contributions into the ECM prediction.
 
@@ -89,44 +171,24 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None) -
         memory_bandwidth: B/s overriding the measured saturated bandwidth.
 
     Returns:
-        :class:`ECMResult`.
+        :class:`ECMResult`; ``contributions`` are those for data in memory,
+        ``by_location`` those for every data location (eq. 3-4 of the
+        cross-architecture paper).
 
     Raises:
         ModelError: no memory bandwidth can be determined.
     """
-    cl = machine.cacheline_size
-    contribs = []
-    for lt in traffic.levels:
-        link = machine.link(lt.level)
-        measured = None
-        source = "machine model"
-        if "measured" in link.bandwidths():
-            if memory_bandwidth is not None:
-                measured, source = memory_bandwidth, "override"
-            else:
-                ch = choose_bandwidth(machine, link.between[1], lt.loads_cl, lt.stores_cl)
-                measured = ch.bandwidth
-                source = f"{ch.kernel} benchmark, {ch.cores} cores"
-        bws = machine.link_bandwidths_cy(link, measured)
-        b_in, b_out = lt.loads_cl * cl, lt.stores_cl * cl
-        if link.duplex == "full":
-            busy = max(b_in / bws[0], b_out / bws[1])
-        else:
-            busy = (b_in + b_out) / bws[0]
-        penalty = lt.loads_cl * link.penalty_load + lt.stores_cl * link.penalty_store
-        contribs.append(Contribution(machine.link_name(link.between), busy + penalty, busy, penalty,
-                                     b_in, b_out, tuple(bws), source))
-    overlap = set(machine.overlap)
-    t_ecm = {}
-    names = [machine.caches[0].level] + [c.name for c in contribs]
+    bandwidths = [_link_bandwidth(machine, lt, machine.link(lt.level), memory_bandwidth) for lt in traffic.levels]
     levels = [lv.level for lv in machine.memory_hierarchy]
-    parts = [("T_nOL", incore.T_nOL)] + [(c.name, c.cycles) for c in contribs]
-    for k, level in enumerate(levels):
-        upto = parts[: k + 1]
-        non = sum(v for n, v in upto if n not in overlap)
-        ovl = [v for n, v in upto if n in overlap]
-        t_ecm[level] = max([incore.T_OL, non] + ovl)
-    mem = contribs[-1].cycles if contribs else 0.0
+    t_ecm, by_loc = {}, {}
+    for d, level in enumerate(levels):
+        parts = contributions_for(traffic, machine, d, bandwidths)
+        by_loc[level] = tuple(parts)
+        t_ecm[level] = combine(incore, parts, machine, level == "MEM")
+    contribs = by_loc[levels[-1]]
+    mem_parts = [c for c in contribs if c.name.endswith("MEM")]
+    mem = sum(c.cycles for c in mem_parts)
     ns = math.ceil(t_ecm[levels[-1]] / mem - 1e-9) if mem > 0 else 1
-    return ECMResult(incore.T_OL, incore.T_nOL, tuple(contribs), t_ecm, tuple(sorted(overlap)),
-                     max(ns, 1), mem, tuple(names))
+    names = [machine.caches[0].level] + [c.name for c in contribs]
+    return ECMResult(incore.T_OL, incore.T_nOL, tuple(contribs), t_ecm, tuple(sorted(machine.overlap)),
+                     max(ns, 1), mem, tuple(names), by_loc, sum(c.busy for c in mem_parts))

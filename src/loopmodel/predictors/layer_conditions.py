@@ -269,7 +269,7 @@ class LayerConditionAnalysis:
                         load_b += a.element_size
             store_b = float(sum(written.values()))
             nxt = machine.memory_hierarchy[li + 1]
-            if nxt.type == "victim":
+            if nxt.type == "victim" and nxt.victim_clean:
                 store_b = load_b  # every line entering this level is later evicted into the victim cache
             # lookups per unit: one per access and iteration; a missing stream misses once per line
             lookups = len(self.accesses) * it_per_unit

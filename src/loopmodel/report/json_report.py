@@ -104,10 +104,10 @@ def to_dict(res) -> dict:
         e = res.ecm
         doc["ecm"] = {
             "unit": "cy/CL", "T_OL": e.T_OL, "T_nOL": e.T_nOL,
-            "contributions": [{"name": c.name, "cycles": c.cycles, "busy_cycles": c.busy, "penalty_cycles": c.penalty,
-                               "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
-                               "bandwidth_B_per_cy": list(c.bandwidth), "bandwidth_source": c.source}
-                              for c in e.contributions],
+            "contributions": [_contribution(c) for c in e.contributions],
+            "by_location": {lvl: {"T_ECM": e.T_ECM[lvl], "contributions": [_contribution(c) for c in parts]}
+                            for lvl, parts in e.by_location.items()},
+            "memory_busy_cy_per_cl": e.memory_busy,
             "T_ECM": dict(e.T_ECM),
             "overlapping": list(e.overlapping),
             "saturation_cores": e.saturation_cores,
@@ -135,3 +135,9 @@ def _roofline(r) -> dict:
         "performance_flop_s": r.performance,
         "time_cy_per_cl": r.time,
     }
+
+
+def _contribution(c) -> dict:
+    return {"name": c.name, "cycles": c.cycles, "busy_cycles": c.busy, "penalty_cycles": c.penalty,
+            "bytes_in": c.bytes_in, "bytes_out": c.bytes_out, "bandwidth_B_per_cy": list(c.bandwidth),
+            "bandwidth_source": c.source}

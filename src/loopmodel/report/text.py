@@ -114,6 +114,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
                 bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
                 console.print(f"  T_{c.name} = {c.cycles:.2f} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} B out "
                               f"at {bw} B/cy from {c.source}; penalty {c.penalty:.2f} cy)")
+            _by_location(res, console, unit)
         console.print(e.notation())
         console.print(e.prediction_notation())
         console.print(f"saturating at {e.saturation_cores} cores")
@@ -218,3 +219,36 @@ def _roofline(res, r, title, console, unit) -> None:
     val = format_si(r.performance, "FLOP/s") if k.flops_per_iteration else format_si(r.performance, "it/s")
     console.print(f"{val} due to {r.bottleneck} bottleneck"
                   + (f" ({_fmt_unit(convert(r.time, unit, res.traffic.iterations_per_unit, m.clock, k.flops_per_iteration), unit)})"))
+
+
+def _by_location(res, console, unit) -> None:
+    """Contributions for every data location (cross-architecture paper Table 3 layout)."""
+    from rich.table import Table
+
+    e, m, k = res.ecm, res.machine, res.kernel
+    it = res.traffic.iterations_per_unit
+    u = unit if unit in ("cy/CL", "cy/it") else "cy/CL"
+
+    def fmt(v):
+        return "-" if v is None else f"{convert(v, u, it, m.clock, k.flops_per_iteration):.4g}"
+
+    t = Table(title=f"Contributions per data location ({u}; transfer time, penalty apart)", title_justify="left")
+    t.add_column("contribution")
+    for lvl in e.by_location:
+        t.add_column(f"data in {lvl}", justify="right")
+    t.add_row("T_OL (T_comp)", *[fmt(e.T_OL)] * len(e.by_location))
+    t.add_row("T_nOL (T_LD/ST)", *[fmt(e.T_nOL)] * len(e.by_location))
+    names = []
+    for parts in e.by_location.values():
+        names += [c.name for c in parts if c.name not in names]
+    for n in names:
+        cells, pens = [], []
+        for parts in e.by_location.values():
+            c = next((c for c in parts if c.name == n), None)
+            cells.append(fmt(c.busy) if c else "-")
+            pens.append(c.penalty if c else 0.0)
+        t.add_row(f"T_{n}", *cells)
+        if any(pens):
+            t.add_row(f"  penalty {n}", *[fmt(p) for p in pens])
+    t.add_row("T_ECM", *[fmt(v) for v in e.T_ECM.values()])
+    console.print(t)

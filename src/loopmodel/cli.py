@@ -31,15 +31,56 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     a = sub.add_parser("analyze", help="analyze a kernel on a machine model")
+    _analysis_args(a)
+    a.add_argument("-p", "--pmodel", action="append", default=[], metavar="MODEL",
+                   help="LC, ECM, Roofline, RooflineASM (repeatable; default: LC, ECM and Roofline)")
+    a.add_argument("--cores", "-c", type=int, default=1, help="active cores (default 1)")
+    a.add_argument("--unit", "-u", default="cy/CL", choices=UNITS, help="unit of predictions (default cy/CL)")
+    a.add_argument("-v", "--verbose", action="count", default=0)
+    a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
+
+    sc = sub.add_parser("scaling", help="predicted performance per core count (ECM + contention or saturation model)")
+    _analysis_args(sc)
+    sc.add_argument("--cores", "-c", default=None, metavar="RANGE",
+                    help="core counts: 1:N (default 1:cores per socket), 1,2,4 or N")
+    sc.add_argument("--model", choices=("contention", "saturation", "both"), default="contention",
+                    help="multicore model (default contention, paper eq. 5; saturation: min(n P1, P_sat))")
+    sc.add_argument("--p0", type=float, help="contention parameter p0 (default: the machine model's)")
+    sc.add_argument("--placement", choices=("first-touch", "one-domain"), default="first-touch",
+                    help="memory pages in every ccNUMA domain used (default) or all in one domain")
+    sc.add_argument("--data-in", default="MEM", metavar="LEVEL", help="memory level the data are in (default MEM)")
+    sc.add_argument("--measured", metavar="JSON", help="measured points ('loopmodel measure --json' output) to "
+                                                       "compare with (table, error, plot)")
+    sc.add_argument("--fit-p0", action="store_true", help="fit p0 to the --measured points")
+    sc.add_argument("--plot", metavar="PNG", help="write a scaling plot (matplotlib)")
+    sc.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+
+    cg = sub.add_parser("codegen", help="print the compilable C program loopmodel builds around a kernel")
+    cg.add_argument("kernel", help="C kernel file")
+    cg.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="size constant (one value each)")
+
+    mch = sub.add_parser("machine", help="list, show or convert machine models")
+    msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
+    msub.add_parser("list", help="list built-in machine models")
+    sh = msub.add_parser("show", help="print a machine model (built-in name or file) in loopmodel YAML")
+    sh.add_argument("name")
+    cv = msub.add_parser("convert", help="convert a Kerncraft machine file to loopmodel YAML")
+    cv.add_argument("file")
+    cv.add_argument("-o", "--output", help="write here (refuses to overwrite an existing file)")
+    p.machine_parser = mch
+    return p
+
+
+def _analysis_args(a) -> None:
+    """Options shared by ``analyze`` and ``scaling``: kernel, machine, sizes, predictors, in-core."""
     a.add_argument("kernel", help="C kernel file")
     a.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
     a.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                    help="size constant: N=1000, N=100:2000:100 (stop included), or Kerncraft's "
                         "'N 1000' / N=10-1000:5[log[10]]")
-    a.add_argument("-p", "--pmodel", action="append", default=[], metavar="MODEL",
-                   help="LC, ECM, Roofline, RooflineASM (repeatable; default: LC, ECM and Roofline)")
-    a.add_argument("--cores", "-c", type=int, default=1, help="active cores (default 1)")
-    a.add_argument("--unit", "-u", default="cy/CL", choices=UNITS, help="unit of predictions (default cy/CL)")
+    a.add_argument("--clock", metavar="FREQ", help="core clock override, e.g. '2.2 GHz' (core-cycle work scales "
+                                                   "with it; memory bandwidth in B/s does not)")
     a.add_argument("--cache-factor", type=float, default=1.0,
                    help="effective fraction of each cache for layer conditions (default 1.0; 0.5 = C/2 rule)")
     a.add_argument("--scalar", action="store_true", help="analytic in-core model without SIMD")
@@ -67,24 +108,6 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--nt-stores", action="store_true",
                    help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
     a.add_argument("--json", action="store_true", help="print one JSON document (a list for -D ranges)")
-    a.add_argument("-v", "--verbose", action="count", default=0)
-    a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
-
-    cg = sub.add_parser("codegen", help="print the compilable C program loopmodel builds around a kernel")
-    cg.add_argument("kernel", help="C kernel file")
-    cg.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
-                    help="size constant (one value each)")
-
-    mch = sub.add_parser("machine", help="list, show or convert machine models")
-    msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
-    msub.add_parser("list", help="list built-in machine models")
-    sh = msub.add_parser("show", help="print a machine model (built-in name or file) in loopmodel YAML")
-    sh.add_argument("name")
-    cv = msub.add_parser("convert", help="convert a Kerncraft machine file to loopmodel YAML")
-    cv.add_argument("file")
-    cv.add_argument("-o", "--output", help="write here (refuses to overwrite an existing file)")
-    p.machine_parser = mch
-    return p
 
 
 def main(argv=None) -> int:
@@ -100,6 +123,8 @@ def main(argv=None) -> int:
             return cmd_machine(args, parser)
         if args.command == "codegen":
             return cmd_codegen(args)
+        if args.command == "scaling":
+            return cmd_scaling(args)
         parser.print_help()
         return 2
     except LoopmodelError as exc:
@@ -127,7 +152,10 @@ def _models(names) -> tuple:
     return tuple(out)
 
 
-def cmd_analyze(args) -> int:
+def _prepare(args, models: tuple, cores: int):
+    """Kernel, machine and options from the shared analysis arguments -> ``(Analyzer, points)``."""
+    import dataclasses
+
     from .analysis import Analyzer, Options
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
@@ -135,7 +163,6 @@ def cmd_analyze(args) -> int:
     from .fileio.machine_files import load_machine
     from .units import UnitError, parse_quantity
 
-    models = _models(args.pmodel)
     if args.cache_factor <= 0 or args.cache_factor > 1:
         raise DefineError("--cache-factor must be in (0, 1]")
     mem_bw = None
@@ -153,7 +180,12 @@ def cmd_analyze(args) -> int:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
     machine = load_machine(args.machine)
-    opts = Options(models=models, cores=args.cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
+    if args.clock:
+        try:
+            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
+        except UnitError as exc:
+            raise DefineError(f"--clock: {exc}") from None
+    opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
                    nt_stores=args.nt_stores, incore="analytic" if args.scalar else args.incore,
@@ -161,7 +193,11 @@ def cmd_analyze(args) -> int:
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
                    kernel_text=_read_text(args.kernel),
                    incore_defines=_largest(points) if len(points) > 1 else None)
-    analyzer = Analyzer(kernel, machine, opts)
+    return Analyzer(kernel, machine, opts), points
+
+
+def cmd_analyze(args) -> int:
+    analyzer, points = _prepare(args, _models(args.pmodel), args.cores)
     results = []
     if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
         from rich.console import Console
@@ -191,6 +227,86 @@ def cmd_analyze(args) -> int:
     else:
         render_sweep(results, console, args.unit)
     return 0
+
+
+def cmd_scaling(args) -> int:
+    from .errors import DefineError, LoopmodelError
+    from .models.scaling import fit_p0, scaling
+    from .report import scaling as rep
+
+    analyzer, points = _prepare(args, ("ECM",), 1)
+    if len(points) != 1:
+        raise DefineError("scaling takes one value per size constant, not a range")
+    res = analyzer.run(points[0])
+    m = analyzer.machine
+    cores = _core_list(args.cores, m.cores_per_socket * m.sockets)
+    if args.data_in not in res.ecm.T_ECM:
+        raise DefineError(f"--data-in {args.data_in}: no such level (choose {', '.join(res.ecm.T_ECM)})")
+    measured = _read_measured(args.measured) if args.measured else None
+    it = res.traffic.iterations_per_unit
+    p0, fit = args.p0, None
+    if args.fit_p0:
+        if not measured:
+            raise DefineError("--fit-p0 needs --measured")
+        fit = fit_p0(res.ecm, m, measured, it, args.placement)
+        p0 = fit[0]
+    models = ("contention", "saturation") if args.model == "both" else (args.model,)
+    if p0 is not None and not 0 < p0 <= 0.75:
+        raise DefineError(f"--p0 {p0:g}: must be in (0, 0.75]")
+    results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in) for mdl in models]
+    if args.plot:
+        import os
+
+        if os.path.exists(args.plot) and not args.force:
+            raise LoopmodelError(f"{args.plot} exists; not overwritten (use --force)")
+        rep.plot(results, res, args.plot, measured)
+    if args.json:
+        json.dump(rep.to_dict(results, res, measured, fit), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    rep.render(results, res, Console(highlight=False, width=None if sys.stdout.isatty() else 120), measured, fit)
+    if args.plot:
+        sys.stdout.write(f"plot written to {args.plot}\n")
+    return 0
+
+
+def _core_list(text: str | None, most: int) -> list:
+    """``'1:8'`` (inclusive), ``'1,2,4'`` or ``'8'`` -> sorted core counts; one-line error otherwise."""
+    from .errors import DefineError
+
+    if text is None:
+        return list(range(1, most + 1))
+    try:
+        if ":" in text:
+            a, b = (int(x) for x in text.split(":", 1))
+            vals = list(range(a, b + 1))
+        else:
+            vals = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise DefineError(f"--cores {text}: give N, A:B or a comma list of integers") from None
+    if not vals or min(vals) < 1:
+        raise DefineError(f"--cores {text}: core counts must be at least 1")
+    if max(vals) > most:
+        raise DefineError(f"--cores {text}: the machine model has {most} cores")
+    return sorted(set(vals))
+
+
+def _read_measured(path: str) -> dict:
+    """Measured points -> {cores: it/s} from ``loopmodel measure --json`` output (``points`` with
+    ``threads``/``cores`` and ``it_per_s``)."""
+    from .errors import DefineError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        pts = doc["points"] if isinstance(doc, dict) else doc
+        return {int(p.get("threads", p.get("cores"))): float(p["it_per_s"]) for p in pts}
+    except OSError as exc:
+        raise DefineError(f"--measured {path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_per_s'") from None
 
 
 def _largest(points: list) -> dict:

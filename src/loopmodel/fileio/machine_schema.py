@@ -256,7 +256,7 @@ class MachineModelSchema(_Strict):
     links: list[LinkSchema]
     overlap: list = Field(default_factory=lambda: ["T_OL"])
     overlap_unless_memory: list = Field(default_factory=list)
-    contention_p0: float = Field(default=1.0, gt=0)
+    contention_p0: float = Field(default=0.5, gt=0, le=0.75)  # models.scaling
     benchmarks: BenchmarksSchema = Field(default_factory=BenchmarksSchema)
     compiler: dict = Field(default_factory=dict)
     sources: list = Field(default_factory=list)

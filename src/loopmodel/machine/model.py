@@ -156,7 +156,7 @@ class MachineModel:
     cacheline_size: float = 64.0
     overlap: list = field(default_factory=lambda: ["T_OL"])
     overlap_unless_memory: list = field(default_factory=list)
-    contention_p0: float = 1.0
+    contention_p0: float = 0.5
     benchmarks: Benchmarks = field(default_factory=Benchmarks)
     compiler: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)

@@ -11,7 +11,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "examples" / "kernels"
 REFERENCE_MACHINES = ROOT.parent / "shared" / "reference-machine-files"
-BUILTINS = ("HaswellEP_E5-2695v3", "IvyBridgeEP_E5-2690v2", "SandyBridgeEP_E5-2680", "SkylakeSP_Gold-6148")
+#: built-in models carrying the facts of a Kerncraft description of the same name (with measured bandwidths)
+KERNCRAFT_BUILTINS = ("HaswellEP_E5-2695v3", "IvyBridgeEP_E5-2690v2", "SandyBridgeEP_E5-2680", "SkylakeSP_Gold-6148")
+#: built-in models of cross-architecture-machine-models.txt (Tables 1-3) -> reference file with the cache facts
+PAPER_BUILTINS = {"SkylakeSP_Gold-6148_SNC": "SkylakeSP_Gold-6148_SNC.yml", "Zen_EPYC-7451": "Zen_EPYC-7451.yml",
+                  "ThunderX2_CN9980": "ARMv8_ThunderX2-CN9980.yml", "Power9_8335-GTX": None}
+BUILTINS = tuple(sorted(KERNCRAFT_BUILTINS + tuple(PAPER_BUILTINS)))
 IVB = "IvyBridgeEP_E5-2690v2"
 SNB = "SandyBridgeEP_E5-2680"
 SKX = "SkylakeSP_Gold-6148"

@@ -77,6 +77,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         lat = 0.0
         for chain in rec.chains:
             total = 0.0
+            if ic.throughput.get("FMA", 0) > 0:
+                chain = _contract(chain)
             for op in chain:
                 if op not in ic.latency:
                     raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
@@ -131,3 +133,16 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     scale = iterations_per_unit
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
                         {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes))
+
+
+def _contract(chain) -> tuple:
+    """A multiplication feeding an addition on the dependency path becomes one FMA (as the
+    compilers contract ``a*b + c`` by default): ``MUL -> ADD -> MUL`` is ``FMA -> MUL``,
+    the Gauss-Seidel critical path of cross-architecture-machine-models.txt Fig. 4."""
+    out = []
+    for op in chain:
+        if op == "ADD" and out and out[-1] == "MUL":
+            out[-1] = "FMA"
+        else:
+            out.append(op)
+    return tuple(out)

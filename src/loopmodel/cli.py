@@ -60,6 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     cg.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                     help="size constant (one value each)")
 
+    ap = sub.add_parser("app", help="predict an application: a sequence of loop kernels (YAML)")
+    ap.add_argument("file", help="application YAML file (see examples/pcg/pcg.yml)")
+    ap.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
+    ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a shared size of the application file")
+    ap.add_argument("--cores", "-c", default="1", metavar="RANGE", help="core counts: 1:N, 1,2,4 or N (default 1)")
+    ap.add_argument("--model", choices=("contention", "saturation"), default="contention")
+    ap.add_argument("--p0", type=float, help="contention parameter p0 (default: the machine model's)")
+    ap.add_argument("--clock", metavar="FREQ", help="core clock override, e.g. '2.2 GHz'")
+    ap.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="auto")
+    ap.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
+    ap.add_argument("--json", action="store_true", help="print one JSON document")
+
     mch = sub.add_parser("machine", help="list, show or convert machine models")
     msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
     msub.add_parser("list", help="list built-in machine models")
@@ -125,6 +138,8 @@ def main(argv=None) -> int:
             return cmd_codegen(args)
         if args.command == "scaling":
             return cmd_scaling(args)
+        if args.command == "app":
+            return cmd_app(args)
         parser.print_help()
         return 2
     except LoopmodelError as exc:
@@ -269,6 +284,52 @@ def cmd_scaling(args) -> int:
     rep.render(results, res, Console(highlight=False, width=None if sys.stdout.isatty() else 120), measured, fit)
     if args.plot:
         sys.stdout.write(f"plot written to {args.plot}\n")
+    return 0
+
+
+def cmd_app(args) -> int:
+    import dataclasses
+
+    from .analysis import Analyzer, Options
+    from .errors import DefineError
+    from .fileio.app_file import read_app
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+    from .fileio.machine_files import load_machine
+    from .models.application import predict
+    from .report import application as rep
+    from .units import UnitError, parse_quantity
+
+    overrides = {}
+    for pt in expand(args.define, {}):
+        if overrides:
+            raise DefineError("app takes one value per size, not a range")
+        overrides = pt
+    spec = read_app(args.file, overrides)
+    machine = load_machine(args.machine)
+    if args.clock:
+        try:
+            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
+        except UnitError as exc:
+            raise DefineError(f"--clock: {exc}") from None
+    cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
+    if args.p0 is not None and not 0 < args.p0 <= 0.75:
+        raise DefineError(f"--p0 {args.p0:g}: must be in (0, 0.75]")
+    analyses = []
+    for k in spec.kernels:
+        kernel, _ = parse_kernel_file(k.path)
+        defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
+        opts = Options(models=("ECM",), incore=args.incore, use_cache=not args.no_cache,
+                       kernel_text=_read_text(k.path))
+        analyses.append(Analyzer(kernel, machine, opts).run(defines))
+    pred = predict(spec, analyses, machine, cores, args.model, args.p0)
+    if args.json:
+        json.dump(rep.to_dict(pred), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    rep.render(pred, Console(highlight=False, width=None if sys.stdout.isatty() else 140))
     return 0
 
 

@@ -58,12 +58,12 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
     t.add_column("domains", justify="right")
     for r in results:
         label = r.model + (f" (p0={r.p0:.3g})" if r.model == "contention" else "")
-        t.add_column(f"{label} [it/s]", justify="right")
+        t.add_column(f"{label} \\[it/s]", justify="right")
         if r.model == "contention" and r.location == "MEM":
             t.add_column("u(n)", justify="right")
         t.add_column("limit")
     if measured:
-        t.add_column("measured [it/s]", justify="right")
+        t.add_column("measured \\[it/s]", justify="right")
         t.add_column("error", justify="right")
     for i, p in enumerate(r0.points):
         row = [str(p.cores), str(p.domains)]

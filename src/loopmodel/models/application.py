@@ -1,0 +1,131 @@
+"""Application models: an ordered sequence of loop kernels (cross-architecture-machine-models.txt §5).
+
+An application (e.g. one iteration of the paper's PCG solver, Algorithm 1) is a list of
+kernels, each with its sizes and the number of invocations per application iteration.
+Its runtime is the sum of the per-loop runtimes (§5.2.3: "Composing the model from
+single-loop predictions is simple due to the time-based formulation of the ECM model"),
+single- and multicore:
+
+    T_app(n) = sum_k count_k · W_k / (rate_k(n) · f)
+
+with W_k the units of work (cache lines of the written array) of one invocation of
+kernel k and rate_k(n) its predicted throughput on n cores in CL/cy
+(:mod:`loopmodel.models.scaling`). Loop-carried dependencies (the Gauss-Seidel sweeps)
+enter through the in-core model: their T_OL is the critical path. Synchronisation costs
+(OpenMP barriers of the wavefront, reductions across ccNUMA domains) are not modelled.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ModelError
+
+
+@dataclass(frozen=True)
+class AppKernel:
+    """One loop of the application.
+
+    Attributes:
+        name: label; path: kernel file; count: invocations per application iteration;
+        defines: size constants (ints); placement: ``first-touch`` or ``one-domain``.
+    """
+
+    name: str
+    path: str
+    count: int
+    defines: dict
+    placement: str = "first-touch"
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    """An application: name and kernels in execution order."""
+
+    name: str
+    kernels: tuple
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class KernelPrediction:
+    """Per-kernel results.
+
+    Attributes:
+        kernel: the :class:`AppKernel`; analysis: its single-core
+        :class:`~loopmodel.analysis.AnalysisResult`; iterations: innermost iterations per
+        invocation; units: CL of work per invocation; seconds: core count -> seconds for
+        all ``count`` invocations; scaling: the :class:`~loopmodel.models.scaling.ScalingResult`.
+    """
+
+    kernel: AppKernel
+    analysis: object
+    iterations: int
+    units: float
+    seconds: dict
+    scaling: object
+
+
+@dataclass(frozen=True)
+class AppPrediction:
+    """Application runtime per core count (seconds per application iteration)."""
+
+    spec: AppSpec
+    machine: object
+    model: str
+    cores: tuple
+    kernels: tuple
+    total_seconds: dict
+
+
+def iterations(kernel, defines: dict) -> int:
+    """Innermost-loop iterations of one invocation of ``kernel`` (product of trip counts).
+
+    Raises:
+        ModelError: a bound depends on an outer loop index (triangular nest) or is negative.
+    """
+    total = 1
+    for loop in kernel.loops:
+        try:
+            n = int(loop.trip_count.evaluate(defines))
+        except KeyError as exc:
+            raise ModelError(f"{kernel.source}: the trip count of loop '{loop.index}' depends on {exc.args[0]}; "
+                             "application models need rectangular loop nests") from None
+        total *= max(n, 0)
+    return total
+
+
+def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "contention",
+            p0: float | None = None) -> AppPrediction:
+    """Sum the per-kernel predictions.
+
+    Args:
+        spec: the application.
+        analyses: one single-core :class:`~loopmodel.analysis.AnalysisResult` (with ECM)
+            per kernel of ``spec``, same order.
+        machine: the machine model (clock, ccNUMA layout).
+        cores: core counts.
+        model: multicore model of :func:`loopmodel.models.scaling.scaling`.
+
+    Returns:
+        :class:`AppPrediction`.
+
+    Raises:
+        ModelError: a kernel has no ECM prediction or an unsupported loop nest.
+    """
+    from .scaling import scaling
+
+    preds = []
+    totals = {n: 0.0 for n in cores}
+    for k, res in zip(spec.kernels, analyses):
+        if res.ecm is None:
+            raise ModelError(f"{k.path}: no ECM prediction for application kernel '{k.name}'")
+        it = res.traffic.iterations_per_unit
+        n_it = iterations(res.kernel, k.defines)
+        units = n_it / it
+        sc = scaling(res.ecm, machine, list(cores), it, model, p0, k.placement)
+        secs = {}
+        for pt in sc.points:
+            secs[pt.cores] = k.count * units / (pt.rate_cl_per_cy * machine.clock)
+            totals[pt.cores] += secs[pt.cores]
+        preds.append(KernelPrediction(k, res, n_it, units, secs, sc))
+    return AppPrediction(spec, machine, model, tuple(cores), tuple(preds), totals)

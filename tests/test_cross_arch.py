@@ -102,3 +102,11 @@ def test_verbose_prints_table3_contributions():
     assert set(by) == {"L1", "L2", "L3", "MEM"}
     l3 = {c["name"]: c for c in by["L3"]["contributions"]}
     assert l3["L2L3"]["busy_cycles"] == pytest.approx(6.0) and by["L3"]["T_ECM"] == pytest.approx(6.0)
+
+
+def test_write_allocate_reaches_memory_through_a_victim_l3():
+    """Triad on Skylake-SP: the L2's write-allocate for a[] is read from memory although the victim
+    L3 itself does not allocate on writes: 3 CL in, 1 CL out per CL of work on the memory link."""
+    r = analyze("triad.c", "SkylakeSP_Gold-6148_SNC", {"N": 100_000_000}, models=("ECM",), incore="analytic")
+    mem = r.traffic.level("L3")
+    assert (mem.loads_cl, mem.stores_cl) == (3, 1)

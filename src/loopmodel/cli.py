@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
 
+    from .measure import cli_measure
+
+    cli_measure.add_parser(sub)
+
     mch = sub.add_parser("machine", help="list, show or convert machine models")
     msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
     msub.add_parser("list", help="list built-in machine models")
@@ -140,6 +144,10 @@ def main(argv=None) -> int:
             return cmd_scaling(args)
         if args.command == "app":
             return cmd_app(args)
+        if args.command == "measure":
+            from .measure import cli_measure
+
+            return cli_measure.run(args)
         parser.print_help()
         return 2
     except LoopmodelError as exc:

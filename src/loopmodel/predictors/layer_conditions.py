@@ -253,7 +253,10 @@ class LayerConditionAnalysis:
                                       ok, req_vals[ci], _solve_max(self.requirements[ci], var, sizes, csize)))
             # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
             levels.append(LCLevel(cache.level, csize, tuple(states), best))
-        # traffic per level from the selected states
+        # traffic per level from the selected states. A write-allocate anywhere above makes a
+        # store miss a read request all the way down (the allocating level fetches the line
+        # through the levels below, e.g. the L2 of a victim-L3 machine reads from memory).
+        allocates = [any(c.write_allocate and c.write_back for c in caches[: i + 1]) for i in range(len(caches))]
         for li, (cache, lcl) in enumerate(zip(caches, levels)):
             tval = cand_vals[lcl.selected]
             sel = lcl.selected
@@ -265,7 +268,7 @@ class LayerConditionAnalysis:
                     written[a.array] = a.element_size
                 if miss:
                     miss_b += a.element_size
-                    if a.is_load or (cache.write_allocate and cache.write_back):
+                    if a.is_load or allocates[li]:
                         load_b += a.element_size
             store_b = float(sum(written.values()))
             nxt = machine.memory_hierarchy[li + 1]

@@ -396,3 +396,11 @@ def test_osaca_not_installed_is_a_tool_error(monkeypatch):
     k, text = _k("triad.c")
     with pytest.raises(ToolError, match=r"OSACA is not installed \(pip install 'loopmodel\[osaca\]'\)"):
         compiled_incore(k, text, load_machine(SNB), {"N": 1000}, 8, "osaca", use_cache=False)
+
+
+@pytest.mark.skipif(shutil.which("powerpc64le-linux-gnu-gcc") is not None, reason="cross compiler installed")
+def test_power9_without_cross_compiler_names_the_package():
+    p = run_cli("analyze", KERNELS / "daxpby.c", "-m", "Power9_8335-GTX", "-D", "N=1000", "--incore", "llvm-mca",
+                "--no-cache")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "powerpc64le-linux-gnu-gcc" in p.stderr and "gcc-powerpc64le-linux-gnu" in p.stderr

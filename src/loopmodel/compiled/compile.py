@@ -27,9 +27,16 @@ class CompilerChoice:
     version: str
 
 
+#: machine-model ISA -> (host ISA name, cross compiler, Debian package)
+CROSS = {"aarch64": ("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+         "arm64": ("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+         "ppc64le": ("ppc64le", "powerpc64le-linux-gnu-gcc", "gcc-powerpc64le-linux-gnu"),
+         "power": ("ppc64le", "powerpc64le-linux-gnu-gcc", "gcc-powerpc64le-linux-gnu")}
+
+
 def _host_isa() -> str:
     m = platform.machine().lower()
-    return "aarch64" if m in ("aarch64", "arm64") else "x86"
+    return {"arm64": "aarch64", "x86_64": "x86", "amd64": "x86"}.get(m, m)
 
 
 def choose_compiler(machine, compiler: str | None = None, flags: str | None = None) -> CompilerChoice:
@@ -39,16 +46,17 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
         ToolError: the compiler is not installed (the message says how to get it).
     """
     isa = (machine.isa or "x86").lower()
-    cross = isa in ("aarch64", "arm64", "arm") and _host_isa() != "aarch64"
-    cmd = compiler or ("aarch64-linux-gnu-gcc" if cross else "gcc")
+    target = CROSS.get(isa)
+    cross = target is not None and _host_isa() != target[0]
+    cmd = compiler or (target[1] if cross else "gcc")
     family = "clang" if "clang" in os.path.basename(cmd) else ("icc" if "icc" in cmd or "icx" in cmd else "gcc")
     if flags is None:
         flags = machine.compiler.get(family) or machine.compiler.get("gcc") or "-O3"
     parts = tuple(f for f in shlex.split(flags) if not f.startswith("-l"))
     path = shutil.which(cmd)
     if path is None:
-        hint = (" (install Debian's gcc-aarch64-linux-gnu to analyze AArch64 machines on this host)"
-                if cmd.startswith("aarch64-") else "")
+        pkg = next((t[2] for t in CROSS.values() if t[1] == cmd), None)
+        hint = (f" (install Debian's {pkg} to analyze {machine.isa} machines on this host)" if pkg else "")
         raise ToolError(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
     try:
         ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]

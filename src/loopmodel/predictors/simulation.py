@@ -128,6 +128,9 @@ def level_specs(machine, cores: int = 1) -> tuple:
         policy = c.replacement
         if policy == "PLRU":
             notes.append(f"{c.level}: pseudo-LRU simulated as LRU")
+        if c.type == "victim" and not c.victim_clean:
+            notes.append(f"{c.level}: the simulator writes clean evictions into the victim cache too "
+                         "(the machine model says only dirty ones: layer conditions follow the model)")
             policy = "LRU"
         specs.append(LevelSpec(c.level, int(sets), int(ways), cl, policy, c.write_allocate, c.write_back,
                                c.type, seed=0x853C49E6748FEA9B ^ (i + 1)))

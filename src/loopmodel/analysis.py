@@ -117,6 +117,7 @@ class Analyzer:
         if options.cores < 1:
             raise DefineError("--cores must be at least 1")
         self._incore = None
+        self._compiled_memo = {}
 
     def run(self, defines: dict) -> AnalysisResult:
         """Evaluate all models for ``defines`` (constant -> int)."""
@@ -171,12 +172,22 @@ class Analyzer:
 
     def _compiled_incore(self, defines, it_per_unit, mode=None):
         """llvm-mca or OSACA on the compiled kernel; ``incore='auto'``: llvm-mca, else OSACA, else analytic."""
+        opt = self.options
+        mode = mode or opt.incore
+        at = opt.incore_defines or defines
+        memo_key = (mode, tuple(sorted(at.items())), it_per_unit)
+        if opt.incore_defines and memo_key in self._compiled_memo:  # a sweep: compiled once
+            return self._compiled_memo[memo_key]
+        res = self._compiled_incore_uncached(defines, it_per_unit, mode, at)
+        if opt.incore_defines:
+            self._compiled_memo[memo_key] = res
+        return res
+
+    def _compiled_incore_uncached(self, defines, it_per_unit, mode, at):
         from .compiled.incore import compiled_incore
         from .errors import ToolError
 
         opt = self.options
-        mode = mode or opt.incore
-        at = opt.incore_defines or defines
         analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
         exc = None
         for analyzer in analyzers:

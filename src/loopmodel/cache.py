@@ -74,3 +74,20 @@ def store(kind: str, key: str, obj) -> None:
         os.replace(tmp, d / f"{key}.pickle")
     except OSError:
         pass
+
+
+def tool_version(path: str, probe) -> str:
+    """``probe(path)`` (a tool's version string), cached per user by the executable's path,
+    size and modification time, so that a warm analysis starts no ``--version`` process and
+    an upgraded tool is asked again."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return probe(path)
+    key = make_key("tool-version", os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    hit = load("tools", key)
+    if isinstance(hit, str):
+        return hit
+    ver = probe(path)
+    store("tools", key, ver)
+    return ver

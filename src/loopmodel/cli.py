@@ -177,13 +177,10 @@ def _models(names) -> tuple:
 
 def _prepare(args, models: tuple, cores: int):
     """Kernel, machine and options from the shared analysis arguments -> ``(Analyzer, points)``."""
-    import dataclasses
-
     from .analysis import Analyzer, Options
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import expand
-    from .fileio.machine_files import load_machine
     from .units import UnitError, parse_quantity
 
     if args.cache_factor <= 0 or args.cache_factor > 1:
@@ -202,12 +199,7 @@ def _prepare(args, models: tuple, cores: int):
     if unknown:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
-    machine = load_machine(args.machine)
-    if args.clock:
-        try:
-            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
-        except UnitError as exc:
-            raise DefineError(f"--clock: {exc}") from None
+    machine = _machine(args)
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
@@ -296,17 +288,13 @@ def cmd_scaling(args) -> int:
 
 
 def cmd_app(args) -> int:
-    import dataclasses
-
     from .analysis import Analyzer, Options
     from .errors import DefineError
     from .fileio.app_file import read_app
     from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import expand
-    from .fileio.machine_files import load_machine
     from .models.application import predict
     from .report import application as rep
-    from .units import UnitError, parse_quantity
 
     overrides = {}
     for pt in expand(args.define, {}):
@@ -314,12 +302,7 @@ def cmd_app(args) -> int:
             raise DefineError("app takes one value per size, not a range")
         overrides = pt
     spec = read_app(args.file, overrides)
-    machine = load_machine(args.machine)
-    if args.clock:
-        try:
-            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
-        except UnitError as exc:
-            raise DefineError(f"--clock: {exc}") from None
+    machine = _machine(args)
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     if args.p0 is not None and not 0 < args.p0 <= 0.75:
         raise DefineError(f"--p0 {args.p0:g}: must be in (0, 0.75]")
@@ -339,6 +322,23 @@ def cmd_app(args) -> int:
 
     rep.render(pred, Console(highlight=False, width=None if sys.stdout.isatty() else 140))
     return 0
+
+
+def _machine(args):
+    """The machine model of ``-m``, with the ``--clock`` override applied."""
+    import dataclasses
+
+    from .errors import DefineError
+    from .fileio.machine_files import load_machine
+    from .units import UnitError, parse_quantity
+
+    machine = load_machine(args.machine)
+    if args.clock:
+        try:
+            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
+        except UnitError as exc:
+            raise DefineError(f"--clock: {exc}") from None
+    return machine
 
 
 def _core_list(text: str | None, most: int) -> list:

@@ -58,11 +58,16 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
         pkg = next((t[2] for t in CROSS.values() if t[1] == cmd), None)
         hint = (f" (install Debian's {pkg} to analyze {machine.isa} machines on this host)" if pkg else "")
         raise ToolError(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
+    from .. import cache
+
+    return CompilerChoice(cmd, parts, cache.tool_version(path, _version))
+
+
+def _version(path: str) -> str:
     try:
-        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+        return subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
     except (OSError, subprocess.TimeoutExpired):
-        ver = "unknown"
-    return CompilerChoice(cmd, parts, ver)
+        return "unknown"
 
 
 def compile_to_assembly(c_source: str, choice: CompilerChoice) -> str:

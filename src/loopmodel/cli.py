@@ -266,8 +266,7 @@ def cmd_scaling(args) -> int:
         fit = fit_p0(res.ecm, m, measured, it, args.placement)
         p0 = fit[0]
     models = ("contention", "saturation") if args.model == "both" else (args.model,)
-    if p0 is not None and not 0 < p0 <= 0.75:
-        raise DefineError(f"--p0 {p0:g}: must be in (0, 0.75]")
+    _check_p0(p0)
     results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in) for mdl in models]
     if args.plot:
         import os
@@ -304,8 +303,7 @@ def cmd_app(args) -> int:
     spec = read_app(args.file, overrides)
     machine = _machine(args)
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
-    if args.p0 is not None and not 0 < args.p0 <= 0.75:
-        raise DefineError(f"--p0 {args.p0:g}: must be in (0, 0.75]")
+    _check_p0(args.p0)
     analyses = []
     for k in spec.kernels:
         kernel, _ = parse_kernel_file(k.path)
@@ -341,21 +339,25 @@ def _machine(args):
     return machine
 
 
-def _core_list(text: str | None, most: int) -> list:
-    """``'1:8'`` (inclusive), ``'1,2,4'`` or ``'8'`` -> sorted core counts; one-line error otherwise."""
+def _check_p0(p0: float | None) -> None:
+    """``--p0`` within the range :func:`loopmodel.models.scaling.scaling` accepts (one-line error)."""
     from .errors import DefineError
+    from .models.scaling import P0_MAX
+
+    if p0 is not None and not 0 < p0 <= P0_MAX:
+        raise DefineError(f"--p0 {p0:g}: must be in (0, {P0_MAX}]")
+
+
+def _core_list(text: str | None, most: int) -> list:
+    """``'1:8'`` (inclusive), ``'1:8:2'``, ``'1,2,4'`` or ``'8'`` -> sorted core counts, each in 1..``most``;
+    one-line error otherwise."""
+    from .errors import DefineError
+    from .fileio.defines import count_list
 
     if text is None:
         return list(range(1, most + 1))
-    try:
-        if ":" in text:
-            a, b = (int(x) for x in text.split(":", 1))
-            vals = list(range(a, b + 1))
-        else:
-            vals = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise DefineError(f"--cores {text}: give N, A:B or a comma list of integers") from None
-    if not vals or min(vals) < 1:
+    vals = count_list(text, "--cores")
+    if min(vals) < 1:
         raise DefineError(f"--cores {text}: core counts must be at least 1")
     if max(vals) > most:
         raise DefineError(f"--cores {text}: the machine model has {most} cores")

@@ -34,6 +34,11 @@ CROSS = {"aarch64": ("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"
          "power": ("ppc64le", "powerpc64le-linux-gnu-gcc", "gcc-powerpc64le-linux-gnu")}
 
 
+def is_aarch64(machine) -> bool:
+    """Whether ``machine``'s ISA is AArch64 (assembly syntax of its compiled kernels)."""
+    return CROSS.get((machine.isa or "").lower(), (None,))[0] == "aarch64"
+
+
 def _host_isa() -> str:
     m = platform.machine().lower()
     return {"arm64": "aarch64", "x86_64": "x86", "amd64": "x86"}.get(m, m)

@@ -92,7 +92,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     from . import llvm_mca
     from .asm import find_kernel_block
     from .codegen import generate_c
-    from .compile import choose_compiler, compile_to_assembly
+    from .compile import choose_compiler, compile_to_assembly, is_aarch64
 
     from . import osaca_backend
 
@@ -112,7 +112,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
     choice = choose_compiler(machine, compiler, flags)
     src = generate_c(kernel, kernel_text, defines)
-    aarch64 = (machine.isa or "").lower() in ("aarch64", "arm64")
+    aarch64 = is_aarch64(machine)
     key = cache.make_key("compiled-incore-v2", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64)
     hit = cache.load("incore", key) if use_cache else None

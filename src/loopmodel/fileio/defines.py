@@ -111,3 +111,29 @@ def expand(define_texts: list, defaults: dict | None = None) -> list:
         d.update(zip(names, combo))
         out.append(d)
     return out or [base]
+
+
+def count_list(text: str, option: str) -> list:
+    """``'1:4'`` -> [1, 2, 3, 4]; ``'1:8:2'`` -> [1, 3, 5, 7]; ``'1,2,4'``; ``'3'`` (core or
+    thread counts of ``--cores`` / ``--threads``). Duplicates are dropped, the order is kept.
+
+    Raises:
+        DefineError: unreadable or empty list (one line naming ``option``).
+    """
+    t = text.strip()
+    bad = DefineError(f"{option}: cannot read '{text}' (expected e.g. 1:4, 1:8:2, 1,2,4 or 2)")
+    try:
+        if ":" in t:
+            parts = [int(p) for p in t.split(":")]
+            if len(parts) == 2:
+                parts.append(1)
+            if len(parts) != 3 or parts[2] < 1:
+                raise bad
+            values = list(range(parts[0], parts[1] + 1, parts[2]))
+        else:
+            values = [int(p) for p in t.split(",")]
+    except ValueError:
+        raise bad from None
+    if not values:
+        raise DefineError(f"{option}: '{text}' is an empty range")
+    return list(dict.fromkeys(values))

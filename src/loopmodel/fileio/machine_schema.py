@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..machine import model as dm
 from ..machine.model import OPS
+from ..models.scaling import P0_MAX
 from ..units import UnitError, parse_quantity
 
 
@@ -30,6 +31,11 @@ def _q(kind, binary=False):
         except UnitError as exc:
             raise ValueError(str(exc)) from None
     return conv
+
+
+def _known_op(op) -> None:
+    if op not in OPS:
+        raise ValueError(f"unknown operation type '{op}' (known: {', '.join(OPS)})")
 
 
 class _Strict(BaseModel):
@@ -82,8 +88,7 @@ class InCoreSchema(_Strict):
     def _tp(cls, v):
         out = {}
         for op, val in v.items():
-            if op not in OPS:
-                raise ValueError(f"unknown operation type '{op}' (known: {', '.join(OPS)})")
+            _known_op(op)
             if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
                 raise ValueError(f"throughput of {op} must be a number >= 0 (instructions per cycle)")
             out[op] = float(val)
@@ -94,8 +99,7 @@ class InCoreSchema(_Strict):
     def _lat(cls, v):
         out = {}
         for op, val in v.items():
-            if op not in OPS:
-                raise ValueError(f"unknown operation type '{op}' (known: {', '.join(OPS)})")
+            _known_op(op)
             out[op] = parse_quantity(val, "cycles") if not isinstance(val, (int, float)) else float(val)
         return out
 
@@ -256,7 +260,7 @@ class MachineModelSchema(_Strict):
     links: list[LinkSchema]
     overlap: list = Field(default_factory=lambda: ["T_OL"])
     overlap_unless_memory: list = Field(default_factory=list)
-    contention_p0: float = Field(default=0.5, gt=0, le=0.75)  # models.scaling
+    contention_p0: float = Field(default=0.5, gt=0, le=P0_MAX)
     benchmarks: BenchmarksSchema = Field(default_factory=BenchmarksSchema)
     compiler: dict = Field(default_factory=dict)
     sources: list = Field(default_factory=list)

@@ -66,25 +66,11 @@ def parse_threads(text: str | None, default_max: int | None = None) -> list[int]
     Raises:
         DefineError: unreadable or empty list.
     """
+    from ..fileio.defines import count_list
+
     if text is None:
         return list(range(1, (default_max or os.cpu_count() or 1) + 1))
-    t = text.strip()
-    bad = DefineError(f"--threads: cannot read '{text}' (expected e.g. 1:4, 1:8:2, 1,2,4 or 2)")
-    try:
-        if ":" in t:
-            parts = [int(p) for p in t.split(":")]
-            if len(parts) == 2:
-                parts.append(1)
-            if len(parts) != 3 or parts[2] < 1:
-                raise bad
-            values = list(range(parts[0], parts[1] + 1, parts[2]))
-        else:
-            values = [int(p) for p in t.split(",")]
-    except ValueError:
-        raise bad from None
-    if not values:
-        raise DefineError(f"--threads: '{text}' is an empty range")
-    return list(dict.fromkeys(values))
+    return count_list(text, "--threads")
 
 
 def _parse_size(text: str) -> float:

@@ -17,8 +17,8 @@ tolerance of the peer's assertion: ``assertRelativlyEqual(actual, desired, r)`` 
 a value off by a whole multiple pass; not reproduced), ``assertAlmostEqual(.., places=n)``
 as round(actual - desired, n) == 0, ``assertEqual`` as equality.
 
-Usage:
-    PYTHONPATH=src python benchmarks/peer_suite.py --kerncraft-src /tmp/kc/kerncraft-0.8.18 \
+Usage (the loopmodel run is this checkout's: its src/ goes first on PYTHONPATH):
+    python benchmarks/peer_suite.py --kerncraft-src /tmp/kc/kerncraft-0.8.18 \
         [--strip-swap] [--out FILE]
 
 ``--strip-swap`` feeds copies of the kernels without their ``swap(a, b);`` lines (written
@@ -32,7 +32,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -535,6 +534,12 @@ def summary_lines(rows) -> list:
         lines.append(f"{g}: {n_ok} of {len(mapped)} mapped expectations hold{pct}; "
                      f"{mapped.count('fails')} fail, {mapped.count('error')} error, "
                      f"{len(res) - len(mapped)} not mapped")
+    tests = {}
+    for name, *_, result in rows:
+        if not result.startswith("not mapped"):
+            tests.setdefault(name, []).append(result == "holds")
+    lines.append(f"peer tests whose every mapped expectation holds: "
+                 f"{sum(map(all, tests.values()))} of {len(tests)}")
     return lines
 
 

@@ -119,7 +119,8 @@ def test_summary_counts_per_peer_test_file():
         "test_kerncraft.py -D ranges: 1 of 1 mapped expectations hold (100 %); 0 fail, 0 error, 0 not mapped",
         "test_kerncraft.py models: 1 of 3 mapped expectations hold (33 %); 1 fail, 1 error, 1 not mapped",
         "test_layer_condition.py: 1 of 1 mapped expectations hold (100 %); 0 fail, 0 error, 0 not mapped",
-        "all: 3 of 5 mapped expectations hold (60 %); 1 fail, 1 error, 1 not mapped"]
+        "all: 3 of 5 mapped expectations hold (60 %); 1 fail, 1 error, 1 not mapped",
+        "peer tests whose every mapped expectation holds: 2 of 4"]
 
 
 def test_format_table_aligns_and_renders_values():
@@ -156,8 +157,10 @@ def test_compare_flags_beyond_tolerance_and_honours_documented(monkeypatch):
     assert ok == ("a", "SandyBridgeEP_E5-2680", "triad", "mem", "T_L1L2", 6.1, 6.0, "-1.6 %", "ok")
     assert cp.compare(JOB, "T_L3MEM", 12.0, ps.ecm_term("MEM"), out)[-2:] == ("+9.2 %", "FLAG")
     assert cp.compare(JOB, "T_L2L3", 0.0, ps.ecm_term("L3"), out)[-2:] == ("n/a (peer 0)", "FLAG")
-    monkeypatch.setitem(cp.DOCUMENTED, ("triad", "*", "T_L3MEM"), "reason")
-    assert cp.compare(JOB, "T_L3MEM", 12.0, ps.ecm_term("MEM"), out)[-1] == "documented: reason"
+    monkeypatch.setattr(cp, "DOCUMENTED", {("tri*", "*", "mem", "T_L3MEM"): "reason"})
+    assert cp.compare(JOB, "T_L3MEM", 12.0, ps.ecm_term("MEM"), out)[-1] == "documented (see below)"
+    assert cp.documented(JOB, "T_L3MEM") == "reason"
+    assert cp.documented(cp.Job("data", "triad", "X", "L2/L3", ()), "T_L3MEM") is None  # other size
     assert cp.compare(JOB, "T_L1L2", 6.0, ps.ecm_term("L2"), _out(None, 2, "bad"))[-1] == "loopmodel error: bad"
 
 

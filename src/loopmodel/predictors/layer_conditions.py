@@ -233,7 +233,7 @@ class LayerConditionAnalysis:
         req_vals = [float(r.evaluate(defines)) for r in self.requirements]
         sizes = {s: v for s, v in defines.items() if s != var}
         cl = machine.cacheline_size
-        it_per_unit = cl / self.kernel.element_size_of_work()
+        it_per_unit = self.kernel.iterations_per_cacheline(cl, defines)  # one CL of the written array
         levels = []
         traffic = []
         caches = machine.caches
@@ -281,7 +281,8 @@ class LayerConditionAnalysis:
             traffic.append(LevelTraffic(cache.level, loads, store_b * it_per_unit / cl,
                                         lookups - misses, misses, int(cl), loads))
         # a victim level's misses are delivered to the level above, counted on its own link
-        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes))
+        victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
+        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes + victim_notes))
         return tp, levels
 
 

@@ -235,7 +235,7 @@ def test_unit_of_work_in_text_and_json(strided_file):
     args = ("analyze", strided_file, "-m", SNB, "-D", "N=100000", "-p", "ECM", "--incore", "analytic")
     text = run_cli(*args)
     assert text.returncode == 0, text.stderr
-    assert "unit of work (the CL of cy/CL): 1 CL of the written array 'a' = 8 it" in text.stdout
+    assert "unit of work (CL of work): 1 CL of the written array 'a' = 8 it (64 B CL / 8 B address step per it)" in text.stdout
     doc = run_cli(*args, "--json")
     assert doc.returncode == 0, doc.stderr
     d = json.loads(doc.stdout)

@@ -15,7 +15,9 @@ state with the largest ``t`` whose ``C_req(t) <= C``. Misses of loads and of
 write-allocating stores are loaded from the next level; every written array is
 evicted once (kerncraft-tool-paper.txt §2.4.2; ecm-model-slides.txt "layer
 condition"). Victim caches receive clean and dirty evictions
-(cross-architecture-machine-models.txt §3.3, §5.2.1).
+(cross-architecture-machine-models.txt §3.3, §5.2.1); with ``victim_clean: false``
+only the dirty ones are transfers (Table 3, EPYC). Per unit of work:
+:meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`.
 
 The symbolic part (``LayerConditionAnalysis``) depends only on the kernel and is
 built once; :meth:`LayerConditionAnalysis.predict` evaluates it for one set of

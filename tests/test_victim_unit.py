@@ -215,6 +215,25 @@ def test_strided_kernel_with_layer_conditions_falls_back_with_the_same_unit(stri
     assert any("layer conditions do not apply" in n for n in r.notes)
 
 
+# Kerncraft 0.8.18, `kerncraft -p ECMCPU -p ECM -m SandyBridgeEP_E5-2680.yml (the reference file)
+# strided.c -D N 10000000` (OSACA in-core on gcc -O3 code): T_comp = 21.0, T_RegL1 = 4.0 cy/CL,
+# T_ECM = max(21.0, 4.0 + 8.0 + 8.0 + 17.4) = 37.41 cy/CL.
+PEER_STRIDED_ECM = {"T_OL": 21.0, "T_nOL": 4.0, "MEM": 37.41}
+
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None or not __import__(
+    "loopmodel.compiled.osaca_backend", fromlist=["x"]).available(), reason="gcc and OSACA needed")
+def test_strided_float_kernel_compiled_incore_matches_the_peer(strided_file):
+    """The compiled in-core time per unit (8 it) and the whole ECM prediction, as the peer's."""
+    machine = str(reference_dir() / f"{SNB}.yml")
+    r = analyze(str(strided_file), machine, {"N": 10_000_000}, cache_predictor="sim", incore="osaca",
+                kernel_text=STRIDED)
+    assert r.incore.source == "osaca"
+    assert r.ecm.T_OL == pytest.approx(PEER_STRIDED_ECM["T_OL"], rel=0.01)
+    assert r.ecm.T_nOL == pytest.approx(PEER_STRIDED_ECM["T_nOL"], rel=0.01)
+    assert r.ecm.T_ECM["MEM"] == pytest.approx(PEER_STRIDED_ECM["MEM"], rel=0.01)
+
+
 MIXED_MATVEC = ("float y[N];\ndouble A[N][N], x[N];\n\nfor (int i = 0; i < N; ++i)\n"
                 "    for (int j = 0; j < N; ++j)\n        y[i] += A[i][j] * x[j];\n")
 

@@ -114,7 +114,8 @@ class ReferenceHierarchy:
             self._count(c.stats, "store_lines")
             self.write_back(j, v)
         elif j < self.n and self.lv[j].spec.kind == "victim":
-            self._count(c.stats, "store_lines")
+            if self.lv[j].spec.victim_clean:  # victim_clean false: placed, but no transfer counted
+                self._count(c.stats, "store_lines")
             self.victim_insert(j, v, False)
 
     def write_back(self, j, line):

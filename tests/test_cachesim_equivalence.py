@@ -22,7 +22,8 @@ def hierarchies(draw):
         kind = draw(st.sampled_from(["inclusive", "non-inclusive"] + (["victim"] if i > 0 else [])))
         levels.append(LevelSpec(f"L{i + 1}", draw(st.integers(1, 8)), draw(st.integers(1, 4)), line,
                                 draw(st.sampled_from(["LRU", "FIFO", "RANDOM"])), draw(st.booleans()),
-                                draw(st.booleans()), kind, draw(st.integers(1, 2 ** 64 - 1))))
+                                draw(st.booleans()), kind, draw(st.integers(1, 2 ** 64 - 1)),
+                                victim_clean=draw(st.booleans())))
     return levels
 
 

@@ -61,7 +61,7 @@ def test_dot_reduction_recurrence():
     r = k.recurrences[0]
     assert (r.variable, r.distance, r.reassociable) == ("s", 1, True)
     assert r.chains == (("ADD",),)
-    assert k.element_size_of_work() == 8
+    assert k.iterations_per_cacheline(64) == 8  # one 64 B CL of 8 B elements
 
 
 def test_matvec_recurrence_on_y():
@@ -180,7 +180,7 @@ def test_mixed_float_double():
     assert k.scalars["s"].element_size == 4
     assert k.bytes_loaded_per_iteration() == 4
     assert k.bytes_stored_per_iteration() == 8
-    assert k.element_size_of_work() == 8
+    assert k.iterations_per_cacheline(64) == 8  # one 64 B CL of 8 B elements
 
 
 def test_mixed_float_double_traffic():

@@ -3,7 +3,7 @@
 Used by the simulation traffic predictor (kerncraft-tool-paper.txt §2.4.1:
 cache simulation as the alternative to layer conditions; cross-architecture
 paper §3.3 for victim and write-through caches). The C core
-(``_core.c``) implements exactly the semantics below; ``tests/reference_cachesim.py``
+(``_core.c``) implements exactly the semantics below; ``tests/cachesim_reference.py``
 is a slow pure-Python transcription used to check it.
 
 Semantics (one source of truth; keep ``_core.c`` and the reference in step)
@@ -11,8 +11,9 @@ Semantics (one source of truth; keep ``_core.c`` and the reference in step)
 Levels ``L[0] .. L[n-1]`` (closest to the core first), then memory ``MEM``.
 A level has ``sets`` (any positive integer), ``ways``, ``line_size`` (a power
 of two, equal for all levels), ``policy`` (``LRU``, ``FIFO``, ``RANDOM``),
-``write_allocate``, ``write_back`` and ``kind`` (``inclusive``,
-``non-inclusive``, ``victim``; ``L[0]`` cannot be a victim cache).
+``write_allocate``, ``write_back``, ``kind`` (``inclusive``,
+``non-inclusive``, ``victim``; ``L[0]`` cannot be a victim cache) and, for a
+victim cache, ``victim_clean`` (default true; see ``evict``).
 Addresses are unsigned 64-bit; line number ``l = addr >> log2(line_size)``;
 set ``l mod sets``.
 
@@ -55,8 +56,20 @@ return clean. If ``L[j]`` is a victim cache: if ``l`` is in ``L[j]``:
 above holding ``v`` ``remove``s it (``invalidations += 1`` there) and a dirty
 upper copy makes ``d`` dirty. Then, with ``j = i + 1``: if ``d``:
 ``store_lines += 1``, ``write_back(j, v)``; else if ``j < n`` and ``L[j]`` is a
-victim cache: ``store_lines += 1``, ``victim_insert(j, v, clean)``; else the
-line is dropped.
+victim cache: ``store_lines += 1`` only if ``L[j].victim_clean``, then
+``victim_insert(j, v, clean)``; else the line is dropped.
+
+``victim_clean`` false means: a clean line leaving the level above a victim
+cache is still placed in it (data read again are found there, and displace
+other lines), but it is no transfer on the link: it is not counted in
+``store_lines``. This is what cross-architecture-machine-models.txt Table 3
+implies for the EPYC (Zen) victim L3: daxpby with data in L3 has T_L2L3 =
+0.75 cy/it = 24 B at 32 B/cy, i.e. x and y read from the L3 (so the clean x
+was put there) plus y written back, and with data in memory 0.25 cy/it =
+8 B: the write-back of y only, no transfer for x. With ``victim_clean`` true
+(the default, §3.3: a victim cache "receives both modified and unmodified
+cache lines"; Table 3 for SKL, TX2 and PWR9) every eviction into it counts.
+Dirty lines count either way.
 
 ``write_back(j, l)`` (a whole dirty line arrives at level j): if ``j == n``:
 ``MEM.stores += 1``. Else if ``L[j]`` is a victim cache:
@@ -81,8 +94,8 @@ Statistics (counted only while counting is enabled): per level ``hits``,
 ``misses`` (demand lookups: loads, stores, victim-cache probes),
 ``load_lines`` (lines brought into the level from below: traffic toward the
 core on the link below it), ``store_lines`` (whole lines sent to the level
-below: dirty evictions, clean evictions into a victim cache, write-through of
-whole lines), ``through_bytes`` (bytes of partial-line stores sent below:
+below: dirty evictions, clean evictions into a victim cache with
+``victim_clean``, write-through of whole lines), ``through_bytes`` (bytes of partial-line stores sent below:
 write-through, no-write-allocate and non-temporal), ``evicts`` (valid lines
 replaced, clean or dirty), ``invalidations``; for ``MEM``: ``loads`` and
 ``stores`` (lines), ``store_bytes``.

@@ -10,7 +10,8 @@ from cffi import FFI
 CDEF = """
 typedef struct { ...; } lm_hier;
 lm_hier *lm_new(int n, int line_log2, const int64_t *sets, const int64_t *ways, const int *policy,
-                const int *write_allocate, const int *write_back, const int *kind, const uint64_t *seed);
+                const int *write_allocate, const int *write_back, const int *kind, const int *victim_clean,
+                const uint64_t *seed);
 void lm_free(lm_hier *h);
 void lm_set_counting(lm_hier *h, int on);
 void lm_reset_stats(lm_hier *h);

@@ -15,6 +15,7 @@ enum { LM_LOAD = 0, LM_STORE = 1, LM_NT = 2 };
 typedef struct {
     int64_t sets, ways, set_mask; /* set_mask >= 0: sets is a power of two */
     int policy, write_allocate, write_back, kind;
+    int victim_clean; /* victim cache: clean insertions from above count as store_lines there */
     uint64_t rng;
     uint64_t *tags;
     uint8_t *dirty;
@@ -126,7 +127,7 @@ static void lm_evict(lm_hier *h, int i, uint64_t v, uint8_t dirty) {
         c->store_lines += h->counting;
         lm_write_back(h, j, v);
     } else if (j < h->n && h->lv[j].kind == LM_VICTIM) {
-        c->store_lines += h->counting;
+        if (h->lv[j].victim_clean) c->store_lines += h->counting;
         lm_victim_insert(h, j, v, 0);
     }
 }
@@ -308,7 +309,8 @@ static inline void lm_access1(lm_hier *h, uint64_t addr, uint64_t size, int kind
 /* ---- public API ---------------------------------------------------------------------------- */
 
 lm_hier *lm_new(int n, int line_log2, const int64_t *sets, const int64_t *ways, const int *policy,
-                const int *write_allocate, const int *write_back, const int *kind, const uint64_t *seed) {
+                const int *write_allocate, const int *write_back, const int *kind, const int *victim_clean,
+                const uint64_t *seed) {
     lm_hier *h = calloc(1, sizeof(lm_hier));
     if (!h) return NULL;
     h->n = n;
@@ -325,6 +327,7 @@ lm_hier *lm_new(int n, int line_log2, const int64_t *sets, const int64_t *ways, 
         c->write_allocate = write_allocate[i];
         c->write_back = write_back[i];
         c->kind = kind[i];
+        c->victim_clean = victim_clean[i];
         c->rng = seed[i];
         size_t m = (size_t)(sets[i] * ways[i]);
         c->tags = malloc(m * sizeof(uint64_t));

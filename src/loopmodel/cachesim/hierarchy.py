@@ -31,6 +31,10 @@ class LevelSpec:
         kind: ``inclusive`` (evictions back-invalidate the levels above),
             ``non-inclusive`` or ``victim`` (exclusive, filled by evictions from above).
         seed: non-zero RNG state for ``RANDOM``.
+        victim_clean: for a ``victim`` level: clean lines evicted from the level
+            above count as transfers (``store_lines``) there; False: they are
+            placed in this level without a counted transfer (semantics:
+            :mod:`loopmodel.cachesim`, ``evict``). Ignored for other kinds.
     """
 
     name: str
@@ -42,6 +46,7 @@ class LevelSpec:
     write_back: bool = True
     kind: str = "non-inclusive"
     seed: int = DEFAULT_SEED
+    victim_clean: bool = True
 
 
 def _lib():
@@ -91,6 +96,7 @@ class Hierarchy:
                        ffi.new("int[]", [int(lv.write_allocate) for lv in levels]),
                        ffi.new("int[]", [int(lv.write_back) for lv in levels]),
                        ffi.new("int[]", [KINDS[lv.kind] for lv in levels]),
+                       ffi.new("int[]", [int(bool(lv.victim_clean)) for lv in levels]),
                        ffi.new("uint64_t[]", [lv.seed for lv in levels]))
         if h == ffi.NULL:
             raise ModelError("cache simulation: out of memory")

@@ -275,6 +275,7 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
         raise MachineError("Kerncraft 'memory hierarchy' must be a list", file=source)
     prev_name = None
     victim_targets = set()
+    victim_sources = []
     for i, lv in enumerate(hierarchy):
         if not isinstance(lv, dict) or "level" not in lv:
             raise MachineError(f"'memory hierarchy'[{i}] lacks 'level'", file=source)
@@ -303,6 +304,8 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
                 raise MachineError(f"'memory hierarchy'[{i}] ({name}) has no cache description", file=source)
         if name in victim_targets:
             entry["type"] = "victim"
+            entry["victim_clean"], entry["victim_clean_note"] = _victim_clean_default(data, icm, name, prev_name)
+            victim_sources.append(entry["victim_clean_note"])
         levels.append(entry)
         up = lv.get("upstream throughput")
         if prev_name is not None:
@@ -372,5 +375,39 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
         "overlap": overlap,
         "benchmarks": {"kernels": kernels, "measurements": measurements},
         "compiler": compilers,
+        "sources": [f"Kerncraft machine file {Path(source).name} (converted)"] + victim_sources,
     }
     return out
+
+
+#: Clean evictions into a victim L3 cost no transfer on Zen-family CPUs: cross-architecture-
+#: machine-models.txt Table 3, EPYC 7451 (Zen), daxpby: T_L2L3 = 0.75 cy/it with data in L3
+#: (x and y read from the L3, y written back: the clean x is in the L3 but its eviction is not
+#: counted) and 0.25 cy/it in memory (8 B: the write-back of y only).
+_NO_CLEAN_VICTIM = re.compile(r"\bzen|znver", re.IGNORECASE)
+
+
+def _victim_clean_default(data: dict, icm: dict, level: str, above) -> tuple:
+    """``(victim_clean, note)`` for a victim level of a Kerncraft file (the format cannot state it).
+
+    Evidence (cross-architecture-machine-models.txt): §3.3 "a victim cache typically implies
+    additional traffic since it receives both modified and unmodified cache lines", and Table 3
+    (§5.2.1, daxpby) counts the clean evictions on SKL, TX2 and PWR9 (T_L2L3 = 1 cy/it = 32 B
+    with data in L3) but not on the EPYC (Zen): 0.75 cy/it = 24 B in L3, 0.25 cy/it = 8 B in
+    memory. So: false for the Zen family (micro-architecture, llvm-mca CPU or model name naming
+    Zen/znver; Zen 2 and later are assumed to behave as the measured Zen), true otherwise.
+    Kerncraft itself does not decide this: its cache simulator forwards every evicted line
+    to ``victims_to`` and counts it (clean too), its layer conditions ignore ``victims_to``
+    and count only evictions of written arrays, for every machine.
+    """
+    what = " ".join(str(x) for x in (data.get("micro-architecture", ""), icm.get("OSACA", ""),
+                                       icm.get("IACA", ""), icm.get("LLVM-MCA", ""), data.get("model name", "")))
+    if _NO_CLEAN_VICTIM.search(what):
+        return False, (f"{level}: victim cache from a Kerncraft file (which cannot say whether clean evictions "
+                       f"cost a transfer): clean {above} evictions are placed in it without a counted transfer "
+                       "(victim_clean: false, the default for the Zen family, as measured on Zen: "
+                       "cross-architecture-machine-models.txt Table 3, EPYC 7451 daxpby T_L2L3 = 0.75 / 0.25 cy/it "
+                       "in L3 / memory)")
+    return True, (f"{level}: victim cache from a Kerncraft file (which cannot say whether clean evictions cost "
+                  f"a transfer): clean {above} evictions count as transfers (victim_clean: true, the default: "
+                  "cross-architecture-machine-models.txt §3.3, Table 3 for SKL, TX2, PWR9)")

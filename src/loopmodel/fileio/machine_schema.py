@@ -124,7 +124,11 @@ class CacheLevelSchema(_Strict):
     For a victim level: ``memory_bypass: true`` when memory delivers the misses of
     the level above directly to it (only evictions cross this level's upper link,
     cross-architecture paper §5.2.1 for EPYC, TX2, PWR9); ``victim_clean: false``
-    when only dirty evictions are written into it (EPYC, derived from Table 3).
+    when clean evictions are placed in it without a transfer on the link, only
+    dirty ones count (EPYC, derived from Table 3; semantics in
+    :mod:`loopmodel.cachesim`). ``victim_clean_note``: where ``victim_clean``
+    came from when it is a default (set by the Kerncraft converter; shown in
+    the report).
     """
 
     level: str
@@ -139,6 +143,7 @@ class CacheLevelSchema(_Strict):
     type: Literal["inclusive", "non-inclusive", "victim"] = "non-inclusive"
     memory_bypass: bool = False
     victim_clean: bool = True
+    victim_clean_note: str = ""
 
     _size = field_validator("size", mode="before")(lambda v: None if v is None else _q("size")(v))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping
 
+from ..errors import ModelError
 from .poly import Poly
 
 #: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
@@ -129,6 +130,34 @@ class Recurrence:
 
 
 @dataclass(frozen=True)
+class UnitOfWork:
+    """The unit of work of a kernel (see :meth:`Kernel.unit_of_work`).
+
+    Attributes:
+        iterations: innermost iterations per unit (it/CL).
+        array: the array one cache line of which is the unit.
+        access: the access of ``array`` that defines it.
+        basis: ``"written"``, or ``"read"`` when no written array moves with the inner loop.
+        step_bytes: bytes the access advances per innermost iteration.
+        cacheline_size: bytes per cache line.
+    """
+
+    iterations: int | float
+    array: str
+    access: Access
+    basis: str
+    step_bytes: int | float
+    cacheline_size: int | float
+
+    def describe(self) -> str:
+        """``"1 CL of the written array 'a' = 8 it (64 B CL / 8 B address step per it)"`` for reports."""
+        head = f"1 CL of the {self.basis} array '{self.array}' = {self.iterations:g} it"
+        if self.step_bytes >= self.cacheline_size:
+            return head + f" (address step {self.step_bytes:g} B per it >= {self.cacheline_size:g} B CL: a new CL every it)"
+        return head + f" ({self.cacheline_size:g} B CL / {self.step_bytes:g} B address step per it)"
+
+
+@dataclass(frozen=True)
 class Kernel:
     """The whole kernel.
 
@@ -175,15 +204,74 @@ class Kernel:
     def written_arrays(self) -> tuple:
         return tuple(sorted({a.array for a in self.writes}))
 
-    def element_size_of_work(self) -> int:
-        """Element size (bytes) defining the unit of work (one cache line).
+    def address_step_bytes(self, access: Access, defines: Mapping | None = None) -> int | float:
+        """Bytes by which ``access`` moves per innermost iteration (``|coefficient x step| x element size``).
 
-        The unit of work is one cache line of the written array
-        (kerncraft-tool-paper.txt §1.2.1); kernels that write no array (reductions)
-        use the largest element size among the arrays they read.
+        Args:
+            access: one of the kernel's accesses.
+            defines: size constant -> value, for a stride that depends on sizes
+                (``a[i][j]`` traversed along ``i``).
+
+        Returns:
+            bytes per iteration (0 for an access invariant in the inner loop).
+
+        Raises:
+            ModelError: the stride depends on a size constant that ``defines`` lacks.
         """
-        names = self.written_arrays or tuple(sorted({a.array for a in self.reads}))
-        return max(self.arrays[n].element_size for n in names) if names else 8
+        c = coefficient(access.offset, self.inner_loop.index)
+        if defines:
+            c = c.subs(defines)
+        if not c.is_constant():
+            raise ModelError(f"the stride of '{access}' in the inner loop depends on {', '.join(sorted(c.symbols))}; "
+                             "give its value with -D", file=self.source, line=access.line or None)
+        return to_number(abs(Fraction(c.constant_value()) * self.inner_loop.step) * self.arrays[access.array].element_size)
+
+    def unit_of_work(self, cacheline_size: float, defines: Mapping | None = None) -> "UnitOfWork":
+        """The unit of work all per-CL figures refer to: one cache line of the written array.
+
+        The field's convention (kerncraft-tool-paper.txt §1.2.1 "a basic unit of
+        work that spans the length of a cache line", §2.4; Kerncraft counts it per
+        cache line of the written array): the innermost iterations in which the
+        written array's address advances by one cache line,
+
+            it/CL = CL / (element size x |address step per iteration in elements|),
+
+        the address step being the index coefficient of the inner loop index times
+        the loop step (``i += 2`` over ``a[i]``: 2 elements; ``a[2*i]``: 2). If
+        several arrays are written, the one that crosses a cache line in the fewest
+        iterations (largest step in bytes) defines the unit; if none moves with the
+        inner loop (a reduction, or a result kept in a register such as ``y[i]`` in
+        a matrix-vector product), the read arrays that move do. A step of a cache
+        line or more writes a new cache line every iteration: one iteration per unit.
+
+        Args:
+            cacheline_size: bytes per cache line.
+            defines: size constant -> value (needed only for size-dependent strides).
+
+        Returns:
+            :class:`UnitOfWork` (iterations per unit as int when integral, else float).
+
+        Raises:
+            ModelError: no array moves with the inner loop, or an unresolved
+                size-dependent stride.
+        """
+        moving = [a for a in self.writes if not self.is_inner_invariant(a)]
+        basis = "written"
+        if not moving:
+            moving = [a for a in self.reads if not self.is_inner_invariant(a)]
+            basis = "read"
+        if not moving:
+            raise ModelError("no array is traversed by the inner loop: there is no cache line of work",
+                             file=self.source)
+        steps = [(self.address_step_bytes(a, defines), a) for a in moving]
+        step, access = max(steps, key=lambda sa: sa[0])  # max() keeps the first of equal steps
+        cl = Fraction(cacheline_size)
+        iterations = cl / min(Fraction(step), cl)
+        return UnitOfWork(to_number(iterations), access.array, access, basis, step, to_number(cl))
+
+    def iterations_per_cacheline(self, cacheline_size: float, defines: Mapping | None = None) -> int | float:
+        """Innermost iterations per unit of work (one CL of the written array); see :meth:`unit_of_work`."""
+        return self.unit_of_work(cacheline_size, defines).iterations
 
     def is_inner_invariant(self, access: Access) -> bool:
         """True if the access does not move with the inner loop (kept in a register)."""

@@ -75,7 +75,10 @@ class CacheLevel:
     store goes to the next level. ``cores_per_group``: cores sharing one instance.
     Victim levels: ``memory_bypass`` (memory delivers the misses of the level above
     directly to it; only evictions cross this level's upper link) and
-    ``victim_clean`` (clean evictions are written into it too).
+    ``victim_clean`` (clean evictions from the level above are transfers into
+    it; False: they are placed in it without a transfer, semantics in
+    :mod:`loopmodel.cachesim`); ``victim_clean_note``: where ``victim_clean``
+    came from when a converter chose it (a note for the report), else empty.
     """
 
     level: str
@@ -90,6 +93,7 @@ class CacheLevel:
     type: str = "non-inclusive"
     memory_bypass: bool = False
     victim_clean: bool = True
+    victim_clean_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ state with the largest ``t`` whose ``C_req(t) <= C``. Misses of loads and of
 write-allocating stores are loaded from the next level; every written array is
 evicted once (kerncraft-tool-paper.txt §2.4.2; ecm-model-slides.txt "layer
 condition"). Victim caches receive clean and dirty evictions
-(cross-architecture-machine-models.txt §3.3, §5.2.1).
+(cross-architecture-machine-models.txt §3.3, §5.2.1); with ``victim_clean: false``
+only the dirty ones are transfers (Table 3, EPYC). Per unit of work:
+:meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`.
 
 The symbolic part (``LayerConditionAnalysis``) depends only on the kernel and is
 built once; :meth:`LayerConditionAnalysis.predict` evaluates it for one set of
@@ -233,7 +235,7 @@ class LayerConditionAnalysis:
         req_vals = [float(r.evaluate(defines)) for r in self.requirements]
         sizes = {s: v for s, v in defines.items() if s != var}
         cl = machine.cacheline_size
-        it_per_unit = cl / self.kernel.element_size_of_work()
+        it_per_unit = self.kernel.iterations_per_cacheline(cl, defines)  # one CL of the written array
         levels = []
         traffic = []
         caches = machine.caches
@@ -281,7 +283,8 @@ class LayerConditionAnalysis:
             traffic.append(LevelTraffic(cache.level, loads, store_b * it_per_unit / cl,
                                         lookups - misses, misses, int(cl), loads))
         # a victim level's misses are delivered to the level above, counted on its own link
-        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes))
+        victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
+        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes + victim_notes))
         return tp, levels
 
 

@@ -25,9 +25,11 @@ window aligned to cache lines and array edges), with these choices:
   line-aligned iteration of a row to the same point of a later row. Windows
   inside rows would sample the evictions (which belong to lines touched one
   cache capacity earlier) at a biased phase of the row period.
-* Per unit of work = per cache line of the written array touched in the
-  window, so that the partial lines at row ends count as they do for layer
-  conditions (non-unit stride: per ``iterations_per_unit`` iterations).
+* Per unit of work (one cache line of the written array,
+  :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`) = per cache line of that
+  array touched in the window, so that the partial lines at row ends count as
+  they do for layer conditions (non-unit stride: per ``iterations_per_unit``
+  measured iterations).
 
 Results come in the same
 :class:`~loopmodel.predictors.traffic.TrafficPrediction` structure as layer
@@ -128,12 +130,11 @@ def level_specs(machine, cores: int = 1) -> tuple:
         policy = c.replacement
         if policy == "PLRU":
             notes.append(f"{c.level}: pseudo-LRU simulated as LRU")
-        if c.type == "victim" and not c.victim_clean:
-            notes.append(f"{c.level}: the simulator writes clean evictions into the victim cache too "
-                         "(the machine model says only dirty ones: layer conditions follow the model)")
             policy = "LRU"
+        if c.type == "victim" and c.victim_clean_note:
+            notes.append(c.victim_clean_note)
         specs.append(LevelSpec(c.level, int(sets), int(ways), cl, policy, c.write_allocate, c.write_back,
-                               c.type, seed=0x853C49E6748FEA9B ^ (i + 1)))
+                               c.type, seed=0x853C49E6748FEA9B ^ (i + 1), victim_clean=c.victim_clean))
     return tuple(specs), notes
 
 
@@ -155,12 +156,8 @@ class SimulationPredictor:
         # order within an iteration: loads as they first appear, then stores
         acc = [(a, "load") for a in kernel.reads] + [(a, "store") for a in kernel.writes]
         self._accesses = acc
-        written = set(kernel.written_arrays)
-        streamed = [a for a, _ in acc if not coefficient(a.offset, idx[-1]).is_zero()]
-        work = [a for a in streamed if a.array in written] or streamed
-        if not work:
+        if not any(not coefficient(a.offset, idx[-1]).is_zero() for a, _ in acc):
             raise ModelError("cache simulation: no array is traversed by the inner loop", file=kernel.source)
-        self._work = next(i for i, (a, _) in enumerate(acc) if a is work[0])
         self._read_arrays = {a.array for a in kernel.reads}
 
     def predict(self, machine, defines: dict, cores: int = 1, alignment: int = 4096, padding: int = 0,
@@ -218,9 +215,12 @@ class SimulationPredictor:
             kind[a_i] = 2 if nt else (1 if what == "store" else 0)
             phase[a_i] = (2 if what == "store" else 1) if invariant else 0
         cl = int(machine.cacheline_size)
-        it_per_unit = cl / k.element_size_of_work()
+        unit = k.unit_of_work(cl, defines)  # one CL of the written array
+        it_per_unit = unit.iterations
+        work = next(i for i, (a, _) in enumerate(self._accesses)
+                    if (a.array, a.offset) == (unit.access.array, unit.access.offset))
         nest.nacc, nest.base, nest.coef, nest.size, nest.kind, nest.phase = n, base, coef, size, kind, phase
-        nest.work = self._work
+        nest.work = work
         nest.it_per_cl = max(1, int(it_per_unit))
         last = specs[-1]
         opts = ffi.new("lm_run_opts *")
@@ -249,7 +249,7 @@ class SimulationPredictor:
         st = hier.stats()
         # per unit of work: per cache line of the work array touched in the window (whole rows include
         # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
-        unit_stride = abs(coef[self._work * MAXD + len(idx) - 1] * k.loops[-1].step) == size[self._work]
+        unit_stride = abs(coef[work * MAXD + len(idx) - 1] * k.loops[-1].step) == size[work]
         units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
         scale = 1.0 / units
         levels = []

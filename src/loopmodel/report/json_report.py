@@ -44,6 +44,7 @@ def to_dict(res) -> dict:
         "defines": dict(res.defines),
         "cores": res.options.cores,
         "iterations_per_cl": res.traffic.iterations_per_unit,
+        "unit_of_work": _unit_of_work(res),
         "layer_conditions": [],
         "traffic": [],
         "notes": list(res.notes),
@@ -141,3 +142,12 @@ def _contribution(c) -> dict:
     return {"name": c.name, "cycles": c.cycles, "busy_cycles": c.busy, "penalty_cycles": c.penalty,
             "bytes_in": c.bytes_in, "bytes_out": c.bytes_out, "bandwidth_B_per_cy": list(c.bandwidth),
             "bandwidth_source": c.source}
+
+
+def _unit_of_work(res) -> dict:
+    """The unit all per-CL figures refer to (:meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`)."""
+    u = res.kernel.unit_of_work(res.machine.cacheline_size, res.defines)
+    return {"definition": "one cache line of the written array (of the read arrays when no written array "
+                          "moves with the inner loop): it/CL = CL / min(CL, |address step per iteration in B|)",
+            "array": u.array, "basis": u.basis, "address_step_B_per_it": _num(u.step_bytes),
+            "iterations": res.traffic.iterations_per_unit}

@@ -48,6 +48,8 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
     k, m, opt = res.kernel, res.machine, res.options
     d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
     console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}")
+    work = k.unit_of_work(m.cacheline_size, res.defines)
+    console.print(f"unit of work (CL of work): {work.describe()}")
     if verbose:
         console.print(f"  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
                                               for lp in k.loops))

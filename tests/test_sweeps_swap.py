@@ -17,7 +17,8 @@ from loopmodel.cachesim.hierarchy import Hierarchy, LevelSpec
 from loopmodel.errors import KernelError
 from loopmodel.fileio.c_kernel import parse_kernel, parse_kernel_file
 from loopmodel.fileio.machine_files import load_machine
-from loopmodel.predictors.layer_conditions import LayerConditionAnalysis, data_set
+from loopmodel.predictors import layer_conditions
+from loopmodel.predictors.layer_conditions import LayerConditionAnalysis
 from loopmodel.predictors.simulation import SimulationPredictor
 
 BOX27 = {"L": 100}  # two grids of 100**3 doubles: 16 MB, inside the 25 MB L3 of Ivy Bridge
@@ -40,6 +41,10 @@ COPY = "double a[N], b[N], c[N];\nfor (int i = 0; i < N; ++i)\n  b[i] = a[i];\n"
 
 def _kernel(name):
     return parse_kernel_file(str(KERNELS / name))[0]
+
+
+def data_set(kernel):
+    return layer_conditions.data_set(kernel)
 
 
 def _traffic(tp):
@@ -207,7 +212,8 @@ def test_cli_reports_the_sweeps():
 
 def test_cli_rejects_unknown_sweeps():
     p = run_cli("analyze", KERNELS / "triad.c", "-m", IVB, "-D", "N=10", "--sweeps", "twice")
-    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--sweeps" in p.stderr
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "--sweeps: invalid choice: 'twice'" in p.stderr
 
 
 # --- swap(x, y); after the loop nest ---------------------------------------------------------------

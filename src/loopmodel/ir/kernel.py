@@ -150,8 +150,12 @@ class Kernel:
             the nest, arrays ``x`` and ``y`` (identical type and dimensions)
             trade places, as a time-stepping code swaps its two grid pointers.
             They change nothing inside one sweep (operation counts, accesses,
-            reuse distances, in-core model); they change which memory the
-            next sweep touches, see :meth:`storage_at_sweep`.
+            reuse distances and layer-condition states, in-core model, a
+            single sweep's traffic); they change which memory the next sweep
+            touches (:meth:`storage_at_sweep`): for repeated sweeps the
+            whole data set counts the memory of every swapped array, the
+            cache simulation exchanges the arrays' addresses between sweeps,
+            and a generated benchmark program swaps the pointers.
     """
 
     source: str

@@ -19,9 +19,13 @@ condition"). Victim caches receive clean and dirty evictions
 
 Repeated sweeps (the default, ``sweeps="repeated"``): kernels are run again
 and again (benchmarks, time steps, solver iterations), so a cache that holds
-the kernel's whole data set keeps it from one sweep to the next. This is the
-whole-data-set condition (Kerncraft's "full caching" layer condition, the
-layer condition of the loop around the nest): with ``D`` the bytes of all
+the kernel's whole data set keeps it from one sweep to the next
+(cross-architecture-machine-models.txt §3.4.4: "the entire data set fits
+into core-private or scalable shared caches"). This is the whole-data-set
+condition: the layer condition of kerncraft-tool-paper.txt §2.4.2 for the
+loop around the nest, whose reuse distance is one sweep, so that every
+access hits (Kerncraft's LayerConditionPredictor puts the same condition,
+on all declared arrays, before the others). With ``D`` the bytes of all
 arrays the nest touches (:func:`data_set`) and ``C_all`` the level's
 effective capacity (size x cache_factor / cores sharing it; a victim cache
 that takes clean evictions adds the capacity of the level above, whose lines
@@ -30,7 +34,10 @@ it does not duplicate),
     D <= C_all   =>   no misses and no evictions in steady state,
 
 and then neither in any level further from the core (no request reaches
-them). A write-through level still passes every store on. ``sweeps="single"``
+them). A write-through level still passes every store on. With ``cores``
+active cores a shared cache offers each its share, as for the other layer
+conditions (and in Kerncraft): exact when every core sweeps a data set of
+its own, conservative when the cores split one data set among them. ``sweeps="single"``
 (a kernel run once) leaves that condition out: every array comes from memory
 and every written array is evicted once, as above.
 

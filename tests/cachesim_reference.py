@@ -198,6 +198,15 @@ class ReferenceHierarchy:
                 self.nt_store(line, b)
             line += 1
 
+    def flush(self):
+        # "for i = 0 .. n-1, for each set of L[i] in order, while the set is not empty: remove its
+        # front entry v (dirty bit d) and evict(i, v, d)"
+        for i, c in enumerate(self.lv):
+            for s in c.sets:
+                while s:
+                    v, d = s.pop(0)
+                    self.evict(i, v, d)
+
     def stats(self):
         out = {c.spec.name: dict(c.stats) for c in self.lv}
         out["MEM"] = dict(self.mem)

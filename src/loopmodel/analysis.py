@@ -39,6 +39,9 @@ class Options:
             they do not apply) or ``"sim"`` (cache simulation).
         array_alignment, array_padding: array placement for simulation (bytes).
         nt_stores: simulate stores to write-only arrays as non-temporal.
+        sweeps: ``"repeated"`` (steady state of a kernel run again and again:
+            a cache holding the whole data set keeps it between sweeps) or
+            ``"single"`` (a kernel run once), for both traffic predictors.
         incore: ``"analytic"``, ``"llvm-mca"``, ``"osaca"`` or ``"auto"`` (the
             first analyzer that works for the machine, analytic as last resort).
         compiler, compiler_flags, asm_block, pointer_increment: for the
@@ -60,6 +63,7 @@ class Options:
     array_alignment: int = 4096
     array_padding: int = 0
     nt_stores: bool = False
+    sweeps: str = "repeated"
     incore: str = "analytic"
     compiler: str | None = None
     compiler_flags: str | None = None
@@ -116,6 +120,8 @@ class Analyzer:
                               f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
         if options.cores < 1:
             raise DefineError("--cores must be at least 1")
+        if options.sweeps not in ("repeated", "single"):
+            raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
         self._incore = None
         self._compiled_memo = {}
 
@@ -129,10 +135,11 @@ class Analyzer:
         notes = []
         traffic, levels, sim_info = None, (), None
         if self.lc is not None:
-            traffic, levels = self.lc.predict(self.machine, defines, opt.cores, opt.cache_factor, opt.solve_for)
+            traffic, levels = self.lc.predict(self.machine, defines, opt.cores, opt.cache_factor, opt.solve_for,
+                                              sweeps=opt.sweeps)
         if self.sim is not None:
             traffic, sim_info = self.sim.predict(self.machine, defines, opt.cores, opt.array_alignment,
-                                                 opt.array_padding, opt.nt_stores)
+                                                 opt.array_padding, opt.nt_stores, sweeps=opt.sweeps)
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")

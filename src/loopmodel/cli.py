@@ -108,6 +108,9 @@ def _analysis_args(a) -> None:
     a.add_argument("--cache-predictor", choices=("lc", "sim"), default="lc",
                    help="data traffic from layer conditions (default; cache simulation where they do not "
                         "apply) or from cache simulation")
+    a.add_argument("--sweeps", choices=("repeated", "single"), default="repeated",
+                   help="the kernel runs in repeated sweeps (default: data that fit in a cache stay there "
+                        "between sweeps) or once (single: every array comes from memory)")
     a.add_argument("--array-alignment", metavar="BYTES", default="4096 B",
                    help="cache simulation: arrays start at multiples of this (default '4096 B', a page)")
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
@@ -203,7 +206,7 @@ def _prepare(args, models: tuple, cores: int):
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
-                   nt_stores=args.nt_stores, incore="analytic" if args.scalar else args.incore,
+                   nt_stores=args.nt_stores, sweeps=args.sweeps, incore="analytic" if args.scalar else args.incore,
                    compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
                    kernel_text=_read_text(args.kernel),

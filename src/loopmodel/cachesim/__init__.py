@@ -90,6 +90,10 @@ Then, if ``L[i]`` is write-through, or the line was not allocated (a miss
 without write-allocate, or a miss in a victim cache): ``through_bytes += b``
 and ``store(i + 1, l, b)``.
 
+``flush()``: for ``i = 0 .. n-1``, for each set of ``L[i]`` in order, while
+the set is not empty: ``remove`` its front entry ``v`` (dirty bit ``d``) and
+``evict(i, v, d)``. (Used to write back what a single sweep leaves dirty.)
+
 Statistics (counted only while counting is enabled): per level ``hits``,
 ``misses`` (demand lookups: loads, stores, victim-cache probes),
 ``load_lines`` (lines brought into the level from below: traffic toward the

@@ -17,6 +17,7 @@ void lm_set_counting(lm_hier *h, int on);
 void lm_reset_stats(lm_hier *h);
 void lm_stats(const lm_hier *h, uint64_t *out);
 void lm_contents(const lm_hier *h, int i, uint64_t *tags, uint8_t *dirty);
+void lm_flush(lm_hier *h);
 void lm_access(lm_hier *h, uint64_t addr, uint64_t size, int kind);
 void lm_trace(lm_hier *h, const uint64_t *addr, const uint8_t *kind, const uint32_t *size, int64_t n);
 
@@ -32,6 +33,7 @@ typedef struct {
     const uint8_t *phase;
     int work;
     int64_t it_per_cl;
+    int nbase;
 } lm_nest;
 typedef struct {
     uint64_t warm_lines;
@@ -41,6 +43,7 @@ typedef struct {
     int edges;
     int start_mid;
     int64_t max_it;
+    int cold;
 } lm_run_opts;
 typedef struct {
     int64_t measured_it, simulated_it, warm_it, work_lines;

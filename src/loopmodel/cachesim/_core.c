@@ -380,6 +380,23 @@ void lm_contents(const lm_hier *h, int i, uint64_t *tags, uint8_t *dirty) {
     memcpy(dirty, c->dirty, m);
 }
 
+/* flush: every level, closest to the core first, evicts all its lines (set by set, front first) */
+void lm_flush(lm_hier *h) {
+    for (int i = 0; i < h->n; i++) {
+        lm_cache *c = &h->lv[i];
+        for (int64_t s = 0; s < c->sets; s++) {
+            uint64_t *t = c->tags + s * c->ways;
+            uint8_t *d = c->dirty + s * c->ways;
+            while (t[0] != LM_INVALID) {
+                uint64_t v = t[0];
+                uint8_t vd = d[0];
+                remove_at(c, t, d, 0);
+                lm_evict(h, i, v, vd);
+            }
+        }
+    }
+}
+
 void lm_access(lm_hier *h, uint64_t addr, uint64_t size, int kind) {
     if (size) lm_access1(h, addr, size, kind);
 }
@@ -393,8 +410,11 @@ void lm_trace(lm_hier *h, const uint64_t *addr, const uint8_t *kind, const uint3
  * Runs a perfect loop nest of affine accesses (the kernel), repeating the whole sweep, until the
  * hierarchy is warm and a measurement window of `target_it` inner iterations has been counted.
  * Bounds: value = c[d] + sum_{k<d} k[d*LM_MAXD+k] * idx[k]; stop exclusive; step != 0.
- * Access a: address = base[a] + sum_k coef[a*LM_MAXD+k] * idx[k] (bytes, modulo 2**64);
- * phase 0 every inner iteration, 1 once before the inner loop, 2 once after it.          */
+ * Access a: address = base[(sweep % nbase) * nacc + a] + sum_k coef[a*LM_MAXD+k] * idx[k] (bytes,
+ * modulo 2**64): the base addresses may change from sweep to sweep (arrays swapped between sweeps);
+ * phase 0 every inner iteration, 1 once before the inner loop, 2 once after it.
+ * Small data sets (a sweep does not warm the hierarchy up) are measured over nbase whole sweeps
+ * after nbase whole warm-up sweeps; `cold` measures the first sweep whole, from a cold start.   */
 #define LM_MAXD 8
 
 typedef struct {
@@ -409,6 +429,7 @@ typedef struct {
     const uint8_t *phase;
     int work;          /* access whose cache lines define the unit of work and window alignment */
     int64_t it_per_cl; /* inner iterations per cache line of the work array */
+    int nbase;         /* sets of base addresses (sweep s uses set s % nbase); 0 counts as 1 */
 } lm_nest;
 
 typedef struct {
@@ -419,6 +440,7 @@ typedef struct {
     int edges;             /* 1: do not measure rows in the first/last trip of outer loops */
     int start_mid;         /* 1: the first sweep starts at the middle trip of the outermost loop */
     int64_t max_it;        /* hard limit on simulated inner iterations (0: none) */
+    int cold;              /* 1: count the first sweep whole, from the first access (no warm-up) */
 } lm_run_opts;
 
 typedef struct {
@@ -454,8 +476,14 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
     int whole = 0, stop_sweep = -1;
     int64_t work_lines = 0;
     uint64_t last_work_line = LM_INVALID; /* small data sets: measure one whole sweep after a warm-up sweep */
+    int nbase = n->nbase > 1 ? n->nbase : 1;
+    if (o->cold) { /* a single cold sweep, measured whole */
+        warm = whole = contiguous = 1;
+        stop_sweep = 0;
+    }
     for (int sweep = 0; sweep < o->max_sweeps; sweep++) {
         r->sweeps = sweep + 1;
+        const uint64_t *base = n->base + (size_t)(sweep % nbase) * (size_t)n->nacc;
         /* the warm-up counts placements of this sweep only: a wrap-around puts the array edges into
            the cache history, which must have left the cache before measuring */
         if (!warm) placed0 = last->placed;
@@ -487,7 +515,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                     }
                 }
                 for (int a = 0; a < n->nacc; a++) {
-                    uint64_t v = n->base[a];
+                    uint64_t v = base[a];
                     const int64_t *cf = n->coef + a * LM_MAXD;
                     for (int k = 0; k < inner; k++) v += (uint64_t)(cf[k] * idx[k]);
                     addr[a] = v + (uint64_t)(cf[inner] * s);
@@ -617,12 +645,13 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
             if (d < 0) break; /* sweep done */
             d++;
         }
-        if (!warm && (sweep > 0 || !o->start_mid)) {
-            /* a whole sweep did not take in enough lines: the data set is small; its steady state is
-               periodic with the sweep, so the next sweep is measured whole */
+        if (!warm && sweep + 1 - (o->start_mid ? 1 : 0) >= nbase) {
+            /* whole sweeps did not take in enough lines: the data set is small; its steady state is
+               periodic with nbase sweeps (the arrays' places repeat), so the next nbase sweeps are
+               measured whole */
             warm = 1;
             whole = 1;
-            stop_sweep = sweep + 1;
+            stop_sweep = sweep + nbase;
             r->warm_it = simulated;
         } else if (whole && sweep == stop_sweep) {
             break;

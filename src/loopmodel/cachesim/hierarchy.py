@@ -135,6 +135,11 @@ class Hierarchy:
     def reset_stats(self) -> None:
         self._lib.lm_reset_stats(self._h)
 
+    def flush(self) -> None:
+        """Empty every level, closest to the core first: each line is evicted as on a replacement
+        (dirty lines written back, clean ones into a victim cache below); see :mod:`loopmodel.cachesim`."""
+        self._lib.lm_flush(self._h)
+
     def stats(self) -> dict:
         """``{level name: {hits, misses, load_lines, store_lines, through_bytes, evicts, invalidations},
         "MEM": {loads, stores, store_bytes}}`` (ints; lines, or bytes where named)."""

@@ -5,7 +5,8 @@ scalar declarations, multi-dimensional or flattened indices, one perfect loop
 nest with constant steps, any number of assignments in the innermost loop) and
 more: ``<=``/``>``/``>=`` conditions, loop bounds affine in outer indices,
 scalar reductions, ``sqrt exp fabs fmin fmax`` calls, mixed float/double, and
-``#pragma`` lines (recorded). Everything else is rejected with a
+``#pragma`` lines (recorded), and Kerncraft's ``swap(x, y);`` calls after the
+loop nest (recorded in :attr:`Kernel.swaps`). Everything else is rejected with a
 :class:`~loopmodel.errors.KernelError` that names ``file:line:col``.
 """
 from __future__ import annotations
@@ -132,6 +133,7 @@ class _Builder:
         self.ops: dict = {}
         self.fma = 0
         self.statements: list = []  # (target kind, key, node, compound op)
+        self.swaps: list = []  # (x, y) of 'swap(x, y);' after the loop nest
 
     # helpers --------------------------------------------------------------
     def err(self, node, message: str) -> KernelError:
@@ -240,10 +242,18 @@ class _Builder:
             elif isinstance(item, c_ast.For):
                 if loop is not None:
                     raise self.err(item, "only one loop nest per kernel is supported")
+                if self.swaps:
+                    raise self.err(item, "only 'swap(x, y);' calls may follow the loop nest")
                 loop = item
                 self.pragmas.extend(pending_pragmas)
                 pending_pragmas = []
+            elif isinstance(item, c_ast.FuncCall) and getattr(item.name, "name", None) == "swap":
+                if loop is None:
+                    raise self.err(item, "'swap(x, y);' must follow the loop nest (it exchanges arrays between sweeps)")
+                self.swaps.append(self.swap(item))
             elif isinstance(item, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall)):
+                if loop is not None:
+                    raise self.err(item, "only 'swap(x, y);' calls may follow the loop nest")
                 raise self.err(item, "statements outside the loop nest are not supported")
             else:
                 raise self.unsupported(item)
@@ -251,6 +261,35 @@ class _Builder:
             raise KernelError("no for-loop found in kernel", file=self.filename)
         self.loop(loop)
         return self.finish()
+
+    def swap(self, call) -> tuple:
+        """``swap(x, y);`` after the loop nest (Kerncraft's grammar): two arrays trade places between sweeps.
+
+        Returns:
+            ``(x, y)``.
+
+        Raises:
+            KernelError: not two array names, an undeclared name, or arrays of
+                different type or dimensions.
+        """
+        from pycparser import c_ast
+
+        args = call.args.exprs if call.args else []
+        if len(args) != 2 or not all(isinstance(a, c_ast.ID) for a in args):
+            raise self.err(call, "swap takes two array names: 'swap(x, y);'")
+        x, y = (a.name for a in args)
+        for name, node in ((x, args[0]), (y, args[1])):
+            if name not in self.arrays:
+                what = "a scalar" if name in self.scalars else "not declared"
+                raise self.err(node, f"swap: '{name}' is {what}; only declared arrays can be swapped")
+        if x == y:
+            raise self.err(call, f"swap: '{x}' is swapped with itself")
+        a, b = self.arrays[x], self.arrays[y]
+        if a.ctype != b.ctype or a.dims != b.dims:
+            def decl(arr):
+                return arr.ctype + "".join(f"[{d}]" for d in arr.dims)
+            raise self.err(call, f"swap: '{x}' ({decl(a)}) and '{y}' ({decl(b)}) differ in type or dimensions")
+        return x, y
 
     def loop(self, node):
         from pycparser import c_ast
@@ -517,6 +556,7 @@ class _Builder:
             recurrences=tuple(self.recurrences()),
             constants=frozenset(self.constants),
             pragmas=tuple(self.pragmas),
+            swaps=tuple(self.swaps),
         )
 
     def recurrences(self):

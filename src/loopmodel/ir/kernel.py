@@ -9,6 +9,7 @@ counts of loads, stores and arithmetic operations by type. Sizes are
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping
@@ -173,6 +174,17 @@ class Kernel:
         recurrences: loop-carried dependencies of the innermost loop.
         constants: size constants (symbols) used by the kernel.
         pragmas: ``#pragma`` lines found before loops (e.g. ``omp parallel for``).
+        swaps: ``(x, y)`` name pairs, in order, of the ``swap(x, y);`` calls after
+            the loop nest (Kerncraft's kernel grammar): between two sweeps of
+            the nest, arrays ``x`` and ``y`` (identical type and dimensions)
+            trade places, as a time-stepping code swaps its two grid pointers.
+            They change nothing inside one sweep (operation counts, accesses,
+            reuse distances and layer-condition states, in-core model, a
+            single sweep's traffic); they change which memory the next sweep
+            touches (:meth:`storage_at_sweep`): for repeated sweeps the
+            whole data set counts the memory of every swapped array, the
+            cache simulation exchanges the arrays' addresses between sweeps,
+            and a generated benchmark program swaps the pointers.
     """
 
     source: str
@@ -186,6 +198,7 @@ class Kernel:
     recurrences: tuple = ()
     constants: frozenset = field(default_factory=frozenset)
     pragmas: tuple = ()
+    swaps: tuple = ()
 
     @property
     def loop_indices(self) -> tuple:
@@ -299,6 +312,62 @@ class Kernel:
 
     def free_constants(self, defines: Mapping) -> list:
         return sorted(self.constants - set(defines))
+
+    def storage_at_sweep(self, sweep: int) -> dict:
+        """Which declared array's memory each array name refers to in sweep ``sweep`` (0-based).
+
+        Sweep 0 uses every array's own memory; after each sweep the
+        :attr:`swaps` are applied in order, each exchanging the memory of its
+        two names (a pointer swap). Without swaps every name keeps its memory.
+
+        Returns:
+            ``{array name: name of the array whose memory it uses}``.
+        """
+        where = {name: name for name in self.arrays}
+        for _ in range(sweep % self.swap_period()):
+            for x, y in self.swaps:
+                where[x], where[y] = where[y], where[x]
+        return where
+
+    def swap_period(self) -> int:
+        """Sweeps after which the :attr:`swaps` restore every array to its own memory (1 without swaps).
+
+        The swaps of one sweep compose to a permutation of the arrays'
+        memory; the period is the least common multiple of its cycle lengths.
+        """
+        where = {name: name for name in self.arrays}
+        for x, y in self.swaps:
+            where[x], where[y] = where[y], where[x]
+        period, seen = 1, set()
+        for start in where:
+            length, cur = 0, start
+            while cur not in seen:
+                seen.add(cur)
+                cur = where[cur]
+                length += 1
+            if length:
+                period = period * length // math.gcd(period, length)
+        return period
+
+    def swap_groups(self) -> tuple:
+        """Sets of array names whose memory the :attr:`swaps` rotate among (groups of two or more).
+
+        Returns:
+            tuple of sorted tuples of array names (each name in at most one group).
+        """
+        parent = {name: name for name in self.arrays}
+
+        def root(n):
+            while parent[n] != n:
+                n = parent[n]
+            return n
+
+        for x, y in self.swaps:
+            parent[root(x)] = root(y)
+        groups: dict = {}
+        for name in self.arrays:
+            groups.setdefault(root(name), []).append(name)
+        return tuple(tuple(sorted(g)) for g in sorted(groups.values()) if len(g) > 1)
 
 
 def coefficient(expr: Poly, var: str) -> Poly:

@@ -19,6 +19,30 @@ condition"). Victim caches receive clean and dirty evictions
 only the dirty ones are transfers (Table 3, EPYC). Per unit of work:
 :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`.
 
+Repeated sweeps (the default, ``sweeps="repeated"``): kernels are run again
+and again (benchmarks, time steps, solver iterations), so a cache that holds
+the kernel's whole data set keeps it from one sweep to the next
+(cross-architecture-machine-models.txt §3.4.4: "the entire data set fits
+into core-private or scalable shared caches"). This is the whole-data-set
+condition: the layer condition of kerncraft-tool-paper.txt §2.4.2 for the
+loop around the nest, whose reuse distance is one sweep, so that every
+access hits (Kerncraft's LayerConditionPredictor puts the same condition,
+on all declared arrays, before the others). With ``D`` the bytes of all
+arrays the nest touches (:func:`data_set`) and ``C_all`` the level's
+effective capacity (size x cache_factor / cores sharing it; a victim cache
+that takes clean evictions adds the capacity of the level above, whose lines
+it does not duplicate),
+
+    D <= C_all   =>   no misses and no evictions in steady state,
+
+and then neither in any level further from the core (no request reaches
+them). A write-through level still passes every store on. With ``cores``
+active cores a shared cache offers each its share, as for the other layer
+conditions (and in Kerncraft): exact when every core sweeps a data set of
+its own, conservative when the cores split one data set among them. ``sweeps="single"``
+(a kernel run once) leaves that condition out: every array comes from memory
+and every written array is evicted once, as above.
+
 The symbolic part (``LayerConditionAnalysis``) depends only on the kernel and is
 built once; :meth:`LayerConditionAnalysis.predict` evaluates it for one set of
 sizes, fast enough for sweeps of thousands of sizes.
@@ -30,11 +54,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import ModelError
-from ..ir.kernel import Kernel, coefficient
+from ..ir.kernel import Kernel, coefficient, strip_indices
 from ..ir.poly import Poly
+from ..units import format_bytes
 from .traffic import LevelTraffic, TrafficPrediction
 
 INF = None  # an infinite reuse distance (first access to an array)
+#: ``sweeps`` values: the kernel runs again and again (steady state across sweeps), or once
+SWEEPS = ("repeated", "single")
 
 
 @dataclass(frozen=True)
@@ -87,12 +114,36 @@ class LCState:
 
 @dataclass(frozen=True)
 class LCLevel:
-    """Layer conditions of one cache level: all states and the selected one."""
+    """Layer conditions of one cache level: all states and the selected one.
+
+    Attributes:
+        level: cache level name.
+        cache_size: effective size in bytes (size x cache_factor / cores sharing it).
+        states: the reuse-distance states (:class:`LCState`), smallest distance first.
+        selected: index into ``states`` of the state the level is in within a sweep.
+        data_set: the whole-data-set condition (repeated sweeps; None for a
+            single sweep): an :class:`LCState` whose ``requirement`` is the data
+            set in bytes, ``distance`` the iterations of one sweep (the reuse
+            distance across sweeps; zero if not a closed form), ``dimension`` the
+            nest depth + 1, no misses.
+        capacity: bytes the whole-data-set condition compares with (``cache_size``,
+            plus the level above for a victim cache taking clean evictions).
+        holds_data_set: the level (or one closer to the core) holds the whole
+            data set across sweeps: no traffic on its link to the next level.
+    """
 
     level: str
     cache_size: float  # effective bytes
     states: tuple
     selected: int  # index into states
+    data_set: LCState | None = None
+    capacity: float | None = None
+    holds_data_set: bool = False
+
+    @property
+    def effective_state(self) -> LCState:
+        """The state that determines the traffic: the whole-data-set one if held, else the selected one."""
+        return self.data_set if self.holds_data_set else self.states[self.selected]
 
 
 class LayerConditionAnalysis:
@@ -118,6 +169,8 @@ class LayerConditionAnalysis:
         self.candidates = [Poly()] + self.distances
         self.requirements = [self._requirement(t) for t in self.candidates]
         self.variable = self._default_variable()
+        self.data_set, self.data_set_parts = data_set(kernel)
+        self.sweep_iterations = _sweep_iterations(kernel)
 
     # construction ---------------------------------------------------------
     def _accesses(self):
@@ -212,7 +265,7 @@ class LayerConditionAnalysis:
 
     # evaluation -----------------------------------------------------------
     def predict(self, machine, defines: dict, cores: int = 1, cache_factor: float = 1.0,
-                solve_for: str | None = None):
+                solve_for: str | None = None, sweeps: str = "repeated"):
         """Evaluate the layer conditions for ``defines``.
 
         Args:
@@ -220,13 +273,23 @@ class LayerConditionAnalysis:
             defines: size constant -> integer value (all constants needed).
             cores: active cores; shared caches are divided among them.
             cache_factor: effective fraction of each cache (1.0, or 0.5 for the
-                "C/2" rule of ecm-model-slides.txt).
+                "C/2" rule of ecm-model-slides.txt); applies to the
+                whole-data-set condition too.
             solve_for: size constant for the transition points (default: the
                 innermost dimension's constant).
+            sweeps: ``"repeated"`` (steady state of a kernel run again and
+                again: the whole-data-set condition applies) or ``"single"``
+                (one sweep: every array is loaded from memory).
 
         Returns:
-            ``(TrafficPrediction, [LCLevel ...])``.
+            ``(TrafficPrediction, [LCLevel ...])``; traffic in cache lines per
+            unit of work.
+
+        Raises:
+            ValueError: ``sweeps`` is not one of :data:`SWEEPS`.
         """
+        if sweeps not in SWEEPS:
+            raise ValueError(f"sweeps must be one of {SWEEPS}, not {sweeps!r}")
         var = solve_for or self.variable
         dvals = []
         for a in self.accesses:
@@ -239,27 +302,23 @@ class LayerConditionAnalysis:
         levels = []
         traffic = []
         caches = machine.caches
+        capacity, held = 0.0, False
         for li, cache in enumerate(caches):
             share = min(max(cores, 1), cache.cores_per_group)
             csize = cache.size * cache_factor / share
-            states = []
-            best = 0
-            for ci, t in enumerate(self.candidates):
-                tval = cand_vals[ci]
-                hits = sum(1 for d in dvals if d <= tval and ci > 0)
-                misses = len(dvals) - hits
-                ok = req_vals[ci] <= csize
-                if ok:
-                    best = ci
-                states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
-                                      ok, req_vals[ci], _solve_max(self.requirements[ci], var, sizes, csize)))
-            # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
-            levels.append(LCLevel(cache.level, csize, tuple(states), best))
+            states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes)
+            capacity = _data_set_capacity(cache, csize, capacity if li else 0.0)
+            whole = self._data_set_state(defines, capacity, var, sizes) if sweeps == "repeated" else None
+            held = held or (whole is not None and bool(whole.condition))  # nothing reaches the levels below
+            levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, capacity, held))
         # traffic per level from the selected states. A write-allocate anywhere above makes a
         # store miss a read request all the way down (the allocating level fetches the line
         # through the levels below, e.g. the L2 of a victim-L3 machine reads from memory).
         allocates = [any(c.write_allocate and c.write_back for c in caches[: i + 1]) for i in range(len(caches))]
         for li, (cache, lcl) in enumerate(zip(caches, levels)):
+            if lcl.holds_data_set:
+                traffic.append(self._held_traffic(cache, it_per_unit, cl))
+                continue
             tval = cand_vals[lcl.selected]
             sel = lcl.selected
             load_b = store_b = miss_b = 0.0
@@ -284,8 +343,181 @@ class LayerConditionAnalysis:
                                         lookups - misses, misses, int(cl), loads))
         # a victim level's misses are delivered to the level above, counted on its own link
         victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
-        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), tuple(self.notes + victim_notes))
+        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps))
+        tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), notes)
         return tp, levels
+
+    def _data_set_state(self, defines, capacity, var, sizes) -> LCState:
+        """The whole-data-set condition ``D <= capacity`` as an :class:`LCState` (no misses)."""
+        dbytes = float(self.data_set.evaluate(defines))
+        n = len(self.accesses)
+        return LCState(self.sweep_iterations, len(self.kernel.loops) + 1, self.data_set, n, 0,
+                       dbytes <= capacity, dbytes, _solve_max(self.data_set, var, sizes, capacity))
+
+    def _states(self, dvals, cand_vals, req_vals, csize, var, sizes):
+        """The reuse-distance states of a cache of ``csize`` bytes and the index of the selected one."""
+        states = []
+        best = 0
+        for ci, t in enumerate(self.candidates):
+            tval = cand_vals[ci]
+            hits = sum(1 for d in dvals if d <= tval and ci > 0)
+            misses = len(dvals) - hits
+            ok = req_vals[ci] <= csize
+            if ok:
+                best = ci
+            states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
+                                  ok, req_vals[ci], _solve_max(self.requirements[ci], var, sizes, csize)))
+        # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
+        return states, best
+
+    def _held_traffic(self, cache, it_per_unit, cl) -> LevelTraffic:
+        """Traffic of a level holding the whole data set across sweeps: every lookup hits, nothing is
+        loaded or evicted; a write-through level still passes every store on (one CL per CL written)."""
+        written = {a.array: a.element_size for a in self.accesses if a.is_store}
+        stores = 0.0 if cache.write_back else float(sum(written.values())) * it_per_unit / cl
+        return LevelTraffic(cache.level, 0.0, stores, len(self.accesses) * it_per_unit, 0.0, int(cl), 0.0)
+
+    def _sweep_notes(self, levels, defines, sweeps) -> list:
+        """Report notes: where the whole data set stays (repeated sweeps) and what the swaps did."""
+        notes = []
+        k = self.kernel
+        if sweeps == "repeated":
+            first = next((lv for lv in levels if lv.holds_data_set), None)
+            if first is not None:
+                parts = ", ".join(f"{n} {format_bytes(float(p.evaluate(defines)))}"
+                                  for n, p in self.data_set_parts.items())
+                notes.append(f"repeated sweeps: {first.level} holds the whole data set "
+                             f"({format_bytes(first.data_set.requirement_bytes)}: {parts}; capacity "
+                             f"{format_bytes(first.capacity)}), so no traffic beyond {first.level}; "
+                             "'--sweeps single' for a kernel run once")
+            if k.swaps:
+                pairs = ", ".join(f"swap({x}, {y})" for x, y in k.swaps)
+                notes.append(f"swaps applied: {pairs} between sweeps; the whole-data-set condition "
+                             "counts the memory of every swapped array")
+        elif k.swaps:
+            notes.append("single sweep: the swap() calls after the loop nest have no effect")
+        return notes
+
+
+def _data_set_capacity(cache, csize: float, above: float) -> float:
+    """Bytes of the whole data set a level can keep across sweeps.
+
+    ``csize`` is the level's effective size; ``above`` the capacity computed
+    for the level above. A victim cache is exclusive of the level above (a
+    line moves up on a hit and comes back on eviction), so together they keep
+    ``csize + above`` distinct bytes, if it takes clean evictions; one that
+    takes only dirty lines keeps no clean line, so only what the level above
+    keeps counts (cross-architecture-machine-models.txt §3.3, §5.2.1).
+    Inclusive and non-inclusive levels keep their own size.
+    """
+    if cache.type == "victim":
+        return csize + above if cache.victim_clean else above
+    return csize
+
+
+def _sweep_iterations(kernel) -> Poly:
+    """Inner iterations of one sweep of the nest (the reuse distance across sweeps); zero if the
+    bounds of a loop depend on an outer index (no closed form here)."""
+    total = Poly.const(1)
+    for lp in kernel.loops:
+        t = lp.trip_count
+        if any(s in kernel.loop_indices for s in t.symbols):
+            return Poly()
+        total = total * t
+    return total
+
+
+def data_set(kernel) -> tuple:
+    """Bytes the loop nest touches per sweep, over all arrays: the whole data set ``D``.
+
+    Per array, the bounding box of its accesses (per dimension, the lowest
+    and highest index any access reaches over the loop ranges, at most the
+    declared dimension; flattened arrays: the range from the lowest to the
+    highest touched element), times the element size: exact for the stencils and streams layer conditions
+    apply to, an upper bound otherwise (strides, triangular nests). Where a
+    dimension's range has no closed form (bounds depending on outer indices,
+    coefficients of unknown sign), the declared dimension is taken. Arrays
+    the nest never touches are left out. Arrays that ``swap(x, y)`` calls
+    rotate (:meth:`~loopmodel.ir.kernel.Kernel.swap_groups`) each take, over
+    repeated sweeps, the box of the whole group, so the memory of every
+    member counts.
+
+    Returns:
+        ``(total, parts)``: bytes as a :class:`~loopmodel.ir.poly.Poly` in the
+        size constants, and ``{array: bytes (Poly)}`` in declaration order.
+    """
+    boxes = {}
+    for a in list(kernel.reads) + list(kernel.writes):
+        box = _access_box(kernel, a)
+        boxes[a.array] = box if a.array not in boxes else _hull(boxes[a.array], box)
+    for group in kernel.swap_groups():
+        touched = [boxes[n] for n in group if n in boxes]
+        if touched:
+            box = touched[0]
+            for other in touched[1:]:
+                box = _hull(box, other)
+            for n in group:
+                boxes[n] = box
+    parts = {}
+    for name, arr in kernel.arrays.items():
+        if name in boxes:
+            elements = Poly.const(1)
+            for d, (lo, hi) in enumerate(boxes[name]):
+                elements = elements * _extent(lo, hi, arr.dims[d])
+            parts[name] = elements * arr.element_size
+    total = Poly()
+    for p in parts.values():
+        total = total + p
+    return total, parts
+
+
+def _access_box(kernel, access) -> list:
+    """Per dimension of the array, ``(lowest, highest)`` index of ``access`` over the loop ranges
+    (Polys), or ``(None, None)`` where that has no closed form."""
+    idx = kernel.loop_indices
+    out = []
+    for expr in access.indices:
+        lo = hi = strip_indices(expr, idx)
+        for lp in kernel.loops:
+            c = coefficient(expr, lp.index)
+            if c.is_zero():
+                continue
+            bounds = lp.start.symbols | lp.stop.symbols
+            positive = c.constant_value() > 0 if c.is_constant() else all(v > 0 for v in c.terms.values())
+            negative = c.is_constant() and c.constant_value() < 0
+            if bounds & set(idx) or not (positive or negative):
+                lo = hi = None
+                break
+            # first and (a bound of) the last value of the index
+            first, last = lp.start, lp.stop - (1 if lp.step > 0 else -1)
+            small, large = (first, last) if lp.step > 0 else (last, first)
+            lo = lo + c * (small if positive else large)
+            hi = hi + c * (large if positive else small)
+        out.append((lo, hi))
+    return out
+
+
+def _extent(lo, hi, dim: Poly) -> Poly:
+    """Elements from ``lo`` to ``hi`` in a dimension of ``dim`` elements: at most ``dim`` (indices
+    past a row's end, as in ``a[j][i-1]`` at ``i = 0``, touch the neighbouring row); ``dim`` where
+    the range has no closed form."""
+    if lo is None:
+        return dim
+    extent = hi - lo + 1
+    over = extent - dim
+    return dim if over.is_constant() and over.constant_value() > 0 else extent
+
+
+def _hull(a: list, b: list) -> list:
+    """Per-dimension union of two boxes from :func:`_access_box` (``None`` where not comparable)."""
+    out = []
+    for (lo1, hi1), (lo2, hi2) in zip(a, b):
+        if lo1 is None or lo2 is None or not (lo1 - lo2).is_constant() or not (hi1 - hi2).is_constant():
+            out.append((None, None))
+            continue
+        out.append((lo1 if (lo1 - lo2).constant_value() <= 0 else lo2,
+                    hi1 if (hi1 - hi2).constant_value() >= 0 else hi2))
+    return out
 
 
 def _le_sym(a: Poly, b: Poly) -> bool:

@@ -8,6 +8,17 @@ among ``cores`` as for layer conditions). Arrays are placed in declaration
 order at ``alignment`` (default: page, 4096 B), array i shifted by i x ``padding`` bytes, so
 associativity conflicts between arrays and rows appear as on real machines.
 
+Sweeps (``sweeps``): ``"repeated"`` (the default) measures the steady state
+of a kernel run again and again, as described below; ``"single"`` a kernel
+run once: a cold hierarchy, one whole sweep counted from its first access,
+then every cache flushed (the dirty lines left at the end are written back
+eventually, so the written arrays are evicted once, as layer conditions count
+them). A single sweep over a data set of at least four times the last
+level's capacity is measured like a repeated one (nothing of a sweep
+survives to the next; a window inside the sweep is its steady state).
+Kernels with ``swap(x, y)`` calls (:attr:`~loopmodel.ir.kernel.Kernel.swaps`)
+exchange the arrays' addresses between repeated sweeps.
+
 Steady state as the paper describes (§2.4.1: warm up, then count a precise
 window aligned to cache lines and array edges), with these choices:
 
@@ -18,7 +29,10 @@ window aligned to cache lines and array edges), with these choices:
   sweep at the middle trip of the outermost loop, away from the array edges.
   If a whole sweep supplies fewer lines (a small data set), its steady state
   is periodic with the sweep (the kernel is assumed to run repeatedly, as in a
-  benchmark): the next sweep is measured whole.
+  benchmark): the next sweep is measured whole. With swaps, the period is the
+  number of sweeps after which every array is back in its own memory
+  (:meth:`~loopmodel.ir.kernel.Kernel.swap_period`): that many sweeps warm up
+  and that many are measured.
 * Long rows (1D kernels): one window of whole cache lines of the written array
   inside a row, at least two lines away from the row ends.
 * Short rows (multi-dimensional kernels): whole rows, from the first
@@ -58,6 +72,8 @@ class SimulationInfo:
         sweeps: sweeps of the loop nest started.
         layout: ``{array: (start address, bytes)}``.
         levels: the simulated :class:`~loopmodel.cachesim.hierarchy.LevelSpec` per level.
+        sweep_mode: ``"repeated"`` or ``"single"`` (what was asked for).
+        cold: the measurement is one cold sweep, counted whole, caches flushed after it.
     """
 
     measured_iterations: int
@@ -66,6 +82,8 @@ class SimulationInfo:
     sweeps: int
     layout: dict
     levels: tuple
+    sweep_mode: str = "repeated"
+    cold: bool = False
 
 
 def place_arrays(kernel, defines: dict, alignment: int = 4096, padding: int = 0) -> dict:
@@ -161,7 +179,7 @@ class SimulationPredictor:
         self._read_arrays = {a.array for a in kernel.reads}
 
     def predict(self, machine, defines: dict, cores: int = 1, alignment: int = 4096, padding: int = 0,
-                nt_stores: bool = False, target_units: int = 8000):
+                nt_stores: bool = False, target_units: int = 8000, sweeps: str = "repeated"):
         """Simulate the kernel for ``defines``.
 
         Args:
@@ -172,6 +190,8 @@ class SimulationPredictor:
             nt_stores: stores to arrays that are never read are non-temporal
                 (bypass the caches, no write-allocate).
             target_units: cache lines of the written array to measure.
+            sweeps: ``"repeated"`` (steady state of a kernel run again and
+                again) or ``"single"`` (a kernel run once; see the module docstring).
 
         Returns:
             ``(TrafficPrediction, SimulationInfo)``; traffic in cache lines per
@@ -179,9 +199,12 @@ class SimulationPredictor:
 
         Raises:
             ModelError: nothing could be measured, or the simulator is not built.
+            ValueError: ``sweeps`` is neither ``"repeated"`` nor ``"single"``.
         """
         from ..cachesim.hierarchy import Hierarchy
 
+        if sweeps not in ("repeated", "single"):
+            raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
         idx = k.loop_indices
         specs, notes = level_specs(machine, cores)
@@ -198,7 +221,8 @@ class SimulationPredictor:
                 nest.start_k[d * MAXD + j] = cs[j]
                 nest.stop_k[d * MAXD + j] = es[j]
         n = len(self._accesses)
-        base = ffi.new("uint64_t[]", n)
+        nbase = k.swap_period() if sweeps == "repeated" else 1
+        base = ffi.new("uint64_t[]", n * nbase)
         coef = ffi.new("int64_t[]", n * MAXD)
         size = ffi.new("uint32_t[]", n)
         kind = ffi.new("uint8_t[]", n)
@@ -206,7 +230,9 @@ class SimulationPredictor:
         for a_i, (a, what) in enumerate(self._accesses):
             es = k.arrays[a.array].element_size
             c0, cs = _affine(a.offset, idx, defines, f"index of {a}")
-            base[a_i] = (layout[a.array][0] + c0 * es) % 2 ** 64
+            for sweep in range(nbase):  # swapped arrays use each other's memory in later sweeps
+                where = k.storage_at_sweep(sweep)[a.array]
+                base[sweep * n + a_i] = (layout[where][0] + c0 * es) % 2 ** 64
             for j, c in enumerate(cs):
                 coef[a_i * MAXD + j] = c * es
             size[a_i] = es
@@ -221,6 +247,7 @@ class SimulationPredictor:
                     if (a.array, a.offset) == (unit.access.array, unit.access.offset))
         nest.nacc, nest.base, nest.coef, nest.size, nest.kind, nest.phase = n, base, coef, size, kind, phase
         nest.work = work
+        nest.nbase = nbase
         nest.it_per_cl = max(1, int(it_per_unit))
         last = specs[-1]
         opts = ffi.new("lm_run_opts *")
@@ -228,14 +255,21 @@ class SimulationPredictor:
         opts.warm_lines = 2 * last.sets * last.ways
         opts.target_it = target_units * nest.it_per_cl
         opts.margin_it = 2 * nest.it_per_cl
-        opts.max_sweeps = 4
+        opts.max_sweeps = 2 * nbase + 2
         opts.edges = 1
         # large data sets warm up inside the iteration space, away from its edges; small ones from the
         # start (a sweep then may not supply the warm-up, and the next sweep is measured whole)
         data_lines = sum(size for _, size in layout.values()) / cl
         opts.start_mid = int(data_lines >= 2 * opts.warm_lines)
+        cold = sweeps == "single" and not opts.start_mid
+        if cold:  # one sweep from a cold start, counted whole; flushed below
+            opts.cold, opts.start_mid, opts.edges, opts.margin_it = 1, 0, 0, 0
         res = ffi.new("lm_run_result *")
         lib.lm_run(hier._h, nest, opts, res)
+        if cold:
+            hier.counting = True
+            hier.flush()  # the dirty lines left in the caches are written back eventually
+            hier.counting = False
         if res.measured_it == 0:
             # short rows or few outer trips: measure whole rows, boundaries included
             hier = Hierarchy(specs)
@@ -260,6 +294,23 @@ class SimulationPredictor:
                                        s["hits"] * scale, s["misses"] * scale, cl, s["evicts"] * scale))
         if nt_stores and any(kind[i] == 2 for i in range(n)):
             notes.append("non-temporal stores: write-only arrays bypass the caches")
+        notes += _sweep_notes(k, sweeps, cold)
         info = SimulationInfo(int(res.measured_it), int(res.simulated_it), int(res.warm_it), int(res.sweeps),
-                              layout, specs)
+                              layout, specs, sweeps, cold)
         return TrafficPrediction("SIM", it_per_unit, tuple(levels), tuple(notes)), info
+
+
+def _sweep_notes(kernel, sweeps: str, cold: bool) -> list:
+    """Report notes on the sweep semantics of a simulation."""
+    notes = []
+    if sweeps == "single":
+        notes.append("single sweep: one cold sweep counted whole, dirty lines written back at its end"
+                     if cold else "single sweep of a data set over 4x the last-level cache: measured in "
+                     "steady state (no data survives a sweep)")
+        if kernel.swaps:
+            notes.append("single sweep: the swap() calls after the loop nest have no effect")
+    elif kernel.swaps:
+        pairs = ", ".join(f"swap({x}, {y})" for x, y in kernel.swaps)
+        notes.append(f"swaps applied: {pairs} between sweeps (the arrays exchange addresses; "
+                     f"steady state over {kernel.swap_period()} sweeps)")
+    return notes

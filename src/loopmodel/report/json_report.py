@@ -19,7 +19,7 @@ def _num(x):
 def to_dict(res) -> dict:
     """One JSON-ready document for one analysis.
 
-    Keys: ``kernel``, ``machine``, ``defines``, ``cores``, ``layer_conditions``,
+    Keys: ``kernel``, ``machine``, ``defines``, ``cores``, ``sweeps``, ``layer_conditions``,
     ``traffic``, ``incore``, ``ecm``, ``roofline``, ``roofline_asm``, ``performance``, ``notes``.
     """
     k, m = res.kernel, res.machine
@@ -38,11 +38,13 @@ def to_dict(res) -> dict:
             "recurrences": [{"variable": r.variable, "distance_it": r.distance, "chains": [list(c) for c in r.chains],
                              "reassociable": r.reassociable} for r in k.recurrences],
             "pragmas": list(k.pragmas),
+            "swaps": [list(p) for p in k.swaps],
         },
         "machine": {"name": m.name, "model_name": m.model_name, "clock_Hz": m.clock,
                     "cacheline_size_B": m.cacheline_size},
         "defines": dict(res.defines),
         "cores": res.options.cores,
+        "sweeps": res.options.sweeps,
         "iterations_per_cl": res.traffic.iterations_per_unit,
         "unit_of_work": _unit_of_work(res),
         "layer_conditions": [],
@@ -67,6 +69,13 @@ def to_dict(res) -> dict:
                 "largest_block_size": _num(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else _num(st.max_size),
             } for st in lv.states],
             "selected": lv.selected,
+            "whole_data_set": None if lv.data_set is None else {
+                "data_set_B": lv.data_set.requirement_bytes, "capacity_B": lv.capacity,
+                "condition": f"{lv.data_set.requirement} <= {lv.capacity:g}",
+                "fulfilled": bool(lv.data_set.condition), "held": lv.holds_data_set,
+                "max_size_exact": _num(lv.data_set.max_size),
+                "transition_size": _num(transition_size(lv.data_set.max_size)),
+            },
         })
     doc["traffic_predictor"] = res.traffic.predictor
     for lt in res.traffic.levels:
@@ -78,7 +87,7 @@ def to_dict(res) -> dict:
         si = res.simulation
         doc["simulation"] = {
             "measured_iterations": si.measured_iterations, "simulated_iterations": si.simulated_iterations,
-            "warmup_iterations": si.warmup_iterations, "sweeps": si.sweeps,
+            "warmup_iterations": si.warmup_iterations, "sweeps": si.sweeps, "cold_single_sweep": si.cold,
             "arrays": {name: {"address": addr, "size_B": size} for name, (addr, size) in si.layout.items()},
             "levels": [{"level": lv.name, "sets": lv.sets, "ways": lv.ways, "line_size_B": lv.line_size,
                         "policy": lv.policy, "write_allocate": lv.write_allocate, "write_back": lv.write_back,
@@ -131,7 +140,7 @@ def _roofline(r) -> dict:
         "cpu_roof_source": r.cpu_source,
         "levels": [{"level": lv.level, "bytes_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
                     "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
-                    "performance_flop_s": lv.performance, "time_cy_per_cl": lv.time} for lv in r.levels],
+                    "performance_flop_s": _num(lv.performance), "time_cy_per_cl": lv.time} for lv in r.levels],
         "bottleneck": r.bottleneck,
         "performance_flop_s": r.performance,
         "time_cy_per_cl": r.time,

@@ -38,6 +38,18 @@ def _lc_summary(res) -> list:
             else:
                 cond = f"{var} <= {transition_size(ms)}   (exact {ms:.2f}; largest block {math.floor(ms)})"
             lines.append(f"  {level}: {cond}")
+    whole = [(lv.level, lv.data_set) for lv in res.lc_levels if lv.data_set is not None]
+    if whole:
+        lines.append("Whole data set (repeated sweeps):")
+        for level, st in whole:
+            ms = st.max_size
+            if ms is None:
+                cond = "never fulfilled" if var else f"{st.requirement} B <= capacity"
+            elif ms == math.inf:
+                cond = "unconditionally fulfilled"
+            else:
+                cond = f"{var} <= {transition_size(ms)}   (exact {ms:.2f})"
+            lines.append(f"  {level}: {cond}")
     return lines
 
 
@@ -47,7 +59,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
 
     k, m, opt = res.kernel, res.machine, res.options
     d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
-    console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}")
+    console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}  --sweeps {opt.sweeps}")
     work = k.unit_of_work(m.cacheline_size, res.defines)
     console.print(f"unit of work (CL of work): {work.describe()}")
     if verbose:
@@ -71,7 +83,12 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
         ev = len(k.written_arrays)
         for lv in res.lc_levels:
-            st = lv.states[lv.selected]
+            st = lv.effective_state
+            if lv.holds_data_set:  # repeated sweeps: the whole data set stays in this level
+                cond = f"whole data set {st.requirement_bytes:.0f} B <= {lv.capacity:.0f} B" if st.condition \
+                    else "whole data set held by a level above"
+                t.add_row(lv.level, format_bytes(lv.cache_size), "one sweep", cond, str(st.hits), "0", "0")
+                continue
             cond = "no reuse" if st.distance.is_zero() else f"{st.requirement} B <= {lv.cache_size:.0f} B"
             t.add_row(lv.level, format_bytes(lv.cache_size), str(st.distance), cond, str(st.hits), str(st.misses), str(ev))
         console.print(t)
@@ -82,6 +99,12 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
                     console.print(f"   {mark} {lv.level}: t = {st.distance}: C_req = {st.requirement} B "
                                   f"= {st.requirement_bytes:.0f} B {'<=' if st.condition else '>'} {lv.cache_size:.0f} B, "
                                   f"hits {st.hits}, misses {st.misses}")
+                ds = lv.data_set
+                if ds is not None:
+                    mark = "*" if lv.holds_data_set else " "
+                    console.print(f"   {mark} {lv.level}: whole data set D = {ds.requirement} B "
+                                  f"= {ds.requirement_bytes:.0f} B {'<=' if ds.condition else '>'} "
+                                  f"{lv.capacity:.0f} B (repeated sweeps)")
     t = Table(title=f"Data traffic per CL of work ({res.traffic.iterations_per_unit:g} it), predictor {res.traffic.predictor}",
               title_justify="left")
     sim = res.traffic.predictor == "SIM"
@@ -119,7 +142,10 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             _by_location(res, console, unit)
         console.print(e.notation())
         console.print(e.prediction_notation())
-        console.print(f"saturating at {e.saturation_cores} cores")
+        if e.memory_contribution > 0:
+            console.print(f"saturating at {e.saturation_cores} cores")
+        else:  # repeated sweeps over a data set that stays in a cache
+            console.print("no memory traffic: nothing to saturate")
         it = res.traffic.iterations_per_unit
         flops = k.flops_per_iteration
         rows = [(lvl, v) for lvl, v in e.T_ECM.items()]
@@ -147,7 +173,8 @@ def render_sweep(results, console, unit: str = "cy/CL"):
         return
     first = results[0]
     names = sorted(first.defines)
-    t = Table(title=f"{first.kernel.source} on {first.machine.name}, {first.options.cores} core(s); unit {unit}",
+    t = Table(title=f"{first.kernel.source} on {first.machine.name}, {first.options.cores} core(s), "
+                    f"{first.options.sweeps} sweeps; unit {unit}",
               title_justify="left")
     for n in names:
         t.add_column(n, justify="right")
@@ -167,7 +194,8 @@ def render_sweep(results, console, unit: str = "cy/CL"):
             row.append(r.ecm.notation().replace(" cy/CL", ""))
         if r.roofline:
             row += [_fmt_unit(convert(r.roofline.time, unit, it, clock, fl), unit), r.roofline.bottleneck]
-        row.append(" ".join(f"{_DIM.get(lv.states[lv.selected].dimension, '-')}" for lv in r.lc_levels))
+        row.append(" ".join("all" if lv.holds_data_set else f"{_DIM.get(lv.states[lv.selected].dimension, '-')}"
+                            for lv in r.lc_levels))
         t.add_row(*row)
     console.print(t)
 
@@ -214,6 +242,8 @@ def _roofline(res, r, title, console, unit) -> None:
     for lv in r.levels:
         ai = f"{lv.intensity:.3g} FLOP/B" if lv.intensity is not None else "-"
         perf = format_si(lv.performance, "FLOP/s") if k.flops_per_iteration else format_si(lv.performance, "it/s")
+        if lv.bytes == 0:
+            perf = "no traffic"
         t.add_row(lv.level, ai, perf, format_si(lv.bandwidth, "B/s"), lv.kernel)
     console.print(t)
     kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"

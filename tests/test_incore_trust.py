@@ -3,6 +3,7 @@ compiler flags and the analyzer CPU are of the same SIMD level, and T_OL/T_nOL r
 L1 data paths of the machine model (16 B per load port and cycle on Sandy/Ivy Bridge)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
@@ -223,3 +224,156 @@ def test_data_path_bound_needs_the_byte_counts():
     info = _info("osaca", AVX_BLOCK, {"2D": 1.0, "3D": 1.0, "4": 1.0})
     assert to_incore_result(info, m, 8).T_nOL == 2.0
     assert to_incore_result(info, m, 8, (128.0, 64.0)).T_nOL == 4.0
+
+
+# --- ports that are both overlapping and non-overlapping (Kerncraft's llvm-mca lists) -----
+
+#: llvm-mca 14 -mcpu=sandybridge -iterations=100 -instruction-info=false on the triad block
+#: Kerncraft 0.8.18 compiles for its Sandy Bridge file (a = b + c*d, unaligned: 16 B halves)
+SNB_KC_TRIAD_REPORT = """\
+Iterations:        100
+Instructions:      1300
+Total Cycles:      430
+Total uOps:        1600
+
+Dispatch Width:    4
+uOps Per Cycle:    3.72
+IPC:               3.02
+Block RThroughput: 4.0
+
+
+Resources:
+[0]   - SBDivider
+[1]   - SBFPDivider
+[2]   - SBPort0
+[3]   - SBPort1
+[4]   - SBPort4
+[5]   - SBPort5
+[6.0] - SBPort23
+[6.1] - SBPort23
+
+
+Resource pressure per iteration:
+[0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]  
+ -      -     2.75   2.44   2.00   2.81   4.00   4.00   
+
+Resource pressure by instruction:
+[0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]  Instructions:
+ -      -      -      -      -      -     0.58   0.42   vmovupd	(%rdx,%rax), %xmm3
+ -      -     0.55    -      -     0.45   0.67   0.33   vinsertf128	$1, 16(%rdx,%rax), %ymm3, %ymm0
+ -      -      -      -      -      -     0.52   0.48   vmovupd	(%rcx,%rax), %xmm4
+ -      -     0.61    -      -     0.39   0.75   0.25   vinsertf128	$1, 16(%rcx,%rax), %ymm4, %ymm1
+ -      -     1.00    -      -      -      -      -     vmulpd	%ymm1, %ymm0, %ymm0
+ -      -      -      -      -      -     0.46   0.54   vmovupd	(%rsi,%rax), %xmm5
+ -      -     0.35    -      -     0.65   0.66   0.34   vinsertf128	$1, 16(%rsi,%rax), %ymm5, %ymm1
+ -      -      -     1.00    -      -      -      -     vaddpd	%ymm1, %ymm0, %ymm0
+ -      -      -      -     1.00    -     0.16   0.84   vmovupd	%xmm0, (%rdi,%rax)
+ -      -      -      -     1.00    -     0.20   0.80   vextractf128	$1, %ymm0, 16(%rdi,%rax)
+ -      -     0.07   0.73    -     0.20    -      -     addq	$32, %rax
+ -      -     0.17   0.71    -     0.12    -      -     cmpq	%r10, %rax
+ -      -      -      -      -     1.00    -      -     jne	.L5
+"""
+#: llvm-mca 14 -mcpu=skylake-avx512 on loopmodel's triad block for Skylake-SP (indexed store)
+SKX_TRIAD_REPORT = """\
+Iterations:        100
+Instructions:      600
+Total Cycles:      184
+Total uOps:        900
+
+Dispatch Width:    6
+uOps Per Cycle:    4.89
+IPC:               3.26
+Block RThroughput: 1.5
+
+
+Resources:
+[0]   - SKXDivider
+[1]   - SKXFPDivider
+[2]   - SKXPort0
+[3]   - SKXPort1
+[4]   - SKXPort2
+[5]   - SKXPort3
+[6]   - SKXPort4
+[7]   - SKXPort5
+[8]   - SKXPort6
+[9]   - SKXPort7
+
+
+Resource pressure per iteration:
+[0]    [1]    [2]    [3]    [4]    [5]    [6]    [7]    [8]    [9]    
+ -      -     1.25   1.26   1.05   1.06   1.00   1.24   1.25   0.89   
+
+Resource pressure by instruction:
+[0]    [1]    [2]    [3]    [4]    [5]    [6]    [7]    [8]    [9]    Instructions:
+ -      -     0.41   0.59   0.47   0.53    -      -      -      -     vmulpd	(%r15,%rax), %ymm1, %ymm0
+ -      -     0.41   0.59   0.52   0.48    -      -      -      -     vaddpd	(%r14,%rax), %ymm0, %ymm0
+ -      -      -      -     0.06   0.05   1.00    -      -     0.89   vmovapd	%ymm0, (%r13,%rax)
+ -      -      -      -      -      -      -     0.90   0.10    -     addq	$32, %rax
+ -      -     0.17   0.08    -      -      -     0.34   0.41    -     cmpq	$80000, %rax
+ -      -     0.26    -      -      -      -      -     0.74    -     jne	.L7
+"""
+
+
+def _kerncraft_lists(machine, overlapping, non_overlapping):
+    ports = dict(machine.in_core.analyzer_ports, **{"llvm-mca": {"overlapping": overlapping,
+                                                                "non_overlapping": non_overlapping}})
+    return dataclasses.replace(machine, in_core=dataclasses.replace(machine.in_core, analyzer_ports=ports))
+
+
+def _from_report(text, u=4):
+    from loopmodel.compiled.llvm_mca import parse
+    rep = parse(text)
+    block = "".join(i.text + "\n" for i in rep.instructions)
+    return _info("llvm-mca", block, rep.ports, u, instructions=rep.instructions)
+
+
+def test_shared_address_port_counts_store_addresses_in_t_ol():
+    """Kerncraft's SNB file lists SBPort23 as overlapping and non-overlapping. Kerncraft's triad block:
+    6 loads and 2 store-address uops per pass on SBPort23 -> 4 cy per pass, 8 cy/CL in T_OL (Kerncraft
+    with OSACA: ports 2/3 = 8.0, T_comp = 8.0); the loads alone: 3 cy per pass, 6 cy/CL = T_nOL
+    (Kerncraft: 2D/3D = 6.0, T_RegL1 = 6.0). Before, SBPort23 was load-only: T_OL 5.0, T_nOL 7.3."""
+    m = _kerncraft_lists(load_machine(SNB), ["SBDivider", "SBFPDivider", "SBPort0", "SBPort1", "SBPort23", "SBPort4",
+                                             "SBPort5"], ["SBPort23"])
+    r = to_incore_result(_from_report(SNB_KC_TRIAD_REPORT), m, 8, (192.0, 64.0))
+    assert r.T_OL == pytest.approx(8.0, abs=0.02) and r.T_nOL == pytest.approx(6.0, abs=0.02)
+
+
+def test_indexed_store_address_is_not_on_port_7():
+    """Skylake-SP, loopmodel's triad: llvm-mca puts the address of 'vmovapd %ymm0, (%r13,%rax)' on port 7,
+    which takes only base+displacement addresses. With it on ports 2/3: 3 address uops per pass over
+    2 ports -> 1.5 cy, 3.0 cy/CL in T_OL with Kerncraft's lists (OSACA: ports 2/3 = 3.0)."""
+    m = _kerncraft_lists(load_machine(SKX), ["SKXDivider", "SKXFPDivider", "SKXPort0", "SKXPort1", "SKXPort2",
+                                             "SKXPort3", "SKXPort4", "SKXPort5", "SKXPort6", "SKXPort7"],
+                         ["SKXPort2", "SKXPort3"])
+    r = to_incore_result(_from_report(SKX_TRIAD_REPORT), m, 8, (128.0, 64.0))
+    assert r.T_OL == pytest.approx(3.0, abs=0.02) and r.T_nOL == pytest.approx(2.0, abs=0.02)
+    from loopmodel.compiled.ports import InstrPressure, indexed_store_addresses
+    simple = InstrPressure("vmovapd\t%ymm0, 32(%r13)", {"SKXPort4": 1.0, "SKXPort7": 1.0})
+    assert indexed_store_addresses([simple]) == [simple]
+
+
+@needs_osaca
+@pytest.mark.parametrize("name,sizes", [("triad.c", {"N": 10000}), ("2d-5pt.c", {"N": 1000, "M": 1000}),
+                                        ("3d-7pt.c", {"N": 100, "M": 100})])
+@pytest.mark.parametrize("machine", [SNB, SKX])
+def test_both_analyzers_give_the_same_times_with_kerncraft_port_lists(machine, name, sizes):
+    """Same block, Kerncraft's port lists (address ports in T_OL): llvm-mca and OSACA agree
+    (2D 5-pt on SNB: llvm-mca gave T_OL 6.0, OSACA 9.0)."""
+    from loopmodel.compiled.incore import compiled_incore
+    from loopmodel.fileio.c_kernel import parse_kernel_file
+    base = load_machine(machine)
+    if machine == SNB:
+        over = {"osaca": ["0", "0DV", "1", "2", "3", "4", "5"], "llvm-mca": ["SBDivider", "SBFPDivider", "SBPort0",
+                "SBPort1", "SBPort23", "SBPort4", "SBPort5"]}
+        non = {"osaca": ["2D", "3D"], "llvm-mca": ["SBPort23"]}
+    else:
+        over = {"osaca": ["0", "0DV", "1", "2", "3", "4", "5", "6", "7"], "llvm-mca": ["SKXDivider", "SKXFPDivider"] +
+                [f"SKXPort{i}" for i in range(8)]}
+        non = {"osaca": ["2D", "3D"], "llvm-mca": ["SKXPort2", "SKXPort3"]}
+    ports = {a: {"overlapping": over[a], "non_overlapping": non[a]} for a in over}
+    m = dataclasses.replace(base, in_core=dataclasses.replace(base.in_core, analyzer_ports=ports))
+    k = parse_kernel_file(str(KERNELS / name))[0]
+    text = (KERNELS / name).read_text()
+    a, _ = compiled_incore(k, text, m, sizes, 8, "llvm-mca", use_cache=False)
+    b, _ = compiled_incore(k, text, m, sizes, 8, "osaca", use_cache=False)
+    assert (a.T_OL, a.T_nOL) == pytest.approx((b.T_OL, b.T_nOL), abs=0.05)

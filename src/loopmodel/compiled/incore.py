@@ -13,9 +13,15 @@ registers into L1"; cross-architecture paper §3.4.1):
   instruction (:mod:`.ports`).
 * T_OL = the largest pressure on an ``overlapping`` port: arithmetic and store data. Our
   machine files leave the address-generation ports out of this list (Kerncraft's include
-  them): their pressure is mostly the loads' own address uops, already in T_nOL, and the
-  store-address share is where the analyzers' models differ (llvm-mca sends indexed
-  store addresses to Skylake's port 7, which the hardware does not).
+  them): their pressure is mostly the loads' own address uops, already in T_nOL. A port
+  listed in both (Kerncraft's llvm-mca lists: ``SBPort23``) counts with its load
+  pressure in T_nOL and with its whole pressure, store addresses included, in T_OL
+  (:func:`shared_ports`); llvm-mca's indexed store addresses on Haswell-Skylake port 7
+  are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
+* Both are bounded from below by the L1 data paths of the machine model
+  (:func:`data_path_bound`: 16 B per load port and cycle on Sandy/Ivy Bridge), and an
+  analyzer result that leaves instructions unaccounted for is refused
+  (:func:`unaccounted`, SIMD levels in :mod:`.isa`).
 
 llvm-mca pressures are balanced over the ports each instruction used and x86
 compare-and-branch pairs are macro-fused (:mod:`.ports`), so both analyzers report an
@@ -244,7 +250,7 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     per_cl = iterations_per_unit / info.iterations_per_pass
     allp, loads = effective_ports(info, machine)
     t_nol = max((v for k, v in loads.items() if k in non), default=0.0) * per_cl
-    t_ol = max((v for k, v in allp.items() if k in over), default=0.0) * per_cl
+    t_ol = max((v for k, v in allp.items() if k in over | shared_ports(machine, info.analyzer)), default=0.0) * per_cl
     comps = {k: v * per_cl for k, v in sorted(allp.items())}
     dependency = 0.0
     if info.cycles_per_pass > 1.1 * info.block_throughput:
@@ -325,14 +331,29 @@ def port_sets(machine, analyzer: str) -> tuple:
     return set(ports.get("overlapping", [])) - non, non
 
 
+def shared_ports(machine, analyzer: str) -> set:
+    """Ports listed as both overlapping and non-overlapping for ``analyzer``.
+
+    Kerncraft's files list llvm-mca's combined address+data ports so (Sandy Bridge
+    ``SBPort23``, Skylake ``SKXPort2``/``SKXPort3``, ThunderX2's load ports): their load
+    pressure is T_nOL, and their whole pressure, the address uops of stores included, is a
+    T_OL candidate, as the address ports ``2``/``3`` of the OSACA lists of the same files are
+    (kerncraft-tool-paper.txt §2.3; ecm-model-slides.txt, IVB example: T_OL = 9 cy from ports
+    2/3). For balancing they stay memory ports (:func:`effective_ports`).
+    """
+    ports = machine.in_core.analyzer_ports.get(analyzer, {})
+    return set(ports.get("overlapping", [])) & set(ports.get("non_overlapping", []))
+
+
 def effective_ports(info: CompiledInCore, machine) -> tuple:
     """Port pressure (cy per pass) used for T_OL, and that of load instructions for T_nOL.
 
-    With a per-instruction table (llvm-mca): x86 compare-and-branch pairs are fused, and
+    With a per-instruction table (llvm-mca): x86 compare-and-branch pairs are fused,
+    indexed stores generate their address on ports 2/3, not 7 (Haswell to Skylake), and
     each instruction's pressure is balanced over the ports it used, separately among the
     machine's ``overlapping`` ports and among the others (an instruction's load uop and
     its arithmetic uop cannot trade ports); dividers are never balanced
-    (:mod:`.ports`). Without one (OSACA, whose schedule is already optimal and whose
+    (:mod:`.ports`); the load instructions are balanced once more by themselves for T_nOL. Without one (OSACA, whose schedule is already optimal and whose
     load-data ports carry loads only), the printed pressure is used for both.
 
     Returns:
@@ -343,9 +364,14 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
     if not info.instructions:
         return dict(info.ports_cy_per_pass), dict(info.ports_cy_per_pass)
     over, _ = port_sets(machine, info.analyzer)
-    instrs = list(info.instructions) if info.aarch64 else P.fuse_compare_branch(list(info.instructions))
-    instrs = P.balance(instrs, lambda unit: None if "div" in unit.lower() else (unit.split(".")[0] in over))
+    instrs = list(info.instructions) if info.aarch64 else \
+        P.indexed_store_addresses(P.fuse_compare_branch(list(info.instructions)))
+    def cls(unit):
+        return None if "div" in unit.lower() else (unit.split(".")[0] in over)
+
     names = set(info.ports_cy_per_pass)
-    full = P.group_max(P.port_totals(instrs))
-    loads = P.group_max(P.port_totals(instrs, lambda t: P.access_kind(t, info.aarch64)[0]))
+    full = P.group_max(P.port_totals(P.balance(instrs, cls)))
+    # the loads balanced by themselves: on a port shared with store addresses (SBPort23) the
+    # joint optimum leaves the loads' own share uneven
+    loads = P.group_max(P.port_totals(P.balance([i for i in instrs if P.access_kind(i.text, info.aarch64)[0]], cls)))
     return ({k: round(full.get(k, 0.0), 4) for k in names}, {k: round(loads.get(k, 0.0), 4) for k in names})

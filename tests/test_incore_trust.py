@@ -377,3 +377,14 @@ def test_both_analyzers_give_the_same_times_with_kerncraft_port_lists(machine, n
     a, _ = compiled_incore(k, text, m, sizes, 8, "llvm-mca", use_cache=False)
     b, _ = compiled_incore(k, text, m, sizes, 8, "osaca", use_cache=False)
     assert (a.T_OL, a.T_nOL) == pytest.approx((b.T_OL, b.T_nOL), abs=0.05)
+
+
+def test_llvm_mca_warning_about_unknown_input_refuses_the_result(tmp_path):
+    """llvm-mca exits 0 but warns that it skipped or did not know something: its numbers are not used."""
+    from loopmodel.compiled.llvm_mca import _call
+    from loopmodel.errors import ToolError
+    tool = tmp_path / "llvm-mca-99"
+    tool.write_text("#!/bin/sh\necho 'Iterations: 1'\necho 'warning: unknown instruction skipped' >&2\n")
+    tool.chmod(0o755)
+    with pytest.raises(ToolError, match="llvm-mca result not used .*unknown instruction skipped"):
+        _call(str(tool), "sandybridge", AVX_BLOCK, 10, False)

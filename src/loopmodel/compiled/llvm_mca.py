@@ -148,6 +148,11 @@ def _call(path: str, cpu: str, text: str, its: int, aarch64: bool) -> str:
     if p.returncode != 0:
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip().split("\n")[0])
         raise ToolError(f"llvm-mca failed (-mcpu={cpu}): {first.strip()}")
+    # a warning that llvm-mca fell back to another model or skipped something: its numbers are not for this block
+    bad = next((ln for ln in p.stderr.splitlines() if "not a recognized processor" in ln or (
+        "warning" in ln.lower() and any(w in ln.lower() for w in ("unsupported", "unknown")))), None)
+    if bad:
+        raise ToolError(f"llvm-mca result not used (-mcpu={cpu}): {bad.strip()}")
     return p.stdout
 
 

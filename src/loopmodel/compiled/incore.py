@@ -353,7 +353,8 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
     each instruction's pressure is balanced over the ports it used, separately among the
     machine's ``overlapping`` ports and among the others (an instruction's load uop and
     its arithmetic uop cannot trade ports); dividers are never balanced
-    (:mod:`.ports`); the load instructions are balanced once more by themselves for T_nOL. Without one (OSACA, whose schedule is already optimal and whose
+    (:mod:`.ports`); the load instructions are balanced once more by themselves for
+    T_nOL. Without one (OSACA, whose schedule is already optimal and whose
     load-data ports carry loads only), the printed pressure is used for both.
 
     Returns:

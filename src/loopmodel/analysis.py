@@ -191,26 +191,33 @@ class Analyzer:
         return res
 
     def _compiled_incore_uncached(self, defines, it_per_unit, mode, at):
+        """The first analyzer of ``mode`` whose result accounts for the whole block, else analytic.
+
+        With ``mode='auto'`` an analyzer that fails or leaves instructions unaccounted for
+        (:func:`loopmodel.compiled.incore.unaccounted`) is skipped with a note naming why
+        and which instructions; an explicitly requested analyzer raises instead.
+        """
         from .compiled.incore import compiled_incore
         from .errors import ToolError
 
         opt = self.options
         analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
-        exc = None
+        skipped = []
         for analyzer in analyzers:
             try:
                 res, info = compiled_incore(self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer,
                                             opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
                                             opt.use_cache)
-                if opt.incore_defines and opt.incore_defines != defines:
-                    sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
-                    res = dataclasses.replace(res, notes=res.notes + (
-                        f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",))
-                return res, info
             except ToolError as e:
                 if mode != "auto":
                     raise
-                exc = exc or e
+                skipped.append(e.message)
+                continue
+            extra = tuple(f"{m}; {analyzer} used instead" for m in skipped)
+            if opt.incore_defines and opt.incore_defines != defines:
+                sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
+                extra += (f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",)
+            return dataclasses.replace(res, notes=extra + res.notes), info
         res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, opt.reassociate)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
-                                                           f"({exc.message}); analytic model used",)), None
+                                                           f"({'; '.join(skipped)}); analytic model used",)), None

@@ -13,9 +13,15 @@ registers into L1"; cross-architecture paper §3.4.1):
   instruction (:mod:`.ports`).
 * T_OL = the largest pressure on an ``overlapping`` port: arithmetic and store data. Our
   machine files leave the address-generation ports out of this list (Kerncraft's include
-  them): their pressure is mostly the loads' own address uops, already in T_nOL, and the
-  store-address share is where the analyzers' models differ (llvm-mca sends indexed
-  store addresses to Skylake's port 7, which the hardware does not).
+  them): their pressure is mostly the loads' own address uops, already in T_nOL. A port
+  listed in both (Kerncraft's llvm-mca lists: ``SBPort23``) counts with its load
+  pressure in T_nOL and with its whole pressure, store addresses included, in T_OL
+  (:func:`shared_ports`); llvm-mca's indexed store addresses on Haswell-Skylake port 7
+  are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
+* Both are bounded from below by the L1 data paths of the machine model
+  (:func:`data_path_bound`: 16 B per load port and cycle on Sandy/Ivy Bridge), and an
+  analyzer result that leaves instructions unaccounted for is refused
+  (:func:`unaccounted`, SIMD levels in :mod:`.isa`).
 
 llvm-mca pressures are balanced over the ports each instruction used and x86
 compare-and-branch pairs are macro-fused (:mod:`.ports`), so both analyzers report an
@@ -33,9 +39,11 @@ affects them.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .. import cache
+from . import isa
 from ..errors import ToolError
 from ..models.incore import InCoreResult
 
@@ -59,6 +67,9 @@ class CompiledInCore:
     c_source: str
     instructions: tuple = ()
     aarch64: bool = False
+    unknown: tuple = ()
+    store_ports: tuple = ()
+    target: str = ""
 
 
 def _stride_bytes(kernel):
@@ -87,6 +98,8 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         ``(InCoreResult, CompiledInCore)`` with T_OL/T_nOL in cy/CL.
 
     Raises:
+        UnknownInstructions: the analyzer leaves instructions of the block unaccounted for
+            (:func:`unaccounted`); the message names the analyzer and the instructions.
         ToolError: compiler or analyzer missing or failing, loop not found (one line).
     """
     from . import llvm_mca
@@ -113,7 +126,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     choice = choose_compiler(machine, compiler, flags)
     src = generate_c(kernel, kernel_text, defines)
     aarch64 = is_aarch64(machine)
-    key = cache.make_key("compiled-incore-v2", analyzer, src, choice.command, choice.version, choice.flags, tool,
+    key = cache.make_key("compiled-incore-v3", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
@@ -121,20 +134,113 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     else:
         asm = compile_to_assembly(src, choice)
         block = find_kernel_block(asm, _stride_bytes(kernel), aarch64, asm_block, pointer_increment)
-        if analyzer == "llvm-mca":
-            rep = llvm_mca.run(block.text, cpu, tool, aarch64)
-        else:
-            rep = osaca_backend.run(block.text, target, aarch64)
+        try:
+            if analyzer == "llvm-mca":
+                rep = llvm_mca.run(block.text, cpu, tool, aarch64)
+            else:
+                rep = osaca_backend.run(block.text, target, aarch64)
+        except llvm_mca.UnknownInstructions as exc:
+            rep = llvm_mca.PortReport({}, 0.0, 0.0, exc.message, unknown=exc.instructions)
         info = CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
                               block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
-                              rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64)
+                              rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64,
+                              rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
         if use_cache:
             cache.store("incore", key, info)
-    return to_incore_result(info, machine, iterations_per_unit), info
+    notes = _isa_notes(info, choice, cpu, aarch64)
+    bad = unaccounted(info, machine, isa.cpu_isa(cpu))
+    if bad:
+        raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, notes), tuple(bad))
+    notes = [n.replace(": instructions beyond", "; the loop block has no instruction beyond").replace(
+        " cannot be timed", "") for n in notes]
+    bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
+                    kernel.bytes_stored_per_iteration() * iterations_per_unit)
+    res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
+    return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
 
 
-def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float) -> InCoreResult:
-    """Map per-port cycles per pass to T_OL / T_nOL in cy/CL (see module docstring)."""
+def _store_ports(instrs, aarch64: bool) -> tuple:
+    """Port groups on which the store instructions of a per-instruction table put pressure."""
+    from . import ports as P
+
+    units = P.port_totals(list(instrs), lambda t: P.access_kind(t, aarch64)[1])
+    return tuple(sorted(P.group_max({k: v for k, v in units.items() if v > 0})))
+
+
+def _isa_notes(info: CompiledInCore, choice, cpu: str | None, aarch64: bool) -> list:
+    """A note when the compiler flags and the analyzer CPU are of different SIMD levels."""
+    produced = isa.flags_isa(choice.command, choice.flags, choice.version, aarch64)
+    supported = isa.cpu_isa(cpu)
+    if produced is None or supported is None or produced == supported:
+        return []
+    flags = " ".join(choice.flags)
+    if isa.rank(produced) > isa.rank(supported):
+        return [f"compiler flags '{flags}' produce {produced} code, but the {info.analyzer} CPU model ({info.target}, "
+                f"from llvm_mca_cpu '{cpu}') has {supported} at most: instructions beyond {supported} cannot be timed"]
+    return [f"compiler flags '{flags}' produce {produced} code, below the {supported} of the {info.analyzer} CPU "
+            f"model ({info.target}): the analysis is of that {produced} code, not of the machine's widest SIMD"]
+
+
+def unaccounted(info: CompiledInCore, machine, cpu_level: str | None = None) -> list:
+    """Instructions of the block the analyzer's result leaves unaccounted for.
+
+    A result missing instructions underestimates both T_OL and T_nOL (an unknown load
+    leaves T_nOL at 0), so it must not be used. Unaccounted are:
+
+    * instructions the analyzer flags as unknown (llvm-mca's unsupported instructions,
+      OSACA's instruction forms without throughput);
+    * instructions beyond the SIMD level ``cpu_level`` of the analyzer's CPU
+      (:func:`.isa.instruction_isa`): llvm-mca times some of them as if they were the
+      CPU's own (AVX-512 for ``znver3``, FMA for ``sandybridge``);
+    * with a per-instruction table (llvm-mca): loads or stores with no port pressure;
+    * all loads, when the block has loads but every ``non_overlapping`` (load) port of the
+      machine model for this analyzer shows zero pressure.
+
+    Args:
+        info: the analysis (ports in cy per pass).
+        machine: the machine model (``in_core.analyzer_ports``).
+        cpu_level: SIMD level of the analyzer's CPU (:data:`.isa.CPU_ISA`), None: unchecked.
+
+    Returns:
+        Instruction lines (whitespace normalised), in block order, without repeats.
+    """
+    from . import ports as P
+
+    lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
+    bad = [" ".join(u.split()) for u in info.unknown]
+    bad += isa.beyond(lines, cpu_level, info.aarch64)
+    for ins in info.instructions:
+        if any(P.access_kind(ins.text, info.aarch64)) and not any(v > 0 for v in ins.pressure.values()):
+            bad.append(" ".join(ins.text.split()))
+    _, non = port_sets(machine, info.analyzer)
+    loads = [ln for ln in lines if P.access_kind(ln, info.aarch64)[0]]
+    if non and loads and info.ports_cy_per_pass and not any(info.ports_cy_per_pass.get(p, 0.0) > 0 for p in non):
+        bad += loads
+    order = {ln: i for i, ln in reversed(list(enumerate(lines)))}
+    return sorted(dict.fromkeys(bad), key=lambda ln: order.get(ln, len(lines)))
+
+
+def _unknown_message(info: CompiledInCore, bad: list, notes: list) -> str:
+    shown = "; ".join(bad[:4]) + (f"; and {len(bad) - 4} more" if len(bad) > 4 else "")
+    why = ""
+    if notes and "cannot be timed" in notes[0]:
+        why = " (" + notes[0].split(": instructions beyond")[0] + ")"
+    return (f"{info.analyzer} {info.analyzer_version} ({info.target}) has no model for {len(bad)} instruction(s) of "
+            f"the loop block {info.block_label}: {shown}{why}")
+
+
+def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
+                     bytes_per_cl: tuple | None = None) -> InCoreResult:
+    """Map per-port cycles per pass to T_OL / T_nOL in cy/CL (see module docstring).
+
+    Args:
+        info: the analysis (cy per pass).
+        machine: machine model (port lists, L1 data paths).
+        iterations_per_unit: inner-loop iterations per CL of work.
+        bytes_per_cl: ``(loaded, stored)`` bytes per CL between registers and L1; when
+            given, T_nOL and the store share are bounded by the L1 data paths
+            (:func:`data_path_bound`).
+    """
     ports = machine.in_core.analyzer_ports.get(info.analyzer, {})
     over, non = port_sets(machine, info.analyzer)
     notes = []
@@ -144,7 +250,7 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float) 
     per_cl = iterations_per_unit / info.iterations_per_pass
     allp, loads = effective_ports(info, machine)
     t_nol = max((v for k, v in loads.items() if k in non), default=0.0) * per_cl
-    t_ol = max((v for k, v in allp.items() if k in over), default=0.0) * per_cl
+    t_ol = max((v for k, v in allp.items() if k in over | shared_ports(machine, info.analyzer)), default=0.0) * per_cl
     comps = {k: v * per_cl for k, v in sorted(allp.items())}
     dependency = 0.0
     if info.cycles_per_pass > 1.1 * info.block_throughput:
@@ -156,11 +262,62 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float) 
                          "chains); T_OL is the simulated time")
     comps["block throughput"] = info.block_throughput * per_cl
     comps["simulated"] = info.cycles_per_pass * per_cl
+    if bytes_per_cl is not None:
+        stores_overlap = not info.store_ports or bool(set(info.store_ports) & over)
+        t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, stores_overlap)
+        notes += more
+        comps.update(bound)
     notes.append(f"in-core from {info.analyzer} {info.analyzer_version} on block {info.block_label} "
                  f"({info.iterations_per_pass:g} it per pass, {info.bytes_per_pass:g} B pointer increment), "
                  f"compiled with {info.compiler} {' '.join(info.flags)}")
     return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
                         tuple(notes))
+
+
+def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, stores_overlap: bool) -> tuple:
+    """Bound the in-core times from below by the L1 data paths of the machine model.
+
+    Sandy Bridge and Ivy Bridge move 16 B per cycle per load port, so a 32 B AVX load
+    occupies its port for two cycles (ecm-model-slides.txt, IVB 2D 5-pt example: T_nOL =
+    8 cy for 256 B loaded per CL; cross-architecture-machine-models.txt §3.2 and §3.4.1
+    eq. (1), n_LD/f_LD with f in B/cy); OSACA 0.7.1 and llvm-mca 14 count one cycle. So
+
+    * T_nOL >= (bytes loaded per CL) / ``in_core.load.bytes_per_cycle``, and
+    * the store share >= (bytes stored per CL) / ``in_core.store.bytes_per_cycle``, in
+      T_OL where the analyzer's store ports are overlapping ones (Intel: "T_OL is the
+      overlapping time for computations and stores", kerncraft-tool-paper.txt §2.3; the
+      ECM slides' store port 4 in T_OL), in T_nOL where they are not (load/store ports
+      listed as non-overlapping, e.g. ThunderX2; eq. (1) of the cross-architecture paper).
+
+    Args:
+        t_ol, t_nol: the analyzer's times (cy/CL).
+        bytes_per_cl: ``(loaded, stored)`` B per CL.
+        machine: machine model (``in_core.load`` / ``in_core.store``, B/cy).
+        stores_overlap: the store share belongs to T_OL.
+
+    Returns:
+        ``(T_OL, T_nOL, notes, components)``: cy/CL; a note for each bound that sets its
+        value; components ``LD data path`` and ``ST data path`` in cy/CL.
+    """
+    ic = machine.in_core
+    loaded, stored = bytes_per_cl
+    t_ld = loaded / ic.load.bytes_per_cycle if ic.load.bytes_per_cycle else 0.0
+    t_st = stored / ic.store.bytes_per_cycle if ic.store.bytes_per_cycle else 0.0
+    notes = []
+    if t_ld > t_nol + 1e-9:
+        notes.append(f"T_nOL set by the L1 load data paths: {loaded:g} B per CL / {ic.load.bytes_per_cycle:g} B/cy = "
+                     f"{t_ld:.2f} cy/CL (the analyzer's ports give {t_nol:.2f})")
+        t_nol = t_ld
+    which = "T_OL" if stores_overlap else "T_nOL"
+    current = t_ol if stores_overlap else t_nol
+    if t_st > current + 1e-9:
+        notes.append(f"{which} set by the L1 store data path: {stored:g} B per CL / {ic.store.bytes_per_cycle:g} B/cy "
+                     f"= {t_st:.2f} cy/CL (the analyzer's ports give {current:.2f})")
+        if stores_overlap:
+            t_ol = t_st
+        else:
+            t_nol = t_st
+    return t_ol, t_nol, notes, {"LD data path": t_ld, "ST data path": t_st}
 
 
 def port_sets(machine, analyzer: str) -> tuple:
@@ -174,14 +331,30 @@ def port_sets(machine, analyzer: str) -> tuple:
     return set(ports.get("overlapping", [])) - non, non
 
 
+def shared_ports(machine, analyzer: str) -> set:
+    """Ports listed as both overlapping and non-overlapping for ``analyzer``.
+
+    Kerncraft's files list llvm-mca's combined address+data ports so (Sandy Bridge
+    ``SBPort23``, Skylake ``SKXPort2``/``SKXPort3``, ThunderX2's load ports): their load
+    pressure is T_nOL, and their whole pressure, the address uops of stores included, is a
+    T_OL candidate, as the address ports ``2``/``3`` of the OSACA lists of the same files are
+    (kerncraft-tool-paper.txt §2.3; ecm-model-slides.txt, IVB example: T_OL = 9 cy from ports
+    2/3). For balancing they stay memory ports (:func:`effective_ports`).
+    """
+    ports = machine.in_core.analyzer_ports.get(analyzer, {})
+    return set(ports.get("overlapping", [])) & set(ports.get("non_overlapping", []))
+
+
 def effective_ports(info: CompiledInCore, machine) -> tuple:
     """Port pressure (cy per pass) used for T_OL, and that of load instructions for T_nOL.
 
-    With a per-instruction table (llvm-mca): x86 compare-and-branch pairs are fused, and
+    With a per-instruction table (llvm-mca): x86 compare-and-branch pairs are fused,
+    indexed stores generate their address on ports 2/3, not 7 (Haswell to Skylake), and
     each instruction's pressure is balanced over the ports it used, separately among the
     machine's ``overlapping`` ports and among the others (an instruction's load uop and
     its arithmetic uop cannot trade ports); dividers are never balanced
-    (:mod:`.ports`). Without one (OSACA, whose schedule is already optimal and whose
+    (:mod:`.ports`); the load instructions are balanced once more by themselves for
+    T_nOL. Without one (OSACA, whose schedule is already optimal and whose
     load-data ports carry loads only), the printed pressure is used for both.
 
     Returns:
@@ -192,9 +365,14 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
     if not info.instructions:
         return dict(info.ports_cy_per_pass), dict(info.ports_cy_per_pass)
     over, _ = port_sets(machine, info.analyzer)
-    instrs = list(info.instructions) if info.aarch64 else P.fuse_compare_branch(list(info.instructions))
-    instrs = P.balance(instrs, lambda unit: None if "div" in unit.lower() else (unit.split(".")[0] in over))
+    instrs = list(info.instructions) if info.aarch64 else \
+        P.indexed_store_addresses(P.fuse_compare_branch(list(info.instructions)))
+    def cls(unit):
+        return None if "div" in unit.lower() else (unit.split(".")[0] in over)
+
     names = set(info.ports_cy_per_pass)
-    full = P.group_max(P.port_totals(instrs))
-    loads = P.group_max(P.port_totals(instrs, lambda t: P.access_kind(t, info.aarch64)[0]))
+    full = P.group_max(P.port_totals(P.balance(instrs, cls)))
+    # the loads balanced by themselves: on a port shared with store addresses (SBPort23) the
+    # joint optimum leaves the loads' own share uneven
+    loads = P.group_max(P.port_totals(P.balance([i for i in instrs if P.access_kind(i.text, info.aarch64)[0]], cls)))
     return ({k: round(full.get(k, 0.0), 4) for k in names}, {k: round(loads.get(k, 0.0), 4) for k in names})

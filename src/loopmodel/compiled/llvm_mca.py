@@ -41,6 +41,20 @@ class PortReport:
     cycles_per_pass: float
     raw: str
     instructions: tuple = ()
+    unknown: tuple = ()
+    store_ports: tuple = ()
+
+
+class UnknownInstructions(ToolError):
+    """The analyzer has no model for some instructions of the block (its result would miss them).
+
+    Attributes:
+        instructions: the instruction lines, in block order.
+    """
+
+    def __init__(self, message: str, instructions: tuple = ()):
+        super().__init__(message)
+        self.instructions = tuple(instructions)
 
 
 def find_llvm_mca() -> str | None:
@@ -69,11 +83,16 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     """Analyze ``block_text`` for ``-mcpu=cpu``.
 
     Raises:
-        ToolError: llvm-mca missing or failing (one line).
+        UnknownInstructions: llvm-mca has no scheduling model for some instructions of the
+            block for this CPU (it then refuses the whole block); all of them are named.
+        ToolError: llvm-mca missing or failing otherwise (one line).
     """
     path = path or find_llvm_mca()
     if path is None:
         raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
+    bad = unsupported(block_text, cpu, path, aarch64)
+    if bad:
+        raise UnknownInstructions(f"llvm-mca -mcpu={cpu} does not support {len(bad)} instruction(s)", tuple(bad))
     reports = [_call(path, cpu, block_text, its, aarch64) for its in ITERATIONS]
     rep = parse(reports[-1])
     c0 = int(re.search(r"^Total Cycles:\s+(\d+)", reports[0], re.M).group(1))
@@ -81,6 +100,41 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     steady = (c1 - c0) / (ITERATIONS[-1] - ITERATIONS[0])
     instrs = _with_eligible(rep.instructions, path, cpu, aarch64)
     return PortReport(rep.ports, rep.block_throughput, steady, rep.raw, instrs)
+
+
+_UNSUPPORTED = "unsupported instruction"
+
+
+def unsupported(block_text: str, cpu: str, path: str, aarch64: bool = False) -> list:
+    """The instructions of ``block_text`` llvm-mca rejects for ``cpu``.
+
+    llvm-mca stops at the first instruction without a scheduling model ("found an
+    unsupported instruction", followed by "note: instruction: ..."); it is removed and the
+    rest analyzed again until llvm-mca accepts the block, so that all are named.
+
+    Returns:
+        The rejected instruction lines (whitespace normalised), in block order.
+    """
+    lines = [ln for ln in block_text.split("\n") if ln.strip()]
+    bad = []
+    for _ in range(len(lines)):
+        cmd = [path, f"-mcpu={cpu}", "-iterations=1", "-instruction-info=false", "-resource-pressure=false"]
+        if aarch64:
+            cmd.append("-mtriple=aarch64-linux-gnu")
+        try:
+            p = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return bad
+        m = re.search(r"note: instruction:\s*(.+)", p.stderr)
+        if p.returncode == 0 or _UNSUPPORTED not in p.stderr or not m:
+            return bad
+        norm = " ".join(m.group(1).split())
+        hit = next((i for i, ln in enumerate(lines) if " ".join(ln.split()) == norm), None)
+        if hit is None:
+            return bad + [norm]
+        bad.append(norm)
+        del lines[hit]
+    return bad
 
 
 def _call(path: str, cpu: str, text: str, its: int, aarch64: bool) -> str:
@@ -94,6 +148,11 @@ def _call(path: str, cpu: str, text: str, its: int, aarch64: bool) -> str:
     if p.returncode != 0:
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip().split("\n")[0])
         raise ToolError(f"llvm-mca failed (-mcpu={cpu}): {first.strip()}")
+    # a warning that llvm-mca fell back to another model or skipped something: its numbers are not for this block
+    bad = next((ln for ln in p.stderr.splitlines() if "not a recognized processor" in ln or (
+        "warning" in ln.lower() and any(w in ln.lower() for w in ("unsupported", "unknown")))), None)
+    if bad:
+        raise ToolError(f"llvm-mca result not used (-mcpu={cpu}): {bad.strip()}")
     return p.stdout
 
 

@@ -72,7 +72,58 @@ def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
         raise ToolError(f"OSACA failed ({arch}): {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
             from None
     ports: dict = {}
-    for name, v in zip(mm.get_ports(), tp):
-        ports[str(name)] = max(ports.get(str(name), 0.0), float(v))
+    names = [str(n) for n in mm.get_ports()]
+    for name, v in zip(names, tp):
+        ports[name] = max(ports.get(name, 0.0), float(v))
     bound = max(ports.values(), default=0.0)
-    return PortReport(ports, bound, max(bound, float(lcd)), f"OSACA {version()} {arch}")
+    forms = [f for f in kernel if _mnemonic(f)]
+    return PortReport(ports, bound, max(bound, float(lcd)), f"OSACA {version()} {arch}",
+                      unknown=tuple(unknown_forms(forms)), store_ports=tuple(_store_ports(forms, names, aarch64)))
+
+
+def _get(form, key):
+    """A field of an OSACA instruction form (an object in 0.7, a dict before)."""
+    return form.get(key) if isinstance(form, dict) else getattr(form, key, None)
+
+
+def _mnemonic(form) -> str:
+    """The mnemonic of an OSACA instruction form ('' for labels, directives, comments)."""
+    return str(_get(form, "mnemonic") or _get(form, "instruction") or "").lower()
+
+
+def _text(form) -> str:
+    return " ".join(str(_get(form, "line") or _mnemonic(form)).split())
+
+
+def unknown_forms(forms: list) -> list:
+    """Lines of the instruction forms OSACA has no throughput for (its "X" rows).
+
+    A conditional jump directly after a compare/ALU instruction is exempt: it is
+    macro-fused with it into one uop (Sandy Bridge and later, Zen), which OSACA counts with
+    the compare (:func:`loopmodel.compiled.ports.fuse_compare_branch` does the same for
+    llvm-mca).
+    """
+    from .ports import _FUSABLE
+
+    out = []
+    for i, f in enumerate(forms):
+        flags = [str(x) for x in (_get(f, "flags") or [])]
+        if "tp_unknown" not in flags:
+            continue
+        mnem = _mnemonic(f)
+        prev = _mnemonic(forms[i - 1]) if i else ""
+        if mnem.startswith("j") and mnem != "jmp" and _FUSABLE.match(prev):
+            continue
+        out.append(_text(f))
+    return out
+
+
+def _store_ports(forms: list, names: list, aarch64: bool) -> list:
+    """Ports on which the block's store instructions put pressure."""
+    from .ports import access_kind
+
+    out = set()
+    for f in forms:
+        if access_kind(_text(f), aarch64)[1]:
+            out |= {n for n, v in zip(names, _get(f, "port_pressure") or []) if float(v) > 0}
+    return sorted(out)

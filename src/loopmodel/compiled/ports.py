@@ -144,6 +144,43 @@ def balance(instrs: list, port_class=lambda unit: 0, rounds: int = 60) -> list:
     return [InstrPressure(i.text, p, i.eligible) for i, p in zip(instrs, cur)]
 
 
+#: llvm-mca unit names of the Haswell-to-Skylake store-address port 7 and of the ports 2/3 that
+#: take what it cannot
+_PORT7 = re.compile(r"^(HW|BW|SKL|SKX)Port7(\.\d+)?$")
+_INDEXED = re.compile(r"\(\s*%?\w*\s*,\s*%\w+")
+
+
+def indexed_store_addresses(instrs: list) -> list:
+    """Move the store-address uop of an x86 store with an index register off port 7.
+
+    Haswell to Skylake(-SP) generate store addresses on port 7 only for simple addressing
+    (base + displacement); indexed stores use ports 2/3 (Intel 64 and IA-32 Architectures
+    Optimization Reference Manual, Haswell microarchitecture: "Port 7: store address,
+    simple"). llvm-mca 14 sends them to port 7, which hides their address uop from the
+    ports 2/3 that OSACA and the hardware use. Its pressure goes to the instruction's port
+    2/3 units (those named like the port-7 unit, ``...Port2``/``...Port3``), evenly.
+
+    Returns:
+        New :class:`InstrPressure` list; other instructions unchanged.
+    """
+    out = []
+    for ins in instrs:
+        sevens = [k for k in ins.pressure if _PORT7.match(k)]
+        ops = _operands(ins.text)
+        if not sevens or not access_kind(ins.text)[1] or not ops or not _INDEXED.search(ops[-1]):
+            out.append(ins)
+            continue
+        prefix = _PORT7.match(sevens[0]).group(1)
+        agu = [f"{prefix}Port2", f"{prefix}Port3"]
+        moved = sum(ins.pressure[k] for k in sevens)
+        press = {k: v for k, v in ins.pressure.items() if k not in sevens}
+        for k in agu:
+            press[k] = press.get(k, 0.0) + moved / len(agu)
+        elig = tuple(sorted({k for k in ins.eligible if not _PORT7.match(k)} | set(agu)))
+        out.append(InstrPressure(ins.text, press, elig))
+    return out
+
+
 def port_totals(instrs: list, only=None) -> dict:
     """Sum pressure per port unit over ``instrs`` (those for which ``only(text)`` is true)."""
     out: dict = {}

@@ -172,6 +172,14 @@ def _omap(value) -> dict:
     return dict(value or {})
 
 
+#: bytes one L1 load (and the store) port moves per cycle where it is less than the SIMD width:
+#: Sandy/Ivy Bridge, "two 16-byte loads and one 16-byte store per cycle" (Intel 64 and IA-32
+#: Optimization Reference Manual, Sandy Bridge L1 DCache; ecm-model-slides.txt IVB example),
+#: Zen 1, two 128-bit loads and one 128-bit store (AMD Software Optimization Guide for family
+#: 17h; cross-architecture-machine-models.txt §3.2, "only two data paths")
+_L1_PORT_BYTES = {"sandybridge": 16, "ivybridge": 16, "znver1": 16}
+
+
 def _simd_width(data: dict) -> int:
     """SIMD width in bytes guessed from the ISA and compiler flags (not in Kerncraft files)."""
     flags = " ".join(str(v) for v in _omap(data.get("compiler")).values())
@@ -266,6 +274,10 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
             if str(icm.get(key, "")).upper() in by_code:
                 in_core["llvm_mca_cpu"] = by_code[str(icm[key]).upper()]
                 break
+    port = min(simd, _L1_PORT_BYTES.get(in_core.get("llvm_mca_cpu", ""), simd))
+    if port < simd:
+        in_core["load"]["bytes_per_cycle"], in_core["store"]["bytes_per_cycle"] = f"{2 * port} B/cy", f"{port} B/cy"
+        assumed.append(f"L1 data paths of {port} B per port and cycle ({in_core['llvm_mca_cpu']})")
 
     levels = []
     links = []

@@ -1,0 +1,128 @@
+"""SIMD instruction-set level of compiler flags, of analyzer CPUs and of single instructions.
+
+An analyzer can only time instructions its CPU model has. llvm-mca 14 rejects AVX-512 code
+for ``-mcpu=znver3`` (or times some of its instructions as if they were AVX2 ones), and OSACA
+0.7.1 reports no port pressure for instruction forms its model lacks. So the compiled
+in-core analysis (:mod:`.incore`) compares
+
+* the level the compiler flags produce: the compiler's predefined macros
+  (``cc <flags> -dM -E - </dev/null``: ``__AVX512F__``, ``__AVX2__``, ``__AVX__`` on x86,
+  ``__ARM_FEATURE_SVE``, ``__ARM_NEON`` on AArch64), cached per user;
+* the level of the analyzer CPU: :data:`CPU_ISA`;
+* the level of each instruction of the loop block: :func:`instruction_isa`.
+
+Levels, in increasing order: x86 ``SSE`` < ``AVX`` < ``AVX2`` < ``AVX-512``; AArch64
+``NEON`` < ``SVE``. ``AVX2`` here includes FMA3 (both arrive with Haswell and Zen).
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+
+X86_LEVELS = ("SSE", "AVX", "AVX2", "AVX-512")
+A64_LEVELS = ("NEON", "SVE")
+
+#: llvm-mca CPU name (``-mcpu``, our machine files' ``in_core.llvm_mca_cpu``, the names the
+#: Kerncraft converter derives from OSACA/IACA codes) -> highest SIMD level it implements.
+#: Source: the processor feature lists of LLVM 14, llvm/lib/Target/X86/X86.td
+#: (``SNBFeatures`` = AVX, ``HSWFeatures`` += AVX2/FMA, ``SKXFeatures`` += AVX512F,
+#: ``ZNFeatures``..``ZN3Features`` = AVX2/FMA, znver4 (LLVM 16) += AVX512F) and
+#: llvm/lib/Target/AArch64/AArch64.td (ThunderX2T99, Neoverse-N1: NEON; A64FX,
+#: Neoverse-V1/N2: SVE).
+CPU_ISA = {
+    "x86-64": "SSE", "nehalem": "SSE", "westmere": "SSE", "x86-64-v2": "SSE",
+    "sandybridge": "AVX", "corei7-avx": "AVX", "ivybridge": "AVX", "core-avx-i": "AVX", "btver2": "AVX",
+    "bdver1": "AVX", "bdver2": "AVX", "bdver3": "AVX",
+    "haswell": "AVX2", "core-avx2": "AVX2", "broadwell": "AVX2", "skylake": "AVX2", "alderlake": "AVX2",
+    "x86-64-v3": "AVX2", "bdver4": "AVX2", "znver1": "AVX2", "znver2": "AVX2", "znver3": "AVX2",
+    "skylake-avx512": "AVX-512", "skx": "AVX-512", "cascadelake": "AVX-512", "cooperlake": "AVX-512",
+    "cannonlake": "AVX-512", "icelake-client": "AVX-512", "icelake-server": "AVX-512", "tigerlake": "AVX-512",
+    "sapphirerapids": "AVX-512", "x86-64-v4": "AVX-512", "znver4": "AVX-512",
+    "thunderx2t99": "NEON", "neoverse-n1": "NEON", "cortex-a72": "NEON", "cortex-a76": "NEON",
+    "a64fx": "SVE", "neoverse-v1": "SVE", "neoverse-n2": "SVE",
+}
+
+
+def rank(level: str | None) -> int:
+    """Position of ``level`` in its family (-1 for None or unknown)."""
+    for fam in (X86_LEVELS, A64_LEVELS):
+        if level in fam:
+            return fam.index(level)
+    return -1
+
+
+def cpu_isa(cpu: str | None) -> str | None:
+    """The SIMD level of llvm-mca CPU ``cpu`` (:data:`CPU_ISA`), None when not tabulated."""
+    return CPU_ISA.get((cpu or "").lower())
+
+
+def level_from_macros(text: str, aarch64: bool = False) -> str:
+    """SIMD level from the compiler's predefined macros (``-dM -E`` output)."""
+    defined = set(re.findall(r"^#define\s+(\w+)", text, re.M))
+    if aarch64:
+        return "SVE" if "__ARM_FEATURE_SVE" in defined else "NEON"
+    for macro, level in (("__AVX512F__", "AVX-512"), ("__AVX2__", "AVX2"), ("__AVX__", "AVX")):
+        if macro in defined:
+            return level
+    return "SSE"
+
+
+def flags_isa(command: str, flags: tuple, version: str, aarch64: bool = False) -> str | None:
+    """The SIMD level ``command flags`` compiles for (predefined macros), cached per user.
+
+    Returns:
+        A level name, or None when the compiler cannot be asked (then nothing is compared).
+    """
+    from .. import cache
+
+    key = cache.make_key("isa-macros-v1", command, version, tuple(flags), aarch64)
+    hit = cache.load("isa", key)
+    if isinstance(hit, str):
+        return hit
+    cmd = [command, *[f for f in flags if f not in ("-S", "-c")], "-dM", "-E", "-x", "c", "-"]
+    try:
+        p = subprocess.run(cmd, input="", capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        return None
+    level = level_from_macros(p.stdout, aarch64)
+    cache.store("isa", key, level)
+    return level
+
+
+_AVX512_REG = re.compile(r"%(zmm\d+|k[0-7]\b|[xy]mm(1[6-9]|2\d|3[01])\b)")
+_AVX512_MNEM = re.compile(r"^(vpternlog|vperm[it]2|vscalef|vrndscale|vfixupimm|vcompress|vexpand|vrcp14|vrsqrt14|"
+                          r"vgetexp|vgetmant|vreduce|vrange|vfpclass|vpmov[a-z]*[bwdq]$|k(mov|and|or|xor|not|"
+                          r"ortest|test|shift|add|unpck))")
+_AVX2_MNEM = re.compile(r"^(vf(n)?m(add|sub)|vfmaddsub|vfmsubadd|v(p)?gather|vpbroadcast|vperm2i128|vinserti128|"
+                        r"vextracti128|vperm(q|d|pd|ps)\b|vps(ll|rl|ra)v|vpmaskmov|vpblendd)")
+_SVE = re.compile(r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])|^(whilel[eot]|ptrue|ptest|incd|incw|cntd|cntw)\b")
+
+
+def instruction_isa(text: str, aarch64: bool = False) -> str:
+    """The SIMD level one assembly instruction needs (x86 AT&T or AArch64 GNU syntax).
+
+    x86: AVX-512 for zmm, mask (k) or upper-16 vector registers, EVEX-only mnemonics and
+    ``{...}`` decorations; AVX2 for FMA, gathers, permutes and 256-bit integer operations;
+    AVX for any other VEX-encoded (``v``-prefixed) instruction; SSE otherwise.
+    AArch64: SVE for z/p registers and SVE-only mnemonics, NEON otherwise.
+    """
+    s = text.strip()
+    mnem = s.split(None, 1)[0].lower() if s else ""
+    if aarch64:
+        return "SVE" if _SVE.search(s.lower()) else "NEON"
+    if _AVX512_REG.search(s) or "{" in s or _AVX512_MNEM.match(mnem):
+        return "AVX-512"
+    if _AVX2_MNEM.match(mnem) or (mnem.startswith("vp") and "%ymm" in s):
+        return "AVX2"
+    if mnem.startswith("v"):
+        return "AVX"
+    return "SSE"
+
+
+def beyond(lines, level: str | None, aarch64: bool = False) -> list:
+    """Instructions of ``lines`` that need more than ``level`` (empty when ``level`` is None)."""
+    if level is None or rank(level) < 0:
+        return []
+    return [ln for ln in lines if rank(instruction_isa(ln, aarch64)) > rank(level)]

@@ -155,8 +155,9 @@ def test_analyzer_failure_is_one_line(tmp_path):
 
 @needs_tools
 def test_cli_llvm_mca_json():
+    # hand-checked block of gcc's code for arrays known to be 32 B aligned (--assume-aligned 32)
     p = run_cli("analyze", KERNELS / "2d-5pt.c", "-m", IVB, "-D", "N=1000", "-D", "M=1000", "--incore", "llvm-mca",
-                "--json")
+                "--json", "--assume-aligned", "32")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["incore"]["source"] == "llvm-mca"
@@ -202,13 +203,14 @@ needs_osaca = pytest.mark.skipif(shutil.which("gcc") is None or not __import__(
 
 @needs_osaca
 def test_osaca_backend_ports():
-    """2D 5-pt on SNB, AVX as 2x16 B halves: 9 loads of 16 B per pass -> 4.5 cy on the 2 AGUs and 3.5 cy
-    on the load data ports 2D/3D ('non_overlapping' in the machine model) -> 3.5 / 4 * 8 = 7 cy/CL from the
-    ports; OSACA's SNB model counts the 32 B operand of vaddpd as one 16 B transfer, so the L1 data paths
-    (256 B per CL / 32 B/cy) set T_nOL = 8 cy/CL (ecm-model-slides.txt, IVB 2D 5-pt: T_nOL = 8.0 cy)."""
+    """2D 5-pt on SNB, arrays known to be 32 B aligned, AVX as 2x16 B halves where unaligned: 9 loads of
+    16 B per pass -> 4.5 cy on the 2 AGUs and 3.5 cy on the load data ports 2D/3D ('non_overlapping' in
+    the machine model) -> 3.5 / 4 * 8 = 7 cy/CL from the ports; OSACA's SNB model counts the 32 B operand
+    of vaddpd as one 16 B transfer, so the L1 data paths (256 B per CL / 32 B/cy) set T_nOL = 8 cy/CL
+    (ecm-model-slides.txt, IVB 2D 5-pt: T_nOL = 8.0 cy)."""
     m = load_machine(SNB)
     k, text = _k("2d-5pt.c")
-    r, info = compiled_incore(k, text, m, SIZES["2d-5pt.c"], 8, "osaca", use_cache=False)
+    r, info = compiled_incore(k, text, m, SIZES["2d-5pt.c"], 8, "osaca", use_cache=False, assume_aligned=32)
     assert info.analyzer == "osaca" and info.iterations_per_pass == 4
     assert info.ports_cy_per_pass["2D"] == 3.5 and info.ports_cy_per_pass["2"] == 4.5
     assert r.components["2D"] == 7.0 and r.T_nOL == 8.0
@@ -274,11 +276,12 @@ needs_both = pytest.mark.skipif(shutil.which("gcc") is None or find_llvm_mca() i
 @pytest.mark.parametrize("machine", [SNB, SKX])
 @pytest.mark.parametrize("name", sorted(SIZES))
 def test_llvm_mca_and_osaca_agree_within_25_percent(machine, name):
-    """Issue #4 must-show 1: T_OL and T_nOL from the two analyzers within 25 % of the larger."""
+    """Issue #4 must-show 1: T_OL and T_nOL from the two analyzers within 25 % of the larger (code for
+    arrays known to be 32 B aligned: full-width AVX where the offsets allow)."""
     m = load_machine(machine)
     k, text = _k(name)
-    a, ia = compiled_incore(k, text, m, SIZES[name], 8, "llvm-mca", use_cache=False)
-    b, ib = compiled_incore(k, text, m, SIZES[name], 8, "osaca", use_cache=False)
+    a, ia = compiled_incore(k, text, m, SIZES[name], 8, "llvm-mca", use_cache=False, assume_aligned=32)
+    b, ib = compiled_incore(k, text, m, SIZES[name], 8, "osaca", use_cache=False, assume_aligned=32)
     assert ia.block == ib.block and ia.iterations_per_pass == ib.iterations_per_pass == 4
     for x, y in ((a.T_OL, b.T_OL), (a.T_nOL, b.T_nOL)):
         assert abs(x - y) <= 0.25 * max(x, y) + 1e-9, (a.T_OL, a.T_nOL, b.T_OL, b.T_nOL)

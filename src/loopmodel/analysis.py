@@ -32,7 +32,9 @@ class Options:
         cores: active cores (shared caches divided; multicore prediction).
         cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule).
         vectorize: use SIMD in the analytic in-core model.
-        reassociate: allow partial sums for reductions.
+        reassociate: allow partial sums for reductions (True: ``--reassociation``, False:
+            ``--no-reassociation``, None: as the compiler and flags in use would, see
+            :func:`~loopmodel.compiled.compile.fp_reassociation`).
         memory_bandwidth: B/s overriding the measured saturated memory bandwidth.
         solve_for: size constant for the layer-condition transition points.
         cache_predictor: ``"lc"`` (layer conditions; cache simulation where
@@ -48,6 +50,11 @@ class Options:
             compiled in-core analysis (None: machine model / heuristics).
         incore_defines: sizes at which the compiled in-core analysis is done (None:
             each point's own; a sweep passes one point so that it compiles once).
+        assume_aligned: bytes the compiled kernel may assume its arrays aligned to
+            (``--assume-aligned``; None: no alignment knowledge, as for arrays passed in).
+        trust_machine_flags: take compiler flags and names from the machine file without
+            the allow-list check (``--trust-machine-flags``).
+        machine_file: the machine file's path or built-in name (for error messages).
         use_cache: read and write the per-user cache of compiled analyses.
         kernel_text: the kernel file's text (needed by compiled analyses).
     """
@@ -56,7 +63,7 @@ class Options:
     cores: int = 1
     cache_factor: float = 1.0
     vectorize: bool = True
-    reassociate: bool = True
+    reassociate: bool | None = None
     memory_bandwidth: float | None = None
     solve_for: str | None = None
     cache_predictor: str = "lc"
@@ -72,6 +79,9 @@ class Options:
     use_cache: bool = True
     kernel_text: str | None = None
     incore_defines: dict | None = None
+    assume_aligned: int | None = None
+    trust_machine_flags: bool = False
+    machine_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +156,7 @@ class Analyzer:
         if opt.incore == "analytic" or opt.kernel_text is None:
             if self._incore is None:
                 self._incore = analytic_incore(self.kernel, self.machine, traffic.iterations_per_unit,
-                                               opt.vectorize, opt.reassociate)
+                                               opt.vectorize, *self._reassociation())
             incore, compiled = self._incore, None
         else:
             incore, compiled = self._compiled_incore(defines, traffic.iterations_per_unit)
@@ -207,7 +217,8 @@ class Analyzer:
             try:
                 res, info = compiled_incore(self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer,
                                             opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
-                                            opt.use_cache)
+                                            opt.use_cache, assume_aligned=opt.assume_aligned,
+                                            trust_machine=opt.trust_machine_flags, machine_file=opt.machine_file)
             except ToolError as e:
                 if mode != "auto":
                     raise
@@ -218,6 +229,18 @@ class Analyzer:
                 sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
                 extra += (f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",)
             return dataclasses.replace(res, notes=extra + res.notes), info
-        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, opt.reassociate)
+        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation())
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
+
+    def _reassociation(self) -> tuple:
+        """``(reassociate, why)`` for the analytic in-core model: the option if given, else what
+        the compiler and flags in use do (:func:`~loopmodel.compiled.compile.fp_reassociation`)."""
+        from .compiled.compile import fp_reassociation, resolve_compiler
+
+        opt = self.options
+        if opt.reassociate is not None:
+            return opt.reassociate, ("--reassociation" if opt.reassociate else "--no-reassociation") + " given"
+        s = resolve_compiler(self.machine, opt.compiler, opt.compiler_flags)
+        assumed, why = fp_reassociation(s.command, s.flags)
+        return assumed, f"{why}; compiler: {' '.join((s.command,) + s.flags)}, flags from {s.flags_from}"

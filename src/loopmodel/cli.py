@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     cg.add_argument("kernel", help="C kernel file")
     cg.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                     help="size constant (one value each)")
+    _assume_aligned_arg(cg)
 
     ap = sub.add_parser("app", help="predict an application: a sequence of loop kernels (YAML)")
     ap.add_argument("file", help="application YAML file (see examples/pcg/pcg.yml)")
@@ -71,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--clock", metavar="FREQ", help="core clock override, e.g. '2.2 GHz'")
     ap.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="auto")
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
+    ap.add_argument("--trust-machine-flags", action="store_true",
+                    help="use the machine file's compiler flags and name without the allow-list check")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
 
     from .measure import cli_measure
@@ -101,8 +104,12 @@ def _analysis_args(a) -> None:
     a.add_argument("--cache-factor", type=float, default=1.0,
                    help="effective fraction of each cache for layer conditions (default 1.0; 0.5 = C/2 rule)")
     a.add_argument("--scalar", action="store_true", help="analytic in-core model without SIMD")
-    a.add_argument("--no-reassociation", action="store_true",
-                   help="reductions keep their loop-carried dependency (no partial sums)")
+    ra = a.add_mutually_exclusive_group()
+    ra.add_argument("--reassociation", dest="reassociate", action="store_const", const=True, default=None,
+                    help="analytic in-core model: reductions split into partial sums (default: as the compiler "
+                         "and flags in use would; gcc/clang only with -ffast-math or -Ofast, icc/icx by default)")
+    ra.add_argument("--no-reassociation", dest="reassociate", action="store_const", const=False,
+                    help="reductions keep their loop-carried dependency (no partial sums)")
     a.add_argument("--mem-bw", metavar="BW", help="override the saturated memory bandwidth, e.g. '63.4 GB/s'")
     a.add_argument("--lc-variable", metavar="NAME", help="size constant to solve layer conditions for")
     a.add_argument("--cache-predictor", choices=("lc", "sim"), default="lc",
@@ -119,11 +126,16 @@ def _analysis_args(a) -> None:
     a.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="auto",
                    help="in-core time from llvm-mca or OSACA on the compiled kernel, or from the analytic "
                         "model (default auto: llvm-mca, else OSACA, else analytic)")
-    a.add_argument("--compiler", help="compiler for the in-core analysis (default: gcc, or the cross compiler)")
+    a.add_argument("--compiler", help="compiler for the in-core analysis (default: the machine file's gcc entry, e.g. "
+                                      "gcc-12, else gcc; the cross compiler for another ISA)")
     a.add_argument("--compiler-flags", metavar="FLAGS", help="override the machine model's compiler flags")
     a.add_argument("--asm-block", metavar="LABEL", help="analyze the assembly loop at this label")
     a.add_argument("--pointer-increment", metavar="BYTES", type=int,
                    help="bytes the loop's pointers advance per pass of the assembly loop")
+    _assume_aligned_arg(a)
+    a.add_argument("--trust-machine-flags", action="store_true",
+                   help="use the machine file's compiler flags and compiler name without the allow-list check "
+                        "(they run on this host: only for files you trust)")
     a.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
     a.add_argument("--nt-stores", action="store_true",
                    help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
@@ -204,13 +216,15 @@ def _prepare(args, models: tuple, cores: int):
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
     machine = _machine(args)
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
-                   reassociate=not args.no_reassociation, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
+                   reassociate=args.reassociate, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
                    nt_stores=args.nt_stores, sweeps=args.sweeps, incore="analytic" if args.scalar else args.incore,
                    compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
                    kernel_text=_read_text(args.kernel),
-                   incore_defines=_largest(points) if len(points) > 1 else None)
+                   incore_defines=_largest(points) if len(points) > 1 else None,
+                   assume_aligned=_alignment_option(args.assume_aligned), trust_machine_flags=args.trust_machine_flags,
+                   machine_file=str(args.machine))
     return Analyzer(kernel, machine, opts), points
 
 
@@ -312,7 +326,8 @@ def cmd_app(args) -> int:
         kernel, _ = parse_kernel_file(k.path)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
         opts = Options(models=("ECM",), incore=args.incore, use_cache=not args.no_cache,
-                       kernel_text=_read_text(k.path))
+                       kernel_text=_read_text(k.path), machine_file=str(args.machine),
+                       trust_machine_flags=args.trust_machine_flags)
         analyses.append(Analyzer(kernel, machine, opts).run(defines))
     pred = predict(spec, analyses, machine, cores, args.model, args.p0)
     if args.json:
@@ -410,8 +425,27 @@ def cmd_codegen(args) -> int:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
     with open(args.kernel, encoding="utf-8") as fh:
         text = fh.read()
-    sys.stdout.write(generate_c(kernel, text, points[0]))
+    sys.stdout.write(generate_c(kernel, text, points[0], assume_aligned=_alignment_option(args.assume_aligned)))
     return 0
+
+
+def _assume_aligned_arg(parser) -> None:
+    parser.add_argument("--assume-aligned", metavar="BYTES",
+                        help="compiled kernel: the compiler may assume every array aligned to BYTES (a power of "
+                             "two, e.g. 32); default: no alignment knowledge, as for arrays passed in from "
+                             "elsewhere")
+
+
+def _alignment_option(text: str | None) -> int | None:
+    """``--assume-aligned``: None, or a power of two of bytes; one-line error otherwise."""
+    from .errors import DefineError
+
+    if text is None:
+        return None
+    value = _bytes_option("--assume-aligned", text, minimum=1)
+    if value & (value - 1):
+        raise DefineError(f"--assume-aligned: '{text}' must be a power of two of bytes (e.g. 32)")
+    return value
 
 
 def _bytes_option(name: str, text: str, minimum: int) -> int:

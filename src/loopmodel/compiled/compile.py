@@ -1,21 +1,33 @@
 """Compiling the generated program to assembly with the machine model's compiler and flags.
 
-Compiler choice: ``--compiler`` if given, else ``gcc`` (``aarch64-linux-gnu-gcc`` for an
-AArch64 machine model on another host). Flags: ``--compiler-flags`` if given, else the
-machine model's ``compiler`` entry for that compiler, with link-only flags (``-l...``)
-dropped. Errors are one line (:class:`~loopmodel.errors.ToolError`).
+Compiler choice: ``--compiler`` if given, else the machine model's gcc-family compiler
+entry (``gcc``, ``gcc-12``, ...; ``aarch64-linux-gnu-gcc`` for an AArch64 machine model on
+another host). Flags: ``--compiler-flags`` if given, else the machine model's ``compiler``
+entry for that compiler, with link-only flags (``-l...``) dropped. Errors are one line
+(:class:`~loopmodel.errors.ToolError`).
+
+Trust model: the command line is trusted, a machine file is not (it is data, often
+downloaded). Flags and compiler names taken from a machine file must pass
+:func:`check_machine_flags` / :func:`check_compiler_name` (an allow-list: nothing that
+loads plugins, runs programs, reads response files or writes files) unless the user
+passes ``--trust-machine-flags``; violations are one-line
+:class:`~loopmodel.errors.MachineError` s (exit status 2), never a fallback.
+
+:func:`fp_reassociation` tells from the compiler and flags whether floating-point
+reductions may be split into partial sums (the analytic in-core model's assumption).
 """
 from __future__ import annotations
 
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from ..errors import ToolError
+from ..errors import MachineError, ToolError
 
 
 @dataclass(frozen=True)
@@ -44,20 +56,114 @@ def _host_isa() -> str:
     return {"arm64": "aarch64", "x86_64": "x86", "amd64": "x86"}.get(m, m)
 
 
-def choose_compiler(machine, compiler: str | None = None, flags: str | None = None) -> CompilerChoice:
-    """The compiler and flags for ``machine``.
+def compiler_family(command: str) -> str:
+    """``'gcc'``, ``'clang'``, ``'icc'`` or ``'icx'`` for a compiler command (path or name).
+
+    ``cc``, cross compilers (``aarch64-linux-gnu-gcc``) and unknown names count as gcc;
+    ``armclang`` as clang; ``icpc``/``icpx`` as icc/icx."""
+    base = os.path.basename(command)
+    if "clang" in base:
+        return "clang"
+    if "icx" in base or "icpx" in base:
+        return "icx"
+    if "icc" in base or "icpc" in base:
+        return "icc"
+    return "gcc"
+
+
+@dataclass(frozen=True)
+class CompilerSetting:
+    """Which compiler and flags an analysis uses, before anything is run.
+
+    Attributes:
+        command: compiler command (``--compiler``, the machine file's gcc-family entry, or
+            the default ``gcc`` / cross compiler).
+        family: :func:`compiler_family` of ``command``.
+        flags: flags (tuple of str, link-only ``-l...`` dropped).
+        flags_from: ``"--compiler-flags"``, ``"machine file (compiler.<key>)"`` or ``"default"``.
+        machine_key: the machine file's ``compiler`` key the flags came from (None otherwise).
+        command_from_machine: the command is a machine file's ``compiler`` key.
+        cross: a cross compiler for a machine of another ISA than the host's.
+    """
+
+    command: str
+    family: str
+    flags: tuple
+    flags_from: str
+    machine_key: str | None = None
+    command_from_machine: bool = False
+    cross: bool = False
+
+
+def resolve_compiler(machine, compiler: str | None = None, flags: str | None = None) -> CompilerSetting:
+    """The compiler and flags for ``machine`` (pure: nothing is looked up on the PATH or run).
+
+    Args:
+        machine: :class:`~loopmodel.machine.model.MachineModel`.
+        compiler: ``--compiler`` (trusted), or None.
+        flags: ``--compiler-flags`` (trusted, shell-split), or None.
 
     Raises:
-        ToolError: the compiler is not installed (the message says how to get it).
+        ToolError: ``flags`` cannot be split like a shell would.
+        MachineError: the machine file's flags cannot be split like a shell would.
     """
     isa = (machine.isa or "x86").lower()
     target = CROSS.get(isa)
     cross = target is not None and _host_isa() != target[0]
-    cmd = compiler or (target[1] if cross else "gcc")
-    family = "clang" if "clang" in os.path.basename(cmd) else ("icc" if "icc" in cmd or "icx" in cmd else "gcc")
+    entries = dict(machine.compiler or {})
+    from_machine = False
+    if compiler:
+        cmd = compiler
+    elif cross:
+        cmd = target[1]
+    else:
+        cmd = next((k for k in entries if _GCC_NAME.fullmatch(os.path.basename(k))), "gcc")
+        from_machine = cmd in entries
+    family = compiler_family(cmd)
+    key = None
     if flags is None:
-        flags = machine.compiler.get(family) or machine.compiler.get("gcc") or "-O3"
-    parts = tuple(f for f in shlex.split(flags) if not f.startswith("-l"))
+        base = os.path.basename(cmd)
+        key = next((k for k in (base, family) if k in entries), None)
+        if key is None and family == "icx" and "icc" in entries:
+            key = "icc"  # the classic compiler's flags: icx accepts them
+        if key is None:
+            key = next((k for k in entries if compiler_family(k) == family), None)
+        if key is None and "gcc" in entries:
+            key = "gcc"
+        text, origin = (entries[key], f"machine file (compiler.{key})") if key else ("-O3", "default")
+    else:
+        text, origin = flags, "--compiler-flags"
+    try:
+        parts = tuple(f for f in shlex.split(str(text)) if not f.startswith("-l"))
+    except ValueError as exc:
+        if key is not None:
+            raise MachineError(f"cannot split the compiler flags {text!r}: {exc}", where=f"compiler.{key}") from None
+        raise ToolError(f"--compiler-flags: cannot split {text!r}: {exc}") from None
+    return CompilerSetting(cmd, family, parts, origin, key, from_machine, cross)
+
+
+def choose_compiler(machine, compiler: str | None = None, flags: str | None = None,
+                    trust_machine: bool = False, machine_file: str | None = None) -> CompilerChoice:
+    """The compiler and flags for ``machine``, checked (see the trust model above) and found.
+
+    Args:
+        machine, compiler, flags: as :func:`resolve_compiler`.
+        trust_machine: ``--trust-machine-flags``: take the machine file's flags and
+            compiler name as they are.
+        machine_file: the machine file's path or built-in name (for error messages).
+
+    Raises:
+        MachineError: a flag or compiler name from the machine file is not allowed.
+        ToolError: the compiler is not installed (the message says how to get it).
+    """
+    setting = resolve_compiler(machine, compiler, flags)
+    if not trust_machine:
+        origin = machine_file or f"machine model '{machine.name}'"
+        if setting.command_from_machine:
+            check_compiler_name(setting.command, origin)
+        if setting.machine_key is not None:
+            check_machine_flags(setting.flags, origin, setting.machine_key)
+    cmd, parts = setting.command, setting.flags
     path = shutil.which(cmd)
     if path is None:
         pkg = next((t[2] for t in CROSS.values() if t[1] == cmd), None)
@@ -66,6 +172,181 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
     from .. import cache
 
     return CompilerChoice(cmd, parts, cache.tool_version(path, _version))
+
+
+#: compiler names a machine file may give: gcc, cc, clang, icc, icx, armclang, with an optional
+#: cross prefix (``aarch64-linux-gnu-``) and version suffix (``-12``); no path
+_COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|cc|clang|icc|icx|armclang)(?:-\d+(?:\.\d+)*)?")
+
+#: a machine file's ``compiler`` key naming a gcc (the default compiler): gcc, cc, with prefix/version
+_GCC_NAME = re.compile(r"(?:.*-)?g?cc(?:-\d+(?:\.\d+)*)?")
+
+#: flags a machine file may give (full match); see :func:`check_machine_flags`
+_ALLOWED_FLAGS = tuple(re.compile(p) for p in (
+    r"-O(?:[0-3sgz]|fast)?",                              # optimisation level
+    r"-(?:march|mtune|mcpu|mfpu|mabi|mprefer-vector-width|msve-vector-bits)=[\w.+-]+",
+    r"-m(?!llvm\b)[a-z0-9][\w.+-]*(?:=[\w.+,-]+)?",      # -mavx2, -mno-fma, -m64, -mcmodel=small
+    r"-f[a-z0-9][\w.+-]*(?:=[\w.+,:-]*)?",                # -f<option>, filtered by _DENIED_F below
+    r"-[DU][A-Za-z_]\w*(?:=[^\n]*)?",                     # macros
+    r"-std=[\w+.-]+", r"-ansi", r"-pedantic(?:-errors)?", r"-w", r"-W[a-z][\w=+-]*",  # no -Wl, -Wa, -Wp,
+    r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d)?)?", r"-pthread", r"-pipe", r"-no-pie", r"-pie", r"-static",
+    r"-nostdinc", r"-nostdlib", r"-nodefaultlibs",
+    r"-l[\w.+-]+",                                        # libraries (link-only: dropped for -S)
+    r"--target=[\w.-]+", r"--param=[\w-]+=\d+",
+    r"-x(?:Host|[A-Z][\w.-]*)", r"-ax[A-Z][\w.,-]*",       # Intel: -xCORE-AVX2, -axAVX
+    r"-q(?:no-)?openmp(?:-simd)?", r"-qopt-(?!report)[\w-]+(?:=[\w.-]+)?", r"-qoverride-limits",
+    r"-nolib-inline", r"-ipo\d*", r"-no-?(?:vec|prec-div|prec-sqrt|ip|ansi-alias)", r"-ansi-alias",
+    r"-prec-(?:div|sqrt)", r"-restrict", r"-unroll(?:\d+|-aggressive)?", r"-ip",
+))
+
+#: -f options (``-f``/``-fno-`` stripped) that load or run code, read files or write files
+_DENIED_F = re.compile(
+    r"(?:plugin|pass-plugin|dump|profile|auto-profile|cs-profile|memory-profile|opt-info.*=|"
+    r"save-optimization-record|optimization-record|callgraph-info|compare-debug|crash-diagnostics|"
+    r"modules?\b|module-|prebuilt-module|implicit-module|sanitize-(?:blacklist|ignorelist|coverage-)|"
+    r"xray-(?:always|never|attr|instrumentation-bundle)|coverage|test-coverage|branch-probabilities|"
+    r"offload|use-ld|use-linker-plugin|linker-plugin|embed-bitcode|proc-stat-report|time-trace=|"
+    r"basic-block-sections=|deps-|diagnostics-(?:add|set)-output|diagnostics-format=.*file)")
+
+#: options taking the next word as value: option -> allowed values
+_PAIRED = {"-fp-model": re.compile(r"fast(?:=[12])?|precise|strict|consistent|source|double|extended|"
+                                   r"(?:no-)?except"),
+           "-target": re.compile(r"[\w.-]+")}
+
+
+def check_compiler_name(name: str, origin: str) -> None:
+    """Accept a compiler name from a machine file: a known compiler, no path.
+
+    Raises:
+        MachineError: one line naming ``origin`` and the name.
+    """
+    if not _COMPILER_NAME.fullmatch(name):
+        raise MachineError(f"compiler '{name}' is not a known compiler name (gcc, clang, icc, icx, cc, "
+                           "armclang, cross and versioned forms such as aarch64-linux-gnu-gcc-12; no path): "
+                           "name it with --compiler, or pass --trust-machine-flags to use the machine file's",
+                           file=origin)
+
+
+def check_machine_flags(flags, origin: str, key: str = "gcc") -> None:
+    """Accept compiler flags from a machine file: the allow-list above.
+
+    Allowed: optimisation levels, -march/-mtune/-mcpu and other -m options, -f options except
+    those that load plugins, run programs, read profiles or write dumps/records (-fplugin,
+    -fdump-*, -fprofile-*, -fuse-ld=, -foffload, ...), -D/-U, -std=, warnings (not the
+    -Wl,/-Wa,/-Wp, pass-throughs), -g, -pthread, -l<lib>, Intel's -x/-ax/-q/-fp-model and
+    a few more. Everything else is refused: -wrapper, -B, -specs=, @file, -o, -save-temps,
+    -I/-include, -Xlinker/-Xassembler/-Xclang, -mllvm, ... Values must not contain a path
+    separator.
+
+    Raises:
+        MachineError: one line naming ``origin``, the compiler entry and the first flag refused.
+    """
+    flags = list(flags)
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f in _PAIRED:
+            if i + 1 < len(flags) and _PAIRED[f].fullmatch(flags[i + 1]):
+                i += 2
+                continue
+        elif _flag_allowed(f):
+            i += 1
+            continue
+        raise MachineError(f"compiler flag '{f}' is not allowed from a machine file (it could run programs "
+                           "or write files); pass the flags you want with --compiler-flags, or "
+                           "--trust-machine-flags if you trust this file", file=origin, where=f"compiler.{key}")
+
+
+def _flag_allowed(flag: str) -> bool:
+    """One flag on the allow-list (-f options also not on the deny-list)."""
+    if not any(p.fullmatch(flag) for p in _ALLOWED_FLAGS):
+        return False
+    if flag.startswith("-f"):
+        name = flag[2:]
+        name = name[3:] if name.startswith("no-") else name
+        return _DENIED_F.match(name) is None
+    return True
+
+
+def fp_reassociation(command: str, flags) -> tuple:
+    """Whether the compiler may split floating-point reductions into partial sums, and why.
+
+    gcc (and cc, cross gcc): only when -fassociative-math is in effect together with
+    -fno-signed-zeros and -fno-trapping-math (gcc 12 disables -fassociative-math otherwise,
+    with a warning); -funsafe-math-optimizations, -ffast-math and -Ofast imply all three.
+    The last -O level counts (-Ofast then -O3 is -O3); explicit -f options override -Ofast
+    in either order. clang: the same rule (it follows gcc), trapping math off by default,
+    -ffp-model=fast/precise/strict. icc/icx: reassociate by default (-fp-model fast=1)
+    unless -fp-model precise, strict, consistent (or source, double, extended; icx also
+    -ffp-model=precise/strict, -fno-fast-math).
+
+    Args:
+        command: compiler command (name or path).
+        flags: compiler flags (sequence of str).
+
+    Returns:
+        ``(assumed: bool, reason: str)``; the reason names the deciding flag(s).
+    """
+    family = compiler_family(command)
+    flags = list(flags)
+    if family in ("icc", "icx"):
+        return _intel_reassociation(family, flags)
+    level = next((f for f in reversed(flags) if re.fullmatch(r"-O(?:[0-3sgz]|fast)?", f)), None)
+    st = _fast_state(level == "-Ofast", trapping=family != "clang")
+    for f in flags:
+        _apply_fp_flag(st, f)
+    assumed = st["assoc"] and not st["signed_zeros"] and not st["trapping"]
+    name = os.path.basename(command)
+    if assumed:
+        why = "with " + " ".join(st["why"]) if st["why"] else "by default"
+        return True, f"{name} reassociates floating-point reductions {why}"
+    needed = ("-ffast-math, -Ofast, or -fassociative-math with -fno-signed-zeros"
+              + (" and -fno-trapping-math" if family != "clang" else ""))
+    given = f" ({' '.join(st['why'])} given)" if st["why"] else ""
+    return False, f"{name} keeps the source order of floating-point reductions: {needed} not in effect{given}"
+
+
+def _fast_state(fast: bool, trapping: bool) -> dict:
+    return {"assoc": fast, "signed_zeros": not fast, "trapping": trapping and not fast,
+            "why": ["-Ofast"] if fast else []}
+
+
+def _apply_fp_flag(st: dict, f: str) -> None:
+    """Update the gcc/clang floating-point state with one flag (left to right)."""
+    on = {"-ffast-math": True, "-fno-fast-math": False, "-funsafe-math-optimizations": True,
+          "-fno-unsafe-math-optimizations": False, "-ffp-model=fast": True, "-ffp-model=precise": False,
+          "-ffp-model=strict": False}
+    if f in on:
+        st["assoc"], st["signed_zeros"], st["trapping"] = on[f], not on[f], not on[f] and st["trapping"]
+        if f == "-ffp-model=strict":
+            st["trapping"] = True
+    elif f in ("-fassociative-math", "-fno-associative-math"):
+        st["assoc"] = f == "-fassociative-math"
+    elif f in ("-fsigned-zeros", "-fno-signed-zeros"):
+        st["signed_zeros"] = f == "-fsigned-zeros"
+    elif f in ("-ftrapping-math", "-fno-trapping-math"):
+        st["trapping"] = f == "-ftrapping-math"
+    else:
+        return
+    st["why"].append(f)
+
+
+def _intel_reassociation(family: str, flags: list) -> tuple:
+    model = None
+    for i, f in enumerate(flags):
+        value = flags[i + 1] if f == "-fp-model" and i + 1 < len(flags) else (
+            f.split("=", 1)[1] if f.startswith(("-fp-model=", "-ffp-model=")) else None)
+        if value is not None:
+            if value not in ("except", "no-except"):  # modifiers, not models
+                model = value
+        elif f == "-fno-fast-math":
+            model = "precise"
+        elif f == "-ffast-math":
+            model = "fast"
+    if model is not None and not model.startswith("fast"):
+        return False, f"{family} keeps the source order of floating-point reductions with -fp-model {model}"
+    return True, (f"{family} reassociates floating-point reductions by default (-fp-model fast=1)"
+                  if model is None else f"{family} reassociates floating-point reductions with -fp-model {model}")
 
 
 def _version(path: str) -> str:

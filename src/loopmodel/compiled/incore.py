@@ -91,8 +91,13 @@ def _stride_bytes(kernel):
 def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations_per_unit: float,
                     analyzer: str = "llvm-mca", compiler: str | None = None, flags: str | None = None,
                     asm_block: str | None = None, pointer_increment: float | None = None,
-                    use_cache: bool = True):
+                    use_cache: bool = True, assume_aligned: int | None = None, trust_machine: bool = False,
+                    machine_file: str | None = None):
     """T_OL and T_nOL of the compiled kernel.
+
+    ``assume_aligned`` (bytes or None) goes to :func:`.codegen.generate_c`; ``trust_machine``
+    and ``machine_file`` to :func:`.compile.choose_compiler` (the machine file's flags and
+    compiler name are checked against an allow-list unless trusted).
 
     Returns:
         ``(InCoreResult, CompiledInCore)`` with T_OL/T_nOL in cy/CL.
@@ -101,6 +106,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         UnknownInstructions: the analyzer leaves instructions of the block unaccounted for
             (:func:`unaccounted`); the message names the analyzer and the instructions.
         ToolError: compiler or analyzer missing or failing, loop not found (one line).
+        MachineError: a compiler flag or name from the machine file is not allowed.
     """
     from . import llvm_mca
     from .asm import find_kernel_block
@@ -123,11 +129,11 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         tool, tool_version, target = "osaca", osaca_backend.version(), osaca_backend.arch_for(machine)
     else:
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
-    choice = choose_compiler(machine, compiler, flags)
-    src = generate_c(kernel, kernel_text, defines)
+    choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
+    src = generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned)
     aarch64 = is_aarch64(machine)
     key = cache.make_key("compiled-incore-v3", analyzer, src, choice.command, choice.version, choice.flags, tool,
-                         tool_version, target, asm_block, pointer_increment, aarch64)
+                         tool_version, target, asm_block, pointer_increment, aarch64, assume_aligned)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
         info = hit

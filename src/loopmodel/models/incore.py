@@ -6,9 +6,12 @@ Eq. (2):  T_OL  = max(n_op / f_op ..., sum over shared ports, n_instr / f_instr,
 Operation throughputs per element are instruction throughputs times SIMD lanes
 (eq. 6). Additions fed by a multiplication are fused into FMAs on machines that
 have them. A loop-carried dependency that cannot be reassociated forbids SIMD
-and bounds T_OL by its critical-path latency. Results are per unit of work
-(cy/CL). Compiled-code analyzers (llvm-mca, OSACA) will provide the same
-:class:`InCoreResult` (issue #4).
+and bounds T_OL by its critical-path latency. Whether a reduction (``s += ...``)
+may be split into partial sums depends on the compiler and its flags (gcc and clang
+only with -ffast-math or equivalent, Intel compilers by default); the caller decides
+(:func:`loopmodel.compiled.compile.fp_reassociation`) and passes the reason, which the
+result reports. Results are per unit of work (cy/CL). The compiled-code analyzers
+(llvm-mca, OSACA) provide the same :class:`InCoreResult`.
 """
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ class InCoreResult:
         operations: operation counts per iteration after FMA fusion.
         dependency: critical-path latency per iteration (cy/it), 0 if none.
         notes: remarks for the report.
+        reassociation: ``{"assumed": bool, "source": str}``: whether reductions were taken
+            as split into partial sums and why (analytic model only; None otherwise).
     """
 
     source: str
@@ -43,10 +48,11 @@ class InCoreResult:
     operations: dict
     dependency: float = 0.0
     notes: tuple = field(default=())
+    reassociation: dict | None = None
 
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
-                    reassociate: bool = True) -> InCoreResult:
+                    reassociate: bool = True, reassociation_source: str = "") -> InCoreResult:
     """In-core time of ``kernel`` on ``machine`` from operation counts.
 
     Args:
@@ -56,6 +62,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         vectorize: use the SIMD width (False: scalar code).
         reassociate: allow splitting reductions into partial sums (as with
             ``-ffast-math``); if False a reduction is latency bound.
+        reassociation_source: why ``reassociate`` holds (compiler and flags, or the
+            command-line option), for the notes and the result's ``reassociation``.
 
     Returns:
         :class:`InCoreResult` in cy/CL.
@@ -69,11 +77,15 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     lanes = max(1, int(ic.simd_width // elem)) if vectorize else 1
     dep = 0.0
     blocking = []
+    why = f": {reassociation_source}" if reassociation_source else ""
     for rec in kernel.recurrences:
         if rec.reassociable and reassociate:
-            notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums); "
-                         "use --no-reassociation for strict C semantics")
+            notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums){why}; "
+                         "--no-reassociation for the source order")
             continue
+        if rec.reassociable:
+            notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
+                         "--reassociation to assume partial sums")
         lat = 0.0
         for chain in rec.chains:
             total = 0.0
@@ -132,7 +144,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         comp["LDST"] = t_ldst
     scale = iterations_per_unit
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
-                        {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes))
+                        {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes),
+                        {"assumed": bool(reassociate), "source": reassociation_source or "default"})
 
 
 def _contract(chain) -> tuple:

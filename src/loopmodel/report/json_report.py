@@ -97,6 +97,8 @@ def to_dict(res) -> dict:
     doc["incore"] = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
                      "simd_lanes": ic.lanes, "components": dict(ic.components),
                      "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
+    if getattr(ic, "reassociation", None) is not None:  # analytic model: partial sums assumed, and why
+        doc["incore"]["reassociation"] = dict(ic.reassociation)
     if res.compiled is not None:
         ci = res.compiled
         doc["incore"]["compiled"] = {

@@ -98,7 +98,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
 
     What the missing figure bounds is unknown: ``T_OL`` is None (and ``dependency`` for a
     missing latency), its components naming the operation are left out, and a note names
-    what is missing. ``T_nOL`` (loads and stores) does not depend on it and is kept.
+    what is missing. ``T_nOL`` (loads and stores) does not depend on it and is kept. This is
+    the analytic model of every path of :class:`Analyzer`, the fallback of ``--incore auto`` too.
 
     Returns:
         :class:`~loopmodel.models.incore.InCoreResult` in cy/CL (``T_OL`` possibly None).
@@ -108,38 +109,44 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     """
     try:
         return _incore_model.analytic_incore(kernel, machine, iterations_per_unit, vectorize, reassociate)
-    except ModelError:
-        missing = _missing_incore_data(kernel, machine, reassociate)
-        if not missing:
-            raise
+    except ModelError as exc:
+        error = exc
+    candidates = _missing_incore_data(kernel, machine, reassociate)
     ic = machine.in_core
-    # any positive stand-in: only T_OL (discarded below) depends on these figures
-    stand_in = dataclasses.replace(ic, throughput={**ic.throughput, **{op: 1.0 for kind, op in missing
+    # any positive stand-in: only T_OL (left out below) depends on these figures
+    stand_in = dataclasses.replace(ic, throughput={**ic.throughput, **{op: 1.0 for kind, op in candidates
                                                                          if kind == "throughput"}},
-                                   latency={**ic.latency, **{op: 1.0 for kind, op in missing if kind == "latency"}})
-    res = _incore_model.analytic_incore(kernel, dataclasses.replace(machine, in_core=stand_in),
-                                        iterations_per_unit, vectorize, reassociate)
-    no_tp = {op for kind, op in missing if kind == "throughput" and op in res.operations}
+                                   latency={**ic.latency, **{op: 1.0 for kind, op in candidates if kind == "latency"}})
+    try:
+        res = _incore_model.analytic_incore(kernel, dataclasses.replace(machine, in_core=stand_in),
+                                            iterations_per_unit, vectorize, reassociate)
+    except ModelError:
+        raise error from None
+    missing = _missing_incore_data(kernel, machine, reassociate, res.operations)
+    if not missing:
+        raise error
+    no_tp = {op for kind, op in missing if kind == "throughput"}
     no_lat = any(kind == "latency" for kind, _ in missing)
-    missing = [(kind, op) for kind, op in missing if kind == "latency" or op in no_tp]
     comps = {k: v for k, v in res.components.items()
              if not set(k.split("+")) & no_tp and not (no_lat and k == "dependency")}
     what = ", ".join(f"no {kind} for {op} (in_core.{kind}.{op})" for kind, op in missing)
     note = (f"machine model '{machine.name}' gives {what}: T_OL is unknown, and so are the ECM predictions "
-            "(T_ECM) and a CPU roof that need it; the data-transfer contributions are shown")
+            "(T_ECM) and a CPU roof that needs T_OL; the data-transfer contributions are shown")
     return dataclasses.replace(res, T_OL=None, components=comps, dependency=None if no_lat else res.dependency,
                                notes=res.notes + (note,))
 
 
-def _missing_incore_data(kernel, machine, reassociate: bool) -> list:
-    """``[("throughput" | "latency", op), ...]`` the analytic in-core model may need and the
-    machine model lacks (throughputs: every operation of the kernel and FMA; latencies: the
-    operations on loop-carried dependency chains that are not reassociated)."""
+def _missing_incore_data(kernel, machine, reassociate: bool, used_ops: dict | None = None) -> list:
+    """``[("throughput" | "latency", op), ...]`` the analytic in-core model needs and the machine
+    model lacks. Throughputs: the operations in ``used_ops`` (the model's operation counts after
+    FMA fusion), or, without it, every operation of the kernel and FMA; latencies: the operations
+    on loop-carried dependency chains that are not reassociated (MUL -> ADD contracted to FMA)."""
     ic = machine.in_core
     fma = ic.throughput.get("FMA", 0) > 0
-    ops = [op for op, n in kernel.operations.items() if n] + (["FMA"] if fma and kernel.fma_candidates else [])
-    out = [("throughput", op) for op in dict.fromkeys(ops)
-           if not (ic.throughput.get(op) or ic.throughput.get(_incore_model._PROXY.get(op, "")))]
+    if used_ops is None:
+        used_ops = dict(kernel.operations, **({"FMA": 1} if fma and kernel.fma_candidates else {}))
+    out = [("throughput", op) for op, n in used_ops.items()
+           if n and not (ic.throughput.get(op) or ic.throughput.get(_incore_model._PROXY.get(op, "")))]
     chain_ops = []
     for rec in kernel.recurrences:
         if not (rec.reassociable and reassociate):
@@ -198,7 +205,7 @@ class Analyzer:
         incore, compiled = None, None
         if "ECM" in opt.models or "Roofline" in opt.models:  # layer conditions need no in-core model
             incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)
-        unknown = self._unknown_incore() if incore is not None and incore.T_OL is None else None
+        unknown = self._unknown_incore(incore) if incore is not None and incore.T_OL is None else None
         roof_asm = None
         if "RooflineASM" in opt.models:
             roof_asm, asm_incore, asm_compiled = self._roofline_asm(defines, traffic, incore, compiled)
@@ -227,9 +234,9 @@ class Analyzer:
             return self._incore, None
         return self._compiled_incore(defines, it_per_unit)
 
-    def _unknown_incore(self) -> str:
-        """Why T_OL is unknown: the throughputs or latencies the machine model lacks."""
-        missing = _missing_incore_data(self.kernel, self.machine, self.options.reassociate)
+    def _unknown_incore(self, incore) -> str:
+        """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
+        missing = _missing_incore_data(self.kernel, self.machine, self.options.reassociate, incore.operations)
         what = ", ".join(f"no {kind} for {op}" for kind, op in missing)
         return f"machine model '{self.machine.name}' gives {what or 'no complete in-core data'}"
 

@@ -199,8 +199,13 @@ def test_kerncraft_style_defines_same_result(runs):
 
 # --- sweeps ---------------------------------------------------------------------------------------------
 
+def jsonl(runs, key):
+    """A sweep's ``--json`` output: JSON Lines, one complete document per point."""
+    return [_strict_json(line) for line in ok(runs, key).splitlines()]
+
+
 def test_sweep_json_list(runs):
-    docs = js(runs, "sweep_json")
+    docs = jsonl(runs, "sweep_json")
     assert isinstance(docs, list) and len(docs) == 3
     assert [d["defines"] for d in docs] == [{"M": 100, "N": n} for n in (100, 200, 300)]
     for d in docs:
@@ -208,7 +213,7 @@ def test_sweep_json_list(runs):
 
 
 def test_sweep_cartesian_product_json(runs):
-    docs = js(runs, "sweep_product")
+    docs = jsonl(runs, "sweep_product")
     assert sorted((d["defines"]["M"], d["defines"]["N"]) for d in docs) == \
         [(m, n) for m in (10, 20) for n in (100, 200, 300)]
 

@@ -332,7 +332,7 @@ def test_cli_default_is_the_first_available_analyzer_and_a_sweep_compiles_once(t
                         "-D", "M=100", "-D", "N=500:1000:100", "--json", "-p", "ECM"],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
-    docs = json.loads(p.stdout)
+    docs = [json.loads(line) for line in p.stdout.splitlines()]  # a sweep prints JSON Lines
     assert len(docs) == 6 and {d["incore"]["source"] for d in docs} == {"llvm-mca"}
     assert len(list((env_dir / "incore").iterdir())) == 1  # one compilation for the whole sweep
     assert all(any("done once, at M=100, N=1000" in n for n in d["notes"]) for d in docs[:-1])

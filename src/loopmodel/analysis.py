@@ -11,8 +11,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from .errors import DefineError, ModelError
+from .models import incore as _incore_model
 from .models.ecm import ECMResult, ecm_model
-from .models.incore import InCoreResult, analytic_incore
+from .models.incore import InCoreResult
 from .models.roofline import RooflineResult, roofline_model
 from .predictors.layer_conditions import LayerConditionAnalysis
 from .predictors.simulation import SimulationInfo, SimulationPredictor
@@ -94,7 +95,7 @@ class AnalysisResult:
     options: Options
     lc_levels: tuple
     traffic: TrafficPrediction
-    incore: InCoreResult
+    incore: InCoreResult | None  # None when no requested model needs it (``-p LC``)
     ecm: ECMResult | None
     roofline: RooflineResult | None
     lc_variable: str | None
@@ -102,6 +103,72 @@ class AnalysisResult:
     simulation: SimulationInfo | None = None
     compiled: object = None
     roofline_asm: RooflineResult | None = None
+
+
+def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
+                    reassociate: bool = True, reassociation_source: str = "") -> InCoreResult:
+    """The analytic in-core model (:func:`loopmodel.models.incore.analytic_incore`, paper eq. 1-2),
+    tolerating a machine model that lacks an operation's throughput or latency.
+
+    What the missing figure bounds is unknown: ``T_OL`` is None (and ``dependency`` for a
+    missing latency), its components naming the operation are left out, and a note names
+    what is missing. ``T_nOL`` (loads and stores) does not depend on it and is kept. This is
+    the analytic model of every path of :class:`Analyzer`, the fallback of ``--incore auto`` too.
+
+    Returns:
+        :class:`~loopmodel.models.incore.InCoreResult` in cy/CL (``T_OL`` possibly None).
+
+    Raises:
+        ModelError: the model fails for another reason.
+    """
+    try:
+        return _incore_model.analytic_incore(kernel, machine, iterations_per_unit, vectorize, reassociate,
+                                             reassociation_source)
+    except ModelError as exc:
+        error = exc
+    candidates = _missing_incore_data(kernel, machine, reassociate)
+    ic = machine.in_core
+    # any positive stand-in: only T_OL (left out below) depends on these figures
+    stand_in = dataclasses.replace(ic, throughput={**ic.throughput, **{op: 1.0 for kind, op in candidates
+                                                                         if kind == "throughput"}},
+                                   latency={**ic.latency, **{op: 1.0 for kind, op in candidates if kind == "latency"}})
+    try:
+        res = _incore_model.analytic_incore(kernel, dataclasses.replace(machine, in_core=stand_in),
+                                            iterations_per_unit, vectorize, reassociate, reassociation_source)
+    except ModelError:
+        raise error from None
+    missing = _missing_incore_data(kernel, machine, reassociate, res.operations)
+    if not missing:
+        raise error
+    no_tp = {op for kind, op in missing if kind == "throughput"}
+    no_lat = any(kind == "latency" for kind, _ in missing)
+    comps = {k: v for k, v in res.components.items()
+             if not set(k.split("+")) & no_tp and not (no_lat and k == "dependency")}
+    what = ", ".join(f"no {kind} for {op} (in_core.{kind}.{op})" for kind, op in missing)
+    note = (f"machine model '{machine.name}' gives {what}: T_OL is unknown, and so are the ECM predictions "
+            "(T_ECM) and a CPU roof that needs T_OL; the data-transfer contributions are shown")
+    return dataclasses.replace(res, T_OL=None, components=comps, dependency=None if no_lat else res.dependency,
+                               notes=res.notes + (note,))
+
+
+def _missing_incore_data(kernel, machine, reassociate: bool, used_ops: dict | None = None) -> list:
+    """``[("throughput" | "latency", op), ...]`` the analytic in-core model needs and the machine
+    model lacks. Throughputs: the operations in ``used_ops`` (the model's operation counts after
+    FMA fusion), or, without it, every operation of the kernel and FMA; latencies: the operations
+    on loop-carried dependency chains that are not reassociated (MUL -> ADD contracted to FMA)."""
+    ic = machine.in_core
+    fma = ic.throughput.get("FMA", 0) > 0
+    if used_ops is None:
+        used_ops = dict(kernel.operations, **({"FMA": 1} if fma and kernel.fma_candidates else {}))
+    out = [("throughput", op) for op, n in used_ops.items()
+           if n and not (ic.throughput.get(op) or ic.throughput.get(_incore_model._PROXY.get(op, "")))]
+    chain_ops = []
+    for rec in kernel.recurrences:
+        if not (rec.reassociable and reassociate):
+            for chain in rec.chains:
+                chain_ops += _incore_model._contract(chain) if fma else chain
+    out += [("latency", op) for op in dict.fromkeys(chain_ops) if op not in ic.latency]
+    return out
 
 
 class Analyzer:
@@ -153,31 +220,20 @@ class Analyzer:
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")
-        if opt.incore == "analytic" or opt.kernel_text is None:
-            if self._incore is None:
-                self._incore = analytic_incore(self.kernel, self.machine, traffic.iterations_per_unit,
-                                               opt.vectorize, *self._reassociation())
-            incore, compiled = self._incore, None
-        else:
-            incore, compiled = self._compiled_incore(defines, traffic.iterations_per_unit)
+        incore, compiled = None, None
+        if "ECM" in opt.models or "Roofline" in opt.models:  # layer conditions need no in-core model
+            incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)
+        unknown = self._unknown_incore(incore) if incore is not None and incore.T_OL is None else None
         roof_asm = None
         if "RooflineASM" in opt.models:
-            asm_incore, asm_compiled = incore, compiled
-            if compiled is None:
-                if opt.kernel_text is None:
-                    raise ModelError("RooflineASM needs the kernel's source text (compiled in-core analysis)")
-                asm_incore, asm_compiled = self._compiled_incore(defines, traffic.iterations_per_unit,
-                                                                 "auto" if opt.incore == "analytic" else opt.incore)
-                if asm_compiled is None:
-                    raise ModelError("RooflineASM needs llvm-mca or OSACA: " + asm_incore.notes[-1])
-            roof_asm = roofline_model(self.kernel, traffic, asm_incore, self.machine, opt.cores, cpu_from_block=True)
-            compiled = compiled or asm_compiled
-        ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth) if "ECM" in opt.models else None
+            roof_asm, asm_incore, asm_compiled = self._roofline_asm(defines, traffic, incore, compiled)
+            incore, compiled = incore or asm_incore, compiled or asm_compiled
+        ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth, unknown) if "ECM" in opt.models else None
         roof = None
-        notes += list(traffic.notes) + list(incore.notes)
+        notes += list(traffic.notes) + (list(incore.notes) if incore is not None else [])
         if "Roofline" in opt.models:
             try:
-                roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores)
+                roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)
             except ModelError as exc:
                 if opt.models != ("Roofline",):
                     notes.append(f"Roofline skipped: {exc.message}")
@@ -186,6 +242,36 @@ class Analyzer:
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         return AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
                               incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
+
+    def _incore_for(self, defines, it_per_unit):
+        """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""
+        opt = self.options
+        if opt.incore == "analytic" or opt.kernel_text is None:
+            if self._incore is None:
+                self._incore = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
+                                               *self._reassociation())
+            return self._incore, None
+        return self._compiled_incore(defines, it_per_unit)
+
+    def _unknown_incore(self, incore) -> str:
+        """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
+        missing = _missing_incore_data(self.kernel, self.machine, self._reassociation()[0], incore.operations)
+        what = ", ".join(f"no {kind} for {op}" for kind, op in missing)
+        return f"machine model '{self.machine.name}' gives {what or 'no complete in-core data'}"
+
+    def _roofline_asm(self, defines, traffic, incore, compiled):
+        """RooflineASM: ``(RooflineResult, InCoreResult, compiled info)``, the CPU roof from the compiled block."""
+        opt = self.options
+        asm_incore, asm_compiled = incore, compiled
+        if compiled is None:
+            if opt.kernel_text is None:
+                raise ModelError("RooflineASM needs the kernel's source text (compiled in-core analysis)")
+            asm_incore, asm_compiled = self._compiled_incore(defines, traffic.iterations_per_unit,
+                                                             "auto" if opt.incore == "analytic" else opt.incore)
+            if asm_compiled is None:
+                raise ModelError("RooflineASM needs llvm-mca or OSACA: " + asm_incore.notes[-1])
+        roof = roofline_model(self.kernel, traffic, asm_incore, self.machine, opt.cores, cpu_from_block=True)
+        return roof, asm_incore, asm_compiled
 
     def _compiled_incore(self, defines, it_per_unit, mode=None):
         """llvm-mca or OSACA on the compiled kernel; ``incore='auto'``: llvm-mca, else OSACA, else analytic."""

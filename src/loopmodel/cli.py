@@ -139,7 +139,8 @@ def _analysis_args(a) -> None:
     a.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
     a.add_argument("--nt-stores", action="store_true",
                    help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
-    a.add_argument("--json", action="store_true", help="print one JSON document (a list for -D ranges)")
+    a.add_argument("--json", action="store_true", help="print one JSON document; for -D ranges one document per line as it is computed "
+                        "(JSON Lines)")
 
 
 def main(argv=None) -> int:
@@ -171,7 +172,13 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("loopmodel: interrupted\n")
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # e.g. '| head': stop quietly, and let the exit flush go nowhere
+        import os
+
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         return 0
 
 
@@ -191,11 +198,12 @@ def _models(names) -> tuple:
 
 
 def _prepare(args, models: tuple, cores: int):
-    """Kernel, machine and options from the shared analysis arguments -> ``(Analyzer, points)``."""
+    """Kernel, machine and options from the shared analysis arguments -> ``(Analyzer, points)``;
+    ``points`` is a lazy :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration)."""
     from .analysis import Analyzer, Options
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand
+    from .fileio.defines import sweep
     from .units import UnitError, parse_quantity
 
     if args.cache_factor <= 0 or args.cache_factor > 1:
@@ -209,8 +217,8 @@ def _prepare(args, models: tuple, cores: int):
     alignment = _bytes_option("--array-alignment", args.array_alignment, minimum=1)
     padding = _bytes_option("--array-padding", args.array_padding, minimum=0)
     kernel, defaults = parse_kernel_file(args.kernel)
-    points = expand(args.define, defaults)
-    unknown = sorted(set().union(*[set(p) for p in points]) - set(kernel.constants))
+    points = sweep(args.define, defaults)
+    unknown = sorted(points.names() - set(kernel.constants))
     if unknown:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
@@ -222,7 +230,7 @@ def _prepare(args, models: tuple, cores: int):
                    compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
                    kernel_text=_read_text(args.kernel),
-                   incore_defines=_largest(points) if len(points) > 1 else None,
+                   incore_defines=points.largest() if len(points) > 1 else None,
                    assume_aligned=_alignment_option(args.assume_aligned), trust_machine_flags=args.trust_machine_flags,
                    machine_file=str(args.machine))
     return Analyzer(kernel, machine, opts), points
@@ -230,34 +238,54 @@ def _prepare(args, models: tuple, cores: int):
 
 def cmd_analyze(args) -> int:
     analyzer, points = _prepare(args, _models(args.pmodel), args.cores)
-    results = []
-    if len(points) > 1 and not args.no_progress and sys.stderr.isatty():
+    if len(points) > 1:
+        return _analyze_sweep(args, analyzer, points)
+    res = analyzer.run(points[0])
+    if args.json:
+        from .report.json_report import to_dict
+
+        json.dump(to_dict(res), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    from .report.text import render
+
+    render(res, Console(highlight=False, width=None if sys.stdout.isatty() else 120), args.unit, args.verbose)
+    return 0
+
+
+def _analyze_sweep(args, analyzer, points) -> int:
+    """A ``-D`` range, streamed: each point is written (and flushed) as soon as it is computed --
+    a text row, or with ``--json`` one complete JSON document per line (JSON Lines) -- so that
+    neither the points nor the results of the sweep are held in memory."""
+    from .report.json_report import to_dict
+    from .report.text import SweepPrinter
+
+    out = sys.stdout
+    if args.json:
+        def emit(res):
+            out.write(json.dumps(to_dict(res)) + "\n")
+            out.flush()
+        close = None
+    else:
+        printer = SweepPrinter(out.write, out.flush, args.unit, points.largest())
+        emit, close = printer.add, printer.close
+    # rows on a terminal show the progress themselves; the bar is for output sent elsewhere
+    if not args.no_progress and sys.stderr.isatty() and not out.isatty():
         from rich.console import Console
         from rich.progress import Progress
 
         with Progress(transient=True, console=Console(stderr=True)) as prog:
             task = prog.add_task("analyzing", total=len(points))
             for pt in points:
-                results.append(analyzer.run(pt))
+                emit(analyzer.run(pt))
                 prog.advance(task)
     else:
-        results = [analyzer.run(pt) for pt in points]
-    if args.json:
-        from .report.json_report import to_dict
-
-        docs = [to_dict(r) for r in results]
-        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
-    from rich.console import Console
-
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    from .report.text import render, render_sweep
-
-    if len(results) == 1:
-        render(results[0], console, args.unit, args.verbose)
-    else:
-        render_sweep(results, console, args.unit)
+        for pt in points:
+            emit(analyzer.run(pt))
+    if close:
+        close()
     return 0
 
 
@@ -270,6 +298,7 @@ def cmd_scaling(args) -> int:
     if len(points) != 1:
         raise DefineError("scaling takes one value per size constant, not a range")
     res = analyzer.run(points[0])
+    res.ecm.require_known()
     m = analyzer.machine
     cores = _core_list(args.cores, m.cores_per_socket * m.sockets)
     if args.data_in not in res.ecm.T_ECM:
@@ -329,6 +358,7 @@ def cmd_app(args) -> int:
                        kernel_text=_read_text(k.path), machine_file=str(args.machine),
                        trust_machine_flags=args.trust_machine_flags)
         analyses.append(Analyzer(kernel, machine, opts).run(defines))
+        analyses[-1].ecm.require_known()
     pred = predict(spec, analyses, machine, cores, args.model, args.p0)
     if args.json:
         json.dump(rep.to_dict(pred), sys.stdout, indent=1)
@@ -396,13 +426,6 @@ def _read_measured(path: str) -> dict:
         raise DefineError(f"--measured {path}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError, AttributeError):
         raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_per_s'") from None
-
-
-def _largest(points: list) -> dict:
-    """The sweep point with the largest problem (compiled once for the whole sweep)."""
-    import math
-
-    return max(points, key=lambda p: math.prod(max(1, v) for v in p.values()) if p else 0)
 
 
 def _read_text(path):

@@ -9,7 +9,6 @@ Accepted forms (one ``-D`` each):
 """
 from __future__ import annotations
 
-import itertools
 import math
 import re
 
@@ -41,6 +40,12 @@ def parse_define(text: str) -> tuple:
     Raises:
         DefineError: malformed name or value (one-line message).
     """
+    name, values = _parse_lazy(text)
+    return name, list(values)
+
+
+def _parse_lazy(text: str) -> tuple:
+    """Like :func:`parse_define`, but ranges stay ``range`` objects (no list of a million sizes)."""
     if "=" not in text:
         raise DefineError(f"-D {text}: expected NAME=VALUE (e.g. -D N=1000)")
     name, spec = (s.strip() for s in text.split("=", 1))
@@ -71,7 +76,7 @@ def _values(name, spec):
         step = _int(name, parts[2], spec) if len(parts) == 3 else 1
         if stop < start:
             raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
-        return list(range(start, stop + 1, step))
+        return range(start, stop + 1, step)
     m = re.match(r"^(\d+)-(\d+)(?::(\d+)(log(\d*))?)?$", spec)
     if m:
         start, stop = _int(name, m.group(1), spec), _int(name, m.group(2), spec)
@@ -79,7 +84,7 @@ def _values(name, spec):
             raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
         num = int(m.group(3)) if m.group(3) else None
         if num is None:
-            return list(range(start, stop + 1))
+            return range(start, stop + 1)
         if num < 1:
             raise DefineError(f"-D {name}={spec}: number of points must be >= 1")
         if num == 1:
@@ -94,23 +99,77 @@ def _values(name, spec):
     return [_int(name, spec)]
 
 
-def expand(define_texts: list, defaults: dict | None = None) -> list:
-    """All combinations of the given defines (cartesian product), as dicts.
+class Sweep:
+    """The size points of ``-D`` options, generated lazily (cartesian product, last name fastest).
 
-    ``defaults`` (from ``#define`` in the kernel) fill constants not given.
+    Ranges are kept as ``range`` objects and each point is built on demand, so a sweep of
+    a million sizes holds no list of its points: memory per point, not per sweep.
+
+    Attributes:
+        base: ``#define`` defaults of the kernel (constant -> int), overridden by ``-D``.
+        values: constant -> sequence of sizes (``range`` or a short list), in ``-D`` order.
+    """
+
+    def __init__(self, values: dict, base: dict):
+        self.values = values
+        self.base = base
+
+    def __len__(self) -> int:
+        n = 1
+        for seq in self.values.values():
+            n *= len(seq)
+        return n
+
+    def names(self) -> set:
+        """Every constant that gets a value (defaults and ``-D``)."""
+        return set(self.base) | set(self.values)
+
+    def __getitem__(self, index: int) -> dict:
+        """Point number ``index`` (0-based, same order as iteration)."""
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        combo = []
+        for seq in reversed(list(self.values.values())):
+            index, k = divmod(index, len(seq))
+            combo.append(seq[k])
+        d = dict(self.base)
+        d.update(zip(self.values, reversed(combo)))
+        return d
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def largest(self) -> dict:
+        """The point with the largest problem: every size at its maximum (all sizes are
+        positive, so that maximises the product of the sizes; ranges ascend, so their last)."""
+        d = dict(self.base)
+        d.update({n: seq[-1] if isinstance(seq, range) else max(seq) for n, seq in self.values.items()})
+        return d
+
+
+def sweep(define_texts: list, defaults: dict | None = None) -> Sweep:
+    """The lazy cartesian product of the given defines (see :class:`Sweep`).
+
+    ``defaults`` (from ``#define`` in the kernel) fill constants not given; a constant given
+    twice takes its last ``-D``.
+
+    Raises:
+        DefineError: a malformed ``-D`` (one line).
     """
     specs = {}
     for t in define_texts or []:
-        name, vals = parse_define(t)
+        name, vals = _parse_lazy(t)
         specs[name] = vals
-    base = dict(defaults or {})
-    names = list(specs)
-    out = []
-    for combo in itertools.product(*(specs[n] for n in names)):
-        d = dict(base)
-        d.update(zip(names, combo))
-        out.append(d)
-    return out or [base]
+    return Sweep(specs, dict(defaults or {}))
+
+
+def expand(define_texts: list, defaults: dict | None = None) -> list:
+    """All combinations of the given defines (cartesian product), as a list of dicts.
+
+    ``defaults`` (from ``#define`` in the kernel) fill constants not given. For long
+    sweeps iterate :func:`sweep` instead (no list).
+    """
+    return list(sweep(define_texts, defaults))
 
 
 def count_list(text: str, option: str) -> list:

@@ -16,13 +16,24 @@ Notation ``{ T_OL || T_nOL | T_L1L2 | T_L2L3 | T_L3Mem } cy/CL`` and
 composition/prediction"). Saturation (kerncraft-tool-paper.txt §3.2,
 ecm-model-slides.txt "ECM model – saturation"): n_s = ceil(T_ECM^Mem / T_L3Mem),
 P(n) = min(n·P(1), P_sat).
+
+When the in-core model cannot give T_OL (the machine model lacks an operation's
+throughput or latency), the data-transfer contributions and ``T_transfer`` (eq. 4
+without T_OL) are still computed; T_OL, T_ECM, n_s and the multicore time are None
+(unknown) and ``unknown`` says why: a confident number would be wrong.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+from ..errors import ModelError
 from ..machine.bandwidth import choose_bandwidth
+
+
+def _fmt(value) -> str:
+    """One cy/CL figure of the notation; ``n/a`` for an unknown one."""
+    return "n/a" if value is None else f"{value:.1f}"
 
 
 @dataclass(frozen=True)
@@ -53,16 +64,22 @@ class ECMResult:
     """ECM prediction in cy/CL.
 
     Attributes:
-        T_OL, T_nOL: in-core contributions.
+        T_OL, T_nOL: in-core contributions (T_OL None: unknown, see ``unknown``).
         contributions: data-transfer contributions, core side first.
-        T_ECM: level -> cy/CL for data in that level (``L1`` ... ``MEM``).
+        T_ECM: level -> cy/CL for data in that level (``L1`` ... ``MEM``); values
+            None when T_OL is unknown.
         overlapping: contributions that overlap (machine model).
-        saturation_cores: n_s (cores to saturate the memory link).
+        saturation_cores: n_s (cores to saturate the memory link); None when T_ECM is unknown.
         memory_contribution: T of the memory link(s) incl. penalties (the
             saturation bottleneck), cy/CL.
         by_location: level -> contributions when the data are in that level.
         memory_busy: cy/CL the memory interface is busy transferring data
             (T_Mem of the contention model, paper §3.4.4; penalties excluded).
+        T_transfer: level -> cy/CL of eq. 4 without T_OL: max(T_nOL + the
+            non-overlapping transfers, each overlapping transfer) -- the data-transfer
+            part of T_ECM, a lower bound of it, known even when T_OL is not.
+        unknown: why T_OL (and so T_ECM) is unknown, e.g. the operation whose
+            throughput the machine model lacks; None when everything is known.
     """
 
     T_OL: float
@@ -75,17 +92,33 @@ class ECMResult:
     levels: tuple = field(default=())
     by_location: dict = field(default_factory=dict)
     memory_busy: float = 0.0
+    T_transfer: dict = field(default_factory=dict)
+    unknown: str | None = None
 
     def notation(self) -> str:
+        """``{ T_OL || T_nOL | T_L1L2 | ... } cy/CL`` (``n/a`` for an unknown T_OL)."""
         parts = " | ".join(f"{c.cycles:.1f}" for c in self.contributions)
-        return f"{{ {self.T_OL:.1f} || {self.T_nOL:.1f} | {parts} }} cy/CL"
+        return f"{{ {_fmt(self.T_OL)} || {self.T_nOL:.1f} | {parts} }} cy/CL"
 
     def prediction_notation(self) -> str:
-        return "{ " + " \\ ".join(f"{v:.1f}" for v in self.T_ECM.values()) + " } cy/CL"
+        """``{ T_ECM^L1 \\ T_ECM^L2 \\ ... } cy/CL`` (``n/a`` for unknown values)."""
+        return "{ " + " \\ ".join(_fmt(v) for v in self.T_ECM.values()) + " } cy/CL"
 
-    def multicore(self, cores: int) -> float:
-        """cy/CL per core-group for ``cores`` cores: max(T_ECM^Mem / n, T_mem)."""
+    def multicore(self, cores: int) -> float | None:
+        """cy/CL per core-group for ``cores`` cores: max(T_ECM^Mem / n, T_mem); None if T_ECM is unknown."""
+        if self.T_ECM["MEM"] is None:
+            return None
         return max(self.T_ECM["MEM"] / max(cores, 1), self.memory_contribution)
+
+    def require_known(self) -> "ECMResult":
+        """This result, for callers that need T_ECM (scaling, applications).
+
+        Raises:
+            ModelError: T_OL is unknown (``unknown`` says why).
+        """
+        if self.unknown:
+            raise ModelError(f"no ECM prediction: {self.unknown}")
+        return self
 
 
 def _link_bandwidth(machine, lt, link, memory_bandwidth):
@@ -150,25 +183,36 @@ def contributions_for(traffic, machine, location: int, bandwidths: list) -> list
     return out
 
 
-def combine(incore, parts: list, machine, in_memory: bool) -> float:
-    """Eq. 4: the non-overlapping contributions add up; the total is the maximum of that
-    sum and the overlapping ones. ``T_OL`` always overlaps; a name in
-    ``machine.overlap`` overlaps; one in ``machine.overlap_unless_memory`` overlaps
-    while the data are in a cache (paper Table 2, TX2: "all, if Mem involved")."""
+def transfer_time(incore, parts: list, machine, in_memory: bool) -> float:
+    """Eq. 4 without T_OL, in cy/CL: the non-overlapping contributions (T_nOL and the
+    transfers) add up; the result is the maximum of that sum and the overlapping transfers.
+    A name in ``machine.overlap`` overlaps; one in ``machine.overlap_unless_memory``
+    overlaps while the data are in a cache (paper Table 2, TX2: "all, if Mem involved")."""
     overlap = set(machine.overlap) | (set() if in_memory else set(machine.overlap_unless_memory))
     items = [("T_nOL", incore.T_nOL)] + [(c.name, c.cycles) for c in parts]
     non = sum(v for n, v in items if n not in overlap)
-    return max([incore.T_OL, non] + [v for n, v in items if n in overlap])
+    return max([non] + [v for n, v in items if n in overlap])
 
 
-def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None) -> ECMResult:
+def combine(incore, parts: list, machine, in_memory: bool) -> float | None:
+    """Eq. 4: T_ECM = max(T_OL, :func:`transfer_time`) in cy/CL (``T_OL`` always overlaps);
+    None when the in-core model could not give T_OL."""
+    if incore.T_OL is None:
+        return None
+    return max(incore.T_OL, transfer_time(incore, parts, machine, in_memory))
+
+
+def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
+              unknown: str | None = None) -> ECMResult:
     """Combine in-core and data-transfer contributions into the ECM prediction.
 
     Args:
         traffic: :class:`~loopmodel.predictors.traffic.TrafficPrediction`.
-        incore: :class:`~loopmodel.models.incore.InCoreResult`.
+        incore: :class:`~loopmodel.models.incore.InCoreResult`; ``T_OL`` None means
+            unknown: T_ECM and n_s are then None too.
         machine: :class:`~loopmodel.machine.model.MachineModel`.
         memory_bandwidth: B/s overriding the measured saturated bandwidth.
+        unknown: why T_OL is unknown (kept in :attr:`ECMResult.unknown`).
 
     Returns:
         :class:`ECMResult`; ``contributions`` are those for data in memory,
@@ -180,15 +224,21 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None) -
     """
     bandwidths = [_link_bandwidth(machine, lt, machine.link(lt.level), memory_bandwidth) for lt in traffic.levels]
     levels = [lv.level for lv in machine.memory_hierarchy]
-    t_ecm, by_loc = {}, {}
+    t_ecm, t_transfer, by_loc = {}, {}, {}
     for d, level in enumerate(levels):
         parts = contributions_for(traffic, machine, d, bandwidths)
         by_loc[level] = tuple(parts)
+        t_transfer[level] = transfer_time(incore, parts, machine, level == "MEM")
         t_ecm[level] = combine(incore, parts, machine, level == "MEM")
     contribs = by_loc[levels[-1]]
     mem_parts = [c for c in contribs if c.name.endswith("MEM")]
     mem = sum(c.cycles for c in mem_parts)
-    ns = math.ceil(t_ecm[levels[-1]] / mem - 1e-9) if mem > 0 else 1
+    if t_ecm[levels[-1]] is None:
+        ns = None
+        unknown = unknown or "T_OL unknown"
+    else:
+        ns = max(math.ceil(t_ecm[levels[-1]] / mem - 1e-9), 1) if mem > 0 else 1
+        unknown = None
     names = [machine.caches[0].level] + [c.name for c in contribs]
     return ECMResult(incore.T_OL, incore.T_nOL, tuple(contribs), t_ecm, tuple(sorted(machine.overlap)),
-                     max(ns, 1), mem, tuple(names), by_loc, sum(c.busy for c in mem_parts))
+                     ns, mem, tuple(names), by_loc, sum(c.busy for c in mem_parts), t_transfer, unknown)

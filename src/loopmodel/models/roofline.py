@@ -6,6 +6,11 @@ bandwidth B_k (benchmark kernel chosen by read/write stream ratio, corrected for
 write-allocate). The CPU roof is the applicable peak from the machine's FLOPs
 per cycle, limited by the kernel's ADD/MUL/FMA mix. Performance per level is
 arithmetic intensity (FLOP/B) times bandwidth.
+
+Without FLOPs per cycle the CPU roof is the in-core T_OL; when that is unknown too
+(the machine model lacks an operation's throughput), the CPU roof, the predicted
+time, performance and bottleneck are None and ``unknown`` says why; the bandwidth
+roofs are still given.
 """
 from __future__ import annotations
 
@@ -43,14 +48,15 @@ class RooflineResult:
 
     Attributes:
         cpu_performance: applicable peak in FLOP/s (None without FLOPs per cycle).
-        cpu_time: cy/CL of the CPU roof.
+        cpu_time: cy/CL of the CPU roof (None: unknown, see ``unknown``).
         levels: :class:`RooflineLevel` per level.
-        bottleneck: ``CPU`` or a level name.
-        performance: predicted FLOP/s (min over roofs).
-        time: predicted cy/CL (max over roofs).
+        bottleneck: ``CPU`` or a level name (None when the CPU roof is unknown).
+        performance: predicted FLOP/s (min over roofs; None when the CPU roof is unknown).
+        time: predicted cy/CL (max over roofs; None when the CPU roof is unknown).
         cores: core count of the prediction.
         cpu_source: where the CPU roof comes from (``"peak FLOP/s"`` or, for
             RooflineASM, the analyzer of the compiled block).
+        unknown: why the CPU roof is unknown (None when known).
     """
 
     cpu_performance: object
@@ -61,6 +67,11 @@ class RooflineResult:
     time: float
     cores: int
     cpu_source: str = "peak FLOP/s"
+    unknown: str | None = None
+
+    def bandwidth_bound(self) -> RooflineLevel:
+        """The slowest bandwidth roof (an upper bound of the performance when the CPU roof is unknown)."""
+        return max(self.levels, key=lambda lv: lv.time)
 
 
 def applicable_peak_flops_per_cycle(kernel, machine, ops) -> float | None:
@@ -86,7 +97,8 @@ def applicable_peak_flops_per_cycle(kernel, machine, ops) -> float | None:
     return total / t
 
 
-def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_block: bool = False) -> RooflineResult:
+def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_block: bool = False,
+                   unknown: str | None = None) -> RooflineResult:
     """Roofline prediction with measured bandwidths for ``cores`` cores.
 
     Args:
@@ -95,9 +107,11 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
         cpu_from_block: RooflineASM (kerncraft-tool-paper.txt §2.3, the tool's RooflineIACA):
             the CPU roof is the compiled block's in-core time, max(T_OL, T_nOL) cy/CL per
             core, from ``incore`` (llvm-mca or OSACA), instead of the applicable peak.
+        unknown: why ``incore.T_OL`` is None (reported when the CPU roof needs it).
 
     Returns:
-        :class:`RooflineResult` (FLOP/s and cy/CL).
+        :class:`RooflineResult` (FLOP/s and cy/CL); CPU roof and prediction None when
+        the CPU roof needs T_OL and ``incore.T_OL`` is None.
 
     Raises:
         ModelError: a level has no measured bandwidth.
@@ -131,7 +145,13 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
     else:
         peak = applicable_peak_flops_per_cycle(kernel, machine, incore.operations)
         cpu_perf = peak * clock * cores if peak else None
-        cpu_time = flops_cl / (peak * cores) if peak else incore.T_OL / cores
+        if peak:
+            cpu_time = flops_cl / (peak * cores)
+        elif incore.T_OL is not None:
+            cpu_time = incore.T_OL / cores
+        else:
+            return RooflineResult(None, None, tuple(levels), None, None, None, cores, source,
+                                  f"CPU roof unknown: no FLOPs per cycle and no T_OL ({unknown or 'T_OL unknown'})")
     best_time, bottleneck = cpu_time, "CPU"
     for lv in levels:
         if lv.time > best_time:

@@ -1,4 +1,9 @@
-"""JSON rendering of :class:`~loopmodel.analysis.AnalysisResult` (plain floats, units in keys)."""
+"""JSON rendering of :class:`~loopmodel.analysis.AnalysisResult` (plain floats, units in keys).
+
+Output is deterministic: dicts whose order carries no meaning (ports) are sorted by key,
+so that two runs of the same analysis -- computed, or read from the per-user cache --
+print the same bytes. Unknown figures are null, with the reason in ``unknown`` and ``notes``.
+"""
 from __future__ import annotations
 
 import math
@@ -16,11 +21,17 @@ def _num(x):
     return x
 
 
+def _sorted(d: dict) -> dict:
+    """``d`` with its keys in sorted order (for dicts whose order has no meaning)."""
+    return {k: d[k] for k in sorted(d)}
+
+
 def to_dict(res) -> dict:
     """One JSON-ready document for one analysis.
 
     Keys: ``kernel``, ``machine``, ``defines``, ``cores``, ``sweeps``, ``layer_conditions``,
-    ``traffic``, ``incore``, ``ecm``, ``roofline``, ``roofline_asm``, ``performance``, ``notes``.
+    ``traffic``, ``incore`` (null when no requested model needs it), ``ecm``, ``roofline``,
+    ``roofline_asm``, ``performance``, ``notes``.
     """
     k, m = res.kernel, res.machine
     doc = {
@@ -93,25 +104,7 @@ def to_dict(res) -> dict:
                         "policy": lv.policy, "write_allocate": lv.write_allocate, "write_back": lv.write_back,
                         "type": lv.kind} for lv in si.levels],
         }
-    ic = res.incore
-    doc["incore"] = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
-                     "simd_lanes": ic.lanes, "components": dict(ic.components),
-                     "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
-    if getattr(ic, "reassociation", None) is not None:  # analytic model: partial sums assumed, and why
-        doc["incore"]["reassociation"] = dict(ic.reassociation)
-    if res.compiled is not None:
-        ci = res.compiled
-        doc["incore"]["compiled"] = {
-            "analyzer": ci.analyzer, "analyzer_version": ci.analyzer_version, "compiler": ci.compiler,
-            "compiler_version": ci.compiler_version, "flags": list(ci.flags), "block_label": ci.block_label,
-            "block": ci.block, "iterations_per_pass": ci.iterations_per_pass,
-            "pointer_increment_B": ci.bytes_per_pass, "ports_cy_per_pass": dict(ci.ports_cy_per_pass),
-            "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
-        }
-        from ..compiled.incore import effective_ports
-        bal, loads = effective_ports(ci, res.machine)
-        doc["incore"]["compiled"]["balanced_ports_cy_per_pass"] = bal
-        doc["incore"]["compiled"]["load_ports_cy_per_pass"] = loads
+    doc["incore"] = _incore(res) if res.incore is not None else None
     if res.ecm:
         e = res.ecm
         doc["ecm"] = {
@@ -121,6 +114,8 @@ def to_dict(res) -> dict:
                             for lvl, parts in e.by_location.items()},
             "memory_busy_cy_per_cl": e.memory_busy,
             "T_ECM": dict(e.T_ECM),
+            "T_transfer": dict(e.T_transfer),
+            "unknown": e.unknown,
             "overlapping": list(e.overlapping),
             "saturation_cores": e.saturation_cores,
             "notation": e.notation(),
@@ -132,6 +127,29 @@ def to_dict(res) -> dict:
         if r:
             doc[key] = _roofline(r)
     return doc
+
+
+def _incore(res) -> dict:
+    ic = res.incore
+    out = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
+           "simd_lanes": ic.lanes, "components": dict(ic.components),
+           "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
+    if getattr(ic, "reassociation", None) is not None:  # analytic model: partial sums assumed, and why
+        out["reassociation"] = dict(ic.reassociation)
+    if res.compiled is not None:
+        from ..compiled.incore import effective_ports
+
+        ci = res.compiled
+        bal, loads = effective_ports(ci, res.machine)
+        out["compiled"] = {
+            "analyzer": ci.analyzer, "analyzer_version": ci.analyzer_version, "compiler": ci.compiler,
+            "compiler_version": ci.compiler_version, "flags": list(ci.flags), "block_label": ci.block_label,
+            "block": ci.block, "iterations_per_pass": ci.iterations_per_pass,
+            "pointer_increment_B": ci.bytes_per_pass, "ports_cy_per_pass": _sorted(ci.ports_cy_per_pass),
+            "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
+            "balanced_ports_cy_per_pass": _sorted(bal), "load_ports_cy_per_pass": _sorted(loads),
+        }
+    return out
 
 
 def _roofline(r) -> dict:
@@ -146,6 +164,7 @@ def _roofline(r) -> dict:
         "bottleneck": r.bottleneck,
         "performance_flop_s": r.performance,
         "time_cy_per_cl": r.time,
+        "unknown": r.unknown,
     }
 
 

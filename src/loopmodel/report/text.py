@@ -10,7 +10,10 @@ from .units import convert
 _DIM = {1: "1D", 2: "2D", 3: "3D"}
 
 
-def _fmt_unit(value: float, unit: str) -> str:
+def _fmt_unit(value: float | None, unit: str) -> str:
+    """A converted time or rate with its unit; ``n/a`` for an unknown one."""
+    if value is None:
+        return "n/a"
     if unit in ("cy/CL", "cy/it"):
         return f"{value:.2f} {unit}"
     return format_si(value, unit)
@@ -142,7 +145,12 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             _by_location(res, console, unit)
         console.print(e.notation())
         console.print(e.prediction_notation())
-        if e.memory_contribution > 0:
+        if e.unknown:
+            console.print(f"T_OL n/a: {e.unknown}; T_ECM n/a")
+            console.print("data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { "
+                          + " \\ ".join(f"{v:.1f}" for v in e.T_transfer.values()) + " } cy/CL")
+            console.print("saturation point n/a (needs T_ECM)")
+        elif e.memory_contribution > 0:
             console.print(f"saturating at {e.saturation_cores} cores")
         else:  # repeated sweeps over a data set that stays in a cache
             console.print("no memory traffic: nothing to saturate")
@@ -154,7 +162,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             t.add_column(lvl, justify="right")
         t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
         console.print(t)
-        if opt.cores > 1:
+        if opt.cores > 1 and not e.unknown:
             tc = e.multicore(opt.cores)
             console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
                           f"(aggregate throughput, P(n) = min(n P1, P_sat))")
@@ -165,39 +173,85 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         console.print(f"[dim]note: {n}[/dim]")
 
 
-def render_sweep(results, console, unit: str = "cy/CL"):
-    """One row per size point (a -D range)."""
-    from rich.table import Table
+class SweepPrinter:
+    """Streams a sweep (a ``-D`` range) as a plain aligned table, one row per size point.
 
-    if not results:
-        return
-    first = results[0]
-    names = sorted(first.defines)
-    t = Table(title=f"{first.kernel.source} on {first.machine.name}, {first.options.cores} core(s), "
-                    f"{first.options.sweeps} sweeps; unit {unit}",
-              title_justify="left")
-    for n in names:
-        t.add_column(n, justify="right")
-    if first.ecm:
-        for lvl in first.ecm.T_ECM:
-            t.add_column(f"ECM {lvl}", justify="right")
-        t.add_column("ECM notation")
-    if first.roofline:
-        t.add_column("Roofline", justify="right")
-        t.add_column("bottleneck")
-    t.add_column("LC state (L1..)")
-    for r in results:
-        it, clock, fl = r.traffic.iterations_per_unit, r.machine.clock, r.kernel.flops_per_iteration
-        row = [str(r.defines[n]) for n in names]
+    The title and header are written once, when the first point arrives; each later point
+    is written (and flushed) as soon as it is computed, so the memory held does not grow
+    with the sweep and the first rows appear at once. Column widths come from the header,
+    the first row and the widest sizes of the sweep; a wider cell later widens its row only.
+
+    Args:
+        write: ``str -> None`` (e.g. ``sys.stdout.write``); flush: ``() -> None``.
+        unit: one of :data:`loopmodel.report.units.UNITS`.
+        widest: constant -> the widest value the sweep gives it (aligns the size columns).
+    """
+
+    def __init__(self, write, flush, unit: str = "cy/CL", widest: dict | None = None):
+        self.write, self.flush, self.unit = write, flush, unit
+        self.widest = widest or {}
+        self.names = self.widths = self.right = None
+        self.unknown = {}  # why cells are n/a (one entry per reason, not per point)
+
+    def add(self, r) -> None:
+        """Write the row of one :class:`~loopmodel.analysis.AnalysisResult` (header first)."""
+        cells = self._cells(r)
+        for m in (r.ecm, r.roofline):
+            if m is not None and m.unknown:
+                self.unknown.setdefault(m.unknown, None)
+        if self.widths is None:
+            self._header(r, cells)
+        self._line("│", "│", "│", [c.rjust(w) if right else c.ljust(w)
+                                    for c, w, right in zip(cells, self.widths, self.right)])
+        self.flush()
+
+    def close(self) -> None:
+        """Write the bottom border and why cells are n/a (nothing if no row was written)."""
+        if self.widths is not None:
+            self._rule("└", "┴", "┘", "─")
+            for reason in self.unknown:
+                self.write(f"note: n/a: {reason}\n")
+            self.flush()
+
+    def _columns(self, r) -> list:
+        cols = [(n, True) for n in self.names]
+        if r.ecm:
+            cols += [(f"ECM {lvl}", True) for lvl in r.ecm.T_ECM] + [("ECM notation", False)]
+        if r.roofline:
+            cols += [("Roofline", True), ("bottleneck", False)]
+        return cols + [("LC state (L1..)", False)]
+
+    def _cells(self, r) -> list:
+        if self.names is None:
+            self.names = sorted(r.defines)
+        it, clock, fl, unit = r.traffic.iterations_per_unit, r.machine.clock, r.kernel.flops_per_iteration, self.unit
+        row = [str(r.defines[n]) for n in self.names]
         if r.ecm:
             row += [_fmt_unit(convert(v, unit, it, clock, fl), unit) for v in r.ecm.T_ECM.values()]
             row.append(r.ecm.notation().replace(" cy/CL", ""))
         if r.roofline:
-            row += [_fmt_unit(convert(r.roofline.time, unit, it, clock, fl), unit), r.roofline.bottleneck]
+            row += [_fmt_unit(convert(r.roofline.time, unit, it, clock, fl), unit), r.roofline.bottleneck or "n/a"]
         row.append(" ".join("all" if lv.holds_data_set else f"{_DIM.get(lv.states[lv.selected].dimension, '-')}"
                             for lv in r.lc_levels))
-        t.add_row(*row)
-    console.print(t)
+        return row
+
+    def _header(self, r, cells) -> None:
+        cols = self._columns(r)
+        self.right = [right for _, right in cols]
+        self.widths = [max(len(title), len(cell), len(str(self.widest.get(title, ""))))
+                       for (title, _), cell in zip(cols, cells)]
+        self.write(f"{r.kernel.source} on {r.machine.name}, {r.options.cores} core(s), "
+                   f"{r.options.sweeps} sweeps; unit {self.unit}\n")
+        self._rule("┏", "┳", "┓", "━")
+        self._line("┃", "┃", "┃", [t.rjust(w) if right else t.ljust(w)
+                                    for (t, right), w in zip(cols, self.widths)])
+        self._rule("┡", "╇", "┩", "━")
+
+    def _rule(self, left, mid, right, fill) -> None:
+        self.write(left + mid.join(fill * (w + 2) for w in self.widths) + right + "\n")
+
+    def _line(self, left, mid, right, cells) -> None:
+        self.write(left + " " + f" {mid} ".join(cells) + " " + right + "\n")
 
 
 def _port_table(res, console) -> None:
@@ -246,6 +300,12 @@ def _roofline(res, r, title, console, unit) -> None:
             perf = "no traffic"
         t.add_row(lv.level, ai, perf, format_si(lv.bandwidth, "B/s"), lv.kernel)
     console.print(t)
+    rate = "FLOP/s" if k.flops_per_iteration else "it/s"
+    if r.unknown:
+        bw = r.bandwidth_bound()
+        console.print(f"performance n/a: {r.unknown}; the bandwidth roofs alone allow at most "
+                      f"{format_si(bw.performance, rate)} ({bw.level})")
+        return
     kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"
     console.print(f"{kind} with {r.cores} core(s)")
     val = format_si(r.performance, "FLOP/s") if k.flops_per_iteration else format_si(r.performance, "it/s")
@@ -261,14 +321,14 @@ def _by_location(res, console, unit) -> None:
     it = res.traffic.iterations_per_unit
     u = unit if unit in ("cy/CL", "cy/it") else "cy/CL"
 
-    def fmt(v):
-        return "-" if v is None else f"{convert(v, u, it, m.clock, k.flops_per_iteration):.4g}"
+    def fmt(v, missing="-"):
+        return missing if v is None else f"{convert(v, u, it, m.clock, k.flops_per_iteration):.4g}"
 
     t = Table(title=f"Contributions per data location ({u}; transfer time, penalty apart)", title_justify="left")
     t.add_column("contribution")
     for lvl in e.by_location:
         t.add_column(f"data in {lvl}", justify="right")
-    t.add_row("T_OL (T_comp)", *[fmt(e.T_OL)] * len(e.by_location))
+    t.add_row("T_OL (T_comp)", *[fmt(e.T_OL, "n/a")] * len(e.by_location))
     t.add_row("T_nOL (T_LD/ST)", *[fmt(e.T_nOL)] * len(e.by_location))
     names = []
     for parts in e.by_location.values():
@@ -282,5 +342,7 @@ def _by_location(res, console, unit) -> None:
         t.add_row(f"T_{n}", *cells)
         if any(pens):
             t.add_row(f"  penalty {n}", *[fmt(p) for p in pens])
-    t.add_row("T_ECM", *[fmt(v) for v in e.T_ECM.values()])
+    if e.unknown:
+        t.add_row("data transfers", *[fmt(v) for v in e.T_transfer.values()])
+    t.add_row("T_ECM", *[fmt(v, "n/a") for v in e.T_ECM.values()])
     console.print(t)

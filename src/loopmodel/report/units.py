@@ -8,8 +8,11 @@ from __future__ import annotations
 UNITS = ("cy/CL", "cy/it", "it/s", "FLOP/s", "LUP/s")
 
 
-def convert(cy_per_cl: float, unit: str, iterations_per_cl: float, clock_hz: float, flops_per_it: float) -> float:
-    """Convert ``cy_per_cl`` to ``unit`` (one of :data:`UNITS`)."""
+def convert(cy_per_cl: float | None, unit: str, iterations_per_cl: float, clock_hz: float,
+            flops_per_it: float) -> float | None:
+    """Convert ``cy_per_cl`` to ``unit`` (one of :data:`UNITS`); an unknown time (None) stays None."""
+    if cy_per_cl is None:
+        return None
     if unit == "cy/CL":
         return cy_per_cl
     cy_it = cy_per_cl / iterations_per_cl
@@ -23,7 +26,7 @@ def convert(cy_per_cl: float, unit: str, iterations_per_cl: float, clock_hz: flo
     raise ValueError(unit)
 
 
-def convert_all(cy_per_cl: float, res) -> dict:
-    """All units for one time, keyed by unit name (for JSON)."""
+def convert_all(cy_per_cl: float | None, res) -> dict:
+    """All units for one time, keyed by unit name (for JSON); values None for an unknown time."""
     it = res.traffic.iterations_per_unit
     return {u: convert(cy_per_cl, u, it, res.machine.clock, res.kernel.flops_per_iteration) for u in UNITS}

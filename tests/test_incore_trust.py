@@ -2,6 +2,7 @@
 compiler flags and the analyzer CPU are of the same SIMD level, and T_OL/T_nOL respect the
 L1 data paths of the machine model (16 B per load port and cycle on Sandy/Ivy Bridge)."""
 from __future__ import annotations
+import re
 
 import dataclasses
 import json
@@ -78,6 +79,7 @@ def test_simd_level_of_instructions_flags_and_cpus():
     assert isa.instruction_isa("vfmadd231pd\t%ymm1, %ymm2, %ymm3") == "AVX2"
     assert isa.instruction_isa("vpaddd\t%ymm1, %ymm2, %ymm3") == "AVX2"
     assert isa.instruction_isa("vaddpd\t%ymm1, %ymm2, %ymm3") == "AVX"
+    assert isa.instruction_isa("vperm2f128\t$3, %ymm1, %ymm1, %ymm2") == "AVX"  # a vp- mnemonic of AVX
     assert isa.instruction_isa("vaddpd\t%xmm17, %xmm2, %xmm3") == "AVX-512"
     assert isa.instruction_isa("vaddpd\t(%rax){1to8}, %zmm2, %zmm3{%k1}") == "AVX-512"
     assert isa.instruction_isa("addpd\t%xmm1, %xmm2") == "SSE"
@@ -112,18 +114,18 @@ def test_avx512_code_for_a_znver3_model_never_gives_zero_t_nol():
     instructions each analyzer could not time."""
     text = (KERNELS / "triad.c").read_text()
     r = analyze("triad.c", str(ZEN4), {"N": 10000}, incore="auto", kernel_text=text, compiler_flags=ZMM_FLAGS,
-                models=("ECM",), use_cache=False)
+                models=("ECM",), use_cache=False, assume_aligned=64)
     assert r.incore.T_nOL >= 2.0 and r.incore.source == "analytic"
     note = next(n for n in r.notes if "analytic model used" in n)
-    assert "llvm-mca 14" in note and "vfmadd213pd (%r14,%rax), %zmm1, %zmm0" in note and "AVX2 at most" in note
+    assert "llvm-mca 14" in note and re.search(r"vfmadd\d+pd [^;]*%zmm", note) and "AVX2 at most" in note
     if _osaca():
-        assert "osaca 0.7.1 (ZEN3) has no model" in note and note.count("vmovapd (%r15,%rax), %zmm0") == 2
+        assert "osaca 0.7.1 (ZEN3)" in note and len(re.findall(r"vmovapd [^;]*%zmm", note)) >= 2
 
 
 @needs_mca
 def test_explicit_llvm_mca_with_unknown_instructions_is_one_line():
     p = run_cli("analyze", KERNELS / "triad.c", "-m", ZEN4, "-D", "N=10000", "--incore", "llvm-mca",
-                "--compiler-flags", ZMM_FLAGS, "--no-cache")
+                "--compiler-flags", ZMM_FLAGS, "--assume-aligned", "64", "--no-cache")
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith("loopmodel: llvm-mca 14") and "vfmadd213pd" in p.stderr and "Traceback" not in p.stderr
 
@@ -133,12 +135,12 @@ def test_explicit_osaca_with_unknown_forms_is_one_line():
     """OSACA 0.7.1's SKX model lacks the zmm forms of vmovapd: no SIMD-level mismatch (skylake-avx512
     has AVX-512), the unknown forms alone reject the result."""
     p = run_cli("analyze", KERNELS / "triad.c", "-m", SKX, "-D", "N=10000", "--incore", "osaca",
-                "--compiler-flags", ZMM_FLAGS, "--no-cache")
+                "--compiler-flags", ZMM_FLAGS, "--assume-aligned", "64", "--no-cache")
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert "osaca 0.7.1 (SKX) has no model for 2 instruction(s)" in p.stderr
-    assert "vmovapd (%r15,%rax), %zmm0; vmovapd %zmm0, 0(%r13,%rax)" in p.stderr
+    assert re.search(r"vmovapd \(%r\w+,%rax\), %zmm0; vmovapd %zmm0, (0)?\(%r\w+,%rax\)", p.stderr), p.stderr
     p = run_cli("analyze", KERNELS / "triad.c", "-m", ZEN4, "-D", "N=10000", "--incore", "osaca",
-                "--compiler-flags", ZMM_FLAGS, "--no-cache")
+                "--compiler-flags", ZMM_FLAGS, "--assume-aligned", "64", "--no-cache")
     assert p.returncode == 2 and "osaca 0.7.1 (ZEN3)" in p.stderr and "vfmadd213pd" in p.stderr
 
 
@@ -149,7 +151,7 @@ def test_auto_skips_llvm_mca_and_says_why_when_osaca_knows_the_block(monkeypatch
     import loopmodel.compiled.llvm_mca as lm
     monkeypatch.setattr(lm, "unsupported", lambda text, *a, **k: [ln for ln in text.split("\n") if "vmulpd" in ln])
     text = (KERNELS / "triad.c").read_text()
-    r = analyze("triad.c", SNB, {"N": 1000}, incore="auto", kernel_text=text, models=("ECM",), use_cache=False)
+    r = analyze("triad.c", SNB, {"N": 1000}, incore="auto", kernel_text=text, models=("ECM",), use_cache=False, assume_aligned=64)
     assert r.incore.source == "osaca"
     assert any(n.startswith("llvm-mca 14") and "vmulpd" in n and n.endswith("osaca used instead") for n in r.notes)
 
@@ -158,9 +160,9 @@ def test_auto_skips_llvm_mca_and_says_why_when_osaca_knows_the_block(monkeypatch
 def test_flags_and_analyzer_cpu_of_different_simd_levels_give_a_note():
     text = (KERNELS / "triad.c").read_text()
     r = analyze("triad.c", SKX, {"N": 1000}, incore="llvm-mca", kernel_text=text, compiler_flags="-O3 -mavx",
-                models=("ECM",), use_cache=False)
+                models=("ECM",), use_cache=False, assume_aligned=64)
     assert any("produce AVX code, below the AVX-512 of the llvm-mca CPU model" in n for n in r.notes)
-    r = analyze("triad.c", SNB, {"N": 1000}, incore="llvm-mca", kernel_text=text, models=("ECM",), use_cache=False)
+    r = analyze("triad.c", SNB, {"N": 1000}, incore="llvm-mca", kernel_text=text, models=("ECM",), use_cache=False, assume_aligned=64)
     assert not any("produce" in n for n in r.notes)  # -march=corei7-avx and sandybridge: both AVX
 
 
@@ -207,11 +209,13 @@ def test_machine_models_give_the_l1_data_paths():
 @needs_mca
 @pytest.mark.parametrize("analyzer", ["llvm-mca", "osaca"])
 def test_sandy_bridge_triad_moves_16_bytes_per_port_and_cycle(analyzer):
-    """Triad on SNB: both analyzers gave T_nOL = 2.0 cy/CL; 128 B per CL over 2 x 16 B/cy need 4."""
+    """Triad on SNB with full-width (32 B aligned) AVX loads: both analyzers gave T_nOL = 2.0 cy/CL;
+    128 B per CL over 2 x 16 B/cy need 4. (Without the alignment gcc splits each load into 16 B halves,
+    which the analyzers count themselves.)"""
     if analyzer == "osaca" and not _osaca():
         pytest.skip("OSACA needed")
     p = run_cli("analyze", KERNELS / "triad.c", "-m", SNB, "-D", "N=10000", "--incore", analyzer, "-p", "ECM",
-                "--json", "--no-cache")
+                "--assume-aligned", "32", "--json", "--no-cache")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["ecm"]["T_nOL"] == pytest.approx(4.0) and doc["ecm"]["T_OL"] == pytest.approx(4.0)

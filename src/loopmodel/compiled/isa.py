@@ -99,6 +99,10 @@ _AVX2_MNEM = re.compile(r"^(vf(n)?m(add|sub)|vfmaddsub|vfmsubadd|v(p)?gather|vpb
                         r"vextracti128|vperm(q|d|pd|ps)\b|vps(ll|rl|ra)v|vpmaskmov|vpblendd)")
 _SVE = re.compile(r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])|^(whilel[eot]|ptrue|ptest|incd|incw|cntd|cntw)\b")
 
+#: ``vp``-prefixed AVX (not AVX2) instructions that take ymm registers: floating-point
+#: lane permutes and the bit test (Intel SDM vol. 2: VPERM2F128, VPERMILPS/PD, VPTEST are AVX)
+_AVX_VP = ("vperm2f128", "vpermilps", "vpermilpd", "vptest")
+
 
 def instruction_isa(text: str, aarch64: bool = False) -> str:
     """The SIMD level one assembly instruction needs (x86 AT&T or AArch64 GNU syntax).
@@ -114,7 +118,7 @@ def instruction_isa(text: str, aarch64: bool = False) -> str:
         return "SVE" if _SVE.search(s.lower()) else "NEON"
     if _AVX512_REG.search(s) or "{" in s or _AVX512_MNEM.match(mnem):
         return "AVX-512"
-    if _AVX2_MNEM.match(mnem) or (mnem.startswith("vp") and "%ymm" in s):
+    if _AVX2_MNEM.match(mnem) or (mnem.startswith("vp") and not mnem.startswith(_AVX_VP) and "%ymm" in s):
         return "AVX2"
     if mnem.startswith("v"):
         return "AVX"

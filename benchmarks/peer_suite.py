@@ -73,11 +73,14 @@ def run_loopmodel(kernel: str, machine: str, args, timeout: float = 300.0) -> Ou
     error = lines[-1][:200] if lines else ""
     if p.returncode != 0:
         return Outcome(p.returncode, [], None, error or f"exit status {p.returncode}")
-    try:
+    try:  # one document for one point, JSON Lines (one document a line) for a sweep
         data = json.loads(p.stdout)
-    except ValueError as e:
-        return Outcome(1, [], None, f"unreadable JSON: {e}")
-    docs = data if isinstance(data, list) else [data]
+        docs = data if isinstance(data, list) else [data]
+    except ValueError:
+        try:
+            docs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
+        except ValueError as e:
+            return Outcome(1, [], None, f"unreadable JSON: {e}")
     return Outcome(0, docs, docs[0] if docs else None, error)
 
 
@@ -412,6 +415,10 @@ def lc_condition(level: str, dim):
         conds = block["conditions"]
         if dim != "all":
             return next(c for c in conds if c["dimension"] == dim)
+        wds = block.get("whole_data_set")
+        if wds is not None:  # the state it describes: every access hits, nothing is evicted
+            n = conds[0]["hits"] + conds[0]["misses"]
+            return {"hits": n, "misses": 0, "evicts": 0, "max_size_exact": wds["max_size_exact"]}
         whole = [c for c in conds if str(c.get("reuse_distance_it")) in ("inf", "oo")
                  or (isinstance(c["dimension"], int) and c["dimension"] > 3)]
         if not whole:

@@ -392,3 +392,22 @@ def test_llvm_mca_warning_about_unknown_input_refuses_the_result(tmp_path):
     tool.chmod(0o755)
     with pytest.raises(ToolError, match="llvm-mca result not used .*unknown instruction skipped"):
         _call(str(tool), "sandybridge", AVX_BLOCK, 10, False)
+
+
+def test_macro_fused_compare_and_branch_need_only_one_known_half():
+    """A compare and the conditional jump after it are one fused uop: OSACA 0.7.1's SNB model
+    lacks ``jne`` and its ZEN1 model ``cmpq $imm, %reg``; the known half times the pair. When
+    both halves are unknown, or the compare reads memory, nothing times them: unaccounted."""
+    from loopmodel.compiled.osaca_backend import unknown_forms
+
+    def form(line, known=True):
+        return {"instruction": line.split()[0], "line": line, "flags": [] if known else ["tp_unknown"]}
+
+    add = form("addq $32, %rax")
+    assert unknown_forms([add, form("cmpq $160, %rax", False), form("jne .L2")]) == []
+    assert unknown_forms([add, form("cmpq $160, %rax"), form("jne .L2", False)]) == []
+    assert unknown_forms([add, form("cmpq $160, %rax", False), form("jne .L2", False)]) == [
+        "cmpq $160, %rax", "jne .L2"]
+    assert unknown_forms([add, form("cmpq (%rdx), %rax", False), form("jne .L2")]) == ["cmpq (%rdx), %rax"]
+    assert unknown_forms([form("vunpckhpd %xmm0, %xmm0, %xmm0", False), form("jne .L2")]) == [
+        "vunpckhpd %xmm0, %xmm0, %xmm0"]

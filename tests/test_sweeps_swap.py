@@ -149,12 +149,19 @@ def test_victim_l3_adds_the_l2_capacity():
     assert sim.level("L2").loads_cl == pytest.approx(3, abs=0.01)
 
 
-def test_victim_cache_without_clean_lines_adds_nothing():
-    """Zen's L3 takes only dirty L2 evictions: read-only data do not stay there between sweeps."""
+def test_victim_cache_without_counted_clean_transfers_still_keeps_clean_lines():
+    """Zen's L3 (``victim_clean: false``) still receives clean L2 evictions, it only does not count
+    them as transfers (Table 3, EPYC: x is read from L3): read-only data stay there between sweeps,
+    in layer conditions and in the simulation alike."""
     m = load_machine("Zen_EPYC-7451")
-    _, levels = LayerConditionAnalysis(_kernel("triad.c")).predict(m, {"N": 50_000})  # 1.2 MB
-    assert levels[2].capacity == levels[1].capacity
-    assert not levels[2].holds_data_set
+    k = _kernel("triad.c")
+    d = {"N": 50_000}  # 1.2 MB: more than L2, less than L2 + L3
+    lc, levels = LayerConditionAnalysis(k).predict(m, d)
+    assert levels[2].capacity == levels[2].cache_size + levels[1].capacity
+    assert levels[2].holds_data_set and not levels[1].holds_data_set
+    sim, _ = SimulationPredictor(k).predict(m, d)
+    assert lc.level("L3").loads_cl == 0 and sim.level("L3").loads_cl == pytest.approx(0, abs=0.01)
+    assert lc.level("L2").loads_cl == pytest.approx(sim.level("L2").loads_cl, abs=0.05)
 
 
 def test_write_through_level_holding_the_data_still_sends_its_stores():

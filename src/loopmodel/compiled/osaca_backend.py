@@ -98,21 +98,29 @@ def _text(form) -> str:
 def unknown_forms(forms: list) -> list:
     """Lines of the instruction forms OSACA has no throughput for (its "X" rows).
 
-    A conditional jump directly after a compare/ALU instruction is exempt: it is
-    macro-fused with it into one uop (Sandy Bridge and later, Zen), which OSACA counts with
-    the compare (:func:`loopmodel.compiled.ports.fuse_compare_branch` does the same for
-    llvm-mca).
+    A compare/ALU instruction and the conditional jump directly after it are macro-fused
+    into one uop (Sandy Bridge and later, Zen): either of the two may be unknown as long as
+    OSACA times the other, which then stands for the fused uop
+    (:func:`loopmodel.compiled.ports.fuse_compare_branch` does the same for llvm-mca). A
+    compare with a memory operand is not exempt (its load must be timed).
     """
-    from .ports import _FUSABLE
+    from .ports import _FUSABLE, access_kind
+
+    def unknown(f) -> bool:
+        return "tp_unknown" in [str(x) for x in (_get(f, "flags") or [])]
+
+    def cond_jump(i) -> bool:
+        return 0 <= i < len(forms) and _mnemonic(forms[i]).startswith("j") and _mnemonic(forms[i]) != "jmp"
 
     out = []
     for i, f in enumerate(forms):
-        flags = [str(x) for x in (_get(f, "flags") or [])]
-        if "tp_unknown" not in flags:
+        if not unknown(f):
             continue
         mnem = _mnemonic(f)
-        prev = _mnemonic(forms[i - 1]) if i else ""
-        if mnem.startswith("j") and mnem != "jmp" and _FUSABLE.match(prev):
+        if cond_jump(i) and i and _FUSABLE.match(_mnemonic(forms[i - 1])) and not unknown(forms[i - 1]):
+            continue
+        if _FUSABLE.match(mnem) and cond_jump(i + 1) and not unknown(forms[i + 1]) \
+                and not any(access_kind(_text(f))):
             continue
         out.append(_text(f))
     return out

@@ -30,8 +30,7 @@ access hits (Kerncraft's LayerConditionPredictor puts the same condition,
 on all declared arrays, before the others). With ``D`` the bytes of all
 arrays the nest touches (:func:`data_set`) and ``C_all`` the level's
 effective capacity (size x cache_factor / cores sharing it; a victim cache
-that takes clean evictions adds the capacity of the level above, whose lines
-it does not duplicate),
+adds the capacity of the level above, whose lines it does not duplicate),
 
     D <= C_all   =>   no misses and no evictions in steady state,
 
@@ -405,13 +404,14 @@ def _data_set_capacity(cache, csize: float, above: float) -> float:
     ``csize`` is the level's effective size; ``above`` the capacity computed
     for the level above. A victim cache is exclusive of the level above (a
     line moves up on a hit and comes back on eviction), so together they keep
-    ``csize + above`` distinct bytes, if it takes clean evictions; one that
-    takes only dirty lines keeps no clean line, so only what the level above
-    keeps counts (cross-architecture-machine-models.txt §3.3, §5.2.1).
+    ``csize + above`` distinct bytes (cross-architecture-machine-models.txt §3.3,
+    §5.2.1). This holds with ``victim_clean: false`` too: clean evictions are
+    still placed in the victim cache, only not counted as link transfers (the
+    semantics of :mod:`loopmodel.cachesim`; Table 3, EPYC: x is read from L3).
     Inclusive and non-inclusive levels keep their own size.
     """
     if cache.type == "victim":
-        return csize + above if cache.victim_clean else above
+        return csize + above
     return csize
 
 

@@ -89,6 +89,19 @@ class Loop:
             span = self.start - self.stop
         return span if abs(self.step) == 1 else span.divide_exact(abs(self.step))
 
+    def iterations(self, defines: Mapping) -> int:
+        """Number of iterations for the given sizes: ceil(span / |step|), at least 0.
+
+        ``for (i = 0; i < 10; i += 3)`` runs i = 0, 3, 6, 9: 4 iterations, where
+        :attr:`trip_count` (span / step, for symbolic use) gives 10/3.
+
+        Raises:
+            KeyError: a bound needs a symbol missing from ``defines`` (e.g. an outer index).
+        """
+        span = self.stop - self.start if self.step > 0 else self.start - self.stop
+        value = Fraction(span.evaluate(defines))
+        return max(0, -(-value // abs(self.step)))
+
 
 @dataclass(frozen=True)
 class Access:

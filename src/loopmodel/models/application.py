@@ -86,7 +86,7 @@ def iterations(kernel, defines: dict) -> int:
     total = 1
     for loop in kernel.loops:
         try:
-            n = int(loop.trip_count.evaluate(defines))
+            n = loop.iterations(defines)
         except KeyError as exc:
             raise ModelError(f"{kernel.source}: the trip count of loop '{loop.index}' depends on {exc.args[0]}; "
                              "application models need rectangular loop nests") from None

@@ -104,14 +104,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
         lanes = 1
 
-    ops = dict(kernel.operations)
-    if ic.throughput.get("FMA", 0) > 0 and kernel.fma_candidates:
-        n = min(kernel.fma_candidates, ops.get("ADD", 0), ops.get("MUL", 0))
-        if n:
-            ops["ADD"] -= n
-            ops["MUL"] -= n
-            ops["FMA"] = n
-    ops = {k: v for k, v in ops.items() if v}
+    ops = fused_operations(kernel, machine)
 
     comp: dict = {}
     for op, n in ops.items():
@@ -146,6 +139,25 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
                         {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes),
                         {"assumed": bool(reassociate), "source": reassociation_source or "default"})
+
+
+def fused_operations(kernel, machine) -> dict:
+    """Operations per innermost iteration after FMA fusion: ``{type: count}`` (zero counts left out).
+
+    Additions fed directly by a multiplication (``kernel.fma_candidates``) become FMAs where
+    the machine has them (an ``FMA`` throughput in ``in_core.throughput``); the others keep
+    their kernel-IR counts (kerncraft-tool-paper.txt §2.3, eq. 1: operation counts of the
+    loop body). Shared by the analytic in-core model and the Roofline CPU roof, so both count
+    the same FLOPs whichever in-core analysis (analytic, llvm-mca, OSACA) was used.
+    """
+    ops = dict(kernel.operations)
+    if machine.in_core.throughput.get("FMA", 0) > 0 and kernel.fma_candidates:
+        n = min(kernel.fma_candidates, ops.get("ADD", 0), ops.get("MUL", 0))
+        if n:
+            ops["ADD"] -= n
+            ops["MUL"] -= n
+            ops["FMA"] = n
+    return {k: v for k, v in ops.items() if v}
 
 
 def _contract(chain) -> tuple:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..machine.bandwidth import choose_bandwidth
+from .incore import fused_operations
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
         cpu_perf = work / cpu_time * clock if cpu_time > 0 else None
         source = f"{incore.source} block throughput"
     else:
-        peak = applicable_peak_flops_per_cycle(kernel, machine, incore.operations)
+        peak = applicable_peak_flops_per_cycle(kernel, machine, fused_operations(kernel, machine))
         cpu_perf = peak * clock * cores if peak else None
         if peak:
             cpu_time = flops_cl / (peak * cores)

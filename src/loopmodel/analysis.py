@@ -294,7 +294,7 @@ class Analyzer:
         and which instructions; an explicitly requested analyzer raises instead.
         """
         from .compiled.incore import compiled_incore
-        from .errors import ToolError
+        from .errors import OptionError, ToolError
 
         opt = self.options
         analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
@@ -306,7 +306,7 @@ class Analyzer:
                                             opt.use_cache, assume_aligned=opt.assume_aligned,
                                             trust_machine=opt.trust_machine_flags, machine_file=opt.machine_file)
             except ToolError as e:
-                if mode != "auto":
+                if mode != "auto" or isinstance(e, OptionError):
                     raise
                 skipped.append(e.message)
                 continue

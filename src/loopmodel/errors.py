@@ -59,3 +59,9 @@ class ModelError(LoopmodelError):
 
 class ToolError(LoopmodelError):
     """An external tool (compiler, analyzer) is missing or failed."""
+
+
+class OptionError(ToolError):
+    """What an explicit option (``--compiler``, ``--compiler-flags``, ``--asm-block``,
+    ``--pointer-increment``) asked for cannot be done. Unlike other tool errors it is never
+    turned into a fallback under ``--incore auto``: the user asked for it by name."""

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ..errors import ToolError
+from ..errors import OptionError, ToolError
 from .codegen import MARK_END, MARK_START
 
 _LABEL = re.compile(r"^\s*([.\w$]+):")
@@ -100,7 +100,7 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
     if label is not None:
         sel = [f for f in found if f[0] == label]
         if not sel:
-            raise ToolError(f"--asm-block {label}: no loop with that label (loops: "
+            raise OptionError(f"--asm-block {label}: no loop with that label (loops: "
                             f"{', '.join(f[0] for f in found)})")
         lab, a, b = sel[0]
     else:
@@ -121,7 +121,7 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
                             "give --pointer-increment BYTES (see 'loopmodel codegen' and the assembly)")
     its = bpp / stride_bytes
     if its <= 0:
-        raise ToolError(f"loop at {lab}: pointer increment {bpp:g} B per pass does not match the kernel's "
+        raise (OptionError if pointer_increment is not None else ToolError)(f"loop at {lab}: pointer increment {bpp:g} B per pass does not match the kernel's "
                         f"{stride_bytes:g} B per iteration; give --pointer-increment")
     return AsmBlock(lab, text, a + 1, its, bpp, reg)
 

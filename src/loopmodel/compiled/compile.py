@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from ..errors import MachineError, ToolError
+from ..errors import MachineError, OptionError, ToolError
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def resolve_compiler(machine, compiler: str | None = None, flags: str | None = N
     except ValueError as exc:
         if key is not None:
             raise MachineError(f"cannot split the compiler flags {text!r}: {exc}", where=f"compiler.{key}") from None
-        raise ToolError(f"--compiler-flags: cannot split {text!r}: {exc}") from None
+        raise OptionError(f"--compiler-flags: cannot split {text!r}: {exc}") from None
     return CompilerSetting(cmd, family, parts, origin, key, from_machine, cross)
 
 
@@ -168,7 +168,8 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
     if path is None:
         pkg = next((t[2] for t in CROSS.values() if t[1] == cmd), None)
         hint = (f" (install Debian's {pkg} to analyze {machine.isa} machines on this host)" if pkg else "")
-        raise ToolError(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
+        error = ToolError if compiler is None else OptionError  # --compiler names it explicitly
+        raise error(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
     from .. import cache
 
     return CompilerChoice(cmd, parts, cache.tool_version(path, _version))

@@ -197,6 +197,10 @@ class Analyzer:
                               f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
         if options.cores < 1:
             raise DefineError("--cores must be at least 1")
+        total = machine.cores_per_socket * machine.sockets
+        if options.cores > total:
+            raise DefineError(f"--cores {options.cores}: machine model '{machine.name}' has {total} cores "
+                              f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
         self._incore = None

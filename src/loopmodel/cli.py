@@ -294,6 +294,8 @@ def cmd_scaling(args) -> int:
     from .models.scaling import fit_p0, scaling
     from .report import scaling as rep
 
+    if args.plot:
+        _check_output_path(args.plot, "--plot", args.force)
     analyzer, points = _prepare(args, ("ECM",), 1)
     if len(points) != 1:
         raise DefineError("scaling takes one value per size constant, not a range")
@@ -315,11 +317,10 @@ def cmd_scaling(args) -> int:
     _check_p0(p0)
     results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in) for mdl in models]
     if args.plot:
-        import os
-
-        if os.path.exists(args.plot) and not args.force:
-            raise LoopmodelError(f"{args.plot} exists; not overwritten (use --force)")
-        rep.plot(results, res, args.plot, measured)
+        try:
+            rep.plot(results, res, args.plot, measured)
+        except OSError as exc:
+            raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
     if args.json:
         json.dump(rep.to_dict(results, res, measured, fit), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -385,6 +386,25 @@ def _machine(args):
         except UnitError as exc:
             raise DefineError(f"--clock: {exc}") from None
     return machine
+
+
+def _check_output_path(path: str, option: str, force: bool = False) -> None:
+    """Refuse an output path before any work is done: an existing file (unless ``force``),
+    or a folder that does not exist or cannot be written to.
+
+    Raises:
+        LoopmodelError: one line naming the path and the option.
+    """
+    import os
+
+    if os.path.exists(path) and not force:
+        hint = " (use --force)" if option == "--plot" else ""
+        raise LoopmodelError(f"{option}: output file exists; not overwritten{hint}", file=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise LoopmodelError(f"{option}: folder {folder} does not exist", file=path)
+    if not os.access(folder, os.W_OK):
+        raise LoopmodelError(f"{option}: folder {folder} is not writable", file=path)
 
 
 def _check_p0(p0: float | None) -> None:
@@ -509,15 +529,18 @@ def cmd_machine(args, parser) -> int:
         print(yaml.safe_dump(_dump(m), sort_keys=False, width=110, default_flow_style=None), end="")
         return 0
     if args.machine_command == "convert":
+        if args.output:
+            _check_output_path(args.output, "-o")
         data = read_yaml(args.file)
         conv = convert_kerncraft(data, args.file)
         validate(conv, args.file)
         text = yaml.safe_dump(conv, sort_keys=False, width=110, default_flow_style=None)
         if args.output:
-            if os.path.exists(args.output):
-                raise LoopmodelError("output file exists; not overwriting it", file=args.output)
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            try:
+                with open(args.output, "x", encoding="utf-8") as fh:  # "x": never overwrite
+                    fh.write(text)
+            except OSError as exc:
+                raise LoopmodelError(f"cannot write the output: {exc.strerror}", file=args.output) from None
         else:
             print(text, end="")
         return 0

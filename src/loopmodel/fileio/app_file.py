@@ -66,6 +66,8 @@ def evaluate(expr, sizes: dict) -> int:
             return int(sizes[n.id])
         if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
             a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.FloorDiv) and b == 0:
+                raise ValueError(f"'{expr}' divides by zero")
             return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(n.op), a // b if b else 0)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
             return -ev(n.operand)

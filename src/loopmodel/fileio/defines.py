@@ -151,7 +151,8 @@ def sweep(define_texts: list, defaults: dict | None = None) -> Sweep:
     """The lazy cartesian product of the given defines (see :class:`Sweep`).
 
     ``defaults`` (from ``#define`` in the kernel) fill constants not given; a constant given
-    twice takes its last ``-D``.
+    several times takes all their values, in order, each once (``-D N=100 -D N=200`` is a
+    sweep of two points, as in Kerncraft).
 
     Raises:
         DefineError: a malformed ``-D`` (one line).
@@ -159,7 +160,7 @@ def sweep(define_texts: list, defaults: dict | None = None) -> Sweep:
     specs = {}
     for t in define_texts or []:
         name, vals = _parse_lazy(t)
-        specs[name] = vals
+        specs[name] = list(dict.fromkeys([*specs[name], *vals])) if name in specs else vals
     return Sweep(specs, dict(defaults or {}))
 
 

@@ -8,6 +8,7 @@ the symbolic work.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 from .errors import DefineError, ModelError
@@ -126,20 +127,19 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                              reassociation_source)
     except ModelError as exc:
         error = exc
-    candidates = _missing_incore_data(kernel, machine, reassociate)
+    missing = _incore_model.missing_data(kernel, machine, reassociate)
+    if not missing:
+        raise error
     ic = machine.in_core
     # any positive stand-in: only T_OL (left out below) depends on these figures
-    stand_in = dataclasses.replace(ic, throughput={**ic.throughput, **{op: 1.0 for kind, op in candidates
+    stand_in = dataclasses.replace(ic, throughput={**ic.throughput, **{op: 1.0 for kind, op in missing
                                                                          if kind == "throughput"}},
-                                   latency={**ic.latency, **{op: 1.0 for kind, op in candidates if kind == "latency"}})
+                                   latency={**ic.latency, **{op: 1.0 for kind, op in missing if kind == "latency"}})
     try:
         res = _incore_model.analytic_incore(kernel, dataclasses.replace(machine, in_core=stand_in),
                                             iterations_per_unit, vectorize, reassociate, reassociation_source)
     except ModelError:
         raise error from None
-    missing = _missing_incore_data(kernel, machine, reassociate, res.operations)
-    if not missing:
-        raise error
     no_tp = {op for kind, op in missing if kind == "throughput"}
     no_lat = any(kind == "latency" for kind, _ in missing)
     comps = {k: v for k, v in res.components.items()
@@ -149,26 +149,6 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
             "(T_ECM) and a CPU roof that needs T_OL; the data-transfer contributions are shown")
     return dataclasses.replace(res, T_OL=None, components=comps, dependency=None if no_lat else res.dependency,
                                notes=res.notes + (note,))
-
-
-def _missing_incore_data(kernel, machine, reassociate: bool, used_ops: dict | None = None) -> list:
-    """``[("throughput" | "latency", op), ...]`` the analytic in-core model needs and the machine
-    model lacks. Throughputs: the operations in ``used_ops`` (the model's operation counts after
-    FMA fusion), or, without it, every operation of the kernel and FMA; latencies: the operations
-    on loop-carried dependency chains that are not reassociated (MUL -> ADD contracted to FMA)."""
-    ic = machine.in_core
-    fma = ic.throughput.get("FMA", 0) > 0
-    if used_ops is None:
-        used_ops = dict(kernel.operations, **({"FMA": 1} if fma and kernel.fma_candidates else {}))
-    out = [("throughput", op) for op, n in used_ops.items()
-           if n and not (ic.throughput.get(op) or ic.throughput.get(_incore_model._PROXY.get(op, "")))]
-    chain_ops = []
-    for rec in kernel.recurrences:
-        if not (rec.reassociable and reassociate):
-            for chain in rec.chains:
-                chain_ops += _incore_model._contract(chain) if fma else chain
-    out += [("latency", op) for op in dict.fromkeys(chain_ops) if op not in ic.latency]
-    return out
 
 
 class Analyzer:
@@ -253,13 +233,13 @@ class Analyzer:
         if opt.incore == "analytic" or opt.kernel_text is None:
             if self._incore is None:
                 self._incore = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
-                                               *self._reassociation())
+                                               *self._reassociation)
             return self._incore, None
         return self._compiled_incore(defines, it_per_unit)
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
-        missing = _missing_incore_data(self.kernel, self.machine, self._reassociation()[0], incore.operations)
+        missing = _incore_model.missing_data(self.kernel, self.machine, self._reassociation[0])
         what = ", ".join(f"no {kind} for {op}" for kind, op in missing)
         return f"machine model '{self.machine.name}' gives {what or 'no complete in-core data'}"
 
@@ -319,13 +299,15 @@ class Analyzer:
                 sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
                 extra += (f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",)
             return dataclasses.replace(res, notes=extra + res.notes), info
-        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation())
+        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
 
+    @functools.cached_property
     def _reassociation(self) -> tuple:
         """``(reassociate, why)`` for the analytic in-core model: the option if given, else what
-        the compiler and flags in use do (:func:`~loopmodel.compiled.compile.fp_reassociation`)."""
+        the compiler and flags in use do (:func:`~loopmodel.compiled.compile.fp_reassociation`);
+        decided once per analyzer (the options do not change between points)."""
         from .compiled.compile import fp_reassociation, resolve_compiler
 
         opt = self.options

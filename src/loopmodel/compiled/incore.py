@@ -153,12 +153,12 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
                               rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
         if use_cache:
             cache.store("incore", key, info)
-    notes = _isa_notes(info, choice, cpu, aarch64)
+    mismatch, beyond = _isa_mismatch(info, choice, cpu, aarch64)
     bad = unaccounted(info, machine, isa.cpu_isa(cpu))
     if bad:
-        raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, notes), tuple(bad))
-    notes = [n.replace(": instructions beyond", "; the loop block has no instruction beyond").replace(
-        " cannot be timed", "") for n in notes]
+        raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, mismatch if beyond else ""), tuple(bad))
+    notes = [mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond else "")
+             ] if mismatch else []
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
@@ -173,18 +173,19 @@ def _store_ports(instrs, aarch64: bool) -> tuple:
     return tuple(sorted(P.group_max({k: v for k, v in units.items() if v > 0})))
 
 
-def _isa_notes(info: CompiledInCore, choice, cpu: str | None, aarch64: bool) -> list:
-    """A note when the compiler flags and the analyzer CPU are of different SIMD levels."""
+def _isa_mismatch(info: CompiledInCore, choice, cpu: str | None, aarch64: bool) -> tuple:
+    """``(text, beyond)``: why the compiler flags and the analyzer CPU are of different SIMD
+    levels ('' when they agree or either is unknown), and whether the flags go beyond the CPU."""
     produced = isa.flags_isa(choice.command, choice.flags, choice.version, aarch64)
     supported = isa.cpu_isa(cpu)
     if produced is None or supported is None or produced == supported:
-        return []
+        return "", False
     flags = " ".join(choice.flags)
     if isa.rank(produced) > isa.rank(supported):
-        return [f"compiler flags '{flags}' produce {produced} code, but the {info.analyzer} CPU model ({info.target}, "
-                f"from llvm_mca_cpu '{cpu}') has {supported} at most: instructions beyond {supported} cannot be timed"]
-    return [f"compiler flags '{flags}' produce {produced} code, below the {supported} of the {info.analyzer} CPU "
-            f"model ({info.target}): the analysis is of that {produced} code, not of the machine's widest SIMD"]
+        return (f"compiler flags '{flags}' produce {produced} code, but the {info.analyzer} CPU model "
+                f"({info.target}, from llvm_mca_cpu '{cpu}') has {supported} at most"), True
+    return (f"compiler flags '{flags}' produce {produced} code, below the {supported} of the {info.analyzer} CPU "
+            f"model ({info.target}): the analysis is of that {produced} code, not of the machine's widest SIMD"), False
 
 
 def unaccounted(info: CompiledInCore, machine, cpu_level: str | None = None) -> list:
@@ -226,11 +227,9 @@ def unaccounted(info: CompiledInCore, machine, cpu_level: str | None = None) -> 
     return sorted(dict.fromkeys(bad), key=lambda ln: order.get(ln, len(lines)))
 
 
-def _unknown_message(info: CompiledInCore, bad: list, notes: list) -> str:
+def _unknown_message(info: CompiledInCore, bad: list, mismatch: str) -> str:
     shown = "; ".join(bad[:4]) + (f"; and {len(bad) - 4} more" if len(bad) > 4 else "")
-    why = ""
-    if notes and "cannot be timed" in notes[0]:
-        why = " (" + notes[0].split(": instructions beyond")[0] + ")"
+    why = f" ({mismatch})" if mismatch else ""
     return (f"{info.analyzer} {info.analyzer_version} ({info.target}) has no model for {len(bad)} instruction(s) of "
             f"the loop block {info.block_label}: {shown}{why}")
 

@@ -160,6 +160,25 @@ def fused_operations(kernel, machine) -> dict:
     return {k: v for k, v in ops.items() if v}
 
 
+def missing_data(kernel, machine, reassociate: bool) -> list:
+    """What :func:`analytic_incore` needs and the machine model lacks, as
+    ``[("throughput" | "latency", op), ...]``: throughputs of the operations after FMA
+    fusion (:func:`fused_operations`; FABS/FMIN/FMAX may use the ADD figure), latencies
+    of the operations on loop-carried dependency chains that are not reassociated (MUL -> ADD
+    contracted to FMA where the machine has FMA, as in :func:`analytic_incore`)."""
+    ic = machine.in_core
+    out = [("throughput", op) for op in fused_operations(kernel, machine)
+           if not (ic.throughput.get(op) or ic.throughput.get(_PROXY.get(op, "")))]
+    fma = ic.throughput.get("FMA", 0) > 0
+    chain_ops = []
+    for rec in kernel.recurrences:
+        if not (rec.reassociable and reassociate):
+            for chain in rec.chains:
+                chain_ops += _contract(chain) if fma else chain
+    out += [("latency", op) for op in dict.fromkeys(chain_ops) if op not in ic.latency]
+    return out
+
+
 def _contract(chain) -> tuple:
     """A multiplication feeding an addition on the dependency path becomes one FMA (as the
     compilers contract ``a*b + c`` by default): ``MUL -> ADD -> MUL`` is ``FMA -> MUL``,

@@ -33,27 +33,26 @@ def _lc_summary(res) -> list:
     for dim in sorted(by_dim):
         lines.append(f"{_DIM.get(dim, f'{dim}D')} Layer-Condition:")
         for level, st in by_dim[dim].items():
-            ms = st.max_size
-            if ms is None:
-                cond = "never fulfilled" if var else f"{st.requirement} B <= cache"
-            elif ms == math.inf:
-                cond = "unconditionally fulfilled"
-            else:
-                cond = f"{var} <= {transition_size(ms)}   (exact {ms:.2f}; largest block {math.floor(ms)})"
-            lines.append(f"  {level}: {cond}")
+            lines.append(f"  {level}: {_condition(st, var, 'cache', block=True)}")
     whole = [(lv.level, lv.data_set) for lv in res.lc_levels if lv.data_set is not None]
     if whole:
         lines.append("Whole data set (repeated sweeps):")
         for level, st in whole:
-            ms = st.max_size
-            if ms is None:
-                cond = "never fulfilled" if var else f"{st.requirement} B <= capacity"
-            elif ms == math.inf:
-                cond = "unconditionally fulfilled"
-            else:
-                cond = f"{var} <= {transition_size(ms)}   (exact {ms:.2f})"
-            lines.append(f"  {level}: {cond}")
+            lines.append(f"  {level}: {_condition(st, var, 'capacity', block=False)}")
     return lines
+
+
+def _condition(st, var, limit: str, block: bool) -> str:
+    """One layer condition as text: the transition size of ``var`` (rounded as in
+    kerncraft-tool-paper.txt Listing 5), the exact value and, with ``block``, the largest
+    block size; ``limit`` names the right-hand side when no size variable is solved for."""
+    ms = st.max_size
+    if ms is None:
+        return "never fulfilled" if var else f"{st.requirement} B <= {limit}"
+    if ms == math.inf:
+        return "unconditionally fulfilled"
+    extra = f"; largest block {math.floor(ms)}" if block else ""
+    return f"{var} <= {transition_size(ms)}   (exact {ms:.2f}{extra})"
 
 
 def render(res, console, unit: str = "cy/CL", verbose: int = 0):

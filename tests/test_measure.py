@@ -314,11 +314,13 @@ def test_cli_tool_errors_are_loopmodel_errors():
 
 def test_output_written_exclusively(tmp_path):
     """A file that appears between the early check and the write is not replaced either."""
+    from loopmodel.fileio.output import write_new_output
+
     out = tmp_path / "late.json"
     out.write_text("precious")
     with pytest.raises(DefineError) as e:
-        cli_measure._write_output(str(out), "{}")
+        write_new_output(str(out), "{}", "-o")
     assert "overwrit" in _one_line(e) and out.read_text() == "precious"
     new = tmp_path / "new.json"
-    cli_measure._write_output(str(new), "{}\n")
+    write_new_output(str(new), "{}\n", "-o")
     assert new.read_text() == "{}\n"

@@ -12,6 +12,7 @@ import sys
 
 from . import __version__
 from .errors import LoopmodelError
+from .fileio.output import check_new_output, write_new_output
 
 MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC", "rooflineasm": "RooflineASM"}
 
@@ -295,7 +296,7 @@ def cmd_scaling(args) -> int:
     from .report import scaling as rep
 
     if args.plot:
-        _check_output_path(args.plot, "--plot", args.force)
+        check_new_output(args.plot, "--plot", args.force)
     analyzer, points = _prepare(args, ("ECM",), 1)
     if len(points) != 1:
         raise DefineError("scaling takes one value per size constant, not a range")
@@ -386,25 +387,6 @@ def _machine(args):
         except UnitError as exc:
             raise DefineError(f"--clock: {exc}") from None
     return machine
-
-
-def _check_output_path(path: str, option: str, force: bool = False) -> None:
-    """Refuse an output path before any work is done: an existing file (unless ``force``),
-    or a folder that does not exist or cannot be written to.
-
-    Raises:
-        LoopmodelError: one line naming the path and the option.
-    """
-    import os
-
-    if os.path.exists(path) and not force:
-        hint = " (use --force)" if option == "--plot" else ""
-        raise LoopmodelError(f"{option}: output file exists; not overwritten{hint}", file=path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise LoopmodelError(f"{option}: folder {folder} does not exist", file=path)
-    if not os.access(folder, os.W_OK):
-        raise LoopmodelError(f"{option}: folder {folder} is not writable", file=path)
 
 
 def _check_p0(p0: float | None) -> None:
@@ -512,11 +494,8 @@ def _bytes_option(name: str, text: str, minimum: int) -> int:
 
 
 def cmd_machine(args, parser) -> int:
-    import os
-
     import yaml
 
-    from .errors import LoopmodelError
     from .fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
 
     if args.machine_command == "list":
@@ -530,17 +509,13 @@ def cmd_machine(args, parser) -> int:
         return 0
     if args.machine_command == "convert":
         if args.output:
-            _check_output_path(args.output, "-o")
+            check_new_output(args.output, "-o")
         data = read_yaml(args.file)
         conv = convert_kerncraft(data, args.file)
         validate(conv, args.file)
         text = yaml.safe_dump(conv, sort_keys=False, width=110, default_flow_style=None)
         if args.output:
-            try:
-                with open(args.output, "x", encoding="utf-8") as fh:  # "x": never overwrite
-                    fh.write(text)
-            except OSError as exc:
-                raise LoopmodelError(f"cannot write the output: {exc.strerror}", file=args.output) from None
+            write_new_output(args.output, text, "-o")
         else:
             print(text, end="")
         return 0

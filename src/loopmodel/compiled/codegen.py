@@ -61,7 +61,7 @@ def _parameters(kernel, defines) -> str:
 
 
 def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | None) -> list:
-    out = [f"/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
+    out = ["/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
            f"   (restrict) but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
            f"void {KERNEL}({_parameters(kernel, defines)})", "{"]
     for name, sc in kernel.scalars.items():

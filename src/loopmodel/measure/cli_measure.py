@@ -22,6 +22,7 @@ import os
 import sys
 
 from ..errors import DefineError
+from ..fileio.output import check_new_output, write_new_output
 from . import DEFAULT_FLAGS, KERNEL_NAMES
 
 DEFAULT_SIZE = "512 MiB"
@@ -82,25 +83,6 @@ def _parse_size(text: str) -> float:
         raise DefineError(f"--size: {exc}") from None
 
 
-def _check_output(path: str) -> None:
-    """Fail before measuring (minutes) rather than after, if the result could not be written."""
-    if os.path.lexists(path):
-        raise DefineError("output file exists; not overwriting it", file=path)
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise DefineError(f"directory '{parent}' does not exist", file=path)
-
-
-def _write_output(path: str, text: str) -> None:
-    try:
-        with open(path, "x", encoding="utf-8") as fh:  # "x": never replaces a file created meanwhile
-            fh.write(text)
-    except FileExistsError:
-        raise DefineError("output file exists; not overwriting it", file=path) from None
-    except OSError as exc:
-        raise DefineError(f"cannot write: {exc.strerror or exc}", file=path) from None
-
-
 def to_document(result, clock_hz: float | None = None) -> dict:
     """The JSON document of ``loopmodel measure`` (units in the key names)."""
     doc = result.to_dict()
@@ -120,7 +102,7 @@ def run(args) -> int:
     from .stream import run_stream
 
     if args.output:
-        _check_output(args.output)
+        check_new_output(args.output, "-o")
     threads = parse_threads(args.threads)
     size = _parse_size(args.size)
     if args.repetitions < 1:
@@ -149,7 +131,7 @@ def run(args) -> int:
     doc = to_document(result, clock_hz)
     text = json.dumps(doc, indent=1) + "\n"
     if args.output:
-        _write_output(args.output, text)
+        write_new_output(args.output, text, "-o")
     if args.json:
         sys.stdout.write(text)
     else:

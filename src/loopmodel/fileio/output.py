@@ -1,0 +1,44 @@
+"""Output files the user names (``-o``, ``--plot``): checked before the work, never overwritten.
+
+Nothing the user had is replaced: an existing file is refused (unless the command has a
+``--force`` and it was given), and the new file is created exclusively, so a file that
+appeared meanwhile is not replaced either.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import DefineError
+
+
+def check_new_output(path: str, option: str, force: bool = False) -> None:
+    """Fail before the work (which may take minutes) if ``path`` could not be written.
+
+    Raises:
+        DefineError: the file exists (and not ``force``; the hint names ``--force`` only
+            when ``force`` is an option of the command, ``option == "--plot"``), or its folder
+            does not exist or is not writable; one line naming the path and the option.
+    """
+    if os.path.lexists(path) and not force:
+        hint = " (use --force)" if option == "--plot" else ""
+        raise DefineError(f"{option}: output file exists; not overwritten{hint}", file=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise DefineError(f"{option}: folder {folder} does not exist", file=path)
+    if not os.access(folder, os.W_OK):
+        raise DefineError(f"{option}: folder {folder} is not writable", file=path)
+
+
+def write_new_output(path: str, text: str, option: str) -> None:
+    """Create ``path`` with ``text`` (UTF-8); never replaces a file.
+
+    Raises:
+        DefineError: the file exists by now, or the system refuses to write it (one line).
+    """
+    try:
+        with open(path, "x", encoding="utf-8") as fh:  # "x": never replaces a file created meanwhile
+            fh.write(text)
+    except FileExistsError:
+        raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
+    except OSError as exc:
+        raise DefineError(f"{option}: cannot write: {exc.strerror or exc}", file=path) from None

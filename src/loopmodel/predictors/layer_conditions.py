@@ -224,13 +224,8 @@ class LayerConditionAnalysis:
         loops = self.kernel.loops
         for level in range(len(loops) - 2, -1, -1):
             if vec[level].is_zero():
-                inner_trips = Poly.const(1)
-                for lp in loops[level + 1:]:
-                    t = lp.trip_count
-                    if any(s in self.kernel.loop_indices for s in t.symbols):
-                        return INF  # non-rectangular: no closed form
-                    inner_trips = inner_trips * t
-                return inner_trips - span
+                inner_trips = _trips(self.kernel, loops[level + 1:])
+                return INF if inner_trips is None else inner_trips - span  # non-rectangular: no closed form
         return INF
 
     def _requirement(self, t: Poly) -> Poly:
@@ -418,11 +413,18 @@ def _data_set_capacity(cache, csize: float, above: float) -> float:
 def _sweep_iterations(kernel) -> Poly:
     """Inner iterations of one sweep of the nest (the reuse distance across sweeps); zero if the
     bounds of a loop depend on an outer index (no closed form here)."""
+    total = _trips(kernel, kernel.loops)
+    return Poly() if total is None else total
+
+
+def _trips(kernel, loops) -> Poly | None:
+    """Product of the trip counts of ``loops`` (iterations of their nest), None if a bound
+    depends on a loop index (non-rectangular nest: no closed form here)."""
     total = Poly.const(1)
-    for lp in kernel.loops:
+    for lp in loops:
         t = lp.trip_count
         if any(s in kernel.loop_indices for s in t.symbols):
-            return Poly()
+            return None
         total = total * t
     return total
 

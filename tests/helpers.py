@@ -91,3 +91,37 @@ def run_main_inprocess(args, cwd) -> subprocess.CompletedProcess:
             err.write("Traceback (most recent call last):\n" + "".join(traceback.format_exc().splitlines(True)[1:]))
             rc = 1
     return subprocess.CompletedProcess(["loopmodel", *map(str, args)], rc, out.getvalue(), err.getvalue())
+
+
+@__import__("functools").lru_cache(maxsize=None)
+def tool_version(name: str) -> str | None:
+    """Version string ("12.2.0", "14.0.6", "0.7.1") of ``gcc``, ``llvm-mca`` or ``osaca`` as loopmodel
+    probes it (the versions it records with a compiled in-core result), or None when not installed."""
+    import re
+    import shutil
+
+    if name == "llvm-mca":
+        from loopmodel.compiled.llvm_mca import find_llvm_mca, version
+        path = find_llvm_mca()
+        text = version(path) if path else None
+    elif name == "osaca":
+        from loopmodel.compiled.osaca_backend import available, version
+        text = version() if available() else None
+    elif name == "gcc":
+        from loopmodel.compiled.compile import _version
+        path = shutil.which("gcc")
+        text = _version(path) if path else None  # "gcc (Debian 12.2.0-14) 12.2.0"
+    else:
+        raise ValueError(f"unknown tool {name!r}")
+    found = re.findall(r"\d+(?:\.\d+)+", text or "")
+    return found[-1] if found else None
+
+
+def requires_tool(name: str, version: str, why: str = "expected values read from its output"):
+    """Skip marker for a test whose expected numbers or strings were read from the output of one
+    version of a tool: skip unless ``name``'s version starts with the components of ``version``
+    ("12" matches 12.2.0, "0.7.1" only 0.7.1), saying which version was found."""
+    found = tool_version(name)
+    ok = found is not None and found.split(".")[:len(version.split("."))] == version.split(".")
+    reason = f"{name} {version} needed ({why}); found {found or 'none'}"
+    return pytest.mark.skipif(not ok, reason=reason)

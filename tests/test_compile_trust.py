@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from helpers import IVB, KERNELS, REFERENCE_MACHINES, SNB, run_cli
+from helpers import IVB, KERNELS, REFERENCE_MACHINES, SNB, requires_tool, run_cli
 
 from loopmodel.compiled.asm import find_kernel_block
 from loopmodel.compiled.codegen import generate_c
@@ -67,6 +67,7 @@ def test_gcc_reassociation_rule(extra):
 
 
 @needs_gcc
+@requires_tool("gcc", "12", "the table is gcc 12's behaviour")
 def test_gcc_reassociation_rule_matches_gcc(tmp_path):
     """The table above is what the installed gcc does: packed adds (vaddpd) in the dot product's loop
     only when it splits the reduction into partial sums (the in-order form adds scalars, vaddsd)."""
@@ -150,6 +151,7 @@ def _mnemonics(machine: str, kernel=TRIAD, defines=None, **kw) -> list:
 
 
 @needs_gcc
+@requires_tool("gcc", "12", "hand-checked gcc 12 assembly")
 def test_triad_unaligned_by_default_aligned_on_request():
     """SNB (gcc -march=corei7-avx): without alignment knowledge gcc splits every 32 B access into
     16 B halves (vmovupd xmm + vinsertf128, vextractf128 for the store), as in code whose arrays

@@ -68,7 +68,8 @@ def test_ecm_without_div_throughput_reports_the_transfers():
     assert all(c["cycles"] > 0 for c in e["contributions"])
     assert set(e["T_ECM"]) == {"L1", "L2", "MEM"} and all(v is None for v in e["T_ECM"].values())
     # eq. 4 without T_OL (A64FX: only T_OL overlaps): T_nOL plus the transfers up to the level
-    # T_nOL = 36.0, L1L2 = 40.0, L2MEM = 11.62 cy/CL (this run): L1 36.0, L2 36 + 40 = 76.0, MEM 76 + 11.62
+    # T_nOL = 2304 B loaded per CL / 64 B/cy = 36.0; L1L2 = (2304 + 256) B / 64 B/cy = 40.0; L2MEM = 11.62 cy/CL:
+    # eq. 4 without T_OL: L1 36.0, L2 36 + 40 = 76.0, MEM 76 + 11.62 = 87.62
     assert [c["cycles"] for c in e["contributions"]] == pytest.approx([40.0, 11.62], abs=0.01)
     assert e["T_transfer"] == pytest.approx({"L1": 36.0, "L2": 76.0, "MEM": 87.62}, abs=0.01)
     assert e["saturation_cores"] is None and e["multicore_T_ECM_MEM"] is None

@@ -125,3 +125,21 @@ def requires_tool(name: str, version: str, why: str = "expected values read from
     ok = found is not None and found.split(".")[:len(version.split("."))] == version.split(".")
     reason = f"{name} {version} needed ({why}); found {found or 'none'}"
     return pytest.mark.skipif(not ok, reason=reason)
+
+
+#: the resource table of an llvm-mca report for -mcpu=sandybridge (the same in every SNB report), up
+#: to the header of the per-iteration pressure row; a test adds the summary before it and the rows after
+SNB_MCA_RESOURCES = """Resources:
+[0]   - SBDivider
+[1]   - SBFPDivider
+[2]   - SBPort0
+[3]   - SBPort1
+[4]   - SBPort4
+[5]   - SBPort5
+[6.0] - SBPort23
+[6.1] - SBPort23
+
+
+Resource pressure per iteration:
+[0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]
+"""

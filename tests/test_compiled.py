@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from helpers import IVB, KERNELS, SKX, SNB, requires_tool, run_cli
+from helpers import IVB, KERNELS, SKX, SNB, SNB_MCA_RESOURCES, requires_tool, run_cli
 
 from loopmodel.compiled.asm import find_kernel_block
 from loopmodel.compiled.codegen import generate_c
@@ -84,20 +84,7 @@ Dispatch Width:    4
 Block RThroughput: 4.8
 
 
-Resources:
-[0]   - SBDivider
-[1]   - SBFPDivider
-[2]   - SBPort0
-[3]   - SBPort1
-[4]   - SBPort4
-[5]   - SBPort5
-[6.0] - SBPort23
-[6.1] - SBPort23
-
-
-Resource pressure per iteration:
-[0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]
- -      -     3.26   3.39   2.00   3.36   4.50   4.40
+""" + SNB_MCA_RESOURCES + """ -      -     3.26   3.39   2.00   3.36   4.50   4.40
 """
     rep = parse(text)
     assert rep.ports == {"SBDivider": 0.0, "SBFPDivider": 0.0, "SBPort0": 3.26, "SBPort1": 3.39, "SBPort4": 2.0,

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from helpers import IVB, KERNELS, SKX, SNB, analyze, reference_dir, requires_tool, run_cli, tool_version
+from helpers import IVB, KERNELS, SKX, SNB, SNB_MCA_RESOURCES, analyze, reference_dir, requires_tool, run_cli, tool_version
 
 from loopmodel.compiled import isa
 from loopmodel.compiled.incore import CompiledInCore, data_path_bound, to_incore_result, unaccounted
@@ -254,20 +254,7 @@ IPC:               3.02
 Block RThroughput: 4.0
 
 
-Resources:
-[0]   - SBDivider
-[1]   - SBFPDivider
-[2]   - SBPort0
-[3]   - SBPort1
-[4]   - SBPort4
-[5]   - SBPort5
-[6.0] - SBPort23
-[6.1] - SBPort23
-
-
-Resource pressure per iteration:
-[0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]  
- -      -     2.75   2.44   2.00   2.81   4.00   4.00   
+""" + SNB_MCA_RESOURCES + """ -      -     2.75   2.44   2.00   2.81   4.00   4.00   
 
 Resource pressure by instruction:
 [0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]  Instructions:

@@ -131,6 +131,9 @@ CASES = [
     kcase("transposed", "double a[N][N], b[N][N];\nfor (int j=0; j<N; j++)\n  for (int i=0; i<N; i++)\n"
           "    b[j][i] = a[i][j];\n", ("layer conditions do not apply", "stride"), "4:15",
           defines=("-D", "N=100", "-p", "LC")),  # with ECM/Roofline the traffic falls back to simulation
+    kcase("hash_define_word", "#define N abc\ndouble a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("#define",),
+          "1:1"),
+    kcase("deref_scalar", "double a[N]; double s;\nfor (int i=0; i<N; i++)\n  a[i] = *s;\n", ("pointer",), "3:11"),
     Case("missing_kernel", ["analyze", "nonexistent.c", "-m", IVB, "-D", "N=10"], ("cannot read", "no such file"),
          where="nonexistent.c: ", names="nonexistent.c"),
     Case("kernel_not_utf8", ["analyze", "k_latin1.c", "-m", IVB, "-D", "N=10"], ("utf-8",),
@@ -151,6 +154,8 @@ CASES = [
     mcase("link_not_adjacent", _set(["links", 1, "between"], ["L1", "L3"]), ("links[1]", "adjacent")),
     mcase("last_not_mem", _set(["memory_hierarchy", 3, "level"], "DRAM"), ("memory_hierarchy", "last level", "MEM")),
     mcase("sets_ways_size", _set(["memory_hierarchy", 0, "sets"], 65), ("memory_hierarchy[0]", "sets*ways")),
+    mcase("last_level_removed", lambda d: (d["memory_hierarchy"].pop(), d)[1], ("memory_hierarchy", "MEM")),
+    mcase("bandwidth_word", _set(["links", 0, "bandwidth"], "fast"), ("links[0].bandwidth", "fast")),
     mcase("unknown_overlap", _set(["overlap"], ["T_OL", "L9L10"]), ("overlap", "L9L10")),
     mcase("not_a_mapping", "- just\n- a list\n", ("mapping",)),
     mcase("empty_machine", "", ("mapping",)),
@@ -199,6 +204,12 @@ CASES = [
     dcase("lc_variable", ["-D", "N=5", "--lc-variable", "Q"], ("--lc-variable", "Q")),
     dcase("mem_bw_zero", ["-D", "N=5", "--mem-bw", "0 GB/s"], ("--mem-bw",)),
     dcase("mem_bw_negative", ["-D", "N=5", "--mem-bw=-5 GB/s"], ("--mem-bw",)),
+    dcase("alignment_zero", ["-D", "N=1000", "--array-alignment", "0"], ("--array-alignment", ">= 1")),
+    dcase("alignment_unit", ["-D", "N=1000", "--array-alignment", "3 GHz"], ("--array-alignment", "GHz")),
+    dcase("padding_negative", ["-D", "N=1000", "--array-padding=-64"], ("--array-padding", ">= 0")),
+    dcase("padding_fraction", ["-D", "N=1000", "--array-padding", "1.5 B"], ("--array-padding", "whole number")),
+    dcase("cache_predictor_choice", ["-D", "N=1000", "--cache-predictor", "pycachesim"],
+          ("--cache-predictor", "invalid choice")),
 ]
 
 IDS = [c.id for c in CASES]
@@ -213,7 +224,8 @@ IN_PROCESS = {
     "bandwidth_no_unit", "victim_first", "measurements_length", "missing_machine_file", "define_negative",
     "define_range_too_many", "define_no_value", "define_no_equals", "define_float",
     "define_kerncraft_zero_points", "define_missing_second", "cores_not_int", "cache_factor", "unit_choice",
-    "lc_variable",
+    "lc_variable", "hash_define_word", "deref_scalar", "last_level_removed", "bandwidth_word", "alignment_zero",
+    "alignment_unit", "padding_negative", "padding_fraction", "cache_predictor_choice",
 }
 assert IN_PROCESS <= set(IDS)
 for _c in CASES:
@@ -334,3 +346,19 @@ def test_console_script_reports_like_module(tmp_path):
                        cwd=tmp_path)
     assert p.returncode == 2
     assert p.stderr == "loopmodel: bad.c:3:3: 'if' statements not supported in kernels\n"
+
+
+def test_transposed_access_falls_back_to_simulation(tmp_path):
+    """Not an error when a model other than LC is asked for: the traffic comes from the cache simulation."""
+    import json
+
+    (tmp_path / "t.c").write_text("double a[N][N], b[N][N];\nfor(int j=0;j<N;j++) for(int i=0;i<N;i++) "
+                                  "b[j][i]=a[i][j]+a[j][i];\n")
+    p = run_main_inprocess(["analyze", "t.c", "-m", IVB, "-D", "N=2000", "--json"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["traffic_predictor"] == "SIM"
+    assert doc["layer_conditions"] == []
+    assert any("layer conditions do not apply" in n and "cache simulation instead" in n for n in doc["notes"])
+    # a[i][j] walks a column: every iteration touches a new line of a (8 CL per CL of b), b and a[j][i] stream
+    assert 9.5 <= doc["traffic"][0]["loads_cl"] <= 10.5

@@ -190,11 +190,9 @@ def test_cli_scaling_compares_with_measurement(tmp_path):
     assert 0 < doc["fitted_p0"] <= 0.75
 
 
-def test_validation_data_on_the_16_core_device():
+def _device_validation_points():
     """The stored measurement of the 16-vCPU Xeon (benchmarks/results/device-xeon-16c) against the
-    machine model built from its measured clock and bandwidth (examples/machines/XeonEMR_16vCPU.yml).
-    Saturated region (13-16 threads): within 10 % (the bandwidth is measured); single core: the
-    model without a latency penalty over-predicts (+65 %), as recorded in the issue's closing note."""
+    machine model built from its measured clock and bandwidth (examples/machines/XeonEMR_16vCPU.yml)."""
     from helpers import ROOT
     meas = str(ROOT / "benchmarks/results/device-xeon-16c/daxpby.json")
     p = run_cli("scaling", "examples/kernels/daxpby.c", "-m", "examples/machines/XeonEMR_16vCPU.yml",
@@ -202,6 +200,20 @@ def test_validation_data_on_the_16_core_device():
     assert p.returncode == 0, p.stderr
     pts = json.loads(p.stdout)["curves"][0]["points"]
     assert len(pts) == 16
-    for pt in pts[12:]:
+    return pts
+
+
+def test_validation_data_on_the_16_core_device():
+    """Saturated region (13-16 threads): within 10 % (the bandwidth is measured)."""
+    for pt in _device_validation_points()[12:]:
         assert abs(pt["relative_error"]) < 0.10, pt
-    assert 0.5 < pts[0]["relative_error"] < 0.8
+
+
+@pytest.mark.xfail(strict=True, reason="the machine model has no latency penalty for this Xeon: one core is "
+                   "predicted at 1.381 G it/s against 0.837 measured (+65 %, benchmarks/results/validation.txt)")
+def test_validation_single_core_on_the_16_core_device():
+    """One core: the prediction should meet the measured 0.837 G it/s within 10 %, as the saturated
+    region does; the model without a latency penalty over-predicts it (+65 %)."""
+    one = _device_validation_points()[0]
+    assert one["measured_it_per_s"] == pytest.approx(0.837e9, rel=0.01)
+    assert abs(one["relative_error"]) < 0.10, one

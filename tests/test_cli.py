@@ -147,8 +147,14 @@ def test_json_document_structure(runs):
     assert [lv["level"] for lv in r["levels"]] == ["L1", "L2", "L3", "MEM"]
     assert r["bottleneck"] in ("CPU", "L1", "L2", "L3", "MEM")
     assert _num(r["performance_flop_s"]) and r["performance_flop_s"] > 0
-    roofs = [r["cpu_performance_flop_s"]] + [lv["performance_flop_s"] for lv in r["levels"]]
-    assert r["performance_flop_s"] == pytest.approx(min(roofs))
+    # MEM: 41 FLOP/it * 8 it / 768 B = 0.427 FLOP/B (Listing 4: 0.43) at the one-core triad bandwidth
+    # 15.21 GB/s = 6.497 GFLOP/s, below the CPU (18.92) and the L1-L3 roofs (21.72, 13.59, 14.65 GFLOP/s)
+    # (Listing 4: 7.65 GFLOP/s at its copy bandwidth 17.91 GB/s)
+    mem = r["levels"][-1]
+    assert mem["intensity_flop_per_B"] == pytest.approx(41 * 8 / 768) and mem["bandwidth_B_s"] == 15.2125e9
+    assert r["performance_flop_s"] == pytest.approx(6.497e9, rel=1e-4)
+    assert [r["cpu_performance_flop_s"]] + [lv["performance_flop_s"] for lv in r["levels"][:3]] == pytest.approx(
+        [18.923e9, 21.715e9, 13.594e9, 14.654e9], rel=1e-4)
     assert r["bottleneck"] == "MEM"  # Listing 4: MEM bottleneck
     for lv in r["levels"]:
         assert _num(lv["performance_flop_s"]) and _num(lv["bandwidth_B_s"])

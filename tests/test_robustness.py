@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import pytest
 import yaml

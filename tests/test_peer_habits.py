@@ -146,3 +146,28 @@ def test_help_names_the_kerncraft_spellings(capsys):
     for spelling in ("--define N 1000", "-P/--cache-predictor", "-i/--incore-model", "cy/It", "ECMData", "ECMCPU",
                      "RooflineFLOP", "--json FILE"):
         assert spelling in out
+
+
+def test_peer_suite_reads_kernel_facts_from_the_kernel_ir():
+    """The harness's mapping of the peer's tests/test_kernel.py, on loopmodel's own 2D 5-point
+    kernel (no peer needed): at N=10, M=20 each array is 20*10*8 B, and the first iteration
+    (j = i = 1) reads a at byte 8*(1*10+0), 8*(1*10+2), 8*(0*10+1), 8*(2*10+1) and writes b
+    (placed after a) at 1600 + 8*(1*10+1), counted by hand."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import peer_suite as ps
+
+    from loopmodel.fileio.c_kernel import parse_kernel_file
+
+    k, _ = parse_kernel_file(FIVE)
+    sizes = {"N": 10, "M": 20}
+    assert ps.array_sizes_bytes(k, sizes) == {"a": 1600, "b": 1600}
+    assert ps.first_offsets(k, sizes) == ([8, 80, 96, 168], [1688])
+    assert ps.iteration_count(k, sizes) == 18 * 8
+    assert ps.suite_of("test_global_offsets_2d") == "test_kernel.py"
+    # the runs pass the peer's own spellings now that they are aliases
+    options = " ".join(" ".join(c.options) for c in ps.all_cases())
+    assert "-p ECMData" in options and "-P SIM" in options and "-i OSACA" in options
+    assert "--cache-predictor" not in options

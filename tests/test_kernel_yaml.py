@@ -141,3 +141,10 @@ def test_kernel_loader_picks_the_front_end_by_suffix():
     assert text.startswith("/* daxpy") and notes == ()
     k, defaults, text, notes = load_kernel_file(str(EXAMPLES / "daxpy.yml"))
     assert text is None and defaults == {} and any("FMA" in n for n in notes)
+
+
+def test_codegen_refuses_a_yaml_description_in_one_line(capsys):
+    rc = main(["codegen", str(EXAMPLES / "daxpy.yml"), "-D", "N=1000"])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert "codegen needs a C kernel" in err and "daxpy.yml" in err

@@ -445,8 +445,8 @@ def cmd_app(args) -> int:
     from .analysis import Analyzer, Options
     from .errors import DefineError
     from .fileio.app_file import read_app
-    from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import expand
+    from .fileio.kernel_yaml import load_kernel_file
     from .models.application import predict
     from .report import application as rep
 
@@ -461,10 +461,10 @@ def cmd_app(args) -> int:
     _check_p0(args.p0)
     analyses = []
     for k in spec.kernels:
-        kernel, _ = parse_kernel_file(k.path)
+        kernel, _, text, notes = load_kernel_file(k.path)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
         opts = Options(models=("ECM",), incore=args.incore, use_cache=not args.no_cache,
-                       kernel_text=_read_text(k.path), machine_file=str(args.machine),
+                       kernel_text=text, notes=notes, machine_file=str(args.machine),
                        trust_machine_flags=args.trust_machine_flags)
         analyses.append(Analyzer(kernel, machine, opts).run(defines))
         analyses[-1].ecm.require_known()
@@ -537,17 +537,15 @@ def _read_measured(path: str) -> dict:
         raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_per_s'") from None
 
 
-def _read_text(path):
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
-
-
 def cmd_codegen(args) -> int:
     from .compiled.codegen import generate_c
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import expand
+    from .fileio.kernel_yaml import YAML_SUFFIXES
 
+    if str(args.kernel).lower().endswith(YAML_SUFFIXES):
+        raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
     kernel, defaults = parse_kernel_file(args.kernel)
     points = expand(args.define, defaults)
     if len(points) != 1:

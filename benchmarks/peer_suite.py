@@ -10,8 +10,14 @@ and machine files, read unchanged from its source tree at run time, to
 
     case | quantity | peer expects | loopmodel | holds / fails (...) / error: ... / not mapped: ...
 
-The expected numbers below are transcribed from the peer's tests/test_kerncraft.py and
-tests/test_layer_condition.py (no code or file of the peer is copied). "holds" uses the
+The expected numbers below are transcribed from the peer's tests/test_kerncraft.py,
+tests/test_layer_condition.py and tests/test_kernel.py (no code or file of the peer is
+copied; the two inline kernels of test_kernel.py are read from that file at run time).
+The runs pass the peer's own spellings where loopmodel accepts them as aliases
+(``-p ECMData``, ``-p ECMCPU``, ``-p RooflineFLOP``, ``-P SIM``, ``-i OSACA``, ``-D N 1000``).
+test_kernel.py's kernel-parsing facts (array sizes, iteration count, first-iteration
+byte offsets, accesses per iteration, YAML description vs C code) are read from
+loopmodel's kernel IR (this checkout's src/, imported in-process). "holds" uses the
 tolerance of the peer's assertion: ``assertRelativlyEqual(actual, desired, r)`` as
 |actual - desired| / |desired| <= r (the peer also takes that ``% 1.0``, which would let
 a value off by a whole multiple pass; not reproduced), ``assertAlmostEqual(.., places=n)``
@@ -244,26 +250,27 @@ def ecm_cases() -> list:
     its default in-core model the machine file's first (OSACA in both test machines)."""
     sweep = D("N", "10000-100000:2log10", "N", 1000, "M", 50)
     points = Check("sweep points (peer: a repeated -D N adds values)", 3, ("eq",), n_points)
-    data = ("-p", "ECM", "--incore", "analytic")
-    osaca = ("-p", "ECM", "--incore", "osaca", "--compiler", "gcc")
+    data = ("-p", "ECMData")  # the peer's model name (loopmodel: ECM, analytic in-core part)
+    osaca = ("-p", "ECMCPU", "-i", "OSACA", "--compiler", "gcc")
     big = D("N", 2000, "M", 1000)
     return [
-        Case("test_2d5pt_ECMData_SIM", "2d-5pt.c", SNB, sweep, data + ("--cache-predictor", "sim"),
+        Case("test_2d5pt_ECMData_SIM", "2d-5pt.c", SNB, sweep, data + ("-P", "SIM"),
              (("N", 1000), ("M", 50)), (points,) + _ecm_data_checks(6, 6, 0.0, 3),
-             "the peer's checks read the N=1000, M=50 point; ECMData maps to loopmodel's ECM "
-             "contributions (--incore analytic, the data terms do not depend on it)"),
-        Case("test_2d5pt_ECMData_LC", "2d-5pt.c", SNB, sweep, data + ("--cache-predictor", "lc"),
+             "the peer's checks read the N=1000, M=50 point; -p ECMData is loopmodel's ECM "
+             "contributions (in-core part analytic, the data terms do not depend on it)"),
+        Case("test_2d5pt_ECMData_LC", "2d-5pt.c", SNB, sweep, data + ("-P", "LC"),
              (("N", 1000), ("M", 50)), (points,) + _ecm_data_checks(6, 6, 0.0, 2)),
         Case("test_sclar_product_ECMData", "scalar_product.c", HSW, D("N", 10000),
-             data + ("--cache-predictor", "sim"), (), _ecm_data_checks(2, 0.0, 0.0, 2, 2)),
+             data + ("-P", "SIM"), (), _ecm_data_checks(2, 0.0, 0.0, 2, 2)),
         Case("test_copy_ECMData", "copy.c", HSW, D("N", 1000000),
-             data + ("--cache-predictor", "sim"), (), _ecm_data_checks(3, 6, 0, 2)),
+             data + ("-P", "SIM"), (), _ecm_data_checks(3, 6, 0, 2)),
         Case("test_copy_ECMData_LC", "copy.c", HSW, D("N", 1000000),
-             data + ("--cache-predictor", "lc"), (), _ecm_data_checks(3, 6, 0, 0)),
+             data + ("-P", "LC"), (), _ecm_data_checks(3, 6, 0, 0)),
         Case("test_2d5pt_ECMCPU", "2d-5pt.c", SNB, big, osaca, (), _incore_checks(11, 8),
              "the peer's default in-core model is the machine file's first, OSACA"),
         Case("test_2d5pt_ECMCPU_OSACA", "2d-5pt.c", SNB, big, osaca, (), _incore_checks(10, 10)),
-        Case("test_2d5pt_ECM", "2d-5pt.c", SNB, big, osaca + ("--cache-predictor", "sim"), (),
+        Case("test_2d5pt_ECM", "2d-5pt.c", SNB, big,
+             ("-p", "ECM", "-i", "OSACA", "--compiler", "gcc", "-P", "SIM"), (),
              _incore_checks(11, 8) + (
                  Check("T_L1L2 [cy/CL] (peer 'L2')", 10, ("rel", 0.05), ecm_term("L2")),
                  Check("T_L2L3 [cy/CL] (peer 'L3')", 6, ("rel", 0.05), ecm_term("L3")),
@@ -308,13 +315,12 @@ def roofline_cases() -> list:
                  field("roofline_asm", "bottleneck")))
     return [
         Case("test_2d5pt_RooflineFLOP", "2d-5pt.c", SNB, D("N", "1024-4096:3log2", "M", 50),
-             ("-p", "Roofline", "--incore", "analytic", "--cache-predictor", "sim"),
+             ("-p", "RooflineFLOP", "--incore", "analytic", "-P", "SIM"),
              (("N", 4096), ("M", 50)), tuple(checks),
              "the peer's checks read N=4096 and its default predictor is SIM; It/B is "
              "loopmodel's iterations per CL over the level's bytes per CL"),
         Case("test_2d5pt_RooflineASM", "2d-5pt.c", SNB, D("N", 4000, "M", 1000),
-             ("-p", "RooflineASM", "--incore", "osaca", "--compiler", "gcc",
-              "--cache-predictor", "sim"), (), asm),
+             ("-p", "RooflineASM", "-i", "OSACA", "--compiler", "gcc", "-P", "SIM"), (), asm),
         Case("test_2d5pt_Benchmark", None, checks=(Check(
             "measured runtime, MEM volume, MFLOP/s", "values", why="the peer runs the kernel "
             "under (a dummy) likwid-perfctr; loopmodel measures only its daxpby/triad"),)),
@@ -481,6 +487,140 @@ def lc_cases() -> list:
     ]
 
 
+# ---------------------------------------------------------------- test_kernel.py (kernel IR)
+
+#: the peer's tests/test_kernel.py expectations at N=10, M=20 (8 B doubles): array sizes in
+#: bytes, the iteration count, and the byte addresses of the first iteration's reads and
+#: writes with the arrays laid out back to back in declaration order (spacing 0).
+KERNEL_SIZES = {"N": 10, "M": 20}
+OFFSETS_2D = ([(1 * 10 + 0) * 8, (1 * 10 + 2) * 8, (0 * 10 + 1) * 8, (2 * 10 + 1) * 8],
+              [1600 + (1 * 10 + 1) * 8])
+OFFSETS_3D = ([(1 * 100 + 1 * 10 + i) * 8 for i in (1, 0, 2)]
+              + [(1 * 100 + j * 10 + 1) * 8 for j in (0, 2)]
+              + [(k * 100 + 1 * 10 + 1) * 8 for k in (2, 0)],
+              [16000 + (1 * 100 + 1 * 10 + 1) * 8])
+#: inline kernels of test_kernel.py (read from that file at run time): test -> loads/stores
+INLINE_KERNELS = {"test_global_offsets_consts_array": "5/2",
+                  "test_global_offsets_variable_small_array": "2/1"}
+INLINE_KERNEL = re.compile(r"KernelCode\(\s*(?:'''|\"\"\")(.*?)(?:'''|\"\"\")", re.S)
+
+
+def _loopmodel_ir():
+    """loopmodel's kernel front-ends from this checkout (imported in-process)."""
+    src = os.path.join(ROOT, "src")
+    if src not in sys.path:
+        sys.path.insert(0, src)
+    from loopmodel.fileio.c_kernel import parse_kernel, parse_kernel_file
+    from loopmodel.fileio.kernel_yaml import parse_kernel_yaml_file
+    return parse_kernel, parse_kernel_file, parse_kernel_yaml_file
+
+
+def array_sizes_bytes(kernel, sizes) -> dict:
+    """Bytes of each array at ``sizes`` (scalars are not arrays), as the peer's array_sizes."""
+    return {n: int(a.size_elements.evaluate(sizes)) * a.element_size
+            for n, a in kernel.arrays.items()}
+
+
+def iteration_count(kernel, sizes) -> int:
+    """Iterations of the whole nest (bounds independent of outer indices, as in the peer's test)."""
+    total = 1
+    for lp in kernel.loops:
+        total *= int(lp.iterations(sizes))
+    return total
+
+
+def first_offsets(kernel, sizes) -> tuple:
+    """Sorted byte addresses of the reads and of the writes in the first iteration: every
+    loop index at its start, the arrays back to back from address 0 in declaration order."""
+    base, at = {}, 0
+    for n, a in kernel.arrays.items():
+        base[n] = at
+        at += int(a.size_elements.evaluate(sizes)) * a.element_size
+    point = dict(sizes)
+    for lp in kernel.loops:
+        point[lp.index] = int(lp.start.evaluate(point))
+
+    def addr(acc):
+        size = kernel.arrays[acc.array].element_size
+        return base[acc.array] + int(acc.offset.evaluate(point)) * size
+    return sorted(map(addr, kernel.reads)), sorted(map(addr, kernel.writes))
+
+
+def ir_facts(kernel) -> dict:
+    """What the peer's test_from_description compares, in loopmodel's kernel IR terms."""
+    return {"flops (operation counts per it)": dict(kernel.operations),
+            "sources (read accesses)": {(a.array, a.offset) for a in kernel.reads},
+            "destinations (written accesses)": {(a.array, a.offset) for a in kernel.writes},
+            "datatype": sorted({a.ctype for a in kernel.arrays.values()}),
+            "variables (arrays: type, dimensions)": {n: (a.ctype, a.dims)
+                                                     for n, a in kernel.arrays.items()},
+            "loop stack (index, start, stop, step)": [(lp.index, lp.start, lp.stop, lp.step)
+                                                      for lp in kernel.loops]}
+
+
+def inline_kernel(test_py: str, test: str) -> str:
+    """The C text given to KernelCode in the peer's test method ``test``."""
+    with open(test_py) as f:
+        text = f.read()
+    body = re.search(rf"def {test}\(self\):(.*?)(?:\n    def |\Z)", text, re.S)
+    m = INLINE_KERNEL.search(body.group(1)) if body else None
+    if not m:
+        raise Missing(f"no inline kernel in {test}")
+    return m.group(1)
+
+
+def ir_check(quantity, expected, compute) -> Check:
+    """A check on loopmodel's kernel IR (no loopmodel run): ``compute()`` gives the value."""
+    return Check(quantity, expected, ("eq",), lambda _o: compute(), needs_json=False)
+
+
+def kernel_cases(test_files: str) -> list:
+    """tests/test_kernel.py: kernel-parsing facts checked on loopmodel's kernel IR."""
+    parse_kernel, parse_file, parse_yaml = _loopmodel_ir()
+    path = lambda name: os.path.join(test_files, name)  # noqa: E731
+    two = lambda: parse_file(path("2d-5pt.c"))[0]  # noqa: E731
+    three = lambda: parse_file(path("3d-7pt.c"))[0]  # noqa: E731
+    sz = KERNEL_SIZES
+    cases = [
+        Case("test_array_sizes_2d", None, checks=(ir_check(
+            "array sizes [B] at N=10, M=20", {"a": 1600, "b": 1600},
+            lambda: array_sizes_bytes(two(), sz)),)),
+        Case("test_array_sizes_3d", None, checks=(ir_check(
+            "array sizes [B] at N=10, M=20", {"a": 16000, "b": 16000},
+            lambda: array_sizes_bytes(three(), sz)),)),
+        Case("test_iterations_sizes_2d_linear", None, checks=(ir_check(
+            "iterations of copy-2d-linearized.c at N=10, M=20", 200,
+            lambda: iteration_count(parse_file(path("copy-2d-linearized.c"))[0], sz)),)),
+    ]
+    for name, kern, (reads, writes) in (("test_global_offsets_2d", two, OFFSETS_2D),
+                                        ("test_global_offsets_3d", three, OFFSETS_3D)):
+        cases.append(Case(name, None, checks=(
+            ir_check("first-iteration read addresses [B]", sorted(reads),
+                     lambda k=kern: first_offsets(k(), sz)[0]),
+            ir_check("first-iteration write addresses [B]", sorted(writes),
+                     lambda k=kern: first_offsets(k(), sz)[1]))))
+    test_py = os.path.join(os.path.dirname(test_files), "test_kernel.py")
+    for i, (name, counts) in enumerate(INLINE_KERNELS.items()):
+        def per_it(name=name):
+            k, _ = parse_kernel(inline_kernel(test_py, name), f"test_kernel.py:{name}")
+            return f"{k.loads_per_iteration()}/{k.stores_per_iteration()}"
+        cases.append(Case(name, None, checks=(ir_check(
+            "load/store offsets per it (loads/stores)", counts, per_it),), note="" if i else (
+            "the peer's per-iteration offsets leave out loop-invariant accesses (A[0][1]); "
+            "loopmodel's loads/stores per it that move with the inner loop")))
+    yml = lambda: ir_facts(parse_yaml(path("2d-5pt.yml"))[0])  # noqa: E731
+    code = lambda: ir_facts(two())  # noqa: E731
+
+    def same(key):
+        y, c = yml()[key], code()[key]
+        return "equal" if y == c else f"{y} vs {c}"
+    cases.append(Case("test_from_description", None, checks=tuple(
+        ir_check(f"2d-5pt.yml = 2d-5pt.c: {key}", "equal", lambda key=key: same(key))
+        for key in ir_facts(two())), note="the YAML description read by loopmodel.fileio."
+        "kernel_yaml, the C code by loopmodel's C front-end; both as kernel IR"))
+    return cases
+
+
 # ---------------------------------------------------------------- judging and reporting
 
 def judge(expected, actual, tol) -> tuple:
@@ -520,6 +660,9 @@ def evaluate(case: Case, out: Outcome | None) -> list:
 
 
 def suite_of(case_name: str) -> str:
+    if case_name.startswith(("test_array_sizes", "test_iterations_sizes", "test_global_offsets",
+                             "test_from_description")):
+        return "test_kernel.py"
     if case_name.startswith(("test_kernel_requirements", "test_3d_7pt", "test_constantdim")):
         return "test_layer_condition.py"
     if case_name.startswith(("test_argument_parser", "test_space")):
@@ -605,7 +748,7 @@ def main(argv=None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="peer-suite-") as tmp:
         kernel_dir = stripped_copies(test_files, tmp) if a.strip_swap else test_files
-        cases = all_cases()
+        cases = all_cases() + kernel_cases(test_files)
         text = report(run_cases(cases, kernel_dir, test_files), cases, a.strip_swap)
     print(text, end="")
     if a.out:

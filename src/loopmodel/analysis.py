@@ -58,7 +58,10 @@ class Options:
             the allow-list check (``--trust-machine-flags``).
         machine_file: the machine file's path or built-in name (for error messages).
         use_cache: read and write the per-user cache of compiled analyses.
-        kernel_text: the kernel file's text (needed by compiled analyses).
+        kernel_text: the kernel file's text (needed by compiled analyses; None for a YAML kernel
+            description, which has no C code: analytic in-core model).
+        notes: notes that go with every result (e.g. how a Kerncraft model name or a YAML
+            kernel description was read).
     """
 
     models: tuple = MODELS
@@ -84,6 +87,7 @@ class Options:
     assume_aligned: int | None = None
     trust_machine_flags: bool = False
     machine_file: str | None = None
+    notes: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -214,7 +218,7 @@ class Analyzer:
             incore, compiled = incore or asm_incore, compiled or asm_compiled
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth, unknown) if "ECM" in opt.models else None
         roof = None
-        notes += list(traffic.notes) + (list(incore.notes) if incore is not None else [])
+        notes += list(opt.notes) + list(traffic.notes) + (list(incore.notes) if incore is not None else [])
         if "Roofline" in opt.models:
             try:
                 roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)

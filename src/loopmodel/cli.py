@@ -14,7 +14,19 @@ from . import __version__
 from .errors import LoopmodelError
 from .fileio.output import check_new_output, write_new_output
 
-MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC", "rooflineasm": "RooflineASM"}
+MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC", "rooflineasm": "RooflineASM",
+               # Kerncraft's model names: ECMData (data-transfer terms), ECMCPU (in-core part), RooflineFLOP
+               "ecmdata": "ECM", "ecmcpu": "ECM", "rooflineflop": "Roofline"}
+#: what Kerncraft's model names show in loopmodel's output (a note with the result)
+PEER_MODEL_NOTES = {
+    "ecmdata": "-p ECMData (Kerncraft): the data-transfer terms are the ECM contributions after T_nOL "
+               "(T_L1L2, T_L2L3, T_L3MEM in the ECM line); in-core part from the analytic model unless --incore is given",
+    "ecmcpu": "-p ECMCPU (Kerncraft): the in-core part is T_OL || T_nOL, the first two terms of the ECM line",
+}
+#: Kerncraft's -i/--incore-model values -> loopmodel's --incore
+INCORE_NAMES = {"auto": "auto", "llvm-mca": "llvm-mca", "osaca": "osaca", "analytic": "analytic"}
+#: suffixes of kernel files: after ``--json`` such a name is the kernel, not the JSON output file
+KERNEL_SUFFIXES = (".c", ".yml", ".yaml")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,12 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"loopmodel {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
-    a = sub.add_parser("analyze", help="analyze a kernel on a machine model")
-    _analysis_args(a)
+    a = sub.add_parser("analyze", help="analyze a kernel on a machine model",
+                       epilog="Kerncraft spellings accepted: -D/--define N 1000, -P/--cache-predictor LC|SIM, "
+                              "-i/--incore-model OSACA|LLVM-MCA, --unit cy/It|It/s|FLOP/s|cy/CL, -p ECMData "
+                              "(= ECM, data-transfer terms; analytic in-core unless -i is given), -p ECMCPU (= ECM, "
+                              "in-core part T_OL || T_nOL), -p RooflineFLOP (= Roofline), --json FILE (writes a new "
+                              "file; an existing one is not overwritten).")
+    _analysis_args(a, json_file=True)
     a.add_argument("-p", "--pmodel", action="append", default=[], metavar="MODEL",
-                   help="LC, ECM, Roofline, RooflineASM (repeatable; default: LC, ECM and Roofline)")
+                   help="LC, ECM, Roofline, RooflineASM (repeatable; default: LC, ECM and Roofline); Kerncraft's "
+                        "ECMData, ECMCPU and RooflineFLOP are aliases (see below)")
     a.add_argument("--cores", "-c", type=int, default=1, help="active cores (default 1)")
-    a.add_argument("--unit", "-u", default="cy/CL", choices=UNITS, help="unit of predictions (default cy/CL)")
+    a.add_argument("--unit", "-u", default="cy/CL", choices=UNITS, type=_unit_name,
+                   help="unit of predictions (default cy/CL; case-insensitive, so Kerncraft's cy/It, It/s work)")
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
 
@@ -93,13 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _analysis_args(a) -> None:
-    """Options shared by ``analyze`` and ``scaling``: kernel, machine, sizes, predictors, in-core."""
-    a.add_argument("kernel", help="C kernel file")
+def _analysis_args(a, json_file: bool = False) -> None:
+    """Options shared by ``analyze`` and ``scaling``: kernel, machine, sizes, predictors, in-core
+    (``json_file``: ``--json`` may name an output file, see :func:`json_file_argv`)."""
+    a.add_argument("kernel", help="C kernel file, or a Kerncraft YAML kernel description (.yml/.yaml)")
     a.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
     a.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                    help="size constant: N=1000, N=100:2000:100 (stop included), or Kerncraft's "
-                        "'N 1000' / N=10-1000:5[log[10]]")
+                        "'-D N 1000' / '--define N 1000' / N=10-1000:5[log[10]]")
     a.add_argument("--clock", metavar="FREQ", help="core clock override, e.g. '2.2 GHz' (core-cycle work scales "
                                                    "with it; memory bandwidth in B/s does not)")
     a.add_argument("--cache-factor", type=float, default=1.0,
@@ -113,9 +133,10 @@ def _analysis_args(a) -> None:
                     help="reductions keep their loop-carried dependency (no partial sums)")
     a.add_argument("--mem-bw", metavar="BW", help="override the saturated memory bandwidth, e.g. '63.4 GB/s'")
     a.add_argument("--lc-variable", metavar="NAME", help="size constant to solve layer conditions for")
-    a.add_argument("--cache-predictor", choices=("lc", "sim"), default="lc",
+    a.add_argument("--cache-predictor", "-P", choices=("lc", "sim"), default="lc", type=str.lower,
                    help="data traffic from layer conditions (default; cache simulation where they do not "
-                        "apply) or from cache simulation")
+                        "apply) or from cache simulation (case-insensitive: Kerncraft's LC, SIM; Kerncraft's "
+                        "default is SIM)")
     a.add_argument("--sweeps", choices=("repeated", "single"), default="repeated",
                    help="the kernel runs in repeated sweeps (default: data that fit in a cache stay there "
                         "between sweeps) or once (single: every array comes from memory)")
@@ -124,9 +145,10 @@ def _analysis_args(a) -> None:
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
                    help="cache simulation: array i (declaration order) starts i times this many bytes after its "
                         "aligned position (default '0 B')")
-    a.add_argument("--incore", choices=("auto", "llvm-mca", "osaca", "analytic"), default="auto",
+    a.add_argument("--incore", "-i", "--incore-model", choices=tuple(INCORE_NAMES), default=None, type=_incore_name,
                    help="in-core time from llvm-mca or OSACA on the compiled kernel, or from the analytic "
-                        "model (default auto: llvm-mca, else OSACA, else analytic)")
+                        "model (default auto: llvm-mca, else OSACA, else analytic; case-insensitive, so "
+                        "Kerncraft's OSACA and LLVM-MCA work; IACA is not supported)")
     a.add_argument("--compiler", help="compiler for the in-core analysis (default: the machine file's gcc entry, e.g. "
                                       "gcc-12, else gcc; the cross compiler for another ISA)")
     a.add_argument("--compiler-flags", metavar="FLAGS", help="override the machine model's compiler flags")
@@ -140,14 +162,64 @@ def _analysis_args(a) -> None:
     a.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
     a.add_argument("--nt-stores", action="store_true",
                    help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
-    a.add_argument("--json", action="store_true", help="print one JSON document; for -D ranges one document per line as it is computed "
-                        "(JSON Lines)")
+    json_help = ("print one JSON document; for -D ranges one document per line as it is computed (JSON Lines)")
+    if json_file:
+        json_help += ("; '--json FILE' or '--json=FILE' (Kerncraft's spelling) writes that to FILE, a new file (an "
+                      "existing one is not overwritten), and prints the text report; the word after --json is FILE "
+                      "unless it starts with '-', ends in .c/.yml/.yaml, or names an existing file other than *.json")
+        a.add_argument("--json-file", metavar="FILE", help=argparse.SUPPRESS)
+    a.add_argument("--json", action="store_true", help=json_help)
+
+
+def _unit_name(text: str) -> str:
+    """``--unit``, case-insensitive (Kerncraft writes cy/It, It/s) -> the spelling of report.units.UNITS."""
+    from .report.units import UNITS
+
+    return {u.lower(): u for u in UNITS}.get(text.lower(), text)
+
+
+def _incore_name(text: str) -> str:
+    """``--incore``/``-i``, case-insensitive (Kerncraft's OSACA, LLVM-MCA); IACA is refused in one line."""
+    if text.lower() == "iaca":
+        raise argparse.ArgumentTypeError("IACA is not supported (choose OSACA, LLVM-MCA or analytic)")
+    return INCORE_NAMES.get(text.lower(), text)
+
+
+def json_file_argv(argv: list) -> list:
+    """``analyze ... --json FILE`` / ``--json=FILE`` (Kerncraft's spelling) -> ``--json --json-file FILE``.
+
+    The word after ``--json`` is the output file unless it starts with ``-``, ends in a kernel
+    suffix (:data:`KERNEL_SUFFIXES`) or names an existing file other than ``*.json`` (then it is
+    the kernel, and ``--json`` prints JSON on stdout as before). Other commands are unchanged.
+    """
+    import os
+
+    if not argv or argv[0] != "analyze":
+        return argv
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--json="):
+            out += ["--json", "--json-file", a.split("=", 1)[1]]
+        elif a == "--json" and i + 1 < len(argv) and _is_json_file(argv[i + 1], os.path):
+            out += ["--json", "--json-file", argv[i + 1]]
+            i += 1
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def _is_json_file(word: str, path) -> bool:
+    if word.startswith("-") or word.lower().endswith(KERNEL_SUFFIXES):
+        return False
+    return word.lower().endswith(".json") or not path.exists(word)
 
 
 def main(argv=None) -> int:
     from .fileio.defines import normalize_argv
 
-    argv = normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    argv = json_file_argv(normalize_argv(list(sys.argv[1:] if argv is None else argv)))
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -198,13 +270,24 @@ def _models(names) -> tuple:
     return tuple(out)
 
 
-def _prepare(args, models: tuple, cores: int):
+def _peer_models(names) -> tuple:
+    """``(notes, incore default)`` for Kerncraft's model names among ``-p`` (:data:`PEER_MODEL_NOTES`):
+    ``-p ECMData`` (alone or with LC) needs no in-core analysis, like Kerncraft's, so the analytic
+    model supplies T_OL unless ``--incore`` is given; otherwise the default is ``auto``."""
+    keys = [n.lower().replace("-", "").replace("_", "") for n in names]
+    notes = tuple(dict.fromkeys(PEER_MODEL_NOTES[k] for k in keys if k in PEER_MODEL_NOTES))
+    data_only = "ecmdata" in keys and all(k in ("ecmdata", "lc", "layerconditions") for k in keys)
+    return notes, "analytic" if data_only else "auto"
+
+
+def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default: str = "auto"):
     """Kernel, machine and options from the shared analysis arguments -> ``(Analyzer, points)``;
-    ``points`` is a lazy :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration)."""
+    ``points`` is a lazy :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration).
+    ``notes`` go with every result; ``incore_default`` applies when ``--incore`` is not given."""
     from .analysis import Analyzer, Options
     from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import sweep
+    from .fileio.kernel_yaml import load_kernel_file
     from .units import UnitError, parse_quantity
 
     if args.cache_factor <= 0 or args.cache_factor > 1:
@@ -217,7 +300,15 @@ def _prepare(args, models: tuple, cores: int):
             raise DefineError(f"--mem-bw: {exc}") from None
     alignment = _bytes_option("--array-alignment", args.array_alignment, minimum=1)
     padding = _bytes_option("--array-padding", args.array_padding, minimum=0)
-    kernel, defaults = parse_kernel_file(args.kernel)
+    kernel, defaults, text, kernel_notes = load_kernel_file(args.kernel)
+    incore = args.incore or incore_default
+    if text is None and (incore in ("llvm-mca", "osaca") or "RooflineASM" in models):
+        what = f"--incore {incore}" if incore in ("llvm-mca", "osaca") else "-p RooflineASM"
+        raise DefineError(f"{what} compiles the kernel and needs C code; a YAML kernel description has "
+                          "none (use --incore analytic, or the C kernel)", file=args.kernel)
+    if text is None and incore == "auto":
+        kernel_notes += ("YAML kernel description: no C code to compile, so the in-core part is the analytic "
+                         "model's (llvm-mca and OSACA need the C kernel)",)
     points = sweep(args.define, defaults)
     unknown = sorted(points.names() - set(kernel.constants))
     if unknown:
@@ -227,10 +318,10 @@ def _prepare(args, models: tuple, cores: int):
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=args.reassociate, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
-                   nt_stores=args.nt_stores, sweeps=args.sweeps, incore="analytic" if args.scalar else args.incore,
+                   nt_stores=args.nt_stores, sweeps=args.sweeps, incore="analytic" if args.scalar else incore,
                    compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
-                   kernel_text=_read_text(args.kernel),
+                   kernel_text=text, notes=tuple(notes) + kernel_notes,
                    incore_defines=points.largest() if len(points) > 1 else None,
                    assume_aligned=_alignment_option(args.assume_aligned), trust_machine_flags=args.trust_machine_flags,
                    machine_file=str(args.machine))
@@ -238,16 +329,21 @@ def _prepare(args, models: tuple, cores: int):
 
 
 def cmd_analyze(args) -> int:
-    analyzer, points = _prepare(args, _models(args.pmodel), args.cores)
+    if args.json_file:
+        check_new_output(args.json_file, "--json")
+    notes, incore_default = _peer_models(args.pmodel)
+    analyzer, points = _prepare(args, _models(args.pmodel), args.cores, notes, incore_default)
     if len(points) > 1:
         return _analyze_sweep(args, analyzer, points)
     res = analyzer.run(points[0])
     if args.json:
         from .report.json_report import to_dict
 
-        json.dump(to_dict(res), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
+        text = json.dumps(to_dict(res), indent=1) + "\n"
+        if not args.json_file:
+            sys.stdout.write(text)
+            return 0
+        write_new_output(args.json_file, text, "--json")
     from rich.console import Console
 
     from .report.text import render
@@ -264,11 +360,22 @@ def _analyze_sweep(args, analyzer, points) -> int:
     from .report.text import SweepPrinter
 
     out = sys.stdout
-    if args.json:
+    if args.json and not args.json_file:
         def emit(res):
             out.write(json.dumps(to_dict(res)) + "\n")
             out.flush()
         close = None
+    elif args.json_file:  # the text rows on stdout, the JSON Lines into the new file at the end
+        lines = []
+        printer = SweepPrinter(out.write, out.flush, args.unit, points.largest())
+
+        def emit(res):
+            lines.append(json.dumps(to_dict(res)) + "\n")
+            printer.add(res)
+
+        def close():
+            printer.close()
+            write_new_output(args.json_file, "".join(lines), "--json")
     else:
         printer = SweepPrinter(out.write, out.flush, args.unit, points.largest())
         emit, close = printer.add, printer.close
@@ -338,8 +445,8 @@ def cmd_app(args) -> int:
     from .analysis import Analyzer, Options
     from .errors import DefineError
     from .fileio.app_file import read_app
-    from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import expand
+    from .fileio.kernel_yaml import load_kernel_file
     from .models.application import predict
     from .report import application as rep
 
@@ -354,10 +461,10 @@ def cmd_app(args) -> int:
     _check_p0(args.p0)
     analyses = []
     for k in spec.kernels:
-        kernel, _ = parse_kernel_file(k.path)
+        kernel, _, text, notes = load_kernel_file(k.path)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
         opts = Options(models=("ECM",), incore=args.incore, use_cache=not args.no_cache,
-                       kernel_text=_read_text(k.path), machine_file=str(args.machine),
+                       kernel_text=text, notes=notes, machine_file=str(args.machine),
                        trust_machine_flags=args.trust_machine_flags)
         analyses.append(Analyzer(kernel, machine, opts).run(defines))
         analyses[-1].ecm.require_known()
@@ -430,17 +537,15 @@ def _read_measured(path: str) -> dict:
         raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_per_s'") from None
 
 
-def _read_text(path):
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
-
-
 def cmd_codegen(args) -> int:
     from .compiled.codegen import generate_c
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
     from .fileio.defines import expand
+    from .fileio.kernel_yaml import YAML_SUFFIXES
 
+    if str(args.kernel).lower().endswith(YAML_SUFFIXES):
+        raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
     kernel, defaults = parse_kernel_file(args.kernel)
     points = expand(args.define, defaults)
     if len(points) != 1:

@@ -18,15 +18,15 @@ _NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def normalize_argv(argv: list) -> list:
-    """Turn Kerncraft's ``-D NAME VALUE`` into ``-D NAME=VALUE`` before argparse."""
+    """Turn Kerncraft's ``-D NAME VALUE`` / ``--define NAME VALUE`` into ``-D NAME=VALUE`` before argparse."""
     out = []
     i = 0
     while i < len(argv):
         a = argv[i]
         # the value must start with a digit so that '-D N --json' is not read as N=--json
-        if a == "-D" and i + 2 < len(argv) and "=" not in argv[i + 1] \
+        if a in ("-D", "--define") and i + 2 < len(argv) and "=" not in argv[i + 1] \
                 and _NAME.match(argv[i + 1]) and re.match(r"^\d[\d.:\-a-z]*$", argv[i + 2]):
-            out += ["-D", f"{argv[i + 1]}={argv[i + 2]}"]
+            out += [a, f"{argv[i + 1]}={argv[i + 2]}"]
             i += 3
             continue
         out.append(a)

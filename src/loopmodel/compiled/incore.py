@@ -122,7 +122,14 @@ class CompiledInCore:
     port_table: PortTable | None = None
 
 
-def _stride_bytes(kernel):
+def _stride_bytes(kernel, defines: dict | None = None):
+    """B per inner-loop iteration of the work access (a written one where one moves), a
+    size-dependent stride (a row of a multi-dimensional array) evaluated at ``defines``.
+
+    Raises:
+        ToolError: no access moves with the inner loop, or its stride depends on a size
+            not in ``defines``.
+    """
     from ..ir.kernel import coefficient
 
     idx = kernel.inner_loop.index
@@ -133,9 +140,11 @@ def _stride_bytes(kernel):
         raise ToolError("no array moves with the inner loop: nothing to measure the pointer increment against")
     a = cands[0]
     c = coefficient(a.offset, idx)
-    if not c.is_constant():
-        raise ToolError(f"'{a}' has a size-dependent stride; give --pointer-increment")
-    return abs(float(c.constant_value()) * kernel.inner_loop.step) * kernel.arrays[a.array].element_size
+    try:
+        elems = float(c.constant_value() if c.is_constant() else c.evaluate(defines or {}))
+    except KeyError:
+        raise ToolError(f"'{a}' has a size-dependent stride; give --pointer-increment") from None
+    return abs(elems * kernel.inner_loop.step) * kernel.arrays[a.array].element_size
 
 
 def _moving_accesses(kernel, defines: dict) -> list:
@@ -151,7 +160,7 @@ def _moving_accesses(kernel, defines: dict) -> list:
             continue
         try:
             elems = float(c.evaluate(defines))
-        except Exception:  # a size not given: that access's stride is unknown
+        except KeyError:  # a size not given: that access's stride is unknown
             continue
         out.append((a, abs(elems * kernel.inner_loop.step) * kernel.arrays[a.array].element_size))
     return out
@@ -264,7 +273,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
     src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
-    work_stride = _stride_bytes(kernel)
+    work_stride = _stride_bytes(kernel, defines)
     shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)
     key = cache.make_key("compiled-incore-v3", analyzer, src, choice.command, choice.version, choice.flags, tool,

@@ -116,11 +116,20 @@ def test_outer_loop_vectorization_is_refused():
 
 
 def test_packed_access_within_one_iteration_is_plausible():
-    """a[i][0], a[i][1] in one 16 B xmm load per iteration (SLP): contiguous 16 B, accepted."""
-    block = ["vmovupd (%rax), %xmm0", "vmulpd %xmm1, %xmm0, %xmm0", "vmovupd %xmm0, (%rdx)", "addq $16, %rax",
-             "addq $16, %rdx", "cmpq %rax, %rcx", "jne .L2"]
-    assert implausible(block, 1.0, KernelShape((16.0,), 8, 8, 32, 16)) is None
-    assert implausible(block, 1.0, KernelShape((16.0,), 8, 8, 32, 8)) is not None
+    """a[i][0..3] of double a[N][8] in one 32 B ymm load per iteration (SLP; the pointer moves 64 B):
+    accepted when the kernel touches 32 B of a contiguously per iteration, refused when only 8 B."""
+    block = ["vmovupd (%rax), %ymm0", "vmulpd %ymm1, %ymm0, %ymm0", "vmovupd %ymm0, (%rdx)", "addq $64, %rax",
+             "addq $64, %rdx", "cmpq %rax, %rcx", "jne .L2"]
+    assert implausible(block, 1.0, KernelShape((64.0,), 8, 8, 32, 32)) is None
+    assert "outer loop" in implausible(block, 1.0, KernelShape((64.0,), 8, 8, 32, 8))
+
+
+def test_strided_inner_vectorization_is_plausible():
+    """a[i] = b[i] + s*c[i] on floats with i += 2: gcc loads 16 B (four floats, two iterations) and
+    shuffles; the pointer moves 8 B per iteration, less than the load, so it is inner-loop SIMD."""
+    block = ["vmovups (%rdx,%rax), %xmm6", "vmovups 16(%rdx,%rax), %xmm7", "vshufps $136, %xmm7, %xmm6, %xmm0",
+             "vmovss %xmm0, (%rcx,%rax)", "addq $32, %rax", "cmpq %rax, %rsi", "jne .L2"]
+    assert implausible(block, 4.0, KernelShape((8.0,), 4, 4, 32, 4)) is None
 
 
 def test_iterations_beyond_simd_lanes_times_unroll_are_refused():

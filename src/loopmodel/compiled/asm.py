@@ -351,12 +351,13 @@ def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = Fal
     * More iterations per pass than ``lanes x`` :data:`MAX_UNROLL`, with lanes = vector
       register bytes / smallest element bytes: the pointer increment was matched to the
       wrong access.
-    * A packed vector access through a register that advances per iteration by more than the
-      largest element (a strided access: successive iterations are not adjacent) that is
-      wider than the contiguous bytes one iteration touches in a strided array
-      (:attr:`KernelShape.contiguous_bytes`): the compiler vectorized across an outer loop
-      (ijk matrix multiplication: four ``C[i][j..j+3]`` in one ``ymm`` register while ``k``
-      runs), so a pass does the work of several outer iterations.
+    * A packed vector access of W bytes through a register that advances per iteration by
+      more than W (so the access lies within one iteration's data) while no strided array
+      has W contiguous bytes in one iteration (:attr:`KernelShape.contiguous_bytes`): the
+      compiler vectorized across an outer loop (ijk matrix multiplication: four
+      ``C[i][j..j+3]`` in one ``ymm`` register while ``k`` runs), so a pass does the work of
+      several outer iterations. Steps up to W are inner-loop vectorization of a strided
+      access (packed loads and shuffles, ``a[i]`` with ``i += 2``) and are accepted.
 
     Args:
         text: the block's instruction lines.
@@ -385,9 +386,9 @@ def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = Fal
             continue
         for step, reg in _operand_steps(ln, incs, aarch64):
             per_it = step / iterations
-            if per_it > shape.max_element_bytes and width > shape.contiguous_bytes:
+            if per_it > width and width > shape.contiguous_bytes:
                 return (f"packed {width} B access '{' '.join(ln.split())}' through {reg}, which advances "
-                        f"{per_it:g} B per inner-loop iteration (a strided access, {shape.contiguous_bytes} B "
-                        "contiguous per iteration): the compiler vectorized across an outer loop, so a pass "
-                        "does the work of several outer iterations")
+                        f"{per_it:g} B per inner-loop iteration (more than the access: it serves one iteration, "
+                        f"which touches {shape.contiguous_bytes} B contiguously): the compiler vectorized "
+                        "across an outer loop, so a pass does the work of several outer iterations")
     return None

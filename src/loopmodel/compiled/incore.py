@@ -282,19 +282,9 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     if isinstance(hit, CompiledInCore):
         info = hit
     else:
-        asm = compile_to_assembly(src, choice)
-        block = find_kernel_block(asm, work_stride, aarch64, asm_block, pointer_increment, shape.strides)
-        try:
-            if analyzer == "llvm-mca":
-                rep = llvm_mca.run(block.text, cpu, tool, aarch64)
-            else:
-                rep = osaca_backend.run(block.text, target, aarch64)
-        except llvm_mca.UnknownInstructions as exc:
-            rep = llvm_mca.PortReport({}, 0.0, 0.0, exc.message, unknown=exc.instructions)
-        info = CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
-                              block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
-                              rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64,
-                              rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
+        block = find_kernel_block(compile_to_assembly(src, choice), work_stride, aarch64, asm_block,
+                                  pointer_increment, shape.strides)
+        info = _analyse_block(block, analyzer, tool, tool_version, target, choice, src, aarch64)
         if use_cache:
             cache.store("incore", key, info)
     _check_block(info, shape, pointer_increment)
@@ -309,6 +299,24 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
+
+
+def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: str, choice, src: str,
+                   aarch64: bool) -> CompiledInCore:
+    """Run ``analyzer`` on the loop block; instructions it has no model for are kept in ``unknown``."""
+    from . import llvm_mca, osaca_backend
+
+    try:
+        if analyzer == "llvm-mca":
+            rep = llvm_mca.run(block.text, target, tool, aarch64)
+        else:
+            rep = osaca_backend.run(block.text, target, aarch64)
+    except llvm_mca.UnknownInstructions as exc:
+        rep = llvm_mca.PortReport({}, 0.0, 0.0, exc.message, unknown=exc.instructions)
+    return CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
+                          block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
+                          rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64,
+                          rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
 
 
 def _store_ports(instrs, aarch64: bool) -> tuple:

@@ -5,9 +5,17 @@ kernel with ``# LOOPMODEL KERNEL START/END`` comments (``asm volatile``); loops 
 blocks from a label to a backward branch to it. Among the innermost loops between the
 markers the block with most floating-point/SIMD instructions is taken (as Kerncraft
 does, kerncraft-tool-paper.txt §2.3), unless ``--asm-block`` names its label. The
-iterations per pass follow from the increment of a register used in the block's memory
-addresses (bytes per pass / bytes per iteration of the access), unless
-``--pointer-increment`` gives bytes per pass.
+iterations per pass follow from the increments of the registers used in the block's
+memory addresses (:func:`iterations_per_pass`: the one count that explains the most of
+them with the address steps of the kernel's accesses), unless ``--pointer-increment``
+gives bytes per pass.
+
+A block that cannot be mapped to the kernel's inner loop is refused by :func:`implausible`
+(the caller decides whether that is an error or a fallback): a block that calls a function
+(the call's cost is not in the analyzer's model), more iterations per pass than SIMD lanes
+times :data:`MAX_UNROLL`, and packed vector accesses through a register that advances by a
+row stride (the compiler vectorized across an outer loop: a pass does the work of several
+outer iterations, which the per-iteration model cannot express).
 """
 from __future__ import annotations
 
@@ -79,8 +87,37 @@ def loops(asm: str, aarch64: bool = False) -> list:
     return found
 
 
+#: Largest unroll factor of a vectorized loop taken as plausible: a pass may do at most
+#: SIMD lanes x MAX_UNROLL iterations. gcc unrolls at most 8 times by default
+#: (``--param max-unroll-times``); clang interleaves and unrolls vectorized loops by small
+#: factors (4-16 in practice). 32 leaves room for both on top of the SIMD width; a count
+#: beyond it means the pointer increment was matched to the wrong access.
+MAX_UNROLL = 32
+
+
+@dataclass(frozen=True)
+class KernelShape:
+    """What the kernel's inner loop lets one pass of a loop block do (for :func:`implausible`).
+
+    Attributes:
+        strides: address step in B per inner-loop iteration of each access that moves with the
+            inner loop (absolute, > 0), the work access first.
+        min_element_bytes, max_element_bytes: element sizes (B) of those accesses.
+        vector_bytes: the machine's SIMD register width (B; ``in_core.simd_width``).
+        contiguous_bytes: the widest run of bytes one iteration touches in a single array
+            whose inner-loop stride exceeds its element size (B; 0: no such array); a packed
+            vector access through a register that advances by such a stride must fit in it.
+    """
+
+    strides: tuple
+    min_element_bytes: int
+    max_element_bytes: int
+    vector_bytes: int
+    contiguous_bytes: int = 0
+
+
 def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, label: str | None = None,
-                      pointer_increment: float | None = None) -> AsmBlock:
+                      pointer_increment: float | None = None, strides: tuple = ()) -> AsmBlock:
     """The kernel's innermost loop block.
 
     Args:
@@ -89,9 +126,13 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
         aarch64: AArch64 syntax.
         label: take the loop at this label (``--asm-block``).
         pointer_increment: bytes per pass (``--pointer-increment``).
+        strides: B per iteration of every access that moves with the inner loop (with
+            ``stride_bytes`` among them); the iterations per pass are the count that explains
+            the most register increments with them (:func:`iterations_per_pass`).
 
     Raises:
-        ToolError: no loop, unknown label, or the increment cannot be determined.
+        OptionError: ``label`` names no loop, or ``pointer_increment`` is not positive.
+        ToolError: no loop, or the increment cannot be determined.
     """
     lines = asm.split("\n")
     found = loops(asm, aarch64)
@@ -113,20 +154,73 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
     ins = _instructions(enumerate(lines[a:b + 1], a), aarch64)
     text = tuple(s for _, s in ins)
     if pointer_increment is not None:
-        bpp, reg = float(pointer_increment), "(given)"
+        its, bpp, reg = float(pointer_increment) / stride_bytes, float(pointer_increment), "(given)"
     else:
-        bpp, reg = (_a64_increment if aarch64 else _x86_increment)(text)
-        if bpp is None:
+        its, bpp, reg = iterations_per_pass(address_steps(text, aarch64), (stride_bytes,) + tuple(strides))
+        if its is None:
             raise ToolError(f"cannot determine how far the loop at {lab} advances per pass; "
                             "give --pointer-increment BYTES (see 'loopmodel codegen' and the assembly)")
-    its = bpp / stride_bytes
     if its <= 0:
-        raise (OptionError if pointer_increment is not None else ToolError)(f"loop at {lab}: pointer increment {bpp:g} B per pass does not match the kernel's "
-                        f"{stride_bytes:g} B per iteration; give --pointer-increment")
+        raise (OptionError if pointer_increment is not None else ToolError)(
+            f"loop at {lab}: pointer increment {bpp:g} B per pass does not match the kernel's "
+            f"{stride_bytes:g} B per iteration; give --pointer-increment")
     return AsmBlock(lab, text, a + 1, its, bpp, reg)
 
 
-def _x86_increment(text):
+def address_steps(text, aarch64: bool = False) -> Counter:
+    """How far the block's memory addresses advance per pass.
+
+    Returns:
+        Counter ``(step in B per pass, register) -> number of memory operands`` over the
+        registers incremented by a constant in the block (an index register counts with
+        its scale; AArch64 post-indexed addressing, where present, alone).
+    """
+    return _a64_steps(text) if aarch64 else _x86_steps(text)
+
+
+def iterations_per_pass(steps: Counter, strides: tuple) -> tuple:
+    """Inner-loop iterations one pass performs: ``(iterations, B per pass, register)``.
+
+    A register's step is ``iterations x stride`` of the access it addresses, but which
+    access is unknown: a pointer into a row-major ``B[k][j]`` with ``k`` innermost advances
+    by a row (N x 8 B) per iteration, and divided by another access's 8 B stride it would
+    read as N iterations per pass. So every ``step / stride`` is a candidate count, and the
+    count whose ``count x stride`` explains the most memory operands of all registers is
+    taken; on a tie the most used register over the work access's stride (``strides[0]``).
+    The register reported is the most used one the count explains, over the work access
+    where possible.
+
+    Args:
+        steps: :func:`address_steps`.
+        strides: B per iteration of the accesses moving with the inner loop, work access first.
+
+    Returns:
+        ``(iterations, bytes per pass, register)``; ``(None, None, None)`` without steps.
+    """
+    if not steps:
+        return None, None, None
+    (bpp0, reg0), _ = steps.most_common(1)[0]
+    uniq = sorted({float(s) for s in strides if s > 0})
+    if len(uniq) <= 1:
+        return bpp0 / strides[0], float(bpp0), reg0
+
+    def explains(step, its, s):
+        return abs(step - its * s) <= 1e-9 * max(step, 1.0)
+
+    def score(its):
+        return sum(n for (step, _), n in steps.items() if any(explains(step, its, s) for s in uniq))
+
+    first = bpp0 / strides[0]
+    cands = sorted({step / s for (step, _) in steps for s in uniq})
+    its = max(cands, key=lambda c: (score(c), abs(c - first) <= 1e-9 * first))
+    used = [(n, explains(step, its, strides[0]), step, reg) for (step, reg), n in steps.items()
+            if any(explains(step, its, s) for s in uniq)]
+    _, _, bpp, reg = max(used, key=lambda u: (u[1], u[0]))
+    return its, float(bpp), reg
+
+
+def _x86_increments(text) -> dict:
+    """register -> constant added per pass (add/sub/lea/inc)."""
     incs = {}
     for s in text:
         m = re.match(r"(?:add|sub)[lq]?\s+\$(-?\d+),\s*%(\w+)$", s)
@@ -141,45 +235,160 @@ def _x86_increment(text):
         m = re.match(r"inc[lq]?\s+%(\w+)$", s)
         if m:
             incs[m.group(1)] = incs.get(m.group(1), 0) + 1
+    return incs
+
+
+_X86_MEM = re.compile(r"-?\w*\((%\w+)?(?:,\s*(%\w+))?(?:,\s*(\d+))?\)")
+_A64_MEM = re.compile(r"\[(x\d+)(?:,\s*(x\d+)(?:,\s*lsl\s*#?(\d+))?)?")
+
+
+def _operand_steps(s: str, incs: dict, aarch64: bool) -> list:
+    """``(step in B per pass, register)`` of the incremented registers addressing memory in line ``s``."""
+    out = []
+    if aarch64:
+        m = _A64_MEM.search(s)
+        mems = [(m.group(1), m.group(2), 2 ** int(m.group(3) or 0))] if m else []
+    else:
+        mems = [(b[1:] if b else "", i[1:] if i else "", int(sc or 1)) for b, i, sc in _X86_MEM.findall(s)]
+    for base, index, scale in mems:
+        if index in incs:
+            out.append((abs(incs[index]) * scale, index))
+        elif base in incs:
+            out.append((abs(incs[base]), base))
+    return out
+
+
+def _x86_steps(text) -> Counter:
+    incs = _x86_increments(text)
     votes = Counter()
-    for reg, inc in incs.items():
-        for s in text:
-            for mem in re.findall(r"-?\w*\((%\w+)?(?:,\s*(%\w+))?(?:,\s*(\d+))?\)", s):
-                base, index, scale = mem
-                if index == f"%{reg}":
-                    votes[(abs(inc) * int(scale or 1), reg)] += 1
-                elif base == f"%{reg}":
-                    votes[(abs(inc), reg)] += 1
-    if not votes:
-        return None, None
-    (bpp, reg), _ = votes.most_common(1)[0]
-    return float(bpp), reg
-
-
-def _a64_increment(text):
-    incs = {}
-    post = Counter()
     for s in text:
+        for step, reg in _operand_steps(s, incs, False):
+            votes[(float(step), reg)] += 1
+    return votes
+
+
+def _a64_increments(text) -> dict:
+    """register -> constant added per pass (add/sub, and post-indexed addressing ``[xN], #k``)."""
+    incs = {}
+    for s in text:
+        m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)
+        if m:
+            incs[m.group(1)] = int(m.group(2))
         m = re.match(r"(?:add|sub)\s+(x\d+),\s*(x\d+),\s*#?(\d+)$", s)
         if m and m.group(1) == m.group(2):
             incs[m.group(1)] = int(m.group(3))
+    return incs
+
+
+def _a64_steps(text) -> Counter:
+    post = Counter()
+    for s in text:
         m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)  # post-index addressing
         if m:
             post[(float(m.group(2)), m.group(1))] += 1
     if post:
-        (bpp, reg), _ = post.most_common(1)[0]
-        return bpp, reg
+        return post
+    incs = _a64_increments(text)
     votes = Counter()
-    for reg, inc in incs.items():
-        for s in text:
-            m = re.search(r"\[(x\d+)(?:,\s*(x\d+)(?:,\s*lsl\s*#?(\d+))?)?", s)
-            if not m:
-                continue
-            if m.group(2) == reg:
-                votes[(inc * 2 ** int(m.group(3) or 0), reg)] += 1
-            elif m.group(1) == reg:
-                votes[(inc, reg)] += 1
-    if not votes:
-        return None, None
-    (bpp, reg), _ = votes.most_common(1)[0]
-    return float(bpp), reg
+    for s in text:
+        for step, reg in _operand_steps(s, incs, True):
+            votes[(float(step), reg)] += 1
+    return votes
+
+
+_X86_CALL = re.compile(r"^call[lq]?\s+(\S+)")
+_A64_CALL = re.compile(r"^blr?\s+(\S+)")
+_X86_PACKED = re.compile(r"^v?(?:mov[au]p[sd]|movdq[au](?:8|16|32|64)?|movntp[sd]|movntdq|[a-z0-9]+p[sd])$")
+_X86_NOT_PACKED = ("vbroadcast", "vpbroadcast", "vgather", "vscatter", "vpgather", "vpscatter", "movhp", "movlp",
+                   "vmovhp", "vmovlp", "vcvt", "cvt", "vinsert", "vextract", "vmovddup", "movddup")
+_X86_WIDTH = (("%zmm", 64), ("%ymm", 32), ("%xmm", 16))
+_A64_PACKED = re.compile(r"^(?:ld|st)(?:r|p|ur|np|1)\b.*?\b(?:q\d+|v\d+\.(\d+)([bhsd]))")
+
+
+def calls(text, aarch64: bool = False) -> list:
+    """Names of the functions the block calls (x86 ``call``, AArch64 ``bl``/``blr``), in order.
+
+    ``exp@PLT`` is given as ``exp``; an indirect call as its operand (``*%rax``, ``x3``).
+    """
+    pat = _A64_CALL if aarch64 else _X86_CALL
+    out = []
+    for s in text:
+        m = pat.match(s.strip())
+        if m:
+            out.append(m.group(1).split("@", 1)[0])
+    return list(dict.fromkeys(out))
+
+
+def packed_bytes(line: str, aarch64: bool = False) -> int:
+    """Width in B of the contiguous memory access of a packed SIMD instruction, 0 if none.
+
+    x86: a packed move or packed floating-point operation (``...ps``/``...pd``) with a memory
+    operand, as wide as its widest vector register; broadcasts, gathers, half-register moves
+    and conversions are left out (their memory operand is narrower). AArch64: loads and
+    stores of ``q`` registers (16 B) and of ``v`` register lists (lanes x element size).
+    """
+    s = line.strip()
+    if aarch64:
+        m = _A64_PACKED.match(s)
+        if not m:
+            return 0
+        if m.group(1) is None:
+            return 16
+        return int(m.group(1)) * {"b": 1, "h": 2, "s": 4, "d": 8}[m.group(2)]
+    if "(" not in s:
+        return 0
+    mnem = s.split(None, 1)[0].lower()
+    if mnem.startswith(_X86_NOT_PACKED) or not _X86_PACKED.match(mnem):
+        return 0
+    return next((w for reg, w in _X86_WIDTH if reg in s), 0)
+
+
+def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = False) -> str | None:
+    """Why the loop block cannot be the kernel's inner loop as the model needs it (None: plausible).
+
+    * It calls a function: the analyzers time a ``call`` as one instruction, not the
+      called code, so its cost is not modelled.
+    * More iterations per pass than ``lanes x`` :data:`MAX_UNROLL`, with lanes = vector
+      register bytes / smallest element bytes: the pointer increment was matched to the
+      wrong access.
+    * A packed vector access of W bytes through a register that advances per iteration by
+      more than W (so the access lies within one iteration's data) while no strided array
+      has W contiguous bytes in one iteration (:attr:`KernelShape.contiguous_bytes`): the
+      compiler vectorized across an outer loop (ijk matrix multiplication: four
+      ``C[i][j..j+3]`` in one ``ymm`` register while ``k`` runs), so a pass does the work of
+      several outer iterations. Steps up to W are inner-loop vectorization of a strided
+      access (packed loads and shuffles, ``a[i]`` with ``i += 2``) and are accepted.
+
+    Args:
+        text: the block's instruction lines.
+        iterations: inner-loop iterations per pass (:attr:`AsmBlock.iterations_per_pass`).
+        shape: what the kernel allows (:class:`KernelShape`).
+        aarch64: AArch64 syntax.
+
+    Returns:
+        One line saying what is wrong, or None.
+    """
+    text = [ln for ln in text if ln.strip()]
+    called = calls(text, aarch64)
+    if called:
+        return (f"the loop block calls {', '.join(called)}: the cost of a function call is not modelled "
+                "(the analyzers time the call instruction, not the called code)")
+    widest = max([shape.vector_bytes] + [packed_bytes(ln, aarch64) for ln in text])
+    lanes = max(1, int(widest // max(1, shape.min_element_bytes)))
+    if iterations > lanes * MAX_UNROLL + 1e-9:
+        return (f"{iterations:g} iterations per pass exceed {lanes} SIMD lanes ({widest:g} B registers, "
+                f"{shape.min_element_bytes} B elements) x {MAX_UNROLL} unroll: the pointer increment does not "
+                "belong to the inner loop's work access")
+    incs = _a64_increments(text) if aarch64 else _x86_increments(text)
+    for ln in text:
+        width = packed_bytes(ln, aarch64)
+        if not width:
+            continue
+        for step, reg in _operand_steps(ln, incs, aarch64):
+            per_it = step / iterations
+            if per_it > width and width > shape.contiguous_bytes:
+                return (f"packed {width} B access '{' '.join(ln.split())}' through {reg}, which advances "
+                        f"{per_it:g} B per inner-loop iteration (more than the access: it serves one iteration, "
+                        f"which touches {shape.contiguous_bytes} B contiguously): the compiler vectorized "
+                        "across an outer loop, so a pass does the work of several outer iterations")
+    return None

@@ -357,6 +357,52 @@ def _version(path: str) -> str:
         return "unknown"
 
 
+_OMP = re.compile(r"^(\s*)#\s*pragma\s+omp\b(.*)$")
+_OMP_SIMD_CLAUSES = re.compile(r"\b(safelen|simdlen|linear|aligned|reduction|collapse|private)\s*\([^)]*\)")
+
+
+def single_core_source(c_source: str) -> str:
+    """``c_source`` as one core runs it: OpenMP work-sharing pragmas removed.
+
+    With ``-fopenmp`` (a machine file's flags often have it) gcc outlines the body of an
+    ``#pragma omp parallel for`` loop into a function of its own, started by
+    ``GOMP_parallel``: the marked kernel region then holds no loop, or the wrong one, and the
+    in-core analysis (of one core, kerncraft-tool-paper.txt §2.3) would not see the kernel's
+    loop. So every ``#pragma omp`` line is replaced by an empty line (line numbers kept),
+    except that its ``simd`` part, a single-core vectorization hint, stays: ``#pragma omp
+    parallel for simd reduction(+:s)`` becomes ``#pragma omp simd reduction(+:s)``. The flags
+    are left as they are (dropping ``-fopenmp`` would also drop ``omp simd``), so a kernel with
+    the pragma compiles to the same loop block as the kernel without it. A continued pragma
+    (trailing backslash) is removed with its continuation lines.
+
+    Args:
+        c_source: the generated program (:func:`.codegen.generate_c`).
+
+    Returns:
+        The program text; unchanged when it has no ``#pragma omp``.
+    """
+    out, cont = [], False
+    for ln in c_source.split("\n"):
+        if cont:
+            cont = ln.rstrip().endswith("\\")
+            out.append("")
+            continue
+        m = _OMP.match(ln)
+        if not m:
+            out.append(ln)
+            continue
+        cont = ln.rstrip().endswith("\\")
+        words = m.group(2).split()
+        if "simd" in words and not cont and "declare" not in words:
+            clauses = " ".join(c.group(0) for c in _OMP_SIMD_CLAUSES.finditer(m.group(2)))
+            out.append(f"{m.group(1)}#pragma omp simd {clauses}".rstrip())
+        elif "declare" in words:
+            out.append(ln)  # declare simd/reduction: declarations, no threads
+        else:
+            out.append("")
+    return "\n".join(out)
+
+
 def compile_to_assembly(c_source: str, choice: CompilerChoice) -> str:
     """Assembly text of ``c_source`` (compiled with ``-S``).
 

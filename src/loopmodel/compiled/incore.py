@@ -18,6 +18,9 @@ registers into L1"; cross-architecture paper §3.4.1):
   pressure in T_nOL and with its whole pressure, store addresses included, in T_OL
   (:func:`shared_ports`); llvm-mca's indexed store addresses on Haswell-Skylake port 7
   are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
+* Both come from :func:`loopmodel.models.incore.port_pressure_times`, the one definition of
+  "port pressure -> (T_OL, T_nOL)", through :func:`port_table`, which computes the balanced
+  port table once; it is kept in :attr:`CompiledInCore.port_table` for the reports.
 * Both are bounded from below by the L1 data paths of the machine model
   (:func:`data_path_bound`: 16 B per load port and cycle on Sandy/Ivy Bridge), and an
   analyzer result that leaves instructions unaccounted for is refused
@@ -49,8 +52,54 @@ from ..models.incore import InCoreResult
 
 
 @dataclass(frozen=True)
+class PortRow:
+    """One port of :class:`PortTable` (cycles per pass of the loop block).
+
+    Attributes:
+        port: the analyzer's port name.
+        reported: pressure as the analyzer printed it.
+        balanced: after balancing (:func:`effective_ports`), all instructions.
+        loads: after balancing, the load instructions alone.
+        counted: what the ECM takes from this port: ``loads`` on a non-overlapping port,
+            ``balanced`` otherwise.
+        counted_cy_per_cl: ``counted`` in cy/CL.
+        role: ``"T_nOL (loads)"``, ``"T_OL"`` or ``"-"`` (in neither list).
+    """
+
+    port: str
+    reported: float
+    balanced: float
+    loads: float
+    counted: float
+    counted_cy_per_cl: float
+    role: str
+
+
+@dataclass(frozen=True)
+class PortTable:
+    """The port pressure of a compiled loop block as the ECM uses it, computed once by
+    :func:`port_table` (the reports render it and compute nothing).
+
+    Attributes:
+        rows: :class:`PortRow` per port, sorted by name.
+        balanced, loads: port name -> cy per pass (:func:`effective_ports`), rounded to 1e-4.
+        T_OL, T_nOL: cy per pass from :func:`loopmodel.models.incore.port_pressure_times`,
+            before the dependency and L1 data-path bounds of :func:`to_incore_result`.
+        cy_per_cl_per_pass: factor from cy per pass to cy/CL (iterations per CL / per pass).
+    """
+
+    rows: tuple
+    balanced: dict
+    loads: dict
+    T_OL: float
+    T_nOL: float
+    cy_per_cl_per_pass: float
+
+
+@dataclass(frozen=True)
 class CompiledInCore:
-    """What the compiled analysis used and found (for the report)."""
+    """What the compiled analysis used and found (for the report); ``port_table`` is the
+    port pressure as the ECM counts it (:class:`PortTable`, None until computed)."""
 
     analyzer: str
     analyzer_version: str
@@ -70,9 +119,17 @@ class CompiledInCore:
     unknown: tuple = ()
     store_ports: tuple = ()
     target: str = ""
+    port_table: PortTable | None = None
 
 
-def _stride_bytes(kernel):
+def _stride_bytes(kernel, defines: dict | None = None):
+    """B per inner-loop iteration of the work access (a written one where one moves), a
+    size-dependent stride (a row of a multi-dimensional array) evaluated at ``defines``.
+
+    Raises:
+        ToolError: no access moves with the inner loop, or its stride depends on a size
+            not in ``defines``.
+    """
     from ..ir.kernel import coefficient
 
     idx = kernel.inner_loop.index
@@ -83,9 +140,87 @@ def _stride_bytes(kernel):
         raise ToolError("no array moves with the inner loop: nothing to measure the pointer increment against")
     a = cands[0]
     c = coefficient(a.offset, idx)
-    if not c.is_constant():
-        raise ToolError(f"'{a}' has a size-dependent stride; give --pointer-increment")
-    return abs(float(c.constant_value()) * kernel.inner_loop.step) * kernel.arrays[a.array].element_size
+    try:
+        elems = float(c.constant_value() if c.is_constant() else c.evaluate(defines or {}))
+    except KeyError:
+        raise ToolError(f"'{a}' has a size-dependent stride; give --pointer-increment") from None
+    return abs(elems * kernel.inner_loop.step) * kernel.arrays[a.array].element_size
+
+
+def _moving_accesses(kernel, defines: dict) -> list:
+    """``(access, stride in B per inner-loop iteration)`` of the accesses that move with the inner loop
+    (strides with sizes evaluated at ``defines``; accesses whose stride cannot be evaluated left out)."""
+    from ..ir.kernel import coefficient
+
+    idx = kernel.inner_loop.index
+    out = []
+    for a in list(kernel.writes) + list(kernel.reads):
+        c = coefficient(a.offset, idx)
+        if c.is_zero():
+            continue
+        try:
+            elems = float(c.evaluate(defines))
+        except KeyError:  # a size not given: that access's stride is unknown
+            continue
+        out.append((a, abs(elems * kernel.inner_loop.step) * kernel.arrays[a.array].element_size))
+    return out
+
+
+def kernel_shape(kernel, machine, defines: dict, work_stride: float):
+    """What one pass of the kernel's loop block may do (:class:`.asm.KernelShape`).
+
+    Args:
+        kernel: the kernel IR.
+        machine: machine model (``in_core.simd_width`` in B).
+        defines: size constants (strides of multi-dimensional arrays depend on them).
+        work_stride: B per iteration of the work access (:func:`_stride_bytes`), listed first.
+
+    Returns:
+        :class:`.asm.KernelShape`: strides (B/it), element sizes (B), SIMD register bytes and
+        the widest contiguous run (B) one iteration touches in a strided array.
+    """
+    from .asm import KernelShape
+
+    moving = _moving_accesses(kernel, defines)
+    sizes = [kernel.arrays[a.array].element_size for a, _ in moving] or [8]
+    contiguous = 0
+    for name in sorted({a.array for a, st in moving if st > kernel.arrays[a.array].element_size}):
+        offsets = {a.offset for a in list(kernel.writes) + list(kernel.reads) if a.array == name}
+        contiguous = max(contiguous, _longest_run(offsets) * kernel.arrays[name].element_size)
+    strides = tuple(dict.fromkeys([work_stride] + [st for _, st in moving]))
+    return KernelShape(strides, min(sizes), max(sizes), int(machine.in_core.simd_width or 0), contiguous)
+
+
+def _longest_run(offsets) -> int:
+    """Most offsets (elements) that form a run of neighbours (constant differences of 1)."""
+    best = 1
+    for o in offsets:
+        n = 1
+        while any((p - o).is_constant() and (p - o).constant_value() == n for p in offsets):
+            n += 1
+        best = max(best, n)
+    return best
+
+
+def _check_block(info, shape, pointer_increment) -> None:
+    """Refuse a loop block that cannot be the kernel's inner loop (:func:`.asm.implausible`).
+
+    Raises:
+        OptionError: ``--pointer-increment`` gave an implausible iteration count.
+        ToolError: otherwise (under ``--incore auto`` the next analyzer or the analytic model
+            is used, with this message as the note).
+    """
+    from .asm import implausible, calls
+    from ..errors import OptionError
+
+    lines = info.block.split("\n")
+    why = implausible(lines, info.iterations_per_pass, shape, info.aarch64)
+    if why is None:
+        return
+    explicit = pointer_increment is not None and not calls(lines, info.aarch64)
+    raise (OptionError if explicit else ToolError)(
+        f"{info.analyzer}: loop block {info.block_label} refused: {why}"
+        + (f" (--pointer-increment {pointer_increment:g})" if explicit else ""))
 
 
 def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations_per_unit: float,
@@ -99,19 +234,26 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     and ``machine_file`` to :func:`.compile.choose_compiler` (the machine file's flags and
     compiler name are checked against an allow-list unless trusted).
 
+    The kernel is compiled without its OpenMP work-sharing pragmas
+    (:func:`.compile.single_core_source`): the in-core analysis is of one core's loop.
+
     Returns:
-        ``(InCoreResult, CompiledInCore)`` with T_OL/T_nOL in cy/CL.
+        ``(InCoreResult, CompiledInCore)`` with T_OL/T_nOL in cy/CL; the second with its
+        :class:`PortTable`.
 
     Raises:
         UnknownInstructions: the analyzer leaves instructions of the block unaccounted for
             (:func:`unaccounted`); the message names the analyzer and the instructions.
-        ToolError: compiler or analyzer missing or failing, loop not found (one line).
+        ToolError: compiler or analyzer missing or failing, loop not found, or a loop block
+            that cannot be the kernel's inner loop (:func:`.asm.implausible`: a function call,
+            too many iterations per pass, vectorization across an outer loop); one line.
+        OptionError: ``--pointer-increment`` gives an implausible iteration count.
         MachineError: a compiler flag or name from the machine file is not allowed.
     """
     from . import llvm_mca
     from .asm import find_kernel_block
     from .codegen import generate_c
-    from .compile import choose_compiler, compile_to_assembly, is_aarch64
+    from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
 
     from . import osaca_backend
 
@@ -130,7 +272,9 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     else:
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
-    src = generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned)
+    src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
+    work_stride = _stride_bytes(kernel, defines)
+    shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)
     key = cache.make_key("compiled-incore-v3", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64, assume_aligned)
@@ -138,31 +282,41 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     if isinstance(hit, CompiledInCore):
         info = hit
     else:
-        asm = compile_to_assembly(src, choice)
-        block = find_kernel_block(asm, _stride_bytes(kernel), aarch64, asm_block, pointer_increment)
-        try:
-            if analyzer == "llvm-mca":
-                rep = llvm_mca.run(block.text, cpu, tool, aarch64)
-            else:
-                rep = osaca_backend.run(block.text, target, aarch64)
-        except llvm_mca.UnknownInstructions as exc:
-            rep = llvm_mca.PortReport({}, 0.0, 0.0, exc.message, unknown=exc.instructions)
-        info = CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
-                              block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
-                              rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64,
-                              rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
+        block = find_kernel_block(compile_to_assembly(src, choice), work_stride, aarch64, asm_block,
+                                  pointer_increment, shape.strides)
+        info = _analyse_block(block, analyzer, tool, tool_version, target, choice, src, aarch64)
         if use_cache:
             cache.store("incore", key, info)
+    _check_block(info, shape, pointer_increment)
     mismatch, beyond = _isa_mismatch(info, choice, cpu, aarch64)
     bad = unaccounted(info, machine, isa.cpu_isa(cpu))
     if bad:
         raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, mismatch if beyond else ""), tuple(bad))
     notes = [mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond else "")
              ] if mismatch else []
+    info = dataclasses.replace(info, port_table=port_table(info, machine, iterations_per_unit))
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
+
+
+def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: str, choice, src: str,
+                   aarch64: bool) -> CompiledInCore:
+    """Run ``analyzer`` on the loop block; instructions it has no model for are kept in ``unknown``."""
+    from . import llvm_mca, osaca_backend
+
+    try:
+        if analyzer == "llvm-mca":
+            rep = llvm_mca.run(block.text, target, tool, aarch64)
+        else:
+            rep = osaca_backend.run(block.text, target, aarch64)
+    except llvm_mca.UnknownInstructions as exc:
+        rep = llvm_mca.PortReport({}, 0.0, 0.0, exc.message, unknown=exc.instructions)
+    return CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
+                          block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
+                          rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64,
+                          rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
 
 
 def _store_ports(instrs, aarch64: bool) -> tuple:
@@ -246,17 +400,15 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
             given, T_nOL and the store share are bounded by the L1 data paths
             (:func:`data_path_bound`).
     """
-    ports = machine.in_core.analyzer_ports.get(info.analyzer, {})
-    over, non = port_sets(machine, info.analyzer)
+    over, _ = port_sets(machine, info.analyzer)
     notes = []
-    if not ports:
+    if not machine.in_core.analyzer_ports.get(info.analyzer, {}):
         notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping")
         over = set(info.ports_cy_per_pass)
-    per_cl = iterations_per_unit / info.iterations_per_pass
-    allp, loads = effective_ports(info, machine)
-    t_nol = max((v for k, v in loads.items() if k in non), default=0.0) * per_cl
-    t_ol = max((v for k, v in allp.items() if k in over | shared_ports(machine, info.analyzer)), default=0.0) * per_cl
-    comps = {k: v * per_cl for k, v in sorted(allp.items())}
+    table = info.port_table or port_table(info, machine, iterations_per_unit)
+    per_cl = table.cy_per_cl_per_pass
+    t_ol, t_nol = table.T_OL * per_cl, table.T_nOL * per_cl
+    comps = {k: v * per_cl for k, v in sorted(table.balanced.items())}
     dependency = 0.0
     if info.cycles_per_pass > 1.1 * info.block_throughput:
         dependency = info.cycles_per_pass / info.iterations_per_pass
@@ -277,6 +429,39 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
                  f"compiled with {info.compiler} {' '.join(info.flags)}")
     return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
                         tuple(notes))
+
+
+def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> PortTable:
+    """The port pressure of ``info``'s block as the ECM counts it, and T_OL/T_nOL per pass.
+
+    Balances the analyzer's pressure once (:func:`effective_ports`), classifies the ports
+    with the machine model's ``in_core.analyzer_ports`` (:func:`port_sets`,
+    :func:`shared_ports`; with no lists every port is overlapping) and takes T_OL/T_nOL from
+    :func:`loopmodel.models.incore.port_pressure_times` (kerncraft-tool-paper.txt §2.3).
+
+    Args:
+        info: the analysis (cy per pass).
+        machine: machine model.
+        iterations_per_unit: inner-loop iterations per CL of work.
+
+    Returns:
+        :class:`PortTable` (cy per pass; ``cy_per_cl_per_pass`` converts to cy/CL).
+    """
+    from ..models.incore import port_pressure_times
+
+    over, non = port_sets(machine, info.analyzer)
+    counted_over = over | shared_ports(machine, info.analyzer)
+    if not machine.in_core.analyzer_ports.get(info.analyzer, {}):
+        counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
+    per_cl = iterations_per_unit / info.iterations_per_pass
+    bal, loads = effective_ports(info, machine)
+    t_ol, t_nol = port_pressure_times(bal, loads, counted_over, non)
+    rows = []
+    for name, v in sorted(info.ports_cy_per_pass.items()):
+        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
+        counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
+        rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
+    return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl)
 
 
 def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, stores_overlap: bool) -> tuple:

@@ -50,6 +50,13 @@ class InCoreResult:
     notes: tuple = field(default=())
     reassociation: dict | None = None
 
+    @property
+    def core_time(self) -> float:
+        """In-core time with all data in L1, max(T_OL, T_nOL) in cy/CL (ECM eq. 4 with no
+        transfers, kerncraft-tool-paper.txt §2.3: T_ECM^L1 = max(T_OL, T_nOL); the CPU roof of
+        RooflineASM). Raises TypeError when T_OL is None (unknown)."""
+        return max(self.T_OL, self.T_nOL)
+
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
                     reassociate: bool = True, reassociation_source: str = "") -> InCoreResult:
@@ -139,6 +146,35 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
                         {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes),
                         {"assumed": bool(reassociate), "source": reassociation_source or "default"})
+
+
+def port_pressure_times(pressure: dict, load_pressure: dict, overlapping, non_overlapping) -> tuple:
+    """``(T_OL, T_nOL)`` from the port pressure of a compiled loop block: the one definition.
+
+    kerncraft-tool-paper.txt §2.3: "T_OL is the overlapping time for computations and
+    stores, T_nOL is the time for the loads from registers into L1", both from the
+    analyzer's port pressure (the tool's IACA/OSACA/llvm-mca path):
+
+    * T_nOL = the largest pressure of the *load instructions* on a non-overlapping (load
+      data) port;
+    * T_OL = the largest pressure, all instructions, on an overlapping port (arithmetic and
+      store data; a port in both lists, such as llvm-mca's combined address+data
+      ``SBPort23``, is a T_OL candidate with its whole pressure, store addresses included).
+
+    Both analyzers' paths (llvm-mca, OSACA) use it (:func:`loopmodel.compiled.incore.port_table`).
+
+    Args:
+        pressure: port name -> cycles (per pass or per CL; the result is in the same unit).
+        load_pressure: port name -> cycles of the load instructions alone.
+        overlapping: port names whose pressure is T_OL (shared ports included).
+        non_overlapping: port names whose load pressure is T_nOL.
+
+    Returns:
+        ``(T_OL, T_nOL)`` in the unit of the pressures; 0.0 where no port is listed.
+    """
+    t_ol = max((v for k, v in pressure.items() if k in overlapping), default=0.0)
+    t_nol = max((v for k, v in load_pressure.items() if k in non_overlapping), default=0.0)
+    return t_ol, t_nol
 
 
 def fused_operations(kernel, machine) -> dict:

@@ -139,7 +139,7 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
         levels.append(RooflineLevel(level, nbytes, ai, ch.bandwidth, ch.kernel, ch.cores, perf, time))
     source = "peak FLOP/s"
     if cpu_from_block:
-        cpu_time = max(incore.T_OL, incore.T_nOL) / cores
+        cpu_time = incore.core_time / cores
         work = flops_cl if flops_cl else it
         cpu_perf = work / cpu_time * clock if cpu_time > 0 else None
         source = f"{incore.source} block throughput"

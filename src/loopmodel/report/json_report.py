@@ -137,10 +137,8 @@ def _incore(res) -> dict:
     if getattr(ic, "reassociation", None) is not None:  # analytic model: partial sums assumed, and why
         out["reassociation"] = dict(ic.reassociation)
     if res.compiled is not None:
-        from ..compiled.incore import effective_ports
-
         ci = res.compiled
-        bal, loads = effective_ports(ci, res.machine)
+        bal, loads = ci.port_table.balanced, ci.port_table.loads
         out["compiled"] = {
             "analyzer": ci.analyzer, "analyzer_version": ci.analyzer_version, "compiler": ci.compiler,
             "compiler_version": ci.compiler_version, "flags": list(ci.flags), "block_label": ci.block_label,

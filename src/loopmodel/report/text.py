@@ -257,21 +257,16 @@ def _port_table(res, console) -> None:
     """Port pressure of the compiled loop block (cy per pass and cy/CL) and the block itself."""
     from rich.table import Table
 
-    from ..compiled.incore import effective_ports, port_sets
-
     ci = res.compiled
-    per_cl = res.traffic.iterations_per_unit / ci.iterations_per_pass
-    bal, loads = effective_ports(ci, res.machine)
-    over, non = port_sets(res.machine, ci.analyzer)
+    table = ci.port_table
+    per_cl = table.cy_per_cl_per_pass
     t = Table(title=f"Port pressure ({ci.analyzer} {ci.analyzer_version}, block {ci.block_label}, "
                     f"{ci.iterations_per_pass:g} it per pass)", title_justify="left")
     for col in ("port", "reported cy/pass", "balanced cy/pass", "loads cy/pass", "cy/CL", "role"):
         t.add_column(col, justify="left" if col in ("port", "role") else "right")
-    for name, v in sorted(ci.ports_cy_per_pass.items()):
-        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
-        shown = loads.get(name, 0.0) if name in non else bal.get(name, v)
-        t.add_row(name, f"{v:.2f}", f"{bal.get(name, v):.2f}", f"{loads.get(name, 0.0):.2f}",
-                  f"{shown * per_cl:.2f}", role)
+    for row in table.rows:
+        t.add_row(row.port, f"{row.reported:.2f}", f"{row.balanced:.2f}", f"{row.loads:.2f}",
+                  f"{row.counted_cy_per_cl:.2f}", row.role)
     t.add_row("block throughput", f"{ci.block_throughput:.2f}", "", "", f"{ci.block_throughput * per_cl:.2f}", "")
     t.add_row("simulated", f"{ci.cycles_per_pass:.2f}", "", "", f"{ci.cycles_per_pass * per_cl:.2f}", "")
     console.print(t)

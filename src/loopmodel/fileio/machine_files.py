@@ -95,9 +95,9 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
 def _schema_digest() -> bytes:
     import sys
 
-    from ..machine import model as data_model
+    from ..machine import fields, model as data_model
     from .. import units
-    return cache.source_digest(sys.modules[__name__], data_model, units,
+    return cache.source_digest(sys.modules[__name__], data_model, fields, units,
                                _module_file("machine_schema"))
 
 
@@ -124,37 +124,15 @@ def machine_from_dict(data: dict, source: str, overrides: dict | None = None) ->
 def validate(data: dict, source: str) -> MachineModel:
     """Validate a loopmodel-format mapping against the schema; returns the data model.
 
+    The schema is the dataclasses of :mod:`loopmodel.machine.model`
+    (:func:`loopmodel.fileio.machine_schema.validate_mapping`).
+
     Raises:
         MachineError: one line naming ``source``, the key path and the problem.
     """
-    from pydantic import ValidationError
+    from .machine_schema import validate_mapping
 
-    from .machine_schema import MachineModelSchema, to_model
-
-    try:
-        return to_model(MachineModelSchema.model_validate(data))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = _loc(err.get("loc", ()))
-        msg = err.get("msg", "invalid value")
-        msg = re.sub(r"^(Value error|Assertion failed), ", "", msg)
-        if err.get("type") == "missing":
-            msg = "required key is missing"
-        elif err.get("type") == "extra_forbidden":
-            msg = "unknown key"
-        raise MachineError(msg, file=source, where=where or None) from None
-
-
-def _loc(loc) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif str(part).startswith(("function-", "list[", "dict[", "literal[")) or "[" in str(part):
-            continue
-        else:
-            out += ("." if out else "") + str(part)
-    return out
+    return validate_mapping(data, source)
 
 
 # --- Kerncraft format --------------------------------------------------------

@@ -3,7 +3,9 @@
 kerncraft-tool-paper.txt §2.2/§2.3: "Kerncraft tries to find the [benchmark]
 matching the kernel under examination as closely as possible with regard to
 the number of read and write streams"; measured bandwidths exclude
-write-allocate traffic and are corrected for it.
+write-allocate traffic and are corrected for it. The tables are read with the machine
+file (:class:`~loopmodel.machine.model.LevelMeasurements`: core counts and bandwidths in
+B/s per kernel); nothing is parsed here.
 """
 from __future__ import annotations
 

@@ -499,7 +499,7 @@ def _machine(args):
 def _check_p0(p0: float | None) -> None:
     """``--p0`` within the range :func:`loopmodel.models.scaling.scaling` accepts (one-line error)."""
     from .errors import DefineError
-    from .models.scaling import P0_MAX
+    from .machine.model import P0_MAX
 
     if p0 is not None and not 0 < p0 <= P0_MAX:
         raise DefineError(f"--p0 {p0:g}: must be in (0, {P0_MAX}]")
@@ -653,15 +653,18 @@ def _dump(m) -> dict:
             lv["size"] = _q(lv["size"], "B")
         for k in [k for k, v in lv.items() if v is None]:
             del lv[k]
-    for lk in d["links"]:
+    for lk, link in zip(d["links"], m.links):
         lk["penalty_load"] = _q(lk["penalty_load"], "cy")
         lk["penalty_store"] = _q(lk["penalty_store"], "cy")
+        bws = ["measured" if b.unit == "measured" else _q(b.value, "B/s", 1e9, "G") if b.unit == "B/s"
+               else _q(b.value, "B/cy") for b in link.bandwidth]
+        lk["bandwidth"] = bws if len(bws) > 1 else bws[0]
     for k in d["benchmarks"]["kernels"].values():
         k["element_size"] = _q(k["element_size"], "B")
-    for lvl, block in d["benchmarks"]["measurements"].items():
-        for name, vals in block.items():
-            if name != "cores":
-                block[name] = [_q(v, "B/s", 1e9, "G") for v in vals]
+    d["benchmarks"]["measurements"] = {
+        lvl: {"cores": list(t.cores), **{name: [_q(v, "B/s", 1e9, "G") for v in vals]
+                                         for name, vals in t.bandwidths.items()}}
+        for lvl, t in m.benchmarks.measurements.items()}
     return d
 
 

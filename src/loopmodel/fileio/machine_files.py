@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import cache
 from ..errors import MachineError
 from ..machine.model import MachineModel
+from ..units import UnitError, parse_quantity
 
 # built-in models ship as package data (installed as plain files)
 _BUILTIN_DIR = Path(__file__).resolve().parent.parent / "machines"
@@ -95,9 +96,9 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
 def _schema_digest() -> bytes:
     import sys
 
-    from ..machine import model as data_model
+    from ..machine import fields, model as data_model
     from .. import units
-    return cache.source_digest(sys.modules[__name__], data_model, units,
+    return cache.source_digest(sys.modules[__name__], data_model, fields, units,
                                _module_file("machine_schema"))
 
 
@@ -124,43 +125,37 @@ def machine_from_dict(data: dict, source: str, overrides: dict | None = None) ->
 def validate(data: dict, source: str) -> MachineModel:
     """Validate a loopmodel-format mapping against the schema; returns the data model.
 
+    The schema is the dataclasses of :mod:`loopmodel.machine.model`
+    (:func:`loopmodel.fileio.machine_schema.validate_mapping`).
+
     Raises:
         MachineError: one line naming ``source``, the key path and the problem.
     """
-    from pydantic import ValidationError
+    from .machine_schema import validate_mapping
 
-    from .machine_schema import MachineModelSchema, to_model
-
-    try:
-        return to_model(MachineModelSchema.model_validate(data))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = _loc(err.get("loc", ()))
-        msg = err.get("msg", "invalid value")
-        msg = re.sub(r"^(Value error|Assertion failed), ", "", msg)
-        if err.get("type") == "missing":
-            msg = "required key is missing"
-        elif err.get("type") == "extra_forbidden":
-            msg = "unknown key"
-        raise MachineError(msg, file=source, where=where or None) from None
-
-
-def _loc(loc) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif str(part).startswith(("function-", "list[", "dict[", "literal[")) or "[" in str(part):
-            continue
-        else:
-            out += ("." if out else "") + str(part)
-    return out
+    return validate_mapping(data, source)
 
 
 # --- Kerncraft format --------------------------------------------------------
+#
+# Every value read from a Kerncraft file is checked where it is read: a malformed file gives
+# one line naming the file, the Kerncraft key path (``memory hierarchy[1].cache per group.sets``)
+# and what is wrong, never a KeyError or ValueError from deep inside the conversion.
 
-def _omap(value) -> dict:
-    """Kerncraft writes ``!!omap`` lists of pairs; PyYAML gives a list of tuples."""
+def _bad(source: str, where: str, message: str):
+    return MachineError(message, file=source, where=where)
+
+
+def _omap(value, where: str = "", source: str = "<kerncraft>") -> dict:
+    """A Kerncraft mapping as a dict: ``!!omap`` lists of pairs (PyYAML: tuples), mappings, or None.
+
+    Raises:
+        MachineError: ``value`` is neither a mapping nor a list of pairs.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return dict(value)
     if isinstance(value, list):
         out = {}
         for item in value:
@@ -168,8 +163,46 @@ def _omap(value) -> dict:
                 out[item[0]] = item[1]
             elif isinstance(item, dict):
                 out.update(item)
+            else:
+                raise _bad(source, where, f"must be a mapping, got the list item {item!r}")
         return out
-    return dict(value or {})
+    raise _bad(source, where, f"must be a mapping, got {value!r}")
+
+
+def _need(d: dict, key: str, where: str, source: str):
+    """``d[key]``; a missing key is an error at ``where.key``."""
+    if key not in d or d[key] is None:
+        raise _bad(source, f"{where}.{key}" if where else key, "required key is missing")
+    return d[key]
+
+
+def _int(value, where: str, source: str, minimum: int = 0) -> int:
+    """An integer >= ``minimum`` written as a number or a string of digits (``20``, ``'20'``)."""
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+                                       or (isinstance(value, str) and value.strip().isdigit())):
+        raise _bad(source, where, f"'{value}' is not an integer")
+    n = int(value)
+    if n < minimum:
+        raise _bad(source, where, f"{n} must be at least {minimum}")
+    return n
+
+
+def _number(value, where: str, source: str) -> float:
+    """A plain number (``2``, ``2.5``, ``'2.5'``)."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return float(value)
+    except (TypeError, ValueError):
+        raise _bad(source, where, f"'{value}' is not a number") from None
+
+
+def _leading(value, where: str, source: str, what: str) -> float:
+    """The number a Kerncraft quantity starts with (``'64 B'`` -> 64, ``'8.00 B'`` -> 8)."""
+    m = re.match(r"\s*(\d+(?:\.\d*)?)", str(value))
+    if not m:
+        raise _bad(source, where, f"'{value}' does not start with a number ({what})")
+    return float(m.group(1))
 
 
 #: bytes one L1 load (and the store) port moves per cycle where it is less than the SIMD width:
@@ -180,9 +213,9 @@ def _omap(value) -> dict:
 _L1_PORT_BYTES = {"sandybridge": 16, "ivybridge": 16, "znver1": 16}
 
 
-def _simd_width(data: dict) -> int:
+def _simd_width(data: dict, source: str = "<kerncraft>") -> int:
     """SIMD width in bytes guessed from the ISA and compiler flags (not in Kerncraft files)."""
-    flags = " ".join(str(v) for v in _omap(data.get("compiler")).values())
+    flags = " ".join(str(v) for v in _omap(data.get("compiler"), "compiler", source).values())
     isa = str(data.get("isa", "")).lower()
     if "sve-vector-bits=512" in flags:
         return 64
@@ -202,49 +235,92 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
     write-allocate/-back, victim caches via ``victims_to``), link bandwidths and
     duplex ("upstream throughput"), latency penalties, overlap ("transfers
     overlap"), FLOPs per cycle, analyzer port lists, compilers, and the streaming
-    benchmark kernels and measurements (one thread per core).
+    benchmark kernels and measurements (one thread per core) of
+    kerncraft-tool-paper.txt §2.2, Listing 2.
 
     What Kerncraft files do not state (SIMD width, L1 load/store limits,
     latencies) is filled with conservative defaults that are written into
     ``description`` so the user sees them.
 
+    Args:
+        data: the YAML mapping of a Kerncraft machine file.
+        source: the file name used in error messages and notes.
+
+    Returns:
+        A mapping in loopmodel's schema (validate it with :func:`validate`).
+
     Raises:
-        MachineError: a required Kerncraft key is missing or malformed.
+        MachineError: a required Kerncraft key is missing or malformed (one line naming
+            ``source``, the Kerncraft key path and the problem).
     """
-    def need(key, where=None):
-        d = data if where is None else where
-        if key not in d:
-            raise MachineError(f"Kerncraft machine file lacks '{key}'", file=source)
-        return d[key]
+    if not isinstance(data, dict):
+        raise MachineError("machine file must contain a YAML mapping", file=source)
+    icm = _omap(data.get("in-core model"), "in-core model", source)
+    in_core, assumed = _in_core(data, icm, source)
+    cl_bytes = _cacheline_bytes(data, source)
+    levels, links, overlap, victim_notes = _hierarchy(data, icm, cl_bytes, source)
+    out = {
+        "name": Path(source).stem,
+        "description": "Converted from a Kerncraft machine file (" + Path(source).name + "); "
+                       + "; ".join(assumed) + ".",
+        "model_name": str(data.get("model name", "")),
+        "micro_architecture": str(data.get("micro-architecture", icm.get("OSACA", icm.get("IACA", "")))),
+        "isa": str(data.get("isa", "x86")),
+        "clock": _clock(data, source),
+        **_topology(data, source),
+        "cacheline_size": f"{cl_bytes} B",
+        "in_core": in_core,
+        "memory_hierarchy": levels,
+        "links": links,
+        "overlap": overlap,
+        "benchmarks": _benchmarks(data, source),
+        "compiler": {str(k): str(v) for k, v in _omap(data.get("compiler"), "compiler", source).items()},
+        "sources": [f"Kerncraft machine file {Path(source).name} (converted)"] + victim_notes,
+    }
+    return out
 
-    def size_str(v):
-        s = str(v).strip()
-        return s.replace("kB", "KiB").replace("MB", "MiB").replace("GB", "GiB") if re.search(r"[kMG]B$", s) else s
 
-    simd = _simd_width(data)
-    lanes_dp = simd // 8
+def _clock(data: dict, source: str) -> str:
+    clock = _need(data, "clock", "", source)
+    try:
+        parse_quantity(str(clock), "frequency")
+    except UnitError as exc:
+        raise _bad(source, "clock", str(exc)) from None
+    return str(clock)
+
+
+def _topology(data: dict, source: str) -> dict:
+    """Sockets, cores, threads and NUMA domains (integers >= 1)."""
+    def count(key, default=None):
+        value = _need(data, key, "", source) if default is None else data.get(key, default)
+        return _int(value, key, source, minimum=1)
+
+    return {"sockets": count("sockets", 1), "cores_per_socket": count("cores per socket"),
+            "threads_per_core": count("threads per core", 1),
+            "numa_domains_per_socket": count("NUMA domains per socket", 1)}
+
+
+def _cacheline_bytes(data: dict, source: str) -> int:
+    """``cacheline size`` in bytes (default 64 B when the file does not give it)."""
+    value = data.get("cacheline size", "64 B")
+    size = _leading(value, "cacheline size", source, "bytes per cache line")
+    if size <= 0 or not size.is_integer():
+        raise _bad(source, "cacheline size", f"'{value}' is not a whole positive number of bytes")
+    return int(size)
+
+
+# --- Kerncraft in-core part ----------------------------------------------------
+
+def _in_core(data: dict, icm: dict, source: str) -> tuple:
+    """``(in_core mapping, assumptions)``: throughputs from FLOPs per cycle, L1 limits, analyzer ports."""
+    simd = _simd_width(data, source)
     assumed = [f"SIMD width {simd} B guessed from compiler flags"]
-    fpc = _omap(data.get("FLOPs per cycle"))
-    flops: dict = {}
-    throughput: dict = {}
-    for prec, vals in fpc.items():
-        vals = _omap(vals)
-        if all(isinstance(v, (int, float)) for v in vals.values()) and "total" in vals:
-            flops[prec] = {k: v for k, v in vals.items() if k in ("total", "ADD", "MUL", "FMA")}
-    dp = flops.get("DP")
-    if dp:
-        for op in ("ADD", "MUL"):
-            if dp.get(op):
-                throughput[op] = dp[op] / lanes_dp
-        if dp.get("FMA"):
-            throughput["FMA"] = dp["FMA"] / (2 * lanes_dp)
-    else:
+    flops = _flops_per_cycle(data, source)
+    throughput = _throughputs(flops.get("DP"), simd // 8)
+    if throughput is None:
         assumed.append("no FLOPs per cycle given: ADD/MUL/FMA throughputs assumed 1 per cycle")
         throughput = {"ADD": 1.0, "MUL": 1.0, "FMA": 1.0}
     assumed.append("L1 limits assumed: 2 loads and 1 store per cycle")
-    cl = data.get("cacheline size", "64 B")
-    cl_bytes = int(re.match(r"\s*(\d+)", str(cl)).group(1)) if re.match(r"\s*(\d+)", str(cl)) else 64
-
     in_core = {
         "simd_width": f"{simd} B",
         "throughput": throughput,
@@ -254,142 +330,241 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
         "load_store_per_cycle": 2,
         "flops_per_cycle": flops,
     }
-    ports = {}
-    for key, label in (("overlapping model", "overlapping"), ("non-overlapping model", "non_overlapping")):
-        for analyzer, plist in _omap(_omap(data.get(key)).get("ports")).items():
-            ports.setdefault(analyzer.lower(), {})[label] = [str(x) for x in plist]
+    ports = _analyzer_ports(data, source)
     if ports:
         in_core["analyzer_ports"] = ports
-    icm = _omap(data.get("in-core model"))
+    cpu = _llvm_mca_cpu(icm)
+    if cpu:
+        in_core["llvm_mca_cpu"] = cpu
+    port = min(simd, _L1_PORT_BYTES.get(cpu or "", simd))
+    if port < simd:
+        in_core["load"]["bytes_per_cycle"], in_core["store"]["bytes_per_cycle"] = f"{2 * port} B/cy", f"{port} B/cy"
+        assumed.append(f"L1 data paths of {port} B per port and cycle ({cpu})")
+    return in_core, assumed
+
+
+def _flops_per_cycle(data: dict, source: str) -> dict:
+    """``{precision: {total, ADD, MUL, FMA}}`` from ``FLOPs per cycle``.
+
+    A precision counts only with a total and numbers throughout: Kerncraft's template writes
+    ``INFORMATION_REQUIRED`` where a number is unknown, and such a precision is left out
+    (without DP the converter assumes throughputs and says so in the description).
+    """
+    flops = {}
+    for prec, vals in _omap(data.get("FLOPs per cycle"), "FLOPs per cycle", source).items():
+        vals = _omap(vals, f"FLOPs per cycle.{prec}", source)
+        if "total" in vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals.values()):
+            flops[prec] = {k: v for k, v in vals.items() if k in ("total", "ADD", "MUL", "FMA")}
+    return flops
+
+
+def _throughputs(dp, lanes_dp: int):
+    """Instructions per cycle of ADD/MUL/FMA from DP FLOPs per cycle, or None without them."""
+    if not dp:
+        return None
+    throughput = {}
+    for op in ("ADD", "MUL"):
+        if dp.get(op):
+            throughput[op] = dp[op] / lanes_dp
+    if dp.get("FMA"):
+        throughput["FMA"] = dp["FMA"] / (2 * lanes_dp)
+    return throughput
+
+
+def _analyzer_ports(data: dict, source: str) -> dict:
+    """Per analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names."""
+    ports = {}
+    for key, label in (("overlapping model", "overlapping"), ("non-overlapping model", "non_overlapping")):
+        model = _omap(data.get(key), key, source)
+        for analyzer, plist in _omap(model.get("ports"), f"{key}.ports", source).items():
+            if not isinstance(plist, list):
+                raise _bad(source, f"{key}.ports.{analyzer}", f"must be a list of port names, got {plist!r}")
+            ports.setdefault(str(analyzer).lower(), {})[label] = [str(x) for x in plist]
+    return ports
+
+
+def _llvm_mca_cpu(icm: dict):
+    """The llvm-mca CPU: ``-mcpu=`` of the LLVM-MCA entry, else the one for the OSACA/IACA code."""
     if "LLVM-MCA" in icm:
         m = re.search(r"-mcpu=(\S+)", str(icm["LLVM-MCA"]))
         if m:
-            in_core["llvm_mca_cpu"] = m.group(1)
-    if "llvm_mca_cpu" not in in_core:
-        # the CPU llvm-mca knows for the OSACA/IACA architecture code the file names
-        from ..compiled.osaca_backend import ARCH
+            return m.group(1)
+    from ..compiled.osaca_backend import ARCH
 
-        by_code = {code: cpu for cpu, code in ARCH.items()}
-        for key in ("OSACA", "IACA"):
-            if str(icm.get(key, "")).upper() in by_code:
-                in_core["llvm_mca_cpu"] = by_code[str(icm[key]).upper()]
-                break
-    port = min(simd, _L1_PORT_BYTES.get(in_core.get("llvm_mca_cpu", ""), simd))
-    if port < simd:
-        in_core["load"]["bytes_per_cycle"], in_core["store"]["bytes_per_cycle"] = f"{2 * port} B/cy", f"{port} B/cy"
-        assumed.append(f"L1 data paths of {port} B per port and cycle ({in_core['llvm_mca_cpu']})")
+    by_code = {code: cpu for cpu, code in ARCH.items()}
+    for key in ("OSACA", "IACA"):
+        if str(icm.get(key, "")).upper() in by_code:
+            return by_code[str(icm[key]).upper()]
+    return None
 
-    levels = []
-    links = []
-    overlap = ["T_OL"]
-    hierarchy = need("memory hierarchy")
+
+# --- Kerncraft memory hierarchy ------------------------------------------------
+
+def _hierarchy(data: dict, icm: dict, cl_bytes: int, source: str) -> tuple:
+    """``(levels, links, overlap, victim notes)`` from ``memory hierarchy``."""
+    hierarchy = _need(data, "memory hierarchy", "", source)
     if not isinstance(hierarchy, list) or not hierarchy:
-        raise MachineError("Kerncraft 'memory hierarchy' must be a list", file=source)
-    prev_name = None
+        raise _bad(source, "memory hierarchy", "must be a non-empty list of levels")
+    levels, links, overlap, notes = [], [], ["T_OL"], []
     victim_targets = set()
-    victim_sources = []
+    prev = None
     for i, lv in enumerate(hierarchy):
-        if not isinstance(lv, dict) or "level" not in lv:
-            raise MachineError(f"'memory hierarchy'[{i}] lacks 'level'", file=source)
-        name = str(lv["level"])
-        entry = {"level": name}
-        cpg = lv.get("cores per group")
-        if cpg is not None:
-            entry["cores_per_group"] = int(cpg)
-        if lv.get("groups"):
-            entry["groups"] = int(lv["groups"])
-        cache = lv.get("cache per group")
-        if name != "MEM":
-            if cache:
-                sets, ways = int(cache["sets"]), int(cache["ways"])
-                line = int(re.match(r"\s*(\d+)", str(cache.get("cl_size", cl_bytes))).group(1))
-                entry.update(sets=sets, ways=ways, size=f"{sets * ways * line} B",
-                             replacement=str(cache.get("replacement_policy", "LRU")).upper()
-                             .replace("RR", "RANDOM") if str(cache.get("replacement_policy", "LRU")).upper() in ("LRU", "FIFO", "RR", "RANDOM") else "LRU",
-                             write_allocate=bool(cache.get("write_allocate", True)),
-                             write_back=bool(cache.get("write_back", True)))
-                if cache.get("victims_to"):
-                    victim_targets.add(str(cache["victims_to"]))
-            elif lv.get("size per group"):
-                entry["size"] = size_str(lv["size per group"])
-            else:
-                raise MachineError(f"'memory hierarchy'[{i}] ({name}) has no cache description", file=source)
+        where = f"memory hierarchy[{i}]"
+        if not isinstance(lv, dict):
+            raise _bad(source, where, f"must be a mapping with 'level', got {lv!r}")
+        name = str(_need(lv, "level", where, source))
+        entry, victims_to = _level(lv, name, where, cl_bytes, source)
+        victim_targets |= victims_to
         if name in victim_targets:
             entry["type"] = "victim"
-            entry["victim_clean"], entry["victim_clean_note"] = _victim_clean_default(data, icm, name, prev_name)
-            victim_sources.append(entry["victim_clean_note"])
+            entry["victim_clean"], entry["victim_clean_note"] = _victim_clean_default(data, icm, name, prev)
+            notes.append(entry["victim_clean_note"])
         levels.append(entry)
-        up = lv.get("upstream throughput")
-        if prev_name is not None:
-            link = {"between": [prev_name, name]}
-            bw, duplex = (up + [None, None])[:2] if isinstance(up, list) else (None, None)
-            if bw is None:
-                raise MachineError(f"'memory hierarchy'[{i}] ({name}) lacks 'upstream throughput'", file=source)
-            bw = "measured" if "memory bandwidth" in str(bw) else str(bw)
-            if duplex == "full-duplex":
-                link["bandwidth"] = [bw, bw]
-                link["duplex"] = "full"
-            else:
-                link["bandwidth"] = bw
-            pl = lv.get("penalty cycles per cacheline load")
-            ps = lv.get("penalty cycles per cacheline store", lv.get("penalty cycles per cachlinie store"))
-            if pl:
-                link["penalty_load"] = f"{pl} cy"
-            if ps:
-                link["penalty_store"] = f"{ps} cy"
-            links.append(link)
-            if lv.get("transfers overlap"):
-                overlap.append(f"{prev_name}{name}")
-        elif lv.get("transfers overlap"):
-            overlap.append("T_nOL")
-        prev_name = name
+        if prev is not None:
+            links.append(_link(lv, prev, name, where, source))
+        if lv.get("transfers overlap"):
+            overlap.append(f"{prev}{name}" if prev is not None else "T_nOL")
+        prev = name
+    return levels, links, overlap, notes
 
-    bench = _omap(data.get("benchmarks"))
-    kernels = {}
-    for kname, k in _omap(bench.get("kernels")).items():
-        k = _omap(k)
-        rs, ws, rws = (_omap(k.get(x)) for x in ("read streams", "write streams", "read+write streams"))
-        elem = "8 B"
-        if rs.get("streams"):
-            b = float(re.match(r"\s*([\d.]+)", str(rs.get("bytes", "8"))).group(1))
-            elem = f"{b / rs['streams']:g} B"
-        kernels[kname] = {"read_streams": int(rs.get("streams", 0)), "write_streams": int(ws.get("streams", 0)),
-                          "read_write_streams": int(rws.get("streams", 0)),
-                          "flops_per_iteration": float(k.get("FLOPs per iteration", 0)), "element_size": elem}
+
+def _level(lv: dict, name: str, where: str, cl_bytes: int, source: str) -> tuple:
+    """``(cache level mapping, {victims_to level})`` of one Kerncraft level."""
+    entry = {"level": name}
+    if lv.get("cores per group") is not None:
+        entry["cores_per_group"] = _int(lv["cores per group"], f"{where}.cores per group", source, minimum=1)
+    if lv.get("groups"):
+        entry["groups"] = _int(lv["groups"], f"{where}.groups", source, minimum=1)
+    if name == "MEM":
+        return entry, set()
+    cache = lv.get("cache per group")
+    if cache:
+        entry.update(_cache_per_group(cache, f"{where}.cache per group", cl_bytes, source))
+        return entry, {str(cache["victims_to"])} if cache.get("victims_to") else set()
+    if lv.get("size per group"):
+        entry["size"] = _size_per_group(lv["size per group"], f"{where}.size per group", source)
+        return entry, set()
+    raise _bad(source, where, f"level {name} has no cache description ('cache per group' or 'size per group')")
+
+
+def _cache_per_group(cache, where: str, cl_bytes: int, source: str) -> dict:
+    """Sets, ways, size, replacement policy and write policies of ``cache per group``."""
+    if not isinstance(cache, dict):
+        raise _bad(source, where, f"must be a mapping (sets, ways, cl_size, ...), got {cache!r}")
+    sets = _int(_need(cache, "sets", where, source), f"{where}.sets", source, minimum=1)
+    ways = _int(_need(cache, "ways", where, source), f"{where}.ways", source, minimum=1)
+    line = int(_leading(cache.get("cl_size", cl_bytes), f"{where}.cl_size", source, "bytes per cache line"))
+    policy = str(cache.get("replacement_policy", "LRU")).upper()
+    return {"sets": sets, "ways": ways, "size": f"{sets * ways * line} B",
+            "replacement": policy.replace("RR", "RANDOM") if policy in ("LRU", "FIFO", "RR", "RANDOM") else "LRU",
+            "write_allocate": bool(cache.get("write_allocate", True)),
+            "write_back": bool(cache.get("write_back", True))}
+
+
+def _size_per_group(value, where: str, source: str) -> str:
+    """``size per group`` with Kerncraft's kB/MB/GB read as KiB/MiB/GiB."""
+    s = str(value).strip()
+    s = s.replace("kB", "KiB").replace("MB", "MiB").replace("GB", "GiB") if re.search(r"[kMG]B$", s) else s
+    try:
+        parse_quantity(s, "size")
+    except UnitError as exc:
+        raise _bad(source, where, str(exc)) from None
+    return s
+
+
+def _link(lv: dict, upper: str, name: str, where: str, source: str) -> dict:
+    """The link from ``upper`` to this level: ``upstream throughput`` [bandwidth, duplex] and penalties."""
+    up = lv.get("upstream throughput")
+    bw, duplex = (list(up) + [None, None])[:2] if isinstance(up, list) else (None, None)
+    if bw is None:
+        raise _bad(source, f"{where}.upstream throughput",
+                   f"level {name} needs [bandwidth, duplex], e.g. ['32 B/cy', 'half-duplex'], got {up!r}")
+    if duplex not in (None, "half-duplex", "full-duplex"):
+        raise _bad(source, f"{where}.upstream throughput", f"duplex '{duplex}' is not 'half-duplex' or 'full-duplex'")
+    bw = "measured" if "memory bandwidth" in str(bw) else str(bw)
+    if bw != "measured":
+        try:
+            parse_quantity(bw, "bandwidth_s" if bw.rstrip().endswith("/s") else "bandwidth_cy")
+        except UnitError as exc:
+            raise _bad(source, f"{where}.upstream throughput", str(exc)) from None
+    link = {"between": [upper, name]}
+    if duplex == "full-duplex":
+        link["bandwidth"], link["duplex"] = [bw, bw], "full"
+    else:
+        link["bandwidth"] = bw
+    store_key = "penalty cycles per cacheline store"
+    if store_key not in lv:
+        store_key = "penalty cycles per cachlinie store"  # a misspelling found in Kerncraft files
+    for key, field_name in (("penalty cycles per cacheline load", "penalty_load"), (store_key, "penalty_store")):
+        value = lv.get(key)
+        if value:
+            _number(value, f"{where}.{key}", source)
+            link[field_name] = f"{value} cy"
+    return link
+
+
+# --- Kerncraft benchmarks --------------------------------------------------------
+
+def _benchmarks(data: dict, source: str) -> dict:
+    """Benchmark kernels and the one-thread-per-core measurements (kerncraft-tool-paper.txt §2.2)."""
+    bench = _omap(data.get("benchmarks"), "benchmarks", source)
+    where = "benchmarks.kernels"
+    kernels = {name: _bench_kernel(k, f"{where}.{name}", source)
+               for name, k in _omap(bench.get("kernels"), where, source).items()}
     measurements = {}
-    for lvl, per_tpc in _omap(bench.get("measurements")).items():
-        per_tpc = _omap(per_tpc)
-        block = per_tpc.get(1) or per_tpc.get("1")
-        if not block:
-            continue
-        entry = {"cores": [int(c) for c in block.get("cores", [])]}
-        for kname, vals in _omap(block.get("results")).items():
-            if kname in kernels:
-                entry[kname] = [str(v) for v in vals]
-        measurements[str(lvl)] = entry
+    where = "benchmarks.measurements"
+    for lvl, per_tpc in _omap(bench.get("measurements"), where, source).items():
+        table = _measurement(per_tpc, kernels, f"{where}.{lvl}", source)
+        if table is not None:
+            measurements[str(lvl)] = table
+    return {"kernels": kernels, "measurements": measurements}
 
-    compilers = {str(k): str(v) for k, v in _omap(data.get("compiler")).items()}
-    out = {
-        "name": Path(source).stem,
-        "description": "Converted from a Kerncraft machine file (" + Path(source).name + "); " + "; ".join(assumed) + ".",
-        "model_name": str(data.get("model name", "")),
-        "micro_architecture": str(data.get("micro-architecture", icm.get("OSACA", icm.get("IACA", "")))),
-        "isa": str(data.get("isa", "x86")),
-        "clock": str(need("clock")),
-        "sockets": int(data.get("sockets", 1)),
-        "cores_per_socket": int(need("cores per socket")),
-        "threads_per_core": int(data.get("threads per core", 1)),
-        "numa_domains_per_socket": int(data.get("NUMA domains per socket", 1)),
-        "cacheline_size": f"{cl_bytes} B",
-        "in_core": in_core,
-        "memory_hierarchy": levels,
-        "links": links,
-        "overlap": overlap,
-        "benchmarks": {"kernels": kernels, "measurements": measurements},
-        "compiler": compilers,
-        "sources": [f"Kerncraft machine file {Path(source).name} (converted)"] + victim_sources,
-    }
-    return out
+
+def _streams(k: dict, key: str, where: str, source: str) -> dict:
+    s = _omap(_need(k, key, where, source), f"{where}.{key}", source)
+    return {"streams": _int(_need(s, "streams", f"{where}.{key}", source), f"{where}.{key}.streams", source),
+            "bytes": s.get("bytes")}
+
+
+def _bench_kernel(k, where: str, source: str) -> dict:
+    """One benchmark kernel: stream counts, FLOPs per iteration and element size (bytes)."""
+    k = _omap(k, where, source)
+    rs, ws, rws = (_streams(k, key, where, source) for key in ("read streams", "write streams", "read+write streams"))
+    elem = "8 B"
+    if rs["streams"]:
+        b = _leading(rs["bytes"] if rs["bytes"] is not None else "8", f"{where}.read streams.bytes", source, "bytes")
+        elem = f"{b / rs['streams']:g} B"
+    return {"read_streams": rs["streams"], "write_streams": ws["streams"], "read_write_streams": rws["streams"],
+            "flops_per_iteration": _number(k.get("FLOPs per iteration", 0), f"{where}.FLOPs per iteration", source),
+            "element_size": elem}
+
+
+def _measurement(per_tpc, kernels: dict, where: str, source: str):
+    """The one-thread-per-core table of a level as ``{cores: [...], kernel: [bandwidths]}``, or None."""
+    per_tpc = _omap(per_tpc, where, source)
+    key = 1 if per_tpc.get(1) else "1"
+    block = per_tpc.get(key)
+    if not block:
+        return None
+    where = f"{where}.{key}"
+    block = _omap(block, where, source)
+    cores = block.get("cores", [])
+    if not isinstance(cores, list):
+        raise _bad(source, f"{where}.cores", f"must be a list of core counts, got {cores!r}")
+    entry = {"cores": [_int(c, f"{where}.cores", source, minimum=1) for c in cores]}
+    for name, vals in _omap(block.get("results"), f"{where}.results", source).items():
+        here = f"{where}.results.{name}"
+        if name not in kernels:
+            raise _bad(source, here, f"kernel '{name}' is not defined in benchmarks.kernels")
+        if not isinstance(vals, list) or len(vals) != len(cores):
+            raise _bad(source, here, f"must list one bandwidth per core count ({len(cores)})")
+        for v in vals:
+            try:
+                parse_quantity(str(v), "bandwidth_s")
+            except UnitError as exc:
+                raise _bad(source, here, str(exc)) from None
+        entry[name] = [str(v) for v in vals]
+    return entry
 
 
 #: Clean evictions into a victim L3 cost no transfer on Zen-family CPUs: cross-architecture-

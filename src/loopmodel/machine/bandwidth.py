@@ -3,7 +3,9 @@
 kerncraft-tool-paper.txt §2.2/§2.3: "Kerncraft tries to find the [benchmark]
 matching the kernel under examination as closely as possible with regard to
 the number of read and write streams"; measured bandwidths exclude
-write-allocate traffic and are corrected for it.
+write-allocate traffic and are corrected for it. The tables are read with the machine
+file (:class:`~loopmodel.machine.model.LevelMeasurements`: core counts and bandwidths in
+B/s per kernel); nothing is parsed here.
 """
 from __future__ import annotations
 
@@ -34,6 +36,34 @@ def _ratio(read: float, write: float) -> float:
     return read / write if write else math.inf
 
 
+def _closest_kernel(kernels: dict, names: list, target: float) -> str:
+    """The benchmark kernel whose read/write stream ratio is closest to ``target`` (first on ties)."""
+    best, best_ratio = None, None
+    for name in names:
+        k = kernels[name]
+        r = _ratio(k.read_streams + k.write_streams - k.read_write_streams, k.write_streams)
+        if best is None or abs(r - target) < abs(best_ratio - target) or (
+                math.isinf(r) and math.isinf(target) and not math.isinf(best_ratio)):
+            best, best_ratio = name, r
+    return best
+
+
+def _pick(machine, level: str, core_list: tuple, values: tuple, cores) -> tuple:
+    """``(bandwidth B/s, cores)``: the measurement with ``cores`` cores (or the largest count
+    below), or with ``cores=None`` the maximum over 1..min(cores sharing the level, cores per
+    NUMA domain)."""
+    if cores is not None:
+        if cores in core_list:
+            idx = core_list.index(cores)
+        else:
+            idx = max((i for i, c in enumerate(core_list) if c <= cores), default=0)
+        return values[idx], core_list[idx]
+    levels = {lv.level: lv for lv in machine.memory_hierarchy}
+    limit = min(levels[level].cores_per_group, machine.cores_per_numa_domain)
+    cand = [(v, c) for v, c in zip(values, core_list) if c <= limit] or [(values[0], core_list[0])]
+    return max(cand)
+
+
 def choose_bandwidth(machine, level: str, read_streams: float, write_streams: float,
                      cores: int | None = None, correct_write_allocate: bool = True) -> ChosenBandwidth:
     """Best-matching measured bandwidth for a level.
@@ -55,32 +85,13 @@ def choose_bandwidth(machine, level: str, read_streams: float, write_streams: fl
     Raises:
         ModelError: the machine has no measurements for ``level``.
     """
-    meas = machine.benchmarks.measurements.get(level)
+    table = machine.benchmarks.measurements.get(level)
     kernels = machine.benchmarks.kernels
-    if not meas or len(meas) < 2:
+    if table is None or not table.bandwidths:
         raise ModelError(f"machine model '{machine.name}' has no measured bandwidths for {level} "
                          "(benchmarks.measurements); give the link bandwidth explicitly")
-    target = _ratio(read_streams, write_streams)
-    best, best_ratio = None, None
-    for name in sorted(k for k in meas if k != "cores"):
-        k = kernels[name]
-        r = _ratio(k.read_streams + k.write_streams - k.read_write_streams, k.write_streams)
-        if best is None or abs(r - target) < abs(best_ratio - target) or (
-                math.isinf(r) and math.isinf(target) and not math.isinf(best_ratio)):
-            best, best_ratio = name, r
-    values = meas[best]
-    core_list = meas["cores"]
-    if cores is not None:
-        if cores in core_list:
-            idx = core_list.index(cores)
-        else:
-            idx = max((i for i, c in enumerate(core_list) if c <= cores), default=0)
-        bw, used = values[idx], core_list[idx]
-    else:
-        levels = {lv.level: lv for lv in machine.memory_hierarchy}
-        limit = min(levels[level].cores_per_group, machine.cores_per_numa_domain)
-        cand = [(v, c) for v, c in zip(values, core_list) if c <= limit] or [(values[0], core_list[0])]
-        bw, used = max(cand)
+    best = _closest_kernel(kernels, sorted(table.bandwidths), _ratio(read_streams, write_streams))
+    bw, used = _pick(machine, level, table.cores, table.bandwidths[best], cores)
     if correct_write_allocate:
         k = kernels[best]
         rb = k.read_streams * k.element_size

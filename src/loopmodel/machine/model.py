@@ -7,33 +7,52 @@ each pair of adjacent levels with its bandwidth per direction and optional
 latency penalty, which contributions overlap, victim / write-through caches),
 plus measured streaming bandwidths for Roofline (kerncraft-tool-paper.txt §2.2).
 
-Objects are frozen dataclasses holding floats in base units (Hz, bytes, B/cy,
-B/s, cycles). They are built by :mod:`loopmodel.fileio.machine_schema`, which
-validates a machine file; field names are the YAML keys.
+These frozen dataclasses are the only declaration of the machine-file schema:
+field names are the YAML keys, defaults are the file's defaults, and the
+``Annotated`` metadata states the constraints (``Gt(0)``: positive) and the
+conversion of values written with units (:mod:`loopmodel.machine.fields`).
+:mod:`loopmodel.fileio.machine_schema` validates a file against them (pydantic
+``TypeAdapter``) when it is read, so every object holds floats in base units (Hz,
+bytes, B/cy, B/s, cycles) and parsed tables; nothing is parsed at evaluation.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Annotated, Literal, Optional
 
-from ..units import parse_quantity
+from annotated_types import Ge, Gt, Le
 
-OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
+from . import fields as fx
+from .fields import OPS, Convert
 
+__all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
+           "BenchmarkKernel", "LevelMeasurements", "Benchmarks", "MachineModel"]
+
+#: Largest contention parameter p0 of the multi-core scaling model (``contention_p0`` in a
+#: machine file, ``--p0``): up to it the utilization recursion of :mod:`loopmodel.models.scaling`
+#: gives a monotone u(n) that reaches 1; from p0 = 0.76 on u(n) can drop when a core is added.
+P0_MAX = 0.75
+
+#: pydantic reads this from each dataclass: unknown keys in a machine file are errors
+_STRICT = {"extra": "forbid"}
 
 @dataclass(frozen=True)
 class LoadStore:
-    """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy)."""
+    """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy, ``"64 B/cy"`` in a file)."""
 
-    instructions_per_cycle: float
-    bytes_per_cycle: float
+    __pydantic_config__ = _STRICT
+
+    instructions_per_cycle: Annotated[float, Gt(0)]
+    bytes_per_cycle: Annotated[float, Convert(fx.quantity("bandwidth_cy"))]
 
 
 @dataclass(frozen=True)
 class FlopsPerCycle:
     """Peak FLOPs per cycle by operation type (kerncraft paper Listing 2 ``FLOPs per cycle``)."""
 
-    total: float
+    __pydantic_config__ = _STRICT
+
+    total: Annotated[float, Gt(0)]
     ADD: Optional[float] = None
     MUL: Optional[float] = None
     FMA: Optional[float] = None
@@ -48,17 +67,21 @@ class InCore:
     lanes, paper eq. 6). ``latency`` in cycles. ``port_groups``: sets of
     operation types sharing execution ports (their times add up).
     ``load_store_per_cycle``: combined LD+ST (AGU) limit, instructions/cy.
+    ``flops_per_cycle``: ``{"DP": FlopsPerCycle, "SP": ...}``; ``analyzer_ports``: per
+    analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names.
     """
 
-    simd_width: float
-    throughput: dict
+    __pydantic_config__ = _STRICT
+
+    simd_width: Annotated[float, Convert(fx.quantity("size"))]
+    throughput: Annotated[dict[str, float], Convert(fx.throughputs)]
     load: LoadStore
     store: LoadStore
-    latency: dict = field(default_factory=dict)
-    port_groups: list = field(default_factory=list)
-    load_store_per_cycle: Optional[float] = None
-    instructions_per_cycle: Optional[float] = None
-    flops_per_cycle: dict = field(default_factory=dict)  # {"DP": FlopsPerCycle, "SP": ...}
+    latency: Annotated[dict[str, float], Convert(fx.latencies)] = field(default_factory=dict)
+    port_groups: Annotated[list, Convert(fx.port_groups)] = field(default_factory=list)
+    load_store_per_cycle: Optional[Annotated[float, Gt(0)]] = None
+    instructions_per_cycle: Optional[Annotated[float, Gt(0)]] = None
+    flops_per_cycle: dict[str, FlopsPerCycle] = field(default_factory=dict)
     analyzer_ports: dict = field(default_factory=dict)
     llvm_mca_cpu: Optional[str] = None
 
@@ -74,94 +97,150 @@ class CacheLevel:
     cross-architecture paper §3.3). ``write_back=False``: write-through, every
     store goes to the next level. ``cores_per_group``: cores sharing one instance.
     Victim levels: ``memory_bypass`` (memory delivers the misses of the level above
-    directly to it; only evictions cross this level's upper link) and
+    directly to it; only evictions cross this level's upper link, cross-architecture
+    paper §5.2.1 for EPYC, TX2, PWR9) and
     ``victim_clean`` (clean evictions from the level above are transfers into
     it; False: they are placed in it without a transfer, semantics in
     :mod:`loopmodel.cachesim`); ``victim_clean_note``: where ``victim_clean``
     came from when a converter chose it (a note for the report), else empty.
     """
 
+    __pydantic_config__ = _STRICT
+
     level: str
-    size: Optional[float] = None
-    sets: Optional[int] = None
-    ways: Optional[int] = None
-    replacement: str = "LRU"
-    cores_per_group: int = 1
-    groups: Optional[int] = None
+    size: Annotated[Optional[float], Convert(fx.optional_size)] = None
+    sets: Optional[Annotated[int, Gt(0)]] = None
+    ways: Optional[Annotated[int, Gt(0)]] = None
+    replacement: Literal["LRU", "FIFO", "RANDOM", "PLRU"] = "LRU"
+    cores_per_group: Annotated[int, Gt(0)] = 1
+    groups: Optional[Annotated[int, Gt(0)]] = None
     write_allocate: bool = True
     write_back: bool = True
-    type: str = "non-inclusive"
+    type: Literal["inclusive", "non-inclusive", "victim"] = "non-inclusive"
     memory_bypass: bool = False
     victim_clean: bool = True
     victim_clean_note: str = ""
 
 
 @dataclass(frozen=True)
+class LinkBandwidth:
+    """One direction of a link: ``value`` in ``unit`` (``B/cy`` or ``B/s``), or ``measured``.
+
+    ``B/s`` values (``"40 GB/s"`` in a file) are converted to B/cy with the clock when a
+    model is evaluated (:meth:`MachineModel.link_bandwidths_cy`), so that a clock override
+    does not scale a memory bandwidth; ``measured`` (value None) takes the saturated
+    bandwidth of the streaming benchmarks.
+    """
+
+    __pydantic_config__ = _STRICT
+
+    value: Optional[float]
+    unit: Literal["B/cy", "B/s", "measured"]
+
+    def __str__(self) -> str:
+        return "measured" if self.unit == "measured" else f"{self.value:g} {self.unit}"
+
+
+@dataclass(frozen=True)
 class Link:
     """The data path between two adjacent levels (cross-architecture paper §3.4.2 eq. 3).
 
-    ``bandwidth``: one value (a half-duplex link) or ``[toward core, away from
-    core]`` (two uni-directional links, ``duplex='full'``), each a string with
-    unit (B/cy or GB/s) or ``measured``. Penalties in cy per cache line.
-    ``shared_by``: cores sharing the bandwidth (non-scalable shared cache).
+    ``bandwidth``: one value (a half-duplex link) or ``(toward core, away from
+    core)`` (two uni-directional links, ``duplex='full'``); a file writes each as a
+    string with unit (B/cy or GB/s) or ``measured``, read into :class:`LinkBandwidth`.
+    Penalties in cy per cache line. ``shared_by``: cores whose traffic shares this
+    link's bandwidth (a non-scalable shared cache: EPYC's CCX L3, Power9's core-pair
+    L2/L3; paper §5.2.2); 1 = per core.
     """
 
-    between: tuple
-    bandwidth: object
-    duplex: str = "half"
-    penalty_load: float = 0.0
-    penalty_store: float = 0.0
-    shared_by: int = 1
+    __pydantic_config__ = _STRICT
+
+    between: Annotated[tuple[str, str], Convert(fx.level_pair)]
+    bandwidth: Annotated[tuple[LinkBandwidth, ...], Convert(fx.link_bandwidths)]
+    duplex: Literal["half", "full"] = "half"
+    penalty_load: Annotated[float, Convert(fx.penalty)] = 0.0
+    penalty_store: Annotated[float, Convert(fx.penalty)] = 0.0
+    shared_by: Annotated[int, Gt(0)] = 1
 
     def bandwidths(self) -> list:
-        return list(self.bandwidth) if isinstance(self.bandwidth, (list, tuple)) else [self.bandwidth]
+        """The :class:`LinkBandwidth` per direction: ``[both]`` or ``[toward core, away from core]``."""
+        return list(self.bandwidth)
+
+    @property
+    def measured(self) -> bool:
+        """True if a direction takes the measured (benchmark) bandwidth."""
+        return any(b.unit == "measured" for b in self.bandwidth)
 
 
 @dataclass(frozen=True)
 class BenchmarkKernel:
     """A streaming benchmark kernel (kerncraft paper §2.2 ``benchmarks.kernels``); element size in bytes."""
 
-    read_streams: int
-    write_streams: int
-    read_write_streams: int = 0
+    __pydantic_config__ = _STRICT
+
+    read_streams: Annotated[int, Ge(0)]
+    write_streams: Annotated[int, Ge(0)]
+    read_write_streams: Annotated[int, Ge(0)] = 0
     flops_per_iteration: float = 0
-    element_size: float = 8.0
+    element_size: Annotated[float, Convert(fx.quantity("size"))] = 8.0
+
+
+@dataclass(frozen=True)
+class LevelMeasurements:
+    """Measured bandwidths of one level: ``bandwidths[kernel][i]`` (B/s) with ``cores[i]`` cores.
+
+    A file writes the table as ``{cores: [1, 2, ...], copy: ['10 GB/s', ...], ...}``
+    (:func:`loopmodel.machine.fields.benchmark_tables`).
+    """
+
+    __pydantic_config__ = _STRICT
+
+    cores: tuple[int, ...]
+    bandwidths: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Benchmarks:
     """Measured bandwidths (B/s), without write-allocate traffic, one thread per core.
 
-    ``measurements[level]`` maps ``cores`` to a list of core counts and each
-    kernel name to a list of bandwidths of the same length.
+    ``measurements[level]``: a :class:`LevelMeasurements` table for each level the
+    benchmarks ran in (kerncraft-tool-paper.txt §2.2).
     """
 
-    kernels: dict = field(default_factory=dict)
-    measurements: dict = field(default_factory=dict)
+    __pydantic_config__ = _STRICT
+
+    kernels: dict[str, BenchmarkKernel] = field(default_factory=dict)
+    measurements: dict[str, LevelMeasurements] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class MachineModel:
-    """A whole machine model; see the module docstring. ``clock`` in Hz, ``cacheline_size`` in bytes."""
+    """A whole machine model; see the module docstring. ``clock`` in Hz, ``cacheline_size`` in bytes.
+
+    ``overlap``: contributions that overlap with the others (``T_OL``, ``L2L3``, ...);
+    ``contention_p0``: the multi-core contention parameter (0, :data:`P0_MAX`].
+    """
+
+    __pydantic_config__ = _STRICT
 
     name: str
-    clock: float
-    cores_per_socket: int
+    clock: Annotated[float, Convert(fx.quantity("frequency"))]
+    cores_per_socket: Annotated[int, Gt(0)]
     in_core: InCore
-    memory_hierarchy: list
-    links: list
+    memory_hierarchy: Annotated[list[CacheLevel], Convert(fx.hierarchy)]
+    links: list[Link]
     description: str = ""
     model_name: str = ""
     micro_architecture: str = ""
     isa: str = "x86"
-    sockets: int = 1
-    threads_per_core: int = 1
-    numa_domains_per_socket: int = 1
-    cacheline_size: float = 64.0
+    sockets: Annotated[int, Gt(0)] = 1
+    threads_per_core: Annotated[int, Gt(0)] = 1
+    numa_domains_per_socket: Annotated[int, Gt(0)] = 1
+    cacheline_size: Annotated[float, Convert(fx.quantity("size"))] = 64.0
     overlap: list = field(default_factory=lambda: ["T_OL"])
     overlap_unless_memory: list = field(default_factory=list)
-    contention_p0: float = 0.5
-    benchmarks: Benchmarks = field(default_factory=Benchmarks)
+    contention_p0: Annotated[float, Gt(0), Le(P0_MAX)] = 0.5
+    benchmarks: Annotated[Benchmarks, Convert(fx.benchmark_tables)] = field(default_factory=Benchmarks)
     compiler: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
 
@@ -194,13 +273,13 @@ class MachineModel:
             ValueError: ``measured`` without ``measured_bps``.
         """
         out = []
-        for x in lk.bandwidths():
-            if x == "measured":
+        for x in lk.bandwidth:
+            if x.unit == "measured":
                 if measured_bps is None:
                     raise ValueError("no measured memory bandwidth available")
                 out.append(measured_bps / self.clock)
-            elif str(x).rstrip().endswith("/s"):
-                out.append(parse_quantity(x, "bandwidth_s") / self.clock)
+            elif x.unit == "B/s":
+                out.append(x.value / self.clock)
             else:
-                out.append(parse_quantity(x, "bandwidth_cy"))
+                out.append(x.value)
         return out

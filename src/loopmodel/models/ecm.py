@@ -124,7 +124,7 @@ class ECMResult:
 def _link_bandwidth(machine, lt, link, memory_bandwidth):
     """Bandwidths (B/cy per direction) of ``link`` and where they come from."""
     measured, source = None, "machine model"
-    if "measured" in link.bandwidths():
+    if link.measured:
         if memory_bandwidth is not None:
             measured, source = memory_bandwidth, "override"
         else:

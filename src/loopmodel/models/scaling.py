@@ -37,8 +37,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..machine.model import P0_MAX  # the limit of contention_p0 is machine data; re-exported here
+
 MODELS = ("contention", "saturation")
-P0_MAX = 0.75
 PLACEMENTS = ("first-touch", "one-domain")
 
 

@@ -1,0 +1,180 @@
+"""Field conversions of the machine model: machine-file values to base units (pure, no I/O).
+
+Each field of :mod:`loopmodel.machine.model` that a machine file writes with a unit
+("2.7 GHz", "32 KiB", "32 B/cy", "63.4 GB/s", "4 cy") or as a table (throughputs,
+benchmark measurements) names its conversion here with a :class:`Convert` marker in
+its ``Annotated`` type. The conversions are plain functions: they take the YAML value
+and return the value in base units (Hz, bytes, B/cy, B/s, cycles), or raise
+``ValueError`` with a one-line message. :mod:`loopmodel.fileio.machine_schema`
+validates a machine file against the dataclasses with pydantic, which runs these
+conversions before its type checks (pydantic is imported only there, when a file is
+validated, never by the models).
+"""
+from __future__ import annotations
+
+from ..units import UnitError, parse_quantity
+
+#: operation types of the in-core model (cross-architecture-machine-models.txt §3.3)
+OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
+
+
+class Convert:
+    """``Annotated`` marker: convert the raw value with ``fn`` before the type is checked.
+
+    Args:
+        fn: one-argument function returning the converted value; raises ``ValueError``
+            (one line) for a value it cannot convert.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __repr__(self) -> str:
+        return f"Convert({self.fn.__name__})"
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        """Pydantic hook: run ``fn`` before the schema of the annotated type."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_before_validator_function(self.fn, handler(source))
+
+
+def quantity(kind: str):
+    """A conversion of ``"value unit"`` strings of ``kind`` (see :data:`loopmodel.units.KINDS`) to a float."""
+    def conv(v):
+        try:
+            return parse_quantity(v, kind)
+        except UnitError as exc:
+            raise ValueError(str(exc)) from None
+    conv.__name__ = f"quantity_{kind}"
+    return conv
+
+
+def optional_size(v):
+    """A cache size in bytes, or None (the ``MEM`` level has no size)."""
+    return None if v is None else quantity("size")(v)
+
+
+def penalty(v):
+    """A latency penalty in cycles (cy per cache line); a plain ``0`` needs no unit."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
+        return float(v)
+    return quantity("cycles")(v)
+
+
+def _known_op(op) -> None:
+    if op not in OPS:
+        raise ValueError(f"unknown operation type '{op}' (known: {', '.join(OPS)})")
+
+
+def throughputs(v):
+    """``{op: instructions per cycle}`` with known operation types and numbers >= 0."""
+    if not isinstance(v, dict):
+        return v
+    out = {}
+    for op, val in v.items():
+        _known_op(op)
+        if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
+            raise ValueError(f"throughput of {op} must be a number >= 0 (instructions per cycle)")
+        out[op] = float(val)
+    return out
+
+
+def latencies(v):
+    """``{op: cycles}`` with known operation types; values are numbers or ``"4 cy"``."""
+    if not isinstance(v, dict):
+        return v
+    out = {}
+    for op, val in v.items():
+        _known_op(op)
+        out[op] = quantity("cycles")(val) if not isinstance(val, (int, float)) else float(val)
+    return out
+
+
+def port_groups(v):
+    """A list of lists of operation types sharing execution ports."""
+    if not isinstance(v, list):
+        return v
+    for g in v:
+        if not isinstance(g, list) or any(op not in OPS for op in g):
+            raise ValueError(f"port group {g!r} must be a list of operation types ({', '.join(OPS)})")
+    return v
+
+
+def level_pair(v):
+    """``[upper, lower]`` level names of a link, as a tuple."""
+    if not isinstance(v, (list, tuple)) or len(v) != 2 or not all(isinstance(x, str) for x in v):
+        raise ValueError("must name two levels, e.g. [L1, L2]")
+    return tuple(v)
+
+
+def hierarchy(v):
+    """The memory hierarchy list: at least one cache level and ``MEM``."""
+    if not isinstance(v, list) or len(v) < 2:
+        raise ValueError("must list the cache levels and MEM, closest to the core first")
+    return v
+
+
+def link_bandwidths(v):
+    """One bandwidth or ``[toward core, away from core]`` as ``(value, unit)`` pairs.
+
+    Each item is ``"32 B/cy"`` (unit ``B/cy``), ``"40 GB/s"`` (unit ``B/s``: converted to
+    B/cy with the clock when the model is evaluated, so that a clock override does not
+    scale it) or ``measured`` (value None: the saturated bandwidth from the benchmarks).
+
+    Raises:
+        ValueError: not one or two values, or a value without a bandwidth unit.
+    """
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not 1 <= len(vals) <= 2:
+        raise ValueError("give one bandwidth (half-duplex) or two [toward core, away from core]")
+    out = []
+    for x in vals:
+        if isinstance(x, dict) and set(x) == {"value", "unit"}:  # already converted
+            out.append(x)
+        elif x == "measured":
+            out.append({"value": None, "unit": "measured"})
+        else:
+            per_s = str(x).rstrip().endswith("/s")
+            out.append({"value": quantity("bandwidth_s" if per_s else "bandwidth_cy")(x),
+                        "unit": "B/s" if per_s else "B/cy"})
+    return tuple(out)
+
+
+def benchmark_tables(v):
+    """``benchmarks``: each measurement table to ``{cores: [...], bandwidths: {kernel: [B/s, ...]}}``.
+
+    A file writes ``measurements[level]`` as ``{cores: [1, 2, ...], copy: ['10 GB/s', ...], ...}``
+    (kerncraft-tool-paper.txt §2.2); the kernels must be defined in ``benchmarks.kernels``
+    and each list must have one bandwidth per core count.
+
+    Raises:
+        ValueError: ``measurements.LEVEL[.KERNEL]`` and what is wrong.
+    """
+    if not isinstance(v, dict) or not isinstance(v.get("measurements", {}), dict):
+        return v
+    kernels = v.get("kernels") if isinstance(v.get("kernels"), dict) else {}
+    tables = {}
+    for level, block in v.get("measurements", {}).items():
+        if isinstance(block, dict) and "bandwidths" in block:  # already converted
+            tables[level] = block
+            continue
+        if not isinstance(block, dict) or "cores" not in block:
+            raise ValueError(f"measurements.{level} needs a 'cores' list")
+        cores = block["cores"]
+        if not isinstance(cores, list) or not all(isinstance(c, int) and c > 0 for c in cores):
+            raise ValueError(f"measurements.{level}.cores must be a list of positive integers")
+        tables[level] = {"cores": tuple(cores), "bandwidths": {
+            name: _measured(level, name, vals, cores, kernels) for name, vals in block.items() if name != "cores"}}
+    return {**v, "measurements": tables}
+
+
+def _measured(level, name, vals, cores, kernels) -> tuple:
+    if name not in kernels:
+        raise ValueError(f"measurements.{level}.{name}: kernel '{name}' is not defined in benchmarks.kernels")
+    if not isinstance(vals, list) or len(vals) != len(cores):
+        raise ValueError(f"measurements.{level}.{name} must list one bandwidth per core count ({len(cores)})")
+    try:
+        return tuple(parse_quantity(x, "bandwidth_s") for x in vals)
+    except UnitError as exc:
+        raise ValueError(f"measurements.{level}.{name}: {exc}") from None

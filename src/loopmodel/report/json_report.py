@@ -118,6 +118,7 @@ def to_dict(res) -> dict:
             "unknown": e.unknown,
             "overlapping": list(e.overlapping),
             "saturation_cores": e.saturation_cores,
+            "saturated_it_per_s_per_domain": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
             "notation": e.notation(),
             "prediction_notation": e.prediction_notation(),
             "multicore_T_ECM_MEM": e.multicore(res.options.cores),

@@ -73,7 +73,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
                       f"operations {dict(k.operations)}, {k.fma_candidates} FMA candidates, {k.flops_per_iteration} FLOP")
         for r in k.recurrences:
             console.print(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, "
-                          f"chain {' -> '.join(r.chains[0])}{', reduction' if r.reassociable else ''})")
+                          f"longest chain {' -> '.join(r.graph.longest_chain()[1])}{', reduction' if r.reassociable else ''})")
         if k.pragmas:
             console.print("  pragmas: " + "; ".join(k.pragmas))
     if "LC" in opt.models:

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from helpers import KERNELS, ROOT, analyze, run_main_inprocess
+from helpers import ROOT, analyze, run_main_inprocess
 
 from loopmodel.report import json_report
 from loopmodel.report import scaling as scaling_report

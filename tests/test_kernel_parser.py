@@ -60,7 +60,7 @@ def test_dot_reduction_recurrence():
     assert len(k.recurrences) == 1
     r = k.recurrences[0]
     assert (r.variable, r.distance, r.reassociable) == ("s", 1, True)
-    assert r.chains == (("ADD",),)
+    assert r.graph.nodes == (("", ()), ("ADD", (0,))) and r.graph.root == 1  # one path: s -> ADD -> s
     assert k.iterations_per_cacheline(64) == 8  # one 64 B CL of 8 B elements
 
 
@@ -238,7 +238,7 @@ def test_array_recurrence_distance_and_chain():
     assert len(k.recurrences) == 1
     r = k.recurrences[0]
     assert (r.variable, r.distance, r.reassociable) == ("a", 1, False)
-    assert r.chains == (("MUL", "ADD"),)
+    assert r.graph.nodes == (("", ()), ("MUL", (0,)), ("ADD", (1,))) and r.graph.root == 2  # one path: MUL -> ADD
 
 
 def test_array_recurrence_distance_two():
@@ -248,7 +248,8 @@ def test_array_recurrence_distance_two():
 
 def test_recurrence_through_temporary():
     k = src("double a[N];\ndouble t, c;\nfor (int i = 1; i < N; i++) {\n  t = a[i-1] * c;\n  a[i] = t + 1.0;\n}\n")
-    assert [(r.variable, r.chains) for r in k.recurrences] == [("a", (("MUL", "ADD"),))]
+    assert [(r.variable, r.graph.nodes, r.graph.root) for r in k.recurrences] == [
+        ("a", (("", ()), ("MUL", (0,)), ("ADD", (1,))), 2)]  # one path: MUL -> ADD
 
 
 def test_no_recurrence_for_forward_read():

@@ -22,7 +22,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import DefineError, LoopmodelError
-from ..models.application import AppKernel, AppSpec
+from ..ir.application import AppKernel, AppSpec
 
 
 class AppError(LoopmodelError):
@@ -84,7 +84,7 @@ def read_app(path: str, overrides: dict | None = None) -> AppSpec:
         overrides: shared sizes replacing the file's ``defines`` (from ``-D``).
 
     Returns:
-        :class:`~loopmodel.models.application.AppSpec` with kernel paths resolved and
+        :class:`~loopmodel.ir.application.AppSpec` with kernel paths resolved and
         all defines evaluated to integers.
 
     Raises:

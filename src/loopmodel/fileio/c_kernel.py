@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import KernelError
+from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
 
@@ -568,11 +569,9 @@ class _Builder:
         written = {key for kind, key, *_ in self.statements if kind == "scalar"}
         for kind, key, node, compound, stmt in self.statements:
             if kind == "scalar" and key in written and key not in defined:
-                chains = _paths_to(node, lambda nd: nd.kind == "scalar" and nd.key == key, defined)
-                if chains:
-                    ops = {op for ch in chains for op in ch}
-                    reassoc = len(ops) == 1 and ops <= {"ADD", "MUL"} and all(len(ch) == 1 for ch in chains)
-                    out.append(Recurrence(key, 1, tuple(sorted(set(chains))), reassoc))
+                graph = _dependency_graph(node, lambda nd: nd.kind == "scalar" and nd.key == key, defined)
+                if graph:
+                    out.append(Recurrence(key, 1, graph, _reduction(graph)))
             if kind == "scalar":
                 defined[key] = node
         # arrays: a[i] = f(a[i-d]) with constant d > 0 along the inner loop
@@ -584,11 +583,9 @@ class _Builder:
             if coef_w.is_zero():
                 # element invariant in the inner loop (y[j] += ...): a reduction
                 if (name, w_off) in self.reads:
-                    chains = _paths_to(node, lambda nd, k=key: nd.kind == "load" and nd.key == k, defined)
-                    if chains:
-                        ops = {op for ch in chains for op in ch}
-                        reassoc = len(ops) == 1 and ops <= {"ADD", "MUL"} and all(len(ch) == 1 for ch in chains)
-                        out.append(Recurrence(name, 1, tuple(sorted(set(chains))), reassoc))
+                    graph = _dependency_graph(node, lambda nd, k=key: nd.kind == "load" and nd.key == k, defined)
+                    if graph:
+                        out.append(Recurrence(name, 1, graph, _reduction(graph)))
                 continue
             for (rname, r_off), acc in self.reads.items():
                 if rname != name:
@@ -602,34 +599,57 @@ class _Builder:
                 d = diff.constant_value() / (c * inner.step)
                 if d <= 0 or d != int(d):
                     continue
-                chains = _paths_to(node, lambda nd, k=(rname, r_off): nd.kind == "load" and nd.key == k, defined)
-                if chains:
-                    out.append(Recurrence(name, int(d), tuple(sorted(set(chains))), False))
+                graph = _dependency_graph(node, lambda nd, k=(rname, r_off): nd.kind == "load" and nd.key == k,
+                                          defined)
+                if graph:
+                    out.append(Recurrence(name, int(d), graph, False))
         return out
 
 
-def _paths_to(node: _Node, match, env) -> list:
-    """Operation chains from leaves satisfying ``match`` up to ``node``.
+def _dependency_graph(node: _Node, match, env) -> DependencyGraph | None:
+    """The operations on the paths from leaves satisfying ``match`` up to ``node``, as a
+    :class:`~loopmodel.ir.dependency.DependencyGraph`; None when no leaf reaches ``node``.
 
-    Scalars defined earlier in the same iteration (``env``) are expanded, so a
-    dependency through a temporary (``t = a[i-1]*c; a[i] = t + 1``) is seen.
+    Scalars defined earlier in the same iteration (``env``) are expanded, so a dependency
+    through a temporary (``t = a[i-1]*c; a[i] = t + 1``) is seen; a temporary used several
+    times is one node, so the graph stays linear in the kernel's size (the number of paths
+    does not). A scalar reached again while it is being expanded (a temporary redefined
+    from itself) ends that path. Iterative depth-first search, no recursion limit.
     """
-    out = []
+    def resolve(nd):
+        seen = set()
+        while not match(nd) and nd.kind == "scalar" and nd.key in env and id(nd) not in seen:
+            seen.add(id(nd))
+            nd = env[nd.key]
+        return nd
 
-    def rec(nd, depth=0):
-        if depth > 64:
-            return []
-        if match(nd):
-            return [()]
-        if nd.kind == "scalar" and nd.key in env:
-            return rec(env[nd.key], depth + 1)
-        if nd.kind != "op":
-            return []
-        paths = []
-        for ch in nd.children:
-            for p in rec(ch, depth + 1):
-                paths.append(p + (nd.op,))
-        return paths
+    nodes = [("", ())]  # SOURCE: the dependent read
+    index: dict = {}  # id(node) -> graph index, None: no path
+    open_ = set()  # expanded, not finished: the ancestors of the top of the stack
+    stack = [resolve(node)]
+    while stack:
+        nd = stack[-1]
+        key = id(nd)
+        if key in index:
+            stack.pop()
+        elif match(nd) or nd.kind != "op":
+            index[key] = SOURCE if match(nd) else None
+            stack.pop()
+        elif key not in open_:
+            open_.add(key)
+            stack += [c for c in map(resolve, nd.children) if id(c) not in index and id(c) not in open_]
+        else:
+            kids = sorted({index.get(id(c)) for c in map(resolve, nd.children)} - {None})
+            index[key] = None
+            if kids:
+                nodes.append((nd.op, tuple(kids)))
+                index[key] = len(nodes) - 1
+            open_.discard(key)
+            stack.pop()
+    root = index.get(id(resolve(node)))
+    return None if root is None else DependencyGraph(tuple(nodes), root)
 
-    out.extend(rec(node))
-    return out
+
+def _reduction(graph: DependencyGraph) -> bool:
+    """A reduction a compiler may split into partial sums: every path is one ADD, or one MUL."""
+    return graph.single_operation() in ("ADD", "MUL")

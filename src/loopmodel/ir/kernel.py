@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from ..errors import ModelError
+from .dependency import DependencyGraph
 from .poly import Poly
 
 #: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
@@ -131,15 +132,16 @@ class Recurrence:
     Attributes:
         variable: the scalar or array carrying the dependency.
         distance: iterations between the write and the dependent read (>= 1).
-        chains: operation-type sequences on the paths from the dependent read
-            to the write; the in-core model takes the one with the longest latency.
+        graph: :class:`~loopmodel.ir.dependency.DependencyGraph` of the operations on the
+            paths from the dependent read to the write; the in-core model takes the path with
+            the longest latency (:meth:`~loopmodel.ir.dependency.DependencyGraph.longest_chain`).
         reassociable: True for reductions (``s += ...``) a compiler may split
             into partial sums.
     """
 
     variable: str
     distance: int
-    chains: tuple
+    graph: DependencyGraph
     reassociable: bool
 
 

@@ -19,31 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ModelError
-
-
-@dataclass(frozen=True)
-class AppKernel:
-    """One loop of the application.
-
-    Attributes:
-        name: label; path: kernel file; count: invocations per application iteration;
-        defines: size constants (ints); placement: ``first-touch`` or ``one-domain``.
-    """
-
-    name: str
-    path: str
-    count: int
-    defines: dict
-    placement: str = "first-touch"
-
-
-@dataclass(frozen=True)
-class AppSpec:
-    """An application: name and kernels in execution order."""
-
-    name: str
-    kernels: tuple
-    source: str = ""
+from ..ir.application import AppKernel, AppSpec
 
 
 @dataclass(frozen=True)

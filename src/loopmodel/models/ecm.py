@@ -13,9 +13,9 @@ On Intel only T_OL overlaps:
 
 Notation ``{ T_OL || T_nOL | T_L1L2 | T_L2L3 | T_L3Mem } cy/CL`` and
 ``{ T_ECM^L1 \\ T_ECM^L2 \\ ... } cy/CL`` (ecm-model-slides.txt "ECM model –
-composition/prediction"). Saturation (kerncraft-tool-paper.txt §3.2,
-ecm-model-slides.txt "ECM model – saturation"): n_s = ceil(T_ECM^Mem / T_L3Mem),
-P(n) = min(n·P(1), P_sat).
+composition/prediction"). Saturation (:mod:`loopmodel.models.saturation`, the one
+definition shared with ``scaling``): n_s = ceil(T_ECM^Mem / T_Mem) with T_Mem the memory
+busy time without latency penalties, P(n) = min(n·P(1), P_sat) per ccNUMA domain.
 
 When the in-core model cannot give T_OL (the machine model lacks an operation's
 throughput or latency), the data-transfer contributions and ``T_transfer`` (eq. 4
@@ -24,11 +24,11 @@ without T_OL) are still computed; T_OL, T_ECM, n_s and the multicore time are No
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from ..machine.bandwidth import choose_bandwidth
+from .saturation import SaturationPoint, saturated_rate, saturation_point
 
 
 def _fmt(value) -> str:
@@ -69,9 +69,11 @@ class ECMResult:
         T_ECM: level -> cy/CL for data in that level (``L1`` ... ``MEM``); values
             None when T_OL is unknown.
         overlapping: contributions that overlap (machine model).
-        saturation_cores: n_s (cores to saturate the memory link); None when T_ECM is unknown.
-        memory_contribution: T of the memory link(s) incl. penalties (the
-            saturation bottleneck), cy/CL.
+        saturation_cores: n_s = ceil(T_ECM^Mem / memory_busy), cores per ccNUMA domain that
+            saturate the memory interface (:func:`~loopmodel.models.saturation.saturation_point`);
+            None when T_ECM is unknown or there is no memory traffic (nothing to saturate).
+        memory_contribution: T of the memory link(s) incl. latency penalties (their part
+            of the single-core T_ECM^Mem), cy/CL.
         by_location: level -> contributions when the data are in that level.
         memory_busy: cy/CL the memory interface is busy transferring data
             (T_Mem of the contention model, paper §3.4.4; penalties excluded).
@@ -94,6 +96,13 @@ class ECMResult:
     memory_busy: float = 0.0
     T_transfer: dict = field(default_factory=dict)
     unknown: str | None = None
+    cores_per_domain: int = 1
+    shared_links: dict = field(default_factory=dict)
+
+    @property
+    def saturation(self) -> SaturationPoint:
+        """n_s and T_Mem of one ccNUMA domain (P_sat = it_per_CL · f / T_Mem)."""
+        return SaturationPoint(self.saturation_cores, self.memory_busy)
 
     def notation(self) -> str:
         """``{ T_OL || T_nOL | T_L1L2 | ... } cy/CL`` (``n/a`` for an unknown T_OL)."""
@@ -105,10 +114,15 @@ class ECMResult:
         return "{ " + " \\ ".join(_fmt(v) for v in self.T_ECM.values()) + " } cy/CL"
 
     def multicore(self, cores: int) -> float | None:
-        """cy/CL per core-group for ``cores`` cores: max(T_ECM^Mem / n, T_mem); None if T_ECM is unknown."""
+        """Aggregate cy/CL of ``cores`` cores with the data in memory: 1 / P(n) of the saturation
+        rule, P(n) = min(n·P(1), P_sat) per ccNUMA domain, non-scalable shared caches capping the
+        cores sharing them (:func:`~loopmodel.models.saturation.saturated_rate`, the rule of
+        ``scaling --model saturation`` too); None if T_ECM is unknown."""
         if self.T_ECM["MEM"] is None:
             return None
-        return max(self.T_ECM["MEM"] / max(cores, 1), self.memory_contribution)
+        rate, _ = saturated_rate(max(cores, 1), self.T_ECM["MEM"], self.memory_busy, self.cores_per_domain,
+                                 self.shared_links.get("MEM", ()))
+        return 1.0 / rate
 
     def require_known(self) -> "ECMResult":
         """This result, for callers that need T_ECM (scaling, applications).
@@ -232,13 +246,25 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
         t_ecm[level] = combine(incore, parts, machine, level == "MEM")
     contribs = by_loc[levels[-1]]
     mem_parts = [c for c in contribs if c.name.endswith("MEM")]
-    mem = sum(c.cycles for c in mem_parts)
-    if t_ecm[levels[-1]] is None:
-        ns = None
-        unknown = unknown or "T_OL unknown"
-    else:
-        ns = max(math.ceil(t_ecm[levels[-1]] / mem - 1e-9), 1) if mem > 0 else 1
-        unknown = None
+    busy = sum(c.busy for c in mem_parts)
+    unknown = (unknown or "T_OL unknown") if t_ecm[levels[-1]] is None else None
+    ns = saturation_point(t_ecm[levels[-1]], busy).cores
     names = [machine.caches[0].level] + [c.name for c in contribs]
+    shared = {level: shared_links(parts, machine) for level, parts in by_loc.items()}
     return ECMResult(incore.T_OL, incore.T_nOL, tuple(contribs), t_ecm, tuple(sorted(machine.overlap)),
-                     ns, mem, tuple(names), by_loc, sum(c.busy for c in mem_parts), t_transfer, unknown)
+                     ns, sum(c.cycles for c in mem_parts), tuple(names), by_loc, busy, t_transfer, unknown,
+                     machine.cores_per_numa_domain, shared)
+
+
+def shared_links(parts, machine) -> tuple:
+    """``(link name, shared_by, busy cy/CL)`` of each non-scalable shared link (``shared_by`` > 1 in
+    the machine model) that carries traffic among the contributions ``parts`` (cross-architecture
+    paper §5.2.2: the cores sharing such a cache share its data-transfer rate)."""
+    busy = {c.name: c.busy for c in parts}
+    out = []
+    for link in machine.links:
+        name = machine.link_name(link.between)
+        group = getattr(link, "shared_by", 1)
+        if group > 1 and busy.get(name, 0) > 0:
+            out.append((name, group, busy[name]))
+    return tuple(out)

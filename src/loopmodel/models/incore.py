@@ -93,17 +93,12 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         if rec.reassociable:
             notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
                          "--reassociation to assume partial sums")
-        lat = 0.0
-        for chain in rec.chains:
-            total = 0.0
-            if ic.throughput.get("FMA", 0) > 0:
-                chain = _contract(chain)
-            for op in chain:
-                if op not in ic.latency:
-                    raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
-                                     f"(needed for the loop-carried dependency on '{rec.variable}')")
-                total += ic.latency[op]
-            lat = max(lat, total)
+        fma = ic.throughput.get("FMA", 0) > 0  # MUL -> ADD contracted as compilers do
+        for op in rec.graph.operations(fma):
+            if op not in ic.latency:
+                raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
+                                 f"(needed for the loop-carried dependency on '{rec.variable}')")
+        lat, _ = rec.graph.longest_chain(ic.latency, fma)  # longest path over the dependency graph
         dep = max(dep, lat / rec.distance)
         if rec.distance < lanes:
             blocking.append(rec.variable)
@@ -209,20 +204,7 @@ def missing_data(kernel, machine, reassociate: bool) -> list:
     chain_ops = []
     for rec in kernel.recurrences:
         if not (rec.reassociable and reassociate):
-            for chain in rec.chains:
-                chain_ops += _contract(chain) if fma else chain
+            chain_ops += rec.graph.operations(fma)
     out += [("latency", op) for op in dict.fromkeys(chain_ops) if op not in ic.latency]
     return out
 
-
-def _contract(chain) -> tuple:
-    """A multiplication feeding an addition on the dependency path becomes one FMA (as the
-    compilers contract ``a*b + c`` by default): ``MUL -> ADD -> MUL`` is ``FMA -> MUL``,
-    the Gauss-Seidel critical path of cross-architecture-machine-models.txt Fig. 4."""
-    out = []
-    for op in chain:
-        if op == "ADD" and out and out[-1] == "MUL":
-            out[-1] = "FMA"
-        else:
-            out.append(op)
-    return tuple(out)

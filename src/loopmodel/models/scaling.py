@@ -21,7 +21,8 @@ Two models (cross-architecture-machine-models.txt §3.4.4; ecm-model-slides.txt
 
 T_ECM is the single-core time for data in memory and T_Mem the time the memory
 interface is busy per unit of work (bandwidth only; latency penalties slow a single
-core but not the saturated interface). Cores fill ccNUMA domains one after the other
+core but not the saturated interface); n_s, P_sat and the saturation rule are those of
+:mod:`loopmodel.models.saturation`, shared with ``analyze --cores``. Cores fill ccNUMA domains one after the other
 ("close" affinity); with first-touch placement every domain has its own memory
 interface and performance adds over domains; with ``one-domain`` placement (the paper's
 Gauss-Seidel case) all cores share one domain's interface. Links with ``shared_by`` > 1
@@ -38,6 +39,7 @@ import math
 from dataclasses import dataclass
 
 from ..machine.model import P0_MAX  # the limit of contention_p0 is machine data; re-exported here
+from .saturation import domain_counts, domain_rate, saturated_rate, saturation_point, shared_cap
 
 MODELS = ("contention", "saturation")
 PLACEMENTS = ("first-touch", "one-domain")
@@ -73,8 +75,9 @@ class ScalingResult:
         p0: contention parameter used.
         single_core_cy_per_cl: T_ECM for the data location (cy/CL).
         memory_busy_cy_per_cl: T_Mem per core (cy/CL; 0 for data in a cache).
-        saturation_cores: n_s = ceil(T_ECM / T_Mem) per domain (slides), or None.
-        saturated_it_per_s: P_sat of one domain in it/s (None for cache data).
+        saturation_cores: n_s = ceil(T_ECM / T_Mem) per domain, or None (data in a cache, no
+            memory traffic): :func:`~loopmodel.models.saturation.saturation_point`, as ``analyze``.
+        saturated_it_per_s: P_sat = it_per_CL · f / T_Mem of one domain in it/s (None: nothing saturates).
         points: :class:`ScalingPoint` per core count.
         it_per_cl, clock_hz: conversion factors.
     """
@@ -103,32 +106,34 @@ def utilization(n: int, t_ecm: float, t_mem: float, p0: float) -> float:
     return u
 
 
-def _domain_rate(m: int, t_ecm: float, t_mem: float, model: str, p0: float) -> tuple:
-    """(CL/cy, u) of ``m`` cores on one memory interface."""
+def _contention_rate(counts: list, t_ecm: float, t_mem: float, p0: float, one_domain: bool) -> tuple:
+    """(CL/cy, u of the busiest domain, limit) of the contention model, cores per domain ``counts``."""
+    n = sum(counts)
     if t_mem <= 0:
-        return m / t_ecm, None
+        return n / t_ecm, None, "core"
+    us = [utilization(n, t_ecm, t_mem, p0)] if one_domain else [utilization(m, t_ecm, t_mem, p0) for m in counts]
+    rate = sum(u / t_mem for u in us)
+    return rate, max(us), "core" if rate >= n / t_ecm * (1 - 1e-9) else "memory"
+
+
+def _point(n: int, ecm, machine, location: str, model: str, p0: float, one_domain: bool,
+           it_per_cl: float) -> ScalingPoint:
+    """Prediction for ``n`` cores: the saturation rule (:func:`~loopmodel.models.saturation.saturated_rate`,
+    the rule of ``analyze --cores`` too) or the contention model, both capped by non-scalable caches."""
+    t_ecm = ecm.T_ECM[location]
+    t_mem = ecm.memory_busy if location == "MEM" else 0.0
+    per_dom = machine.cores_per_numa_domain
+    counts = domain_counts(n, per_dom)
+    shared = ecm.shared_links.get(location, ())
     if model == "saturation":
-        rate = min(m / t_ecm, 1.0 / t_mem)
-        return rate, rate * t_mem
-    u = utilization(m, t_ecm, t_mem, p0)
-    return u / t_mem, u
-
-
-def _shared_caps(ecm, machine, location: str, cores_on: list) -> list:
-    """(name, cap CL/cy) of non-scalable links for the active cores (filled in order)."""
-    caps = []
-    parts = {c.name: c for c in ecm.by_location.get(location, ecm.contributions)}
-    for link in machine.links:
-        g = getattr(link, "shared_by", 1)
-        name = machine.link_name(link.between)
-        c = parts.get(name)
-        if g <= 1 or c is None or c.busy <= 0:
-            continue
-        groups = {}
-        for core in cores_on:
-            groups[core // g] = groups.get(core // g, 0) + 1
-        caps.append((name, groups, c.busy))
-    return caps
+        rate, limit = saturated_rate(n, t_ecm, t_mem, per_dom, shared, one_domain)
+        busiest = n if one_domain else max(counts)
+        u = domain_rate(busiest, t_ecm, t_mem) * t_mem if t_mem > 0 else None
+    else:
+        rate, u, limit = _contention_rate(counts, t_ecm, t_mem, p0, one_domain)
+        rate, link = shared_cap(rate, n, t_ecm, shared)
+        limit = f"shared {link}" if link else limit
+    return ScalingPoint(n, len(counts), rate, rate * it_per_cl * machine.clock, u, limit)
 
 
 def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contention", p0: float | None = None,
@@ -164,29 +169,12 @@ def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contentio
         raise ValueError(f"p0 must be in (0, {P0_MAX}] (got {p0:g})")
     t_ecm = ecm.T_ECM[location]
     t_mem = ecm.memory_busy if location == "MEM" else 0.0
-    per_dom = machine.cores_per_numa_domain
-    clock = machine.clock
-    points = []
-    for n in cores:
-        ndom = math.ceil(n / per_dom)
-        counts = [min(per_dom, n - d * per_dom) for d in range(ndom)]
-        if placement == "one-domain" and t_mem > 0:
-            rate, u = _domain_rate(n, t_ecm, t_mem, model, p0)
-        else:
-            rates = [_domain_rate(m, t_ecm, t_mem, model, p0) for m in counts]
-            rate = sum(r for r, _ in rates)
-            us = [x for _, x in rates if x is not None]
-            u = max(us) if us else None
-        limit = "core" if rate >= n / t_ecm * (1 - 1e-9) else "memory"
-        for name, groups, busy in _shared_caps(ecm, machine, location, list(range(n))):
-            capped = sum(min(k / t_ecm, 1.0 / busy) for k in groups.values())
-            if capped < rate - 1e-12:
-                rate, limit = capped, f"shared {name}"
-        points.append(ScalingPoint(n, ndom, rate, rate * it_per_cl * clock, u, limit))
-    ns = math.ceil(t_ecm / t_mem - 1e-9) if t_mem > 0 else None
-    psat = it_per_cl * clock / t_mem if t_mem > 0 else None
-    return ScalingResult(model, placement, location, p0, t_ecm, t_mem, ns, psat, tuple(points), it_per_cl, clock,
-                         per_dom)
+    one_domain = placement == "one-domain"
+    points = tuple(_point(n, ecm, machine, location, model, p0, one_domain, it_per_cl) for n in cores)
+    sat = saturation_point(t_ecm, t_mem)
+    return ScalingResult(model, placement, location, p0, t_ecm, t_mem, sat.cores,
+                         sat.it_per_s(it_per_cl, machine.clock), points, it_per_cl, machine.clock,
+                         machine.cores_per_numa_domain)
 
 
 def fit_p0(ecm, machine, measured: dict, it_per_cl: float, placement: str = "first-touch") -> tuple:

@@ -46,8 +46,10 @@ def to_dict(res) -> dict:
             "operations_per_it": dict(k.operations),
             "fma_candidates_per_it": k.fma_candidates,
             "flops_per_it": k.flops_per_iteration,
-            "recurrences": [{"variable": r.variable, "distance_it": r.distance, "chains": [list(c) for c in r.chains],
-                             "reassociable": r.reassociable} for r in k.recurrences],
+            # longest_chain: the path with the most operations from the dependent read to the write
+            "recurrences": [{"variable": r.variable, "distance_it": r.distance,
+                             "longest_chain": list(r.graph.longest_chain()[1]), "reassociable": r.reassociable}
+                            for r in k.recurrences],
             "pragmas": list(k.pragmas),
             "swaps": [list(p) for p in k.swaps],
         },
@@ -118,6 +120,7 @@ def to_dict(res) -> dict:
             "unknown": e.unknown,
             "overlapping": list(e.overlapping),
             "saturation_cores": e.saturation_cores,
+            "saturated_it_per_s_per_domain": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
             "notation": e.notation(),
             "prediction_notation": e.prediction_notation(),
             "multicore_T_ECM_MEM": e.multicore(res.options.cores),

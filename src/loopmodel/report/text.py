@@ -73,7 +73,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
                       f"operations {dict(k.operations)}, {k.fma_candidates} FMA candidates, {k.flops_per_iteration} FLOP")
         for r in k.recurrences:
             console.print(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, "
-                          f"chain {' -> '.join(r.chains[0])}{', reduction' if r.reassociable else ''})")
+                          f"longest chain {' -> '.join(r.graph.longest_chain()[1])}{', reduction' if r.reassociable else ''})")
         if k.pragmas:
             console.print("  pragmas: " + "; ".join(k.pragmas))
     if "LC" in opt.models:
@@ -149,10 +149,6 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             console.print("data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { "
                           + " \\ ".join(f"{v:.1f}" for v in e.T_transfer.values()) + " } cy/CL")
             console.print("saturation point n/a (needs T_ECM)")
-        elif e.memory_contribution > 0:
-            console.print(f"saturating at {e.saturation_cores} cores")
-        else:  # repeated sweeps over a data set that stays in a cache
-            console.print("no memory traffic: nothing to saturate")
         it = res.traffic.iterations_per_unit
         flops = k.flops_per_iteration
         rows = [(lvl, v) for lvl, v in e.T_ECM.items()]
@@ -161,10 +157,16 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
             t.add_column(lvl, justify="right")
         t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
         console.print(t)
+        if e.saturation_cores is not None:  # one definition with `scaling` (models.saturation)
+            psat = format_si(e.saturation.it_per_s(it, m.clock), "it/s")
+            console.print(f"saturating at {e.saturation_cores} cores per ccNUMA domain "
+                          f"(T_Mem = {e.memory_busy:.2f} cy/CL, P_sat = {psat} per domain)")
+        elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
+            console.print("no memory traffic: nothing to saturate")
         if opt.cores > 1 and not e.unknown:
             tc = e.multicore(opt.cores)
             console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
-                          f"(aggregate throughput, P(n) = min(n P1, P_sat))")
+                          f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain)")
     for title, r in (("Roofline", res.roofline), ("RooflineASM", res.roofline_asm)):
         if r:
             _roofline(res, r, title, console, unit)

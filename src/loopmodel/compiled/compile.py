@@ -23,10 +23,9 @@ import platform
 import re
 import shlex
 import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 
+from .. import toolchain
 from ..errors import MachineError, OptionError, ToolError
 
 
@@ -170,9 +169,7 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
         hint = (f" (install Debian's {pkg} to analyze {machine.isa} machines on this host)" if pkg else "")
         error = ToolError if compiler is None else OptionError  # --compiler names it explicitly
         raise error(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
-    from .. import cache
-
-    return CompilerChoice(cmd, parts, cache.tool_version(path, _version))
+    return CompilerChoice(cmd, parts, toolchain.tool_version(path))
 
 
 #: compiler names a machine file may give: gcc, cc, clang, icc, icx, armclang, with an optional
@@ -350,13 +347,6 @@ def _intel_reassociation(family: str, flags: list) -> tuple:
                   if model is None else f"{family} reassociates floating-point reductions with -fp-model {model}")
 
 
-def _version(path: str) -> str:
-    try:
-        return subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
 _OMP = re.compile(r"^(\s*)#\s*pragma\s+omp\b(.*)$")
 _OMP_SIMD_CLAUSES = re.compile(r"\b(safelen|simdlen|linear|aligned|reduction|collapse|private)\s*\([^)]*\)")
 
@@ -404,24 +394,10 @@ def single_core_source(c_source: str) -> str:
 
 
 def compile_to_assembly(c_source: str, choice: CompilerChoice) -> str:
-    """Assembly text of ``c_source`` (compiled with ``-S``).
+    """Assembly text of ``c_source`` (compiled with ``-S``, :func:`loopmodel.toolchain.compile_c`).
 
     Raises:
-        ToolError: the compiler failed (its first error line is given).
+        ToolError: the compiler is missing or failed (its first error line is given,
+            ``kernel.c:line:col: error: ...``).
     """
-    with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
-        src = os.path.join(d, "kernel.c")
-        with open(src, "w", encoding="utf-8") as fh:
-            fh.write(c_source)
-        out = os.path.join(d, "kernel.s")
-        cmd = [choice.command, *choice.flags, "-S", "-o", out, src]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            raise ToolError(f"{choice.command} did not finish within 120 s") from None
-        if p.returncode != 0:
-            errs = [ln for ln in p.stderr.splitlines() if "error" in ln] or p.stderr.splitlines() or ["(no output)"]
-            raise ToolError(f"{choice.command} failed ({' '.join(shlex.quote(c) for c in choice.flags)}): "
-                            f"{errs[0].replace(src, 'kernel.c')}")
-        with open(out, encoding="utf-8") as fh:
-            return fh.read()
+    return toolchain.compile_c(c_source, choice.command, choice.flags, "assembly", "kernel")

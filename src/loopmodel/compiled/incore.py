@@ -264,7 +264,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         tool = llvm_mca.find_llvm_mca()
         if tool is None:
             raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
-        tool_version, target = cache.tool_version(tool, llvm_mca.version), cpu
+        tool_version, target = llvm_mca.version(tool), cpu
     elif analyzer == "osaca":
         if not osaca_backend.available():
             raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca")

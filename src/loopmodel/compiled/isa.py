@@ -17,7 +17,6 @@ Levels, in increasing order: x86 ``SSE`` < ``AVX`` < ``AVX2`` < ``AVX-512``; AAr
 from __future__ import annotations
 
 import re
-import subprocess
 
 X86_LEVELS = ("SSE", "AVX", "AVX2", "AVX-512")
 A64_LEVELS = ("NEON", "SVE")
@@ -73,20 +72,18 @@ def flags_isa(command: str, flags: tuple, version: str, aarch64: bool = False) -
     Returns:
         A level name, or None when the compiler cannot be asked (then nothing is compared).
     """
-    from .. import cache
+    from .. import cache, toolchain
+    from ..errors import ToolError
 
     key = cache.make_key("isa-macros-v1", command, version, tuple(flags), aarch64)
     hit = cache.load("isa", key)
     if isinstance(hit, str):
         return hit
-    cmd = [command, *[f for f in flags if f not in ("-S", "-c")], "-dM", "-E", "-x", "c", "-"]
     try:
-        p = subprocess.run(cmd, input="", capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        macros = toolchain.compile_c("", command, [f for f in flags if f not in ("-S", "-c")], "macros", "flags")
+    except ToolError:
         return None
-    if p.returncode != 0:
-        return None
-    level = level_from_macros(p.stdout, aarch64)
+    level = level_from_macros(macros, aarch64)
     cache.store("isa", key, level)
     return level
 

@@ -71,12 +71,10 @@ def find_llvm_mca() -> str | None:
 
 
 def version(path: str) -> str:
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    m = re.search(r"LLVM version ([\d.]+)", out)
-    return m.group(1) if m else "unknown"
+    """llvm-mca's version number (``'14.0.6'``; ``'unknown'``), by :func:`loopmodel.toolchain.tool_version`."""
+    from .. import toolchain
+
+    return toolchain.tool_version(path, r"LLVM version ([\d.]+)")
 
 
 def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = False) -> PortReport:

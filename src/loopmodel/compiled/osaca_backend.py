@@ -23,11 +23,10 @@ def available() -> bool:
 
 
 def version() -> str:
-    try:
-        import osaca
-        return getattr(osaca, "__version__", "unknown")
-    except ImportError:
-        return "not installed"
+    """OSACA's version (``'0.7.1'``; ``'not installed'``), by :func:`loopmodel.toolchain.package_version`."""
+    from .. import toolchain
+
+    return toolchain.package_version("osaca")
 
 
 def arch_for(machine) -> str:

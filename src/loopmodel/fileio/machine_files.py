@@ -71,7 +71,8 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
     Returns:
         The validated :class:`MachineModel`. Validated models are cached per
         user (:mod:`loopmodel.cache`) keyed by the file's bytes, the overrides
-        and the schema's source, so an unchanged file is not re-validated.
+        and loopmodel's source (:func:`loopmodel.cache.code_digest`), so an unchanged
+        file is not re-validated.
 
     Raises:
         MachineError: missing file, YAML error, or schema violation (one line
@@ -84,28 +85,13 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
                            f"({', '.join(builtin_names())}) and no such file")
     path, source = (builtin, str(name_or_path)) if builtin is not None else (p, str(p))
     raw = _read_bytes(path)
-    key = cache.make_key(raw, source, overrides, _schema_digest())
+    key = cache.make_key(raw, source, overrides)
     model = cache.load("machines", key)
     if isinstance(model, MachineModel):
         return model
     model = machine_from_dict(read_yaml(str(path), raw), source, overrides)
     cache.store("machines", key, model)
     return model
-
-
-def _schema_digest() -> bytes:
-    import sys
-
-    from ..machine import fields, model as data_model
-    from .. import units
-    return cache.source_digest(sys.modules[__name__], data_model, fields, units,
-                               _module_file("machine_schema"))
-
-
-def _module_file(name):
-    class _F:  # the schema module's file without importing it (importing it pulls in pydantic)
-        __file__ = str(Path(__file__).with_name(f"{name}.py"))
-    return _F
 
 
 def is_kerncraft_format(data: dict) -> bool:

@@ -21,8 +21,8 @@ import platform
 import subprocess
 import tempfile
 
+from .. import toolchain
 from ..errors import ToolError
-from ._build import compile_program, find_compiler
 
 ADDS_PER_PASS = 1000
 
@@ -89,9 +89,9 @@ def measure_clock_hz(compiler: str = "gcc", passes: int = 100_000, runs: int = 5
             run failed, or an implausible result. One line each.
     """
     isa = _isa()
-    find_compiler(compiler)
+    toolchain.find_compiler(compiler)
     with tempfile.TemporaryDirectory(prefix="loopmodel-clock-") as d:
-        exe = compile_program(clock_source(isa), "clock", d, compiler, ("-O1",))
+        exe = toolchain.compile_c(clock_source(isa), compiler, ("-O1",), "executable", "clock", d)
         try:
             p = subprocess.run([exe, str(passes), str(runs)], capture_output=True, text=True, timeout=120, cwd=d)
         except subprocess.TimeoutExpired:

@@ -39,9 +39,9 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Callable
 
+from .. import toolchain
 from ..errors import ToolError
 from . import DEFAULT_FLAGS
-from ._build import compile_program, compiler_version, find_compiler
 
 #: kernel -> (arrays, B/it counted with write-allocate, B/it without write-allocate, formula)
 KERNELS = {
@@ -89,7 +89,8 @@ class StreamResult:
         n_elements: elements per array.
         size_bytes: total bytes of all arrays (``arrays * n_elements * 8``; the requested
             size rounded down to whole elements).
-        compiler: compiler command; ``compiler_version`` its ``--version`` line.
+        compiler: compiler command; ``compiler_version`` its ``--version`` line
+            (:func:`loopmodel.toolchain.tool_version`).
         flags: compiler flags (tuple of str).
         points: one :class:`StreamPoint` per thread count, in the order requested.
         host: CPU model and architecture of the measuring host.
@@ -297,14 +298,13 @@ def run_stream(kernel: str, threads: list[int], size_bytes: int, repetitions: in
         flag_list = tuple(shlex.split(flags))
     except ValueError as exc:
         raise ToolError(f"cannot split compiler flags {flags!r}: {exc}") from None
-    path = find_compiler(compiler)
-    version = compiler_version(path)
+    version = toolchain.tool_version(toolchain.find_compiler(compiler))
     # generous: even at 0.1 GB/s, initialisation, warm-up and every repetition fit
     sweep_bound = arrays * n * ELEMENT_SIZE / 1e8
     timeout = 60.0 + (repetitions + 3) * (min_time_s + sweep_bound)
     points = []
     with tempfile.TemporaryDirectory(prefix="loopmodel-measure-") as d:
-        exe = compile_program(stream_source(), "stream", d, compiler, flag_list)
+        exe = toolchain.compile_c(stream_source(), compiler, flag_list, "executable", "stream", d)
         for t in threads:
             out = _run_one(exe, kernel, n, t, repetitions, min_time_s, timeout)
             point = make_point(kernel, n, out["threads"], out["times"], out["sweeps"])

@@ -1,0 +1,180 @@
+"""External tools: finding a compiler, compiling C, asking a tool for its version.
+
+The one place where loopmodel runs a C compiler (the compiled in-core analysis compiles a
+kernel to assembly, :mod:`loopmodel.compiled.compile`; the measurements build their
+benchmark programs, :mod:`loopmodel.measure`; the SIMD level of compiler flags is read from
+the predefined macros, :mod:`loopmodel.compiled.isa`) and asks a tool for its version.
+It sits at the top of the package next to :mod:`loopmodel.cache` and
+:mod:`loopmodel.errors`, which it alone uses, so that both ``compiled/`` and ``measure/``
+import it without importing each other.
+
+Errors are one line (:class:`~loopmodel.errors.ToolError`): a missing compiler is named;
+a failed compilation gives the compiler, the file, the flags and the compiler's first error
+line: ``gcc failed on kernel.c (flags: -O3): kernel.c:12:5: error: ...`` (the private
+temporary directory is left out of the paths).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+from . import cache
+from .errors import ToolError
+
+#: seconds a compilation may take
+COMPILE_TIMEOUT_S = 120
+#: seconds a ``--version`` question may take
+VERSION_TIMEOUT_S = 30
+
+#: what :func:`compile_c` produces: output -> the flags that select it (before ``-o``)
+_OUTPUTS = {"assembly": ("-S",), "executable": (), "macros": ("-dM", "-E")}
+
+
+def find_compiler(compiler: str) -> str:
+    """Absolute path of ``compiler`` (a name looked up on the PATH, or a path).
+
+    Raises:
+        ToolError: not installed (the message names ``compiler``).
+    """
+    path = shutil.which(compiler) if compiler else None
+    if path is None:
+        raise ToolError(f"compiler '{compiler}' not found; choose one with --compiler")
+    return os.path.abspath(path)  # the compiler runs in another directory
+
+
+def compile_c(source: str, compiler: str, flags, output: str = "assembly", name: str = "kernel",
+              directory: str | None = None) -> str:
+    """Compile the C text ``source`` with ``compiler flags`` (run in a private directory).
+
+    Args:
+        source: C source text, written to ``name.c``.
+        compiler: compiler command (name on the PATH or path).
+        flags: compiler flags (sequence of str), placed before the output options.
+        output: ``"assembly"`` (``-S``: returns the assembly text), ``"executable"``
+            (compile and link: returns the executable's path, ``directory/name``) or
+            ``"macros"`` (``-dM -E``: returns the predefined macros, one ``#define`` a line).
+        name: base name of the source and output files.
+        directory: where the files go; required for ``"executable"`` (a private temporary
+            directory of the caller, which keeps the program); otherwise a temporary
+            directory removed afterwards. Nothing is written anywhere else.
+
+    Returns:
+        The assembly or macro text, or the executable's path (see ``output``).
+
+    Raises:
+        ToolError: the compiler is missing (named), cannot be run, takes longer than
+            :data:`COMPILE_TIMEOUT_S` seconds, or fails (its first error line, with
+            ``name.c:line:col``). One line each.
+    """
+    if output not in _OUTPUTS:
+        raise ValueError(f"unknown compiler output {output!r}")
+    if directory is None:
+        if output == "executable":
+            raise ValueError("an executable needs a directory to live in")
+        with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
+            return compile_c(source, compiler, flags, output, name, d)
+    path = find_compiler(compiler)
+    flags = tuple(flags)
+    src = os.path.join(directory, f"{name}.c")
+    out = os.path.join(directory, name + {"assembly": ".s", "macros": ".h"}.get(output, ""))
+    with open(src, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    _run_compiler([path, *flags, *_OUTPUTS[output], "-o", out, src], compiler, flags, name, directory)
+    if output == "executable":
+        return out
+    with open(out, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _run_compiler(cmd: list, compiler: str, flags: tuple, name: str, directory: str) -> None:
+    """Run one compiler command line; a failure is one :class:`ToolError` line."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=directory)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{compiler} did not finish compiling {name}.c within {COMPILE_TIMEOUT_S} s") from None
+    except FileNotFoundError:
+        raise ToolError(f"compiler '{compiler}' not found; choose one with --compiler") from None
+    except OSError as exc:
+        raise ToolError(f"cannot run {compiler}: {exc.strerror or exc}") from None
+    if p.returncode != 0 or not os.path.exists(cmd[cmd.index("-o") + 1]):
+        first = _first_error(p.stderr).replace(directory + os.sep, "")
+        shown = " ".join(shlex.quote(f) for f in flags)
+        raise ToolError(f"{compiler} failed on {name}.c (flags: {shown}): {first}")
+
+
+def _first_error(stderr: str) -> str:
+    """The compiler's first error line (``file:line:col: error: ...``, an undefined reference),
+    else its first line of output."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errs = [ln for ln in lines if ("error" in ln.lower() or "undefined reference" in ln)
+            and "ld returned" not in ln]
+    return (errs or lines or ["(no output)"])[0]
+
+
+def tool_version(path: str, pattern: str | None = None) -> str:
+    """The version of the executable ``path``, from its ``--version`` output.
+
+    The output is cached per user (:mod:`loopmodel.cache`) by the executable's real path,
+    size and modification time, so a warm analysis starts no ``--version`` process and an
+    upgraded tool is asked again.
+
+    Args:
+        path: the tool's executable (as found on the PATH).
+        pattern: regular expression whose first group is the version (``r"LLVM version
+            ([\\d.]+)"``); None: the first non-empty line (``gcc (Debian 12.2.0-14) 12.2.0``).
+
+    Returns:
+        The version string, ``'unknown'`` when the tool cannot be run or says no version.
+    """
+    text = _version_output(path)
+    if pattern is not None:
+        m = re.search(pattern, text)
+        return m.group(1) if m else "unknown"
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "unknown")
+
+
+def _version_output(path: str) -> str:
+    """``path --version``'s standard output, cached by the executable's path, size and mtime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _ask_version(path)
+    key = cache.make_key("tool-version", os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    hit = cache.load("tools", key)
+    if isinstance(hit, str):
+        return hit
+    text = _ask_version(path)
+    if text:
+        cache.store("tools", key, text)
+    return text
+
+
+def _ask_version(path: str) -> str:
+    """Run ``path --version`` (the one version probe); '' when it cannot be run."""
+    try:
+        return subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT_S).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def package_version(name: str) -> str:
+    """Version of the Python package ``name`` (a tool used as a library, such as OSACA): its
+    distribution metadata, else the module's ``__version__`` (a source checkout on the path);
+    ``'not installed'`` if it cannot be imported, ``'unknown'`` if it says no version."""
+    import importlib
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        pass
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        return "not installed"
+    return str(getattr(module, "__version__", "unknown"))

@@ -118,10 +118,19 @@ def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
             raise KernelError(what, file=filename, line=max(line, 1), col=col) from None
         raise KernelError("syntax error: " + msg.split(": ", 1)[-1], file=filename) from None
     body = ast.ext[0].body
-    return _Builder(filename).build(body.block_items or []), defaults
+    return KernelBuilder(filename).build(body.block_items or []), defaults
 
 
-class _Builder:
+class KernelBuilder:
+    """Collects a kernel's declarations, loops, accesses and operations into the kernel IR.
+
+    Used by the C front-end (:func:`parse_kernel_file`, from pycparser's AST) and by the
+    YAML kernel descriptions (:mod:`loopmodel.fileio.kernel_yaml`), which share its
+    declarations (``arrays``, ``scalars``, ``loops``, ``constants``) and its integer
+    expression reader :meth:`affine`. Errors are :class:`~loopmodel.errors.KernelError`
+    naming the file and line.
+    """
+
     def __init__(self, filename: str):
         self.filename = filename
         self.arrays: dict = {}

@@ -21,7 +21,7 @@ directly (kerncraft-tool-paper.txt §2.1 names the same facts for the C front-en
 The file is read with a :class:`yaml.SafeLoader` (Kerncraft's ``!!python/tuple`` tag is
 read as a plain list; no other Python tag is accepted), and every expression (dimensions,
 bounds, indices) with the C front-end's integer-expression grammar
-(:meth:`loopmodel.fileio.c_kernel._Builder.affine`: integer constants, size constants, loop
+(:meth:`loopmodel.fileio.c_kernel.KernelBuilder.affine`: integer constants, size constants, loop
 indices, ``+ - *``, affine in the loop indices): nothing in the file is evaluated as code.
 
 What the description cannot say: the expression tree of the loop body. So no addition is
@@ -38,7 +38,7 @@ import yaml
 from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, _Builder, parse_kernel_file
+from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel_file
 
 #: file suffixes read as YAML kernel descriptions (anything else is C)
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -124,7 +124,7 @@ class _YamlKernel:
 
     def __init__(self, filename: str):
         self.filename = filename
-        self.b = _Builder(filename)
+        self.b = KernelBuilder(filename)
         self.notes: list = []
 
     def err(self, where: str, message: str) -> KernelError:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from .. import cache
 from . import isa
-from ..errors import ToolError
+from ..errors import ModelError, ToolError
 from ..models.incore import InCoreResult
 
 
@@ -124,27 +124,22 @@ class CompiledInCore:
 
 def _stride_bytes(kernel, defines: dict | None = None):
     """B per inner-loop iteration of the work access (a written one where one moves), a
-    size-dependent stride (a row of a multi-dimensional array) evaluated at ``defines``.
+    size-dependent stride (a row of a multi-dimensional array) evaluated at ``defines``
+    (:meth:`loopmodel.ir.kernel.Kernel.address_step_bytes`).
 
     Raises:
         ToolError: no access moves with the inner loop, or its stride depends on a size
             not in ``defines``.
     """
-    from ..ir.kernel import coefficient
-
-    idx = kernel.inner_loop.index
     written = set(kernel.written_arrays)
-    cands = [a for a in list(kernel.writes) + list(kernel.reads) if not coefficient(a.offset, idx).is_zero()]
+    cands = [a for a in list(kernel.writes) + list(kernel.reads) if not kernel.is_inner_invariant(a)]
     cands.sort(key=lambda a: a.array not in written)
     if not cands:
         raise ToolError("no array moves with the inner loop: nothing to measure the pointer increment against")
-    a = cands[0]
-    c = coefficient(a.offset, idx)
     try:
-        elems = float(c.constant_value() if c.is_constant() else c.evaluate(defines or {}))
-    except KeyError:
-        raise ToolError(f"'{a}' has a size-dependent stride; give --pointer-increment") from None
-    return abs(elems * kernel.inner_loop.step) * kernel.arrays[a.array].element_size
+        return float(kernel.address_step_bytes(cands[0], defines))
+    except ModelError:
+        raise ToolError(f"'{cands[0]}' has a size-dependent stride; give --pointer-increment") from None
 
 
 def _moving_accesses(kernel, defines: dict) -> list:

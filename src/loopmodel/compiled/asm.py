@@ -258,13 +258,17 @@ def _operand_steps(s: str, incs: dict, aarch64: bool) -> list:
     return out
 
 
-def _x86_steps(text) -> Counter:
-    incs = _x86_increments(text)
+def _votes(text, incs: dict, aarch64: bool) -> Counter:
+    """(bytes per pass, register) -> number of memory operands that move by it."""
     votes = Counter()
     for s in text:
-        for step, reg in _operand_steps(s, incs, False):
+        for step, reg in _operand_steps(s, incs, aarch64):
             votes[(float(step), reg)] += 1
     return votes
+
+
+def _x86_steps(text) -> Counter:
+    return _votes(text, _x86_increments(text), False)
 
 
 def _a64_increments(text) -> dict:
@@ -288,12 +292,7 @@ def _a64_steps(text) -> Counter:
             post[(float(m.group(2)), m.group(1))] += 1
     if post:
         return post
-    incs = _a64_increments(text)
-    votes = Counter()
-    for s in text:
-        for step, reg in _operand_steps(s, incs, True):
-            votes[(float(step), reg)] += 1
-    return votes
+    return _votes(text, _a64_increments(text), True)
 
 
 _X86_CALL = re.compile(r"^call[lq]?\s+(\S+)")

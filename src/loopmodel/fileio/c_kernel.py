@@ -65,14 +65,22 @@ def parse_kernel_file(path: str) -> tuple:
     Raises:
         KernelError: the file cannot be read, is malformed or unsupported.
     """
+    return parse_kernel(read_kernel_text(path), str(path))
+
+
+def read_kernel_text(path) -> str:
+    """The text of a kernel file (C or YAML description).
+
+    Raises:
+        KernelError: the file cannot be read or is not UTF-8 text (naming the file).
+    """
     try:
         with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+            return fh.read()
     except OSError as exc:
         raise KernelError(f"cannot read kernel file: {exc.strerror}", file=str(path)) from None
     except UnicodeDecodeError:
         raise KernelError("kernel file is not UTF-8 text", file=str(path)) from None
-    return parse_kernel(text, str(path))
 
 
 def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:

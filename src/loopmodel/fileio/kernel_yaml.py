@@ -38,7 +38,7 @@ import yaml
 from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel_file
+from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel_file, read_kernel_text
 
 #: file suffixes read as YAML kernel descriptions (anything else is C)
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -80,13 +80,7 @@ def parse_kernel_yaml_file(path: str) -> tuple:
     Raises:
         KernelError: the file cannot be read or is not valid YAML of the described form.
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise KernelError(f"cannot read kernel file: {exc.strerror}", file=str(path)) from None
-    except UnicodeDecodeError:
-        raise KernelError("kernel file is not UTF-8 text", file=str(path)) from None
+    text = read_kernel_text(path)
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 -- a SafeLoader subclass
     except yaml.YAMLError as exc:

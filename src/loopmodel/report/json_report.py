@@ -35,7 +35,37 @@ def to_dict(res) -> dict:
     """
     k, m = res.kernel, res.machine
     doc = {
-        "kernel": {
+        "kernel": _kernel(k),
+        "machine": {"name": m.name, "model_name": m.model_name, "clock_Hz": m.clock,
+                    "cacheline_size_B": m.cacheline_size},
+        "defines": dict(res.defines),
+        "cores": res.options.cores,
+        "sweeps": res.options.sweeps,
+        "iterations_per_cl": res.traffic.iterations_per_unit,
+        "unit_of_work": _unit_of_work(res),
+        "layer_conditions": _layer_conditions(res),
+        "traffic": [],
+        "notes": list(res.notes),
+    }
+    doc["traffic_predictor"] = res.traffic.predictor
+    for lt in res.traffic.levels:
+        doc["traffic"].append({"level": lt.level, "loads_cl": lt.loads_cl, "stores_cl": lt.stores_cl,
+                               "bytes": lt.bytes, "load_bytes": lt.load_bytes, "store_bytes": lt.store_bytes,
+                               "hits": lt.hits, "misses": lt.misses, "evicts_cl": lt.evicts_cl,
+                               "unit": "per CL of work"})
+    if res.simulation is not None:
+        doc["simulation"] = _simulation(res.simulation)
+    doc["incore"] = _incore(res) if res.incore is not None else None
+    if res.ecm:
+        doc["ecm"] = _ecm(res)
+    for key, r in (("roofline", res.roofline), ("roofline_asm", res.roofline_asm)):
+        if r:
+            doc[key] = _roofline(r)
+    return doc
+
+
+def _kernel(k) -> dict:
+    return {
             "file": k.source,
             "loops": [{"index": lp.index, "start": str(lp.start), "stop_exclusive": str(lp.stop), "step": lp.step}
                       for lp in k.loops],
@@ -52,84 +82,67 @@ def to_dict(res) -> dict:
                             for r in k.recurrences],
             "pragmas": list(k.pragmas),
             "swaps": [list(p) for p in k.swaps],
-        },
-        "machine": {"name": m.name, "model_name": m.model_name, "clock_Hz": m.clock,
-                    "cacheline_size_B": m.cacheline_size},
-        "defines": dict(res.defines),
-        "cores": res.options.cores,
-        "sweeps": res.options.sweeps,
-        "iterations_per_cl": res.traffic.iterations_per_unit,
-        "unit_of_work": _unit_of_work(res),
-        "layer_conditions": [],
-        "traffic": [],
-        "notes": list(res.notes),
     }
-    for lv in res.lc_levels:
-        doc["layer_conditions"].append({
-            "level": lv.level,
-            "cache_size_B": lv.cache_size,
-            "variable": res.lc_variable,
-            "conditions": [{
-                "condition": f"{st.requirement} <= {lv.cache_size:g}" if st.distance.degree or not st.distance.is_zero() else "none (no reuse)",
-                "reuse_distance_it": str(st.distance),
-                "dimension": st.dimension,
-                "requirement_B": _num(st.requirement_bytes),
-                "fulfilled": bool(st.condition),
-                "hits": st.hits, "misses": st.misses,
-                "evicts": sum(1 for _ in res.kernel.written_arrays),
-                "max_size_exact": _num(st.max_size),
-                "transition_size": _num(transition_size(st.max_size)),
-                "largest_block_size": _num(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else _num(st.max_size),
-            } for st in lv.states],
-            "selected": lv.selected,
-            "whole_data_set": None if lv.data_set is None else {
-                "data_set_B": lv.data_set.requirement_bytes, "capacity_B": lv.capacity,
-                "condition": f"{lv.data_set.requirement} <= {lv.capacity:g}",
-                "fulfilled": bool(lv.data_set.condition), "held": lv.holds_data_set,
-                "max_size_exact": _num(lv.data_set.max_size),
-                "transition_size": _num(transition_size(lv.data_set.max_size)),
-            },
-        })
-    doc["traffic_predictor"] = res.traffic.predictor
-    for lt in res.traffic.levels:
-        doc["traffic"].append({"level": lt.level, "loads_cl": lt.loads_cl, "stores_cl": lt.stores_cl,
-                               "bytes": lt.bytes, "load_bytes": lt.load_bytes, "store_bytes": lt.store_bytes,
-                               "hits": lt.hits, "misses": lt.misses, "evicts_cl": lt.evicts_cl,
-                               "unit": "per CL of work"})
-    if res.simulation is not None:
-        si = res.simulation
-        doc["simulation"] = {
-            "measured_iterations": si.measured_iterations, "simulated_iterations": si.simulated_iterations,
-            "warmup_iterations": si.warmup_iterations, "sweeps": si.sweeps, "cold_single_sweep": si.cold,
-            "arrays": {name: {"address": addr, "size_B": size} for name, (addr, size) in si.layout.items()},
-            "levels": [{"level": lv.name, "sets": lv.sets, "ways": lv.ways, "line_size_B": lv.line_size,
-                        "policy": lv.policy, "write_allocate": lv.write_allocate, "write_back": lv.write_back,
-                        "type": lv.kind} for lv in si.levels],
-        }
-    doc["incore"] = _incore(res) if res.incore is not None else None
-    if res.ecm:
-        e = res.ecm
-        doc["ecm"] = {
-            "unit": "cy/CL", "T_OL": e.T_OL, "T_nOL": e.T_nOL,
-            "contributions": [_contribution(c) for c in e.contributions],
-            "by_location": {lvl: {"T_ECM": e.T_ECM[lvl], "contributions": [_contribution(c) for c in parts]}
-                            for lvl, parts in e.by_location.items()},
-            "memory_busy_cy_per_cl": e.memory_busy,
-            "T_ECM": dict(e.T_ECM),
-            "T_transfer": dict(e.T_transfer),
-            "unknown": e.unknown,
-            "overlapping": list(e.overlapping),
-            "saturation_cores": e.saturation_cores,
-            "saturated_it_per_s_per_domain": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
-            "notation": e.notation(),
-            "prediction_notation": e.prediction_notation(),
-            "multicore_T_ECM_MEM": e.multicore(res.options.cores),
-            "performance": convert_all(e.multicore(res.options.cores), res),
-        }
-    for key, r in (("roofline", res.roofline), ("roofline_asm", res.roofline_asm)):
-        if r:
-            doc[key] = _roofline(r)
-    return doc
+
+
+def _layer_conditions(res) -> list:
+    return [{
+        "level": lv.level,
+        "cache_size_B": lv.cache_size,
+        "variable": res.lc_variable,
+        "conditions": [{
+            "condition": f"{st.requirement} <= {lv.cache_size:g}" if st.distance.degree or not st.distance.is_zero() else "none (no reuse)",
+            "reuse_distance_it": str(st.distance),
+            "dimension": st.dimension,
+            "requirement_B": _num(st.requirement_bytes),
+            "fulfilled": bool(st.condition),
+            "hits": st.hits, "misses": st.misses,
+            "evicts": sum(1 for _ in res.kernel.written_arrays),
+            "max_size_exact": _num(st.max_size),
+            "transition_size": _num(transition_size(st.max_size)),
+            "largest_block_size": _num(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else _num(st.max_size),
+        } for st in lv.states],
+        "selected": lv.selected,
+        "whole_data_set": None if lv.data_set is None else {
+            "data_set_B": lv.data_set.requirement_bytes, "capacity_B": lv.capacity,
+            "condition": f"{lv.data_set.requirement} <= {lv.capacity:g}",
+            "fulfilled": bool(lv.data_set.condition), "held": lv.holds_data_set,
+            "max_size_exact": _num(lv.data_set.max_size),
+            "transition_size": _num(transition_size(lv.data_set.max_size)),
+        },
+    } for lv in res.lc_levels]
+
+
+def _simulation(si) -> dict:
+    return {
+        "measured_iterations": si.measured_iterations, "simulated_iterations": si.simulated_iterations,
+        "warmup_iterations": si.warmup_iterations, "sweeps": si.sweeps, "cold_single_sweep": si.cold,
+        "arrays": {name: {"address": addr, "size_B": size} for name, (addr, size) in si.layout.items()},
+        "levels": [{"level": lv.name, "sets": lv.sets, "ways": lv.ways, "line_size_B": lv.line_size,
+                    "policy": lv.policy, "write_allocate": lv.write_allocate, "write_back": lv.write_back,
+                    "type": lv.kind} for lv in si.levels],
+    }
+
+
+def _ecm(res) -> dict:
+    e, m = res.ecm, res.machine
+    return {
+        "unit": "cy/CL", "T_OL": e.T_OL, "T_nOL": e.T_nOL,
+        "contributions": [_contribution(c) for c in e.contributions],
+        "by_location": {lvl: {"T_ECM": e.T_ECM[lvl], "contributions": [_contribution(c) for c in parts]}
+                        for lvl, parts in e.by_location.items()},
+        "memory_busy_cy_per_cl": e.memory_busy,
+        "T_ECM": dict(e.T_ECM),
+        "T_transfer": dict(e.T_transfer),
+        "unknown": e.unknown,
+        "overlapping": list(e.overlapping),
+        "saturation_cores": e.saturation_cores,
+        "saturated_it_per_s_per_domain": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
+        "notation": e.notation(),
+        "prediction_notation": e.prediction_notation(),
+        "multicore_T_ECM_MEM": e.multicore(res.options.cores),
+        "performance": convert_all(e.multicore(res.options.cores), res),
+    }
 
 
 def _incore(res) -> dict:

@@ -56,16 +56,28 @@ def _condition(st, var, limit: str, block: bool) -> str:
 
 
 def render(res, console, unit: str = "cy/CL", verbose: int = 0):
-    """Print one analysis."""
-    from rich.table import Table
+    """Print one analysis: header, LC, data traffic, ECM, Roofline sections and the notes."""
+    _header(res, console, verbose)
+    if "LC" in res.options.models:
+        _lc_section(res, console, verbose)
+    _traffic_section(res, console, verbose)
+    if res.ecm:
+        _ecm_section(res, console, unit, verbose)
+    for title, r in (("Roofline", res.roofline), ("RooflineASM", res.roofline_asm)):
+        if r:
+            _roofline(res, r, title, console, unit)
+    for n in res.notes:
+        console.print(f"[dim]note: {n}[/dim]")
 
+
+def _header(res, console, verbose: int):
     k, m, opt = res.kernel, res.machine, res.options
     d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
     console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}  --sweeps {opt.sweeps}")
     work = k.unit_of_work(m.cacheline_size, res.defines)
     console.print(f"unit of work (CL of work): {work.describe()}")
     if verbose:
-        console.print(f"  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
+        console.print("  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
                                               for lp in k.loops))
         for name, a in k.arrays.items():
             console.print(f"  array {name}: {a.ctype}[{']['.join(str(x) for x in a.dims)}] ({a.element_size} B/element)")
@@ -76,37 +88,48 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
                           f"longest chain {' -> '.join(r.graph.longest_chain()[1])}{', reduction' if r.reassociable else ''})")
         if k.pragmas:
             console.print("  pragmas: " + "; ".join(k.pragmas))
-    if "LC" in opt.models:
-        console.print("\n[bold]----- LC -----[/bold]")
-        for line in _lc_summary(res):
-            console.print(line)
-        t = Table(title="Layer conditions (selected state per level)", title_justify="left")
-        for col in ("level", "effective size", "reuse distance [it]", "condition", "hits/it", "misses/it", "evicts/it"):
-            t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
-        ev = len(k.written_arrays)
+
+
+def _lc_section(res, console, verbose: int):
+    from rich.table import Table
+
+    k = res.kernel
+    console.print("\n[bold]----- LC -----[/bold]")
+    for line in _lc_summary(res):
+        console.print(line)
+    t = Table(title="Layer conditions (selected state per level)", title_justify="left")
+    for col in ("level", "effective size", "reuse distance [it]", "condition", "hits/it", "misses/it", "evicts/it"):
+        t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
+    ev = len(k.written_arrays)
+    for lv in res.lc_levels:
+        st = lv.effective_state
+        if lv.holds_data_set:  # repeated sweeps: the whole data set stays in this level
+            cond = f"whole data set {st.requirement_bytes:.0f} B <= {lv.capacity:.0f} B" if st.condition \
+                else "whole data set held by a level above"
+            t.add_row(lv.level, format_bytes(lv.cache_size), "one sweep", cond, str(st.hits), "0", "0")
+            continue
+        cond = "no reuse" if st.distance.is_zero() else f"{st.requirement} B <= {lv.cache_size:.0f} B"
+        t.add_row(lv.level, format_bytes(lv.cache_size), str(st.distance), cond, str(st.hits), str(st.misses), str(ev))
+    console.print(t)
+    if verbose:
         for lv in res.lc_levels:
-            st = lv.effective_state
-            if lv.holds_data_set:  # repeated sweeps: the whole data set stays in this level
-                cond = f"whole data set {st.requirement_bytes:.0f} B <= {lv.capacity:.0f} B" if st.condition \
-                    else "whole data set held by a level above"
-                t.add_row(lv.level, format_bytes(lv.cache_size), "one sweep", cond, str(st.hits), "0", "0")
-                continue
-            cond = "no reuse" if st.distance.is_zero() else f"{st.requirement} B <= {lv.cache_size:.0f} B"
-            t.add_row(lv.level, format_bytes(lv.cache_size), str(st.distance), cond, str(st.hits), str(st.misses), str(ev))
-        console.print(t)
-        if verbose:
-            for lv in res.lc_levels:
-                for st in lv.states:
-                    mark = "*" if st is lv.states[lv.selected] else " "
-                    console.print(f"   {mark} {lv.level}: t = {st.distance}: C_req = {st.requirement} B "
-                                  f"= {st.requirement_bytes:.0f} B {'<=' if st.condition else '>'} {lv.cache_size:.0f} B, "
-                                  f"hits {st.hits}, misses {st.misses}")
-                ds = lv.data_set
-                if ds is not None:
-                    mark = "*" if lv.holds_data_set else " "
-                    console.print(f"   {mark} {lv.level}: whole data set D = {ds.requirement} B "
-                                  f"= {ds.requirement_bytes:.0f} B {'<=' if ds.condition else '>'} "
-                                  f"{lv.capacity:.0f} B (repeated sweeps)")
+            for st in lv.states:
+                mark = "*" if st is lv.states[lv.selected] else " "
+                console.print(f"   {mark} {lv.level}: t = {st.distance}: C_req = {st.requirement} B "
+                              f"= {st.requirement_bytes:.0f} B {'<=' if st.condition else '>'} {lv.cache_size:.0f} B, "
+                              f"hits {st.hits}, misses {st.misses}")
+            ds = lv.data_set
+            if ds is not None:
+                mark = "*" if lv.holds_data_set else " "
+                console.print(f"   {mark} {lv.level}: whole data set D = {ds.requirement} B "
+                              f"= {ds.requirement_bytes:.0f} B {'<=' if ds.condition else '>'} "
+                              f"{lv.capacity:.0f} B (repeated sweeps)")
+
+
+def _traffic_section(res, console, verbose: int):
+    from rich.table import Table
+
+    m = res.machine
     t = Table(title=f"Data traffic per CL of work ({res.traffic.iterations_per_unit:g} it), predictor {res.traffic.predictor}",
               title_justify="left")
     sim = res.traffic.predictor == "SIM"
@@ -128,50 +151,50 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         console.print("  levels: " + ", ".join(f"{lv.name} {lv.sets}x{lv.ways} {lv.policy} {lv.kind}"
                                                 for lv in si.levels))
         console.print("  arrays: " + ", ".join(f"{n} @ {a:#x} ({sz} B)" for n, (a, sz) in si.layout.items()))
-    if res.ecm:
-        e = res.ecm
-        console.print("\n[bold]----- ECM -----[/bold]")
-        ic = res.incore
-        if verbose:
-            comps = ", ".join(f"{n} = {v:.2f}" for n, v in ic.components.items())
-            console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
-            if res.compiled is not None:
-                _port_table(res, console)
-            for c in e.contributions:
-                bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
-                console.print(f"  T_{c.name} = {c.cycles:.2f} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} B out "
-                              f"at {bw} B/cy from {c.source}; penalty {c.penalty:.2f} cy)")
-            _by_location(res, console, unit)
-        console.print(e.notation())
-        console.print(e.prediction_notation())
-        if e.unknown:
-            console.print(f"T_OL n/a: {e.unknown}; T_ECM n/a")
-            console.print("data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { "
-                          + " \\ ".join(f"{v:.1f}" for v in e.T_transfer.values()) + " } cy/CL")
-            console.print("saturation point n/a (needs T_ECM)")
-        it = res.traffic.iterations_per_unit
-        flops = k.flops_per_iteration
-        rows = [(lvl, v) for lvl, v in e.T_ECM.items()]
-        t = Table(title=f"ECM prediction, 1 core (data in level); unit {unit}", title_justify="left")
-        for lvl, v in rows:
-            t.add_column(lvl, justify="right")
-        t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
-        console.print(t)
-        if e.saturation_cores is not None:  # one definition with `scaling` (models.saturation)
-            psat = format_si(e.saturation.it_per_s(it, m.clock), "it/s")
-            console.print(f"saturating at {e.saturation_cores} cores per ccNUMA domain "
-                          f"(T_Mem = {e.memory_busy:.2f} cy/CL, P_sat = {psat} per domain)")
-        elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
-            console.print("no memory traffic: nothing to saturate")
-        if opt.cores > 1 and not e.unknown:
-            tc = e.multicore(opt.cores)
-            console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
-                          f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain)")
-    for title, r in (("Roofline", res.roofline), ("RooflineASM", res.roofline_asm)):
-        if r:
-            _roofline(res, r, title, console, unit)
-    for n in res.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+
+
+def _ecm_section(res, console, unit: str, verbose: int):
+    from rich.table import Table
+
+    k, m, opt = res.kernel, res.machine, res.options
+    e = res.ecm
+    console.print("\n[bold]----- ECM -----[/bold]")
+    ic = res.incore
+    if verbose:
+        comps = ", ".join(f"{n} = {v:.2f}" for n, v in ic.components.items())
+        console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
+        if res.compiled is not None:
+            _port_table(res, console)
+        for c in e.contributions:
+            bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
+            console.print(f"  T_{c.name} = {c.cycles:.2f} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} B out "
+                          f"at {bw} B/cy from {c.source}; penalty {c.penalty:.2f} cy)")
+        _by_location(res, console, unit)
+    console.print(e.notation())
+    console.print(e.prediction_notation())
+    if e.unknown:
+        console.print(f"T_OL n/a: {e.unknown}; T_ECM n/a")
+        console.print("data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { "
+                      + " \\ ".join(f"{v:.1f}" for v in e.T_transfer.values()) + " } cy/CL")
+        console.print("saturation point n/a (needs T_ECM)")
+    it = res.traffic.iterations_per_unit
+    flops = k.flops_per_iteration
+    rows = [(lvl, v) for lvl, v in e.T_ECM.items()]
+    t = Table(title=f"ECM prediction, 1 core (data in level); unit {unit}", title_justify="left")
+    for lvl, v in rows:
+        t.add_column(lvl, justify="right")
+    t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
+    console.print(t)
+    if e.saturation_cores is not None:  # one definition with `scaling` (models.saturation)
+        psat = format_si(e.saturation.it_per_s(it, m.clock), "it/s")
+        console.print(f"saturating at {e.saturation_cores} cores per ccNUMA domain "
+                      f"(T_Mem = {e.memory_busy:.2f} cy/CL, P_sat = {psat} per domain)")
+    elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
+        console.print("no memory traffic: nothing to saturate")
+    if opt.cores > 1 and not e.unknown:
+        tc = e.multicore(opt.cores)
+        console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
+                      f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain)")
 
 
 class SweepPrinter:

@@ -80,47 +80,14 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     """
     ic = machine.in_core
     notes = []
+    why = f": {reassociation_source}" if reassociation_source else ""
     elem = max((a.element_size for a in kernel.arrays.values()), default=8)
     lanes = max(1, int(ic.simd_width // elem)) if vectorize else 1
-    dep = 0.0
-    blocking = []
-    why = f": {reassociation_source}" if reassociation_source else ""
-    for rec in kernel.recurrences:
-        if rec.reassociable and reassociate:
-            notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums){why}; "
-                         "--no-reassociation for the source order")
-            continue
-        if rec.reassociable:
-            notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
-                         "--reassociation to assume partial sums")
-        fma = ic.throughput.get("FMA", 0) > 0  # MUL -> ADD contracted as compilers do
-        for op in rec.graph.operations(fma):
-            if op not in ic.latency:
-                raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
-                                 f"(needed for the loop-carried dependency on '{rec.variable}')")
-        lat, _ = rec.graph.longest_chain(ic.latency, fma)  # longest path over the dependency graph
-        dep = max(dep, lat / rec.distance)
-        if rec.distance < lanes:
-            blocking.append(rec.variable)
-    if blocking and lanes > 1:
-        notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
-        lanes = 1
-
+    dep, lanes, dep_notes = _dependency_bound(kernel, machine, lanes, reassociate, why)
+    notes += dep_notes
     ops = fused_operations(kernel, machine)
 
-    comp: dict = {}
-    for op, n in ops.items():
-        tp = ic.throughput.get(op) or ic.throughput.get(_PROXY.get(op, ""), 0)
-        if not tp:
-            raise ModelError(f"machine model '{machine.name}' gives no throughput for {op} "
-                             f"(in_core.throughput.{op})")
-        comp[op] = n / lanes / tp
-    grouped = set()
-    for g in ic.port_groups:
-        members = [op for op in g if op in comp]
-        if len(members) > 1:
-            comp["+".join(members)] = sum(comp[op] for op in members)
-            grouped.update(members)
+    comp = _arithmetic_times(ops, machine, lanes)
     n_ld = kernel.loads_per_iteration()
     n_st = kernel.stores_per_iteration()
     t_ld = max(n_ld / lanes / ic.load.instructions_per_cycle,
@@ -141,6 +108,65 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
                         {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes),
                         {"assumed": bool(reassociate), "source": reassociation_source or "default"})
+
+
+def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) -> tuple:
+    """Loop-carried dependencies: ``(cy per iteration, SIMD lanes, notes)``.
+
+    A reduction that may be reassociated (partial sums) is no bound; any other recurrence
+    bounds an iteration by its longest latency chain over its distance in iterations
+    (kerncraft-tool-paper.txt §2.3; the chain is the longest path over the dependency graph,
+    MUL -> ADD contracted to FMA where the machine has FMA), and one shorter than the SIMD
+    width forces scalar code.
+
+    Raises:
+        ModelError: the machine gives no latency for an operation on a chain.
+    """
+    ic = machine.in_core
+    dep, blocking, notes = 0.0, [], []
+    for rec in kernel.recurrences:
+        if rec.reassociable and reassociate:
+            notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums){why}; "
+                         "--no-reassociation for the source order")
+            continue
+        if rec.reassociable:
+            notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
+                         "--reassociation to assume partial sums")
+        fma = ic.throughput.get("FMA", 0) > 0  # MUL -> ADD contracted as compilers do
+        for op in rec.graph.operations(fma):
+            if op not in ic.latency:
+                raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
+                                 f"(needed for the loop-carried dependency on '{rec.variable}')")
+        lat, _ = rec.graph.longest_chain(ic.latency, fma)  # longest path over the dependency graph
+        dep = max(dep, lat / rec.distance)
+        if rec.distance < lanes:
+            blocking.append(rec.variable)
+    if blocking and lanes > 1:
+        notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
+        lanes = 1
+    return dep, lanes, notes
+
+
+def _arithmetic_times(ops: dict, machine, lanes: int) -> dict:
+    """Cycles per iteration of each fused operation type (count / lanes / throughput) and of
+    each shared port group (the sum of its members), kerncraft-tool-paper.txt eq. (2).
+
+    Raises:
+        ModelError: the machine gives no throughput for an operation.
+    """
+    ic = machine.in_core
+    comp: dict = {}
+    for op, n in ops.items():
+        tp = ic.throughput.get(op) or ic.throughput.get(_PROXY.get(op, ""), 0)
+        if not tp:
+            raise ModelError(f"machine model '{machine.name}' gives no throughput for {op} "
+                             f"(in_core.throughput.{op})")
+        comp[op] = n / lanes / tp
+    for g in ic.port_groups:
+        members = [op for op in g if op in comp]
+        if len(members) > 1:
+            comp["+".join(members)] = sum(comp[op] for op in members)
+    return comp
 
 
 def port_pressure_times(pressure: dict, load_pressure: dict, overlapping, non_overlapping) -> tuple:

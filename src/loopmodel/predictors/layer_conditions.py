@@ -313,33 +313,42 @@ class LayerConditionAnalysis:
             if lcl.holds_data_set:
                 traffic.append(self._held_traffic(cache, it_per_unit, cl))
                 continue
-            tval = cand_vals[lcl.selected]
-            sel = lcl.selected
-            load_b = store_b = miss_b = 0.0
-            written = {}
-            for a, d in zip(self.accesses, dvals):
-                miss = not (sel > 0 and d <= tval)
-                if a.is_store:
-                    written[a.array] = a.element_size
-                if miss:
-                    miss_b += a.element_size
-                    if a.is_load or allocates[li]:
-                        load_b += a.element_size
-            store_b = float(sum(written.values()))
-            nxt = machine.memory_hierarchy[li + 1]
-            if nxt.type == "victim" and nxt.victim_clean:
-                store_b = load_b  # every line entering this level is later evicted into the victim cache
-            # lookups per unit: one per access and iteration; a missing stream misses once per line
-            lookups = len(self.accesses) * it_per_unit
-            misses = miss_b * it_per_unit / cl
-            loads = load_b * it_per_unit / cl
-            traffic.append(LevelTraffic(cache.level, loads, store_b * it_per_unit / cl,
-                                        lookups - misses, misses, int(cl), loads))
+            traffic.append(self._selected_traffic(machine, li, lcl, dvals, cand_vals[lcl.selected],
+                                                  allocates[li], it_per_unit))
         # a victim level's misses are delivered to the level above, counted on its own link
         victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
         notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps))
         tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), notes)
         return tp, levels
+
+    def _selected_traffic(self, machine, li: int, lcl, dvals, tval: float, allocates: bool,
+                          it_per_unit) -> LevelTraffic:
+        """Traffic between cache level ``li`` and the next from its selected layer-condition state:
+        an access misses unless its reuse distance ``d`` is within the state's ``tval``; a missing
+        store is also loaded where a write-allocate level sits above (``allocates``), and every
+        written array is evicted once per line (kerncraft-tool-paper.txt §2.4.2, layer conditions).
+        """
+        cache, cl = machine.caches[li], machine.cacheline_size
+        sel = lcl.selected
+        load_b = miss_b = 0.0
+        written = {}
+        for a, d in zip(self.accesses, dvals):
+            miss = not (sel > 0 and d <= tval)
+            if a.is_store:
+                written[a.array] = a.element_size
+            if miss:
+                miss_b += a.element_size
+                if a.is_load or allocates:
+                    load_b += a.element_size
+        store_b = float(sum(written.values()))
+        nxt = machine.memory_hierarchy[li + 1]
+        if nxt.type == "victim" and nxt.victim_clean:
+            store_b = load_b  # every line entering this level is later evicted into the victim cache
+        # lookups per unit: one per access and iteration; a missing stream misses once per line
+        lookups = len(self.accesses) * it_per_unit
+        misses = miss_b * it_per_unit / cl
+        loads = load_b * it_per_unit / cl
+        return LevelTraffic(cache.level, loads, store_b * it_per_unit / cl, lookups - misses, misses, int(cl), loads)
 
     def _data_set_state(self, defines, capacity, var, sizes) -> LCState:
         """The whole-data-set condition ``D <= capacity`` as an :class:`LCState` (no misses)."""

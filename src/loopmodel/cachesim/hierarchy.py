@@ -16,6 +16,7 @@ ACCESS_KINDS = {"load": 0, "store": 1, "nt": 2}
 LEVEL_STATS = ("hits", "misses", "load_lines", "store_lines", "through_bytes", "evicts", "invalidations")
 MEM_STATS = ("loads", "stores", "store_bytes")
 DEFAULT_SEED = 0x853C49E6748FEA9B
+_PackedTrace = object()  # marks the result of Hierarchy.pack_trace
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,15 @@ class Hierarchy:
         """One access of ``size`` bytes at ``addr`` (0 <= addr < 2**64); kind ``load``, ``store``, ``nt``."""
         self._lib.lm_access(self._h, addr, size, ACCESS_KINDS[kind])
 
-    def trace(self, addrs, kinds, sizes) -> None:
-        """A batch of accesses: sequences of addresses, kinds (0 load, 1 store, 2 nt) and sizes (bytes)."""
+    def pack_trace(self, addrs, kinds, sizes) -> tuple:
+        """Convert a batch of accesses once into the simulator's arrays, for repeated :meth:`trace` calls.
+
+        Args: as :meth:`trace`. Returns: an opaque tuple that :meth:`trace` accepts as ``addrs``
+        (with ``kinds`` and ``sizes`` None).
+
+        Raises:
+            ValueError: sequences of unequal length.
+        """
         ffi = self._ffi
         n = len(addrs)
         if len(kinds) != n or len(sizes) != n:
@@ -131,6 +139,18 @@ class Hierarchy:
         a = addrs if isinstance(addrs, ffi.CData) else ffi.new("uint64_t[]", list(addrs))
         k = kinds if isinstance(kinds, ffi.CData) else ffi.new("uint8_t[]", list(kinds))
         s = sizes if isinstance(sizes, ffi.CData) else ffi.new("uint32_t[]", list(sizes))
+        return (_PackedTrace, a, k, s, n)
+
+    def trace(self, addrs, kinds=None, sizes=None) -> None:
+        """A batch of accesses: sequences of addresses (bytes, 0 <= addr < 2**64), kinds (0 load,
+        1 store, 2 nt) and sizes (bytes); or the result of :meth:`pack_trace` as ``addrs``.
+
+        Raises:
+            ValueError: sequences of unequal length.
+        """
+        packed = addrs if isinstance(addrs, tuple) and addrs and addrs[0] is _PackedTrace else \
+            self.pack_trace(addrs, kinds, sizes)
+        _, a, k, s, n = packed
         self._lib.lm_trace(self._h, a, k, s, n)
 
     def reset_stats(self) -> None:

@@ -36,7 +36,8 @@ typedef struct {
     int nbase;
 } lm_nest;
 typedef struct {
-    uint64_t warm_lines;
+    int64_t warm_caps_sweep;
+    int64_t warm_caps_full;
     int64_t target_it;
     int64_t margin_it;
     int max_sweeps;
@@ -44,6 +45,8 @@ typedef struct {
     int start_mid;
     int64_t max_it;
     int cold;
+    int64_t max_target_it;
+    double settle_tol;
 } lm_run_opts;
 typedef struct {
     int64_t measured_it, simulated_it, warm_it, work_lines;

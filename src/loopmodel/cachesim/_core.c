@@ -20,7 +20,8 @@ typedef struct {
     uint64_t *tags;
     uint8_t *dirty;
     uint64_t hits, misses, load_lines, store_lines, through_bytes, evicts, invalidations;
-    uint64_t placed; /* always counted: drives the warm-up */
+    uint64_t placed; /* lines placed, always counted: drives the warm-up */
+    int64_t valid;   /* lines held (fill state), always counted: drives the warm-up */
 } lm_cache;
 
 typedef struct {
@@ -72,6 +73,7 @@ static inline void remove_at(lm_cache *c, uint64_t *t, uint8_t *d, int64_t p) {
     memmove(d + p, d + p + 1, (size_t)rest);
     t[c->ways - 1] = LM_INVALID;
     d[c->ways - 1] = 0;
+    c->valid--;
 }
 
 static inline void insert_at(lm_cache *c, uint64_t *t, uint8_t *d, int64_t p, uint64_t l, uint8_t dirty) {
@@ -80,6 +82,7 @@ static inline void insert_at(lm_cache *c, uint64_t *t, uint8_t *d, int64_t p, ui
     memmove(d + p + 1, d + p, (size_t)rest);
     t[p] = l;
     d[p] = dirty;
+    c->valid++;
 }
 
 static inline uint64_t rng_next(lm_cache *c) {
@@ -408,7 +411,7 @@ void lm_trace(lm_hier *h, const uint64_t *addr, const uint8_t *kind, const uint3
 
 /* ---- loop-nest driver ------------------------------------------------------------------------
  * Runs a perfect loop nest of affine accesses (the kernel), repeating the whole sweep, until the
- * hierarchy is warm and a measurement window of `target_it` inner iterations has been counted.
+ * hierarchy is warm (every level in steady state: warm_check) and a measurement window of `target_it` inner iterations has been counted.
  * Bounds: value = c[d] + sum_{k<d} k[d*LM_MAXD+k] * idx[k]; stop exclusive; step != 0.
  * Access a: address = base[(sweep % nbase) * nacc + a] + sum_k coef[a*LM_MAXD+k] * idx[k] (bytes,
  * modulo 2**64): the base addresses may change from sweep to sweep (arrays swapped between sweeps);
@@ -433,7 +436,8 @@ typedef struct {
 } lm_nest;
 
 typedef struct {
-    uint64_t warm_lines;   /* warm when the last level has placed this many lines ... */
+    int64_t warm_caps_sweep; /* warm when every level has placed this many capacities in the sweep ... */
+    int64_t warm_caps_full;  /* ... and this many capacities since it was full (or could not fill further) */
     int64_t target_it;     /* measured inner iterations wanted */
     int64_t margin_it;     /* skipped at both row ends (boundary iterations) */
     int max_sweeps;        /* give up after this many sweeps of the whole nest */
@@ -441,12 +445,94 @@ typedef struct {
     int start_mid;         /* 1: the first sweep starts at the middle trip of the outermost loop */
     int64_t max_it;        /* hard limit on simulated inner iterations (0: none) */
     int cold;              /* 1: count the first sweep whole, from the first access (no warm-up) */
+    int64_t max_target_it; /* whole-row windows: doubled up to this until settled (<= target_it: never) */
+    double settle_tol;     /* settled: both halves' lines per unit agree within tol * max(1, rate) */
 } lm_run_opts;
 
 typedef struct {
     int64_t measured_it, simulated_it, warm_it, work_lines;
     int sweeps, warm;
 } lm_run_result;
+
+/* Warm-up state of one level. A level is in steady state when it is full, or when a whole capacity of
+   placements left its fill state unchanged (a level that cannot fill: the data set, or the sets the
+   data map to, are smaller than it; victim and exclusive levels lose lines to the levels above), and
+   then has turned over: warm_caps_full capacities placed since that moment, and warm_caps_sweep
+   capacities within the current sweep (a wrap-around to the array starts puts the array edges into
+   the cache history, which must have left the cache before measuring). */
+#define LM_MAXLV 16
+typedef struct {
+    uint64_t sweep0;     /* placements at the start of the current sweep */
+    uint64_t chk_placed; /* placements at the last fill-state checkpoint */
+    int64_t chk_valid;   /* lines held at the last checkpoint */
+    uint64_t full_at;    /* placements when the level was first full or could not fill further */
+    int full;
+} lm_warm_lv;
+
+static void warm_sweep_start(const lm_hier *h, lm_warm_lv *w) {
+    for (int i = 0; i < h->n; i++) {
+        w[i].sweep0 = h->lv[i].placed;
+        if (!w[i].full) {
+            w[i].chk_placed = h->lv[i].placed;
+            w[i].chk_valid = h->lv[i].valid;
+        }
+    }
+}
+
+static int warm_check(const lm_hier *h, lm_warm_lv *w, const lm_run_opts *o) {
+    int warm = 1;
+    for (int i = 0; i < h->n; i++) {
+        const lm_cache *c = &h->lv[i];
+        uint64_t cap = (uint64_t)(c->sets * c->ways);
+        if (!w[i].full) {
+            if (c->valid >= (int64_t)cap) {
+                w[i].full = 1;
+            } else if (c->placed - w[i].chk_placed >= cap) {
+                if (c->valid <= w[i].chk_valid) w[i].full = 1; /* a capacity placed, no net growth */
+                w[i].chk_placed = c->placed;
+                w[i].chk_valid = c->valid;
+            }
+            if (w[i].full) w[i].full_at = c->placed;
+        }
+        uint64_t since = w[i].full_at > w[i].sweep0 ? w[i].full_at : w[i].sweep0;
+        if (!w[i].full || c->placed - since < (uint64_t)o->warm_caps_full * cap ||
+            c->placed - w[i].sweep0 < (uint64_t)o->warm_caps_sweep * cap)
+            warm = 0;
+    }
+    return warm;
+}
+
+/* Settling of a whole-row window: the traffic (lines loaded and stored per level) per unit of work in
+   its second half agrees with the first half's. */
+typedef struct {
+    int taken;
+    int64_t work_lines;
+    uint64_t lines[2 * LM_MAXLV];
+} lm_half;
+
+static void half_take(const lm_hier *h, lm_half *s, int64_t work_lines) {
+    s->taken = 1;
+    s->work_lines = work_lines;
+    for (int i = 0; i < h->n; i++) {
+        s->lines[2 * i] = h->lv[i].load_lines;
+        s->lines[2 * i + 1] = h->lv[i].store_lines;
+    }
+}
+
+static int half_settled(const lm_hier *h, const lm_half *s, int64_t work_lines, double tol) {
+    int64_t u1 = s->work_lines, u2 = work_lines - s->work_lines;
+    if (u1 <= 0 || u2 <= 0) return 1;
+    for (int i = 0; i < h->n; i++) {
+        uint64_t now[2] = {h->lv[i].load_lines, h->lv[i].store_lines};
+        for (int q = 0; q < 2; q++) {
+            double r1 = (double)s->lines[2 * i + q] / (double)u1;
+            double r2 = (double)(now[q] - s->lines[2 * i + q]) / (double)u2;
+            double m = (r1 + r2) / 2 > 1 ? (r1 + r2) / 2 : 1;
+            if (r1 - r2 > tol * m || r2 - r1 > tol * m) return 0;
+        }
+    }
+    return 1;
+}
 
 static inline int64_t bnd(const int64_t *c, const int64_t *k, int d, const int64_t *idx) {
     int64_t v = c[d];
@@ -464,13 +550,16 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
     int64_t idx[LM_MAXD];
     uint64_t addr[256];
     int64_t inc[256];
-    lm_cache *last = &h->lv[h->n - 1];
-    uint64_t placed0 = last->placed;
+    lm_warm_lv ws[LM_MAXLV];
     int warm = 0;
     int64_t measured = 0, simulated = 0;
+    int64_t target = o->target_it;
+    lm_half half;
+    half.taken = 0;
     uint64_t line = (uint64_t)1 << h->line_log2;
-    if (n->nacc > 256 || D < 1 || D > LM_MAXD) return -1;
+    if (n->nacc > 256 || D < 1 || D > LM_MAXD || h->n > LM_MAXLV) return -1;
     memset(r, 0, sizeof(*r));
+    memset(ws, 0, sizeof(ws));
     h->counting = 0;
     int contiguous = 0;
     int whole = 0, stop_sweep = -1;
@@ -484,9 +573,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
     for (int sweep = 0; sweep < o->max_sweeps; sweep++) {
         r->sweeps = sweep + 1;
         const uint64_t *base = n->base + (size_t)(sweep % nbase) * (size_t)n->nacc;
-        /* the warm-up counts placements of this sweep only: a wrap-around puts the array edges into
-           the cache history, which must have left the cache before measuring */
-        if (!warm) placed0 = last->placed;
+        if (!warm) warm_sweep_start(h, ws);
         /* odometer over the outer loops; d = number of initialised outer loops */
         int d = 0;
         for (;;) {
@@ -532,8 +619,9 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                    (evictions triggered now belong to lines touched a cache capacity ago). */
                 int64_t lo = -1, hi = -1;
                 int64_t it = 0;
+                if (contiguous && !whole && !half.taken && 2 * measured >= target) half_take(h, &half, work_lines);
                 while (it < T) {
-                    if (!warm && last->placed - placed0 >= o->warm_lines) {
+                    if (!warm && warm_check(h, ws, o)) {
                         warm = 1;
                         r->warm_it = simulated + it;
                     }
@@ -545,11 +633,11 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                             wa += (uint64_t)inc[n->work];
                             c++;
                         }
-                        int64_t want = o->target_it - measured;
+                        int64_t want = target - measured;
                         if (contiguous) {
                             /* go on through this row, or stop at its aligned point once enough */
                             lo = 0;
-                            hi = (!whole && measured + c >= o->target_it) ? c : T;
+                            hi = (!whole && measured + c >= target) ? c : T;
                             if (hi == 0) {
                                 r->measured_it = measured;
                                 r->work_lines = work_lines;
@@ -613,7 +701,15 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                     }
                     h->counting = 0;
                     if (counting) measured += stop_at - it0;
-                    if (counting && !whole && measured >= o->target_it && (!contiguous || stop_at < T)) {
+                    if (counting && !whole && measured >= target && contiguous && stop_at < T && half.taken &&
+                        2 * target <= o->max_target_it && !half_settled(h, &half, work_lines, o->settle_tol)) {
+                        /* not settled: measure as much again, compared with all measured so far */
+                        target *= 2;
+                        half_take(h, &half, work_lines);
+                        hi = T;
+                        continue;
+                    }
+                    if (counting && !whole && measured >= target && (!contiguous || stop_at < T)) {
                         r->measured_it = measured;
                         r->work_lines = work_lines;
                         r->simulated_it = simulated + it;
@@ -644,6 +740,14 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
             }
             if (d < 0) break; /* sweep done */
             d++;
+        }
+        if (contiguous && !whole && target > o->target_it && measured >= o->target_it) {
+            /* a window grown to settle ends with the sweep: the wrap-around is no steady state */
+            r->measured_it = measured;
+            r->work_lines = work_lines;
+            r->simulated_it = simulated;
+            r->warm = warm;
+            return 0;
         }
         if (!warm && sweep + 1 - (o->start_mid ? 1 : 0) >= nbase) {
             /* whole sweeps did not take in enough lines: the data set is small; its steady state is

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ModelError
+from .nest import MAXACC, MAXD, PHASES, LoopNest, RunOptions, RunResult
 
 POLICIES = {"LRU": 0, "FIFO": 1, "RANDOM": 2}
 KINDS = {"inclusive": 0, "non-inclusive": 1, "victim": 2}
@@ -15,6 +16,7 @@ ACCESS_KINDS = {"load": 0, "store": 1, "nt": 2}
 LEVEL_STATS = ("hits", "misses", "load_lines", "store_lines", "through_bytes", "evicts", "invalidations")
 MEM_STATS = ("loads", "stores", "store_bytes")
 DEFAULT_SEED = 0x853C49E6748FEA9B
+_PackedTrace = object()  # marks the result of Hierarchy.pack_trace
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,15 @@ class Hierarchy:
         """One access of ``size`` bytes at ``addr`` (0 <= addr < 2**64); kind ``load``, ``store``, ``nt``."""
         self._lib.lm_access(self._h, addr, size, ACCESS_KINDS[kind])
 
-    def trace(self, addrs, kinds, sizes) -> None:
-        """A batch of accesses: sequences of addresses, kinds (0 load, 1 store, 2 nt) and sizes (bytes)."""
+    def pack_trace(self, addrs, kinds, sizes) -> tuple:
+        """Convert a batch of accesses once into the simulator's arrays, for repeated :meth:`trace` calls.
+
+        Args: as :meth:`trace`. Returns: an opaque tuple that :meth:`trace` accepts as ``addrs``
+        (with ``kinds`` and ``sizes`` None).
+
+        Raises:
+            ValueError: sequences of unequal length.
+        """
         ffi = self._ffi
         n = len(addrs)
         if len(kinds) != n or len(sizes) != n:
@@ -130,6 +139,18 @@ class Hierarchy:
         a = addrs if isinstance(addrs, ffi.CData) else ffi.new("uint64_t[]", list(addrs))
         k = kinds if isinstance(kinds, ffi.CData) else ffi.new("uint8_t[]", list(kinds))
         s = sizes if isinstance(sizes, ffi.CData) else ffi.new("uint32_t[]", list(sizes))
+        return (_PackedTrace, a, k, s, n)
+
+    def trace(self, addrs, kinds=None, sizes=None) -> None:
+        """A batch of accesses: sequences of addresses (bytes, 0 <= addr < 2**64), kinds (0 load,
+        1 store, 2 nt) and sizes (bytes); or the result of :meth:`pack_trace` as ``addrs``.
+
+        Raises:
+            ValueError: sequences of unequal length.
+        """
+        packed = addrs if isinstance(addrs, tuple) and addrs and addrs[0] is _PackedTrace else \
+            self.pack_trace(addrs, kinds, sizes)
+        _, a, k, s, n = packed
         self._lib.lm_trace(self._h, a, k, s, n)
 
     def reset_stats(self) -> None:
@@ -160,3 +181,70 @@ class Hierarchy:
         inv = 2 ** 64 - 1
         return [[(tags[s * lv.ways + w], bool(dirty[s * lv.ways + w])) for w in range(lv.ways)
                  if tags[s * lv.ways + w] != inv] for s in range(lv.sets)]
+
+    def run(self, nest: LoopNest, options: RunOptions) -> RunResult:
+        """Sweep ``nest`` until every level is in steady state, then count a measurement window.
+
+        Semantics of the warm-up and the window: :class:`~loopmodel.cachesim.nest.RunOptions`
+        and ``lm_run`` in ``_core.c`` (kerncraft-tool-paper.txt §2.4.1). Statistics are
+        reset, then counted only inside the window (read them with :meth:`stats`); counting is off
+        afterwards (:attr:`counting` is False).
+
+        Args:
+            nest: :class:`~loopmodel.cachesim.nest.LoopNest`.
+            options: :class:`~loopmodel.cachesim.nest.RunOptions`.
+
+        Returns:
+            :class:`~loopmodel.cachesim.nest.RunResult`.
+
+        Raises:
+            ValueError: a nest the driver cannot run (depth, accesses, zero step, unknown kind).
+        """
+        ffi = self._ffi
+        c_nest, keep = _c_nest(ffi, nest)
+        opts = ffi.new("lm_run_opts *")
+        opts.target_it, opts.margin_it, opts.max_sweeps = options.target_it, options.margin_it, options.max_sweeps
+        opts.edges, opts.start_mid, opts.max_it = int(options.edges), int(options.start_mid), options.max_it
+        opts.cold = int(options.cold)
+        opts.max_target_it, opts.settle_tol = options.max_target_it, options.settle_tol
+        opts.warm_caps_sweep, opts.warm_caps_full = options.warm_caps_sweep, options.warm_caps_full
+        res = ffi.new("lm_run_result *")
+        self.reset_stats()
+        rc = self._lib.lm_run(self._h, c_nest, opts, res)
+        del keep
+        self._counting = False
+        if rc < 0:
+            raise ValueError("cache simulation: the loop nest cannot be run (depth, accesses or levels)")
+        return RunResult(int(res.measured_it), int(res.simulated_it), int(res.warm_it), int(res.work_lines),
+                         int(res.sweeps), bool(res.warm), rc == 1)
+
+
+def _c_nest(ffi, nest: LoopNest):
+    """``nest`` as an ``lm_nest`` (and the buffers it points to, to keep alive)."""
+    loops, accs = nest.loops, nest.accesses
+    if not 1 <= len(loops) <= MAXD or not 1 <= len(accs) <= MAXACC:
+        raise ValueError(f"cache simulation: 1 to {MAXD} loops and 1 to {MAXACC} accesses per iteration")
+    nbase = len(accs[0].bases)
+    if nbase < 1 or any(len(a.bases) != nbase for a in accs):
+        raise ValueError("cache simulation: every access needs the same number (>= 1) of base addresses")
+    c = ffi.new("lm_nest *")
+    c.depth = len(loops)
+    for d, lp in enumerate(loops):
+        if lp.step == 0:
+            raise ValueError("cache simulation: a loop step is zero")
+        c.start_c[d], c.stop_c[d], c.step[d] = lp.start, lp.stop, lp.step
+        for j in range(d):
+            c.start_k[d * MAXD + j] = lp.start_coefs[j] if j < len(lp.start_coefs) else 0
+            c.stop_k[d * MAXD + j] = lp.stop_coefs[j] if j < len(lp.stop_coefs) else 0
+    n = len(accs)
+    base = ffi.new("uint64_t[]", [accs[a].bases[s] % 2 ** 64 for s in range(nbase) for a in range(n)])
+    coef = ffi.new("int64_t[]", n * MAXD)
+    for a, acc in enumerate(accs):
+        for j, k in enumerate(acc.coefs):
+            coef[a * MAXD + j] = k
+    size = ffi.new("uint32_t[]", [a.size for a in accs])
+    kind = ffi.new("uint8_t[]", [ACCESS_KINDS[a.kind] for a in accs])
+    phase = ffi.new("uint8_t[]", [PHASES[a.phase] for a in accs])
+    c.nacc, c.base, c.coef, c.size, c.kind, c.phase = n, base, coef, size, kind, phase
+    c.work, c.nbase, c.it_per_cl = nest.work, nbase, max(1, int(nest.it_per_cl))
+    return c, (base, coef, size, kind, phase)

@@ -23,10 +23,16 @@ Steady state as the paper describes (§2.4.1: warm up, then count a precise
 window aligned to cache lines and array edges), with these choices:
 
 * Warm-up is bounded by what the caches can hold, not by the arrays: it ends
-  when the last level has taken in twice its capacity in lines within the
-  current sweep (once to fill it, once more so that the lines it evicts, clean
-  and dirty, were touched in steady state). Large data sets start the first
-  sweep at the middle trip of the outermost loop, away from the array edges.
+  when every level is in steady state (:class:`~loopmodel.cachesim.nest.RunOptions`):
+  full, or unable to fill further (a capacity of lines placed without its fill
+  growing), then one more capacity placed since (so that the lines it evicts,
+  clean and dirty, were touched in steady state), and two capacities placed
+  within the current sweep. Counting placements alone is not enough for a
+  victim (exclusive) level: lines loaded back from it leave it and return on
+  their eviction from the level above, so it takes in many more lines than it
+  fills with (cross-architecture-machine-models.txt §3.3). Large data sets
+  (over four capacities of the last level) start the first sweep at the middle
+  trip of the outermost loop, away from the array edges.
   If a whole sweep supplies fewer lines (a small data set), its steady state
   is periodic with the sweep (the kernel is assumed to run repeatedly, as in a
   benchmark): the next sweep is measured whole. With swaps, the period is the
@@ -39,6 +45,10 @@ window aligned to cache lines and array edges), with these choices:
   line-aligned iteration of a row to the same point of a later row. Windows
   inside rows would sample the evictions (which belong to lines touched one
   cache capacity earlier) at a biased phase of the row period.
+* A window of whole rows is settled when the traffic per unit of work of its
+  second half agrees with its first half (2 %); otherwise it is doubled, up to
+  8 times the requested length or the end of the sweep: evictions out of a
+  large cache come in bursts, which a short window samples at a biased phase.
 * Per unit of work (one cache line of the written array,
   :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`) = per cache line of that
   array touched in the window, so that the partial lines at row ends count as
@@ -51,14 +61,17 @@ conditions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import ModelError
 from ..ir.kernel import coefficient, strip_indices
 from .traffic import LevelTraffic, TrafficPrediction
 
-MAXD = 8
-BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
+from ..cachesim.nest import MAXD
+
+BASE_ADDRESS = 1 << 40
+# a window of whole rows grows up to this factor until its two halves agree (RunOptions.settle_tol)
+SETTLE_FACTOR = 8  # a page-aligned 64-bit heap-like address
 
 
 @dataclass(frozen=True)
@@ -202,70 +215,31 @@ class SimulationPredictor:
             ValueError: ``sweeps`` is neither ``"repeated"`` nor ``"single"``.
         """
         from ..cachesim.hierarchy import Hierarchy
+        from ..cachesim.nest import RunOptions
 
         if sweeps not in ("repeated", "single"):
             raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
-        idx = k.loop_indices
         specs, notes = level_specs(machine, cores)
-        hier = Hierarchy(specs)
-        ffi, lib = hier._ffi, hier._lib
         layout = place_arrays(k, defines, alignment, padding)
-        nest = ffi.new("lm_nest *")
-        nest.depth = len(k.loops)
-        for d, lp in enumerate(k.loops):
-            c0, cs = _affine(lp.start, idx, defines, f"start of loop '{lp.index}'")
-            e0, es = _affine(lp.stop, idx, defines, f"bound of loop '{lp.index}'")
-            nest.start_c[d], nest.stop_c[d], nest.step[d] = c0, e0, lp.step
-            for j in range(d):
-                nest.start_k[d * MAXD + j] = cs[j]
-                nest.stop_k[d * MAXD + j] = es[j]
-        n = len(self._accesses)
-        nbase = k.swap_period() if sweeps == "repeated" else 1
-        base = ffi.new("uint64_t[]", n * nbase)
-        coef = ffi.new("int64_t[]", n * MAXD)
-        size = ffi.new("uint32_t[]", n)
-        kind = ffi.new("uint8_t[]", n)
-        phase = ffi.new("uint8_t[]", n)
-        for a_i, (a, what) in enumerate(self._accesses):
-            es = k.arrays[a.array].element_size
-            c0, cs = _affine(a.offset, idx, defines, f"index of {a}")
-            for sweep in range(nbase):  # swapped arrays use each other's memory in later sweeps
-                where = k.storage_at_sweep(sweep)[a.array]
-                base[sweep * n + a_i] = (layout[where][0] + c0 * es) % 2 ** 64
-            for j, c in enumerate(cs):
-                coef[a_i * MAXD + j] = c * es
-            size[a_i] = es
-            invariant = cs[-1] == 0
-            nt = what == "store" and nt_stores and a.array not in self._read_arrays
-            kind[a_i] = 2 if nt else (1 if what == "store" else 0)
-            phase[a_i] = (2 if what == "store" else 1) if invariant else 0
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array
-        it_per_unit = unit.iterations
-        work = next(i for i, (a, _) in enumerate(self._accesses)
-                    if (a.array, a.offset) == (unit.access.array, unit.access.offset))
-        nest.nacc, nest.base, nest.coef, nest.size, nest.kind, nest.phase = n, base, coef, size, kind, phase
-        nest.work = work
-        nest.nbase = nbase
-        nest.it_per_cl = max(1, int(it_per_unit))
+        nest = self._nest(defines, layout, unit, nt_stores, sweeps)
         last = specs[-1]
-        opts = ffi.new("lm_run_opts *")
-        # one capacity to fill the last level, one more so that its evictions (dirty ones too) are steady
-        opts.warm_lines = 2 * last.sets * last.ways
-        opts.target_it = target_units * nest.it_per_cl
-        opts.margin_it = 2 * nest.it_per_cl
-        opts.max_sweeps = 2 * nbase + 2
-        opts.edges = 1
         # large data sets warm up inside the iteration space, away from its edges; small ones from the
         # start (a sweep then may not supply the warm-up, and the next sweep is measured whole)
         data_lines = sum(size for _, size in layout.values()) / cl
-        opts.start_mid = int(data_lines >= 2 * opts.warm_lines)
-        cold = sweeps == "single" and not opts.start_mid
+        start_mid = data_lines >= 4 * last.sets * last.ways
+        cold = sweeps == "single" and not start_mid
+        nbase = len(nest.accesses[0].bases)
         if cold:  # one sweep from a cold start, counted whole; flushed below
-            opts.cold, opts.start_mid, opts.edges, opts.margin_it = 1, 0, 0, 0
-        res = ffi.new("lm_run_result *")
-        lib.lm_run(hier._h, nest, opts, res)
+            opts = RunOptions(target_units * nest.it_per_cl, max_sweeps=2 * nbase + 2, cold=True)
+        else:
+            target = target_units * nest.it_per_cl
+            opts = RunOptions(target, margin_it=2 * nest.it_per_cl, max_sweeps=2 * nbase + 2, edges=True,
+                              start_mid=start_mid, max_target_it=SETTLE_FACTOR * target)
+        hier = Hierarchy(specs)
+        res = hier.run(nest, opts)
         if cold:
             hier.counting = True
             hier.flush()  # the dirty lines left in the caches are written back eventually
@@ -273,17 +247,53 @@ class SimulationPredictor:
         if res.measured_it == 0:
             # short rows or few outer trips: measure whole rows, boundaries included
             hier = Hierarchy(specs)
-            opts.margin_it, opts.edges, opts.start_mid = 0, 0, 0
-            lib.lm_run(hier._h, nest, opts, res)
+            res = hier.run(nest, replace(opts, margin_it=0, edges=False, start_mid=False))
             notes.append("cache simulation: rows too short for a window away from the boundaries; "
                          "boundary iterations are included")
         if res.measured_it == 0:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              f"one cache line of work", file=k.source)
-        st = hier.stats()
+        levels = self._per_unit(hier, specs, nest, res, unit.iterations, cl)
+        if any(a.kind == "nt" for a in nest.accesses):
+            notes.append("non-temporal stores: write-only arrays bypass the caches")
+        notes += _sweep_notes(k, sweeps, cold)
+        info = SimulationInfo(res.measured_it, res.simulated_it, res.warm_it, res.sweeps,
+                              layout, specs, sweeps, cold)
+        return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
+
+    def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str):
+        """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
+        from ..cachesim.nest import LoopNest, NestAccess, NestLoop
+
+        k = self.kernel
+        idx = k.loop_indices
+        loops = []
+        for lp in k.loops:
+            c0, cs = _affine(lp.start, idx, defines, f"start of loop '{lp.index}'")
+            e0, es = _affine(lp.stop, idx, defines, f"bound of loop '{lp.index}'")
+            loops.append(NestLoop(c0, e0, lp.step, tuple(cs), tuple(es)))
+        nbase = k.swap_period() if sweeps == "repeated" else 1
+        accesses = []
+        for a, what in self._accesses:
+            es = k.arrays[a.array].element_size
+            c0, cs = _affine(a.offset, idx, defines, f"index of {a}")
+            # swapped arrays use each other's memory in later sweeps
+            bases = tuple(layout[k.storage_at_sweep(sweep)[a.array]][0] + c0 * es for sweep in range(nbase))
+            nt = what == "store" and nt_stores and a.array not in self._read_arrays
+            kind = "nt" if nt else what
+            phase = ("after" if what == "store" else "before") if cs[-1] == 0 else "inner"
+            accesses.append(NestAccess(bases, tuple(c * es for c in cs), es, kind, phase))
+        work = next(i for i, (a, _) in enumerate(self._accesses)
+                    if (a.array, a.offset) == (unit.access.array, unit.access.offset))
+        return LoopNest(tuple(loops), tuple(accesses), work, max(1, int(unit.iterations)))
+
+    def _per_unit(self, hier, specs, nest, res, it_per_unit, cl: int) -> list:
+        """Counted statistics per unit of work, as :class:`LevelTraffic` per level."""
         # per unit of work: per cache line of the work array touched in the window (whole rows include
         # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
-        unit_stride = abs(coef[work * MAXD + len(idx) - 1] * k.loops[-1].step) == size[work]
+        st = hier.stats()
+        w = nest.accesses[nest.work]
+        unit_stride = abs(w.coefs[-1] * self.kernel.loops[-1].step) == w.size
         units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
         scale = 1.0 / units
         levels = []
@@ -292,12 +302,7 @@ class SimulationPredictor:
             levels.append(LevelTraffic(spec.name, s["load_lines"] * scale,
                                        (s["store_lines"] + s["through_bytes"] / cl) * scale,
                                        s["hits"] * scale, s["misses"] * scale, cl, s["evicts"] * scale))
-        if nt_stores and any(kind[i] == 2 for i in range(n)):
-            notes.append("non-temporal stores: write-only arrays bypass the caches")
-        notes += _sweep_notes(k, sweeps, cold)
-        info = SimulationInfo(int(res.measured_it), int(res.simulated_it), int(res.warm_it), int(res.sweeps),
-                              layout, specs, sweeps, cold)
-        return TrafficPrediction("SIM", it_per_unit, tuple(levels), tuple(notes)), info
+        return levels
 
 
 def _sweep_notes(kernel, sweeps: str, cold: bool) -> list:

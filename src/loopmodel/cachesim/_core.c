@@ -554,8 +554,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
     int warm = 0;
     int64_t measured = 0, simulated = 0;
     int64_t target = o->target_it;
-    lm_half half;
-    half.taken = 0;
+    lm_half half = {0};
     uint64_t line = (uint64_t)1 << h->line_log2;
     if (n->nacc > 256 || D < 1 || D > LM_MAXD || h->n > LM_MAXLV) return -1;
     memset(r, 0, sizeof(*r));

@@ -69,9 +69,26 @@ from .traffic import LevelTraffic, TrafficPrediction
 
 from ..cachesim.nest import MAXD
 
-BASE_ADDRESS = 1 << 40
+BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
 # a window of whole rows grows up to this factor until its two halves agree (RunOptions.settle_tol)
-SETTLE_FACTOR = 8  # a page-aligned 64-bit heap-like address
+SETTLE_FACTOR = 8
+
+
+COLUMN_WALK_PERIODS = 50  # reuse periods in one window of a column walk: phase error <= 1/50
+
+
+def _window_iterations(kernel, defines: dict, unit, cl: int, target: int) -> int:
+    """Iterations to measure: ``target``, or for a column walk (the work array steps a cache line or
+    more per iteration) at least :data:`COLUMN_WALK_PERIODS` periods of its line reuse. Such a line
+    is used again in each of the next ``CL / element size`` outer iterations (``B[k][j]`` with k
+    innermost: j .. j+7 for doubles), so the misses of the levels that hold a column come once per
+    period of that many rows; a window of a few rows would count them in whole periods or not at
+    all (an ijk matrix product showed no L2 misses at all)."""
+    elems_per_cl = cl // kernel.arrays[unit.access.array].element_size
+    if unit.iterations >= elems_per_cl or len(kernel.loops) < 2:
+        return target
+    rows = kernel.loops[-1].iterations(defines)
+    return max(target, COLUMN_WALK_PERIODS * elems_per_cl * rows)
 
 
 @dataclass(frozen=True)
@@ -232,10 +249,10 @@ class SimulationPredictor:
         start_mid = data_lines >= 4 * last.sets * last.ways
         cold = sweeps == "single" and not start_mid
         nbase = len(nest.accesses[0].bases)
+        target = _window_iterations(k, defines, unit, cl, target_units * nest.it_per_cl)
         if cold:  # one sweep from a cold start, counted whole; flushed below
-            opts = RunOptions(target_units * nest.it_per_cl, max_sweeps=2 * nbase + 2, cold=True)
+            opts = RunOptions(target, max_sweeps=2 * nbase + 2, cold=True)
         else:
-            target = target_units * nest.it_per_cl
             opts = RunOptions(target, margin_it=2 * nest.it_per_cl, max_sweeps=2 * nbase + 2, edges=True,
                               start_mid=start_mid, max_target_it=SETTLE_FACTOR * target)
         hier = Hierarchy(specs)

@@ -5,11 +5,14 @@ loopmodel's own spelling: the same options must give the same analysis.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 
 import pytest
 
 from loopmodel.cli import main
+from loopmodel.compiled.llvm_mca import find_llvm_mca
 
 TRIAD = "examples/kernels/triad.c"
 FIVE = "examples/kernels/2d-5pt.c"
@@ -54,8 +57,15 @@ def test_cache_predictor_short_option_and_upper_case(capsys, peer, native):
     assert a["traffic_predictor"] == peer
 
 
-@pytest.mark.parametrize("option, peer, native", [("-i", "OSACA", "osaca"), ("--incore-model", "LLVM-MCA", "llvm-mca"),
-                                                  ("-i", "analytic", "analytic")])
+_NO_GCC = shutil.which("gcc") is None
+_NO_OSACA = importlib.util.find_spec("osaca") is None
+
+
+@pytest.mark.parametrize("option, peer, native", [
+    pytest.param("-i", "OSACA", "osaca", marks=pytest.mark.skipif(_NO_GCC or _NO_OSACA, reason="needs gcc and OSACA")),
+    pytest.param("--incore-model", "LLVM-MCA", "llvm-mca",
+                 marks=pytest.mark.skipif(_NO_GCC or find_llvm_mca() is None, reason="needs gcc and llvm-mca")),
+    ("-i", "analytic", "analytic")])
 def test_incore_model_aliases(capsys, option, peer, native):
     a = _json(capsys, TRIAD, "-m", SNB, "-D", "N=1000", option, peer, "-p", "ECM")
     b = _json(capsys, TRIAD, "-m", SNB, "-D", "N=1000", "--incore", native, "-p", "ECM")

@@ -303,6 +303,10 @@ class Analyzer:
                 sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
                 extra += (f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",)
             return dataclasses.replace(res, notes=extra + res.notes), info
+        named = [f"{flag} {value}" for flag, value in (("--asm-block", opt.asm_block),
+                                                        ("--pointer-increment", opt.pointer_increment)) if value]
+        if named:  # options that only mean something for a compiled block cannot be honoured
+            raise OptionError(f"{', '.join(named)}: no compiled in-core analysis possible ({'; '.join(skipped)})")
         res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None

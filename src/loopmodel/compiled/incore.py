@@ -252,6 +252,9 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
 
     from . import osaca_backend
 
+    # the compiler and flags first: what the user named (or a machine file's untrusted flags) is
+    # checked even where no analyzer is installed
+    choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
     cpu = machine.in_core.llvm_mca_cpu
     if analyzer == "llvm-mca":
         if not cpu:
@@ -266,7 +269,6 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         tool, tool_version, target = "osaca", osaca_backend.version(), osaca_backend.arch_for(machine)
     else:
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
-    choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
     src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
     work_stride = _stride_bytes(kernel, defines)
     shape = kernel_shape(kernel, machine, defines, work_stride)

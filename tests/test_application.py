@@ -1,4 +1,4 @@
-"""Application models (issue #5): loop sequences, the paper's PCG, summed per-loop times."""
+"""Application models: loop sequences, the paper's PCG, summed per-loop times."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The compiled simulator equals the pure-Python reference (issue #3, must-show 1), on random
+"""The compiled simulator equals the pure-Python reference, on random
 hierarchies and random traces, for every policy, inclusion mode and store policy."""
 from __future__ import annotations
 

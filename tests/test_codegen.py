@@ -1,4 +1,4 @@
-"""Generated benchmark C program (issue #4 pipeline step 1): compiles, runs, keeps the kernel verbatim."""
+"""Generated benchmark C program: compiles, runs, keeps the kernel verbatim."""
 from __future__ import annotations
 
 import re

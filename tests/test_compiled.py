@@ -1,4 +1,4 @@
-"""In-core analysis of the compiled kernel with llvm-mca (issue #4, first part)."""
+"""In-core analysis of the compiled kernel with llvm-mca."""
 from __future__ import annotations
 
 import dataclasses
@@ -277,7 +277,7 @@ needs_both = pytest.mark.skipif(shutil.which("gcc") is None or find_llvm_mca() i
 @pytest.mark.parametrize("machine", [SNB, SKX])
 @pytest.mark.parametrize("name", sorted(SIZES))
 def test_llvm_mca_and_osaca_agree_within_25_percent(machine, name):
-    """Issue #4 must-show 1: T_OL and T_nOL from the two analyzers within 25 % of the larger (code for
+    """T_OL and T_nOL from the two analyzers within 25 % of the larger (code for
     arrays known to be 32 B aligned: full-width AVX where the offsets allow)."""
     m = load_machine(machine)
     k, text = _k(name)

@@ -1,4 +1,4 @@
-"""Cross-architecture ECM (issue #5): Table 3 of cross-architecture-machine-models.txt.
+"""Cross-architecture ECM: Table 3 of cross-architecture-machine-models.txt.
 
 daxpby (y[i] = a*x[i] + b*y[i]), single core, in cy/it, with the paper's intermediate
 contributions; values are asserted to the precision the paper prints them with.

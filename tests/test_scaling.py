@@ -1,4 +1,4 @@
-"""Multicore scaling (issue #5): contention model, saturation rule, ccNUMA, shared caches, clock."""
+"""Multicore scaling: contention model, saturation rule, ccNUMA, shared caches, clock."""
 from __future__ import annotations
 
 import json

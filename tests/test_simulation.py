@@ -1,4 +1,4 @@
-"""Cache-simulation traffic predictor (issue #3): agreement with layer conditions, associativity
+"""Cache-simulation traffic predictor: agreement with layer conditions, associativity
 conflicts, victim L3, write-through, non-temporal stores, array layout, CLI."""
 from __future__ import annotations
 

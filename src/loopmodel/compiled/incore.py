@@ -1,6 +1,6 @@
 """In-core time of the compiled kernel (ECM T_OL / T_nOL from an analyzer).
 
-Pipeline (issue #4): generate the program (:mod:`.codegen`), compile it with the machine
+Pipeline: generate the program (:mod:`.codegen`), compile it with the machine
 model's compiler (:mod:`.compile`), find the kernel's loop block (:mod:`.asm`), analyze
 it (:mod:`.llvm_mca`), and map per-port cycles to the ECM's contributions with the
 machine model's ``in_core.analyzer_ports`` (kerncraft-tool-paper.txt §2.3: "T_OL is the

@@ -3,7 +3,7 @@
 llvm-mca reports the ports its scheduler simulation happened to use, not an optimal
 assignment, and it does not model macro-fusion; OSACA reports an optimal assignment with
 fused compare-and-branch pairs. To map both to the ECM's T_OL and T_nOL on the same terms
-(issue #4; kerncraft-tool-paper.txt §2.3: "T_OL is the overlapping time for computations
+(kerncraft-tool-paper.txt §2.3: "T_OL is the overlapping time for computations
 and stores, T_nOL is the time for the loads from registers into L1") this module
 
 * classifies each instruction as load, store, both or neither (x86 AT&T and AArch64),

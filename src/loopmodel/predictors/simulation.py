@@ -269,7 +269,7 @@ class SimulationPredictor:
                          "boundary iterations are included")
         if res.measured_it == 0:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
-                             f"one cache line of work", file=k.source)
+                             "one cache line of work", file=k.source)
         levels = self._per_unit(hier, specs, nest, res, unit.iterations, cl)
         if any(a.kind == "nt" for a in nest.accesses):
             notes.append("non-temporal stores: write-only arrays bypass the caches")

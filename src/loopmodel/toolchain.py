@@ -162,6 +162,17 @@ def _ask_version(path: str) -> str:
         return ""
 
 
+def tool_output(path: str, args) -> str:
+    """Standard output and error of ``path args`` (a query such as ``gcc -march=native -Q
+    --help=target`` or ``llvm-mca -mcpu=help``, no input); '' when it cannot be run."""
+    try:
+        p = subprocess.run([path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           timeout=VERSION_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return p.stdout + p.stderr
+
+
 def package_version(name: str) -> str:
     """Version of the Python package ``name`` (a tool used as a library, such as OSACA): its
     distribution metadata, else the module's ``__version__`` (a source checkout on the path);

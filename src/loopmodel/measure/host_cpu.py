@@ -1,0 +1,62 @@
+"""The host's CPU as the compiler names it, and the llvm-mca CPU model that fits it.
+
+A machine model of the user's own machine needs the ``-march``/``-mcpu`` the compiler would
+pick for it (``gcc -march=native -Q --help=target`` on x86, ``-mcpu=native`` on AArch64) and
+an ``llvm_mca_cpu`` the installed llvm-mca knows. An llvm-mca older than the CPU does not know
+its name; then the nearest older generation of the same line is taken and a note says so,
+because its scheduling model may be wrong for this host (e.g. llvm-mca's znver3 model on a
+Zen 5 assumes a 3-cycle FADD).
+"""
+from __future__ import annotations
+
+import re
+
+from .. import toolchain
+
+#: newer CPU name -> the generation before it (same vendor line), for llvm-mca versions
+#: that do not know the newer one
+OLDER = {
+    "znver5": "znver4", "znver4": "znver3", "znver3": "znver2", "znver2": "znver1",
+    "graniterapids": "sapphirerapids", "emeraldrapids": "sapphirerapids",
+    "sapphirerapids": "icelake-server", "icelake-server": "cascadelake", "cascadelake": "skylake-avx512",
+    "cooperlake": "cascadelake", "tigerlake": "icelake-client", "rocketlake": "icelake-client",
+    "icelake-client": "cannonlake", "cannonlake": "skylake", "alderlake": "skylake",
+    "raptorlake": "alderlake", "meteorlake": "alderlake", "arrowlake": "alderlake", "lunarlake": "alderlake",
+    "neoverse-v2": "neoverse-v1", "neoverse-v1": "neoverse-n1", "neoverse-n2": "neoverse-n1",
+}
+
+
+def native_cpu(compiler: str = "gcc", aarch64: bool = False) -> str | None:
+    """The CPU name ``compiler`` resolves ``native`` to (``"rocketlake"``, ``"znver4"``,
+    ``"neoverse-v1"``), or None where the compiler cannot say (not installed, no such option).
+
+    Raises:
+        ToolError: ``compiler`` is not installed.
+    """
+    option = "-mcpu=native" if aarch64 else "-march=native"
+    out = toolchain.tool_output(toolchain.find_compiler(compiler), [option, "-Q", "--help=target"])
+    key = "mcpu" if aarch64 else "march"
+    m = re.search(rf"^\s*-{key}=\s+(\S+)\s*$", out, re.MULTILINE)
+    return m.group(1) if m and m.group(1) != "native" else None
+
+
+def llvm_mca_cpus(path: str) -> frozenset:
+    """CPU names the llvm-mca at ``path`` knows (from ``-mcpu=help``); empty if it cannot say."""
+    out = toolchain.tool_output(path, ["-mcpu=help"])
+    return frozenset(m.group(1) for m in re.finditer(r"^\s{2}(\S+)\s+- Select the", out, re.MULTILINE))
+
+
+def llvm_mca_cpu_for(name: str, known: frozenset) -> tuple:
+    """``(llvm-mca CPU, note)`` for the compiler's CPU ``name``: the name itself when llvm-mca
+    knows it (note None), else the nearest older generation it knows (:data:`OLDER`) with a
+    note that its model is of an older CPU, else ``(None, note)``."""
+    cpu, seen = name, []
+    while cpu is not None and cpu not in known:
+        seen.append(cpu)
+        cpu = OLDER.get(cpu)
+    if cpu == name:
+        return cpu, None
+    if cpu is None:
+        return None, f"llvm-mca knows no model for '{name}' or an older generation of it"
+    return cpu, (f"llvm-mca knows no '{name}': the model of '{cpu}', an older generation, is used; "
+                 "its latencies and ports may differ from this host")

@@ -60,3 +60,77 @@ def test_bad_samples(samples, words):
 @given(st.floats(min_value=0.0, max_value=40.0))
 def test_noise_free_measurements_recover_any_penalty(penalty):
     assert fit_latency_penalty(_samples(penalty)).penalty == pytest.approx(penalty, abs=1e-6)
+
+
+# --- contention p0 from a 1..N-core curve (plain numbers) -------------------------------
+
+from loopmodel.models.calibration import fit_link_bandwidth, fit_p0  # noqa: E402
+from loopmodel.models.scaling import P0_MAX, utilization  # noqa: E402
+
+T_ECM, T_MEM = 40.0, 12.0
+CORES = list(range(1, 11))
+
+
+def _curve(p0, noise=None, scale=1.0):
+    noise = noise or [0.0] * len(CORES)
+    return [scale * utilization(n, T_ECM, T_MEM, p0) / T_MEM * (1 + e) for n, e in zip(CORES, noise)]
+
+
+def test_exact_curve_gives_p0_back():
+    fit = fit_p0(CORES, _curve(0.3), T_ECM, T_MEM)
+    assert fit.p0 == pytest.approx(0.3, rel=1e-4)
+    assert fit.error < 1e-3
+    assert [n for n, _, _ in fit.points] == CORES
+
+
+def test_noisy_curve_in_bytes_per_second_gives_a_nearby_p0():
+    scale = 2.4e9 * 64  # Hz x B/CL: CL/cy -> B/s
+    noise = [0.01, -0.01, 0.005, -0.008, 0.01, -0.004, 0.006, -0.01, 0.002, -0.003]
+    fit = fit_p0(CORES, _curve(0.5, noise, scale), T_ECM, T_MEM, scale=scale)
+    assert fit.p0 == pytest.approx(0.5, abs=0.08)
+    assert fit.error < 2
+
+
+@pytest.mark.parametrize("cores, measured, t_ecm, t_mem", [
+    ([1], [1.0], 40, 12), ([1, 2], [1.0], 40, 12), ([0, 1], [1.0, 2.0], 40, 12),
+    ([1, 2], [1.0, -2.0], 40, 12), ([1, 2], [1.0, 2.0], 0, 12), ([1, 2], [1.0, 2.0], 40, -1)])
+def test_bad_curves(cores, measured, t_ecm, t_mem):
+    with pytest.raises(ValueError):
+        fit_p0(cores, measured, t_ecm, t_mem)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.05, P0_MAX))
+def test_noise_free_curve_recovers_any_p0(p0):
+    assert fit_p0(CORES, _curve(p0), T_ECM, T_MEM).p0 == pytest.approx(p0, rel=1e-3)
+
+
+# --- plateaus of a working-set sweep -----------------------------------------------------
+
+CAPS = {"L1": 32e3, "L2": 1e6, "L3": 16e6, "MEM": float("inf")}
+
+
+def _staircase():
+    sizes = [2 ** k for k in range(12, 31)]  # 4 KiB .. 1 GiB
+    def rate(s):  # L3 effectively ends at 8 MiB (shared host), not at its nominal 16 MB
+        return 64.0 if s <= 32e3 else 32.0 if s <= 1e6 else 16.0 if s <= 2 ** 23 else 4.0
+    return sizes, [rate(s) * (1 + 0.01 * ((-1) ** i)) for i, s in enumerate(sizes)]
+
+
+def test_staircase_plateaus_and_effective_capacities():
+    fits = {f.level: f for f in fit_link_bandwidth(*_staircase(), CAPS)}
+    assert [fits[k].plateau for k in CAPS] == pytest.approx([64, 32, 16, 4], rel=0.02)
+    assert fits["L1"].capacity == 2 ** 14
+    assert fits["L2"].capacity == 2 ** 19
+    assert fits["L3"].capacity == 2 ** 23
+    assert fits["MEM"].capacity == 2 ** 30
+    assert all(f.spread <= 0.021 for f in fits.values())
+
+
+def test_bad_sweeps():
+    with pytest.raises(ValueError):
+        fit_link_bandwidth([1024], [1.0], CAPS)
+    with pytest.raises(ValueError):
+        fit_link_bandwidth([1024, 0], [1.0, 2.0], CAPS)
+    with pytest.raises(ValueError):
+        fit_link_bandwidth([1024, 2048], [1.0, 2.0], {"L1": 0})

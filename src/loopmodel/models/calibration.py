@@ -6,7 +6,9 @@ data transfer time and an optional latency penalty"; §3.4.3), for machines whos
 cannot keep enough transfers in flight for the link to be saturated by one core. Its value
 is not printed in any data sheet: it is what single-core memory-bound measurements need
 beyond the busy time. (The contention model's p0, the other fitted parameter, is
-:func:`loopmodel.models.scaling.fit_p0`.)
+:func:`fit_p0` here, from plain numbers, or :func:`loopmodel.models.scaling.fit_p0` from an
+ECM model and a machine file.) :func:`fit_link_bandwidth` finds per-level plateaus of a
+working-set sweep.
 
 Pure functions on plain numbers; no I/O.
 """
@@ -100,3 +102,126 @@ def fit_latency_penalty(samples) -> PenaltyFit:
         p = 0.0
     return PenaltyFit(p, _mean_error(samples, 0.0), _mean_error(samples, p),
                       tuple(s.predicted(p) for s in samples))
+
+
+@dataclass(frozen=True)
+class P0Fit:
+    """The fitted contention parameter p0 of one ccNUMA domain.
+
+    Attributes:
+        p0: in (0, P0_MAX].
+        error: mean |relative error| of the predicted throughput, in per cent.
+        points: (cores, predicted, measured) per core count, in the unit of the measurements.
+    """
+    p0: float
+    error: float
+    points: tuple
+
+
+def _p0_error(cores, measured, t_ecm, t_mem, scale, p0) -> float:
+    from .scaling import utilization
+    return sum(((scale * utilization(n, t_ecm, t_mem, p0) / t_mem - m) / m) ** 2 for n, m in zip(cores, measured))
+
+
+def fit_p0(cores, measured, t_ecm: float, t_mem: float, scale: float = 1.0) -> P0Fit:
+    """Least-squares p0 of the contention model (cross-architecture-machine-models.txt
+    §3.4.4, eq. 5) for a measured memory-bound 1..N-core curve of one ccNUMA domain.
+
+    The prediction is :func:`loopmodel.models.scaling.utilization` u(n) / T_Mem CL/cy,
+    multiplied by ``scale`` (e.g. clock in Hz x B per CL for B/s; 1 for CL/cy).
+
+    Args:
+        cores: core counts (>= 1), at least 2 distinct points.
+        measured: throughput per count (> 0), in the unit ``scale`` converts CL/cy to.
+        t_ecm, t_mem: single-core T_ECM and T_Mem in cy/CL (> 0).
+    Returns:
+        :class:`P0Fit`; p0 minimises the squared relative error over (0, P0_MAX]
+        (log grid, then golden-section refinement).
+    Raises:
+        ValueError: fewer than 2 points, lengths differ, non-positive values.
+    """
+    from .scaling import P0_MAX, utilization
+    cores, measured = [int(n) for n in cores], [float(m) for m in measured]
+    if len(cores) != len(measured) or len(cores) < 2:
+        raise ValueError("need at least 2 (cores, measured) points of equal length")
+    if min(cores) < 1 or min(measured) <= 0 or t_ecm <= 0 or t_mem <= 0 or scale <= 0:
+        raise ValueError("core counts must be >= 1; throughputs, T_ECM, T_Mem, scale > 0")
+    err = lambda p: _p0_error(cores, measured, t_ecm, t_mem, scale, p)  # noqa: E731
+    grid = [P0_MAX * 10 ** (-k / 40) for k in range(0, 121)]
+    i = min(range(len(grid)), key=lambda k: err(grid[k]))
+    lo, hi = grid[min(i + 1, len(grid) - 1)], grid[max(i - 1, 0)]
+    g = (5 ** 0.5 - 1) / 2
+    for _ in range(80):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if err(a) <= err(b):
+            hi = b
+        else:
+            lo = a
+    p0 = min((lo + hi) / 2, grid[i], key=err)
+    pred = [scale * utilization(n, t_ecm, t_mem, p0) / t_mem for n in cores]
+    error = 100 * sum(abs(p - m) / m for p, m in zip(pred, measured)) / len(cores)
+    return P0Fit(p0, error, tuple(zip(cores, pred, measured)))
+
+
+@dataclass(frozen=True)
+class LevelPlateau:
+    """Single-core streaming throughput of one memory level.
+
+    Attributes:
+        level: the level's name.
+        plateau: median throughput well inside the level (unit of the measurements, e.g. B/cy).
+        capacity: effective capacity in bytes: the largest size within 10 % of the plateau.
+        spread: (max - min) / plateau of the points used for the median.
+    """
+    level: str
+    plateau: float
+    capacity: float
+    spread: float
+
+
+def _plateau_end(sizes, measured, lo: float, plateau: float) -> float:
+    """Largest size of the run of points within 10 % of ``plateau`` that starts above ``lo``."""
+    end = None
+    for s, m in sorted(zip(sizes, measured)):
+        if s <= lo:
+            continue
+        if abs(m - plateau) <= 0.1 * plateau:
+            end = s
+        elif end is not None:
+            break
+    return end
+
+
+def fit_link_bandwidth(sizes, measured, capacities: dict) -> tuple:
+    """Plateau and effective capacity per level from a working-set sweep
+    (cross-architecture-machine-models.txt §3.3: per-level transfer rates).
+
+    Args:
+        sizes: working-set sizes in bytes (> 0), at least 2.
+        measured: throughput per size (> 0), e.g. B/cy (higher is faster).
+        capacities: level name -> nominal capacity in bytes, inner to outer (dict order);
+            the last level may be float('inf') for memory.
+    Returns:
+        tuple of :class:`LevelPlateau`, one per level that has points well inside its range
+        (sizes in (2 x previous capacity, capacity / 2]; for memory > 4 x the last capacity).
+    Raises:
+        ValueError: fewer than 2 points, lengths differ, non-positive values.
+    """
+    sizes, measured = [float(s) for s in sizes], [float(m) for m in measured]
+    if len(sizes) != len(measured) or len(sizes) < 2:
+        raise ValueError("need at least 2 (size, measured) points of equal length")
+    if min(sizes) <= 0 or min(measured) <= 0 or any(c <= 0 for c in capacities.values()):
+        raise ValueError("sizes, throughputs and capacities must be > 0")
+    out, prev = [], 0.0
+    for name, cap in capacities.items():
+        hi = cap / 2 if cap != float("inf") else float("inf")
+        lo = 2 * prev if cap != float("inf") else 4 * prev
+        inside = sorted(m for s, m in zip(sizes, measured) if lo < s <= hi)
+        prev = cap
+        if not inside:
+            continue
+        k = len(inside)
+        plateau = (inside[(k - 1) // 2] + inside[k // 2]) / 2
+        out.append(LevelPlateau(name, plateau, _plateau_end(sizes, measured, lo, plateau),
+                                (inside[-1] - inside[0]) / plateau))
+    return tuple(out)

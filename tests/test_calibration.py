@@ -64,7 +64,7 @@ def test_noise_free_measurements_recover_any_penalty(penalty):
 
 # --- contention p0 from a 1..N-core curve (plain numbers) -------------------------------
 
-from loopmodel.models.calibration import fit_link_bandwidth, fit_p0  # noqa: E402
+from loopmodel.models.calibration import fit_link_bandwidth, fit_p0_curve  # noqa: E402
 from loopmodel.models.scaling import P0_MAX, utilization  # noqa: E402
 
 T_ECM, T_MEM = 40.0, 12.0
@@ -77,7 +77,7 @@ def _curve(p0, noise=None, scale=1.0):
 
 
 def test_exact_curve_gives_p0_back():
-    fit = fit_p0(CORES, _curve(0.3), T_ECM, T_MEM)
+    fit = fit_p0_curve(CORES, _curve(0.3), T_ECM, T_MEM)
     assert fit.p0 == pytest.approx(0.3, rel=1e-4)
     assert fit.error < 1e-3
     assert [n for n, _, _ in fit.points] == CORES
@@ -86,7 +86,7 @@ def test_exact_curve_gives_p0_back():
 def test_noisy_curve_in_bytes_per_second_gives_a_nearby_p0():
     scale = 2.4e9 * 64  # Hz x B/CL: CL/cy -> B/s
     noise = [0.01, -0.01, 0.005, -0.008, 0.01, -0.004, 0.006, -0.01, 0.002, -0.003]
-    fit = fit_p0(CORES, _curve(0.5, noise, scale), T_ECM, T_MEM, scale=scale)
+    fit = fit_p0_curve(CORES, _curve(0.5, noise, scale), T_ECM, T_MEM, scale=scale)
     assert fit.p0 == pytest.approx(0.5, abs=0.08)
     assert fit.error < 2
 
@@ -96,13 +96,13 @@ def test_noisy_curve_in_bytes_per_second_gives_a_nearby_p0():
     ([1, 2], [1.0, -2.0], 40, 12), ([1, 2], [1.0, 2.0], 0, 12), ([1, 2], [1.0, 2.0], 40, -1)])
 def test_bad_curves(cores, measured, t_ecm, t_mem):
     with pytest.raises(ValueError):
-        fit_p0(cores, measured, t_ecm, t_mem)
+        fit_p0_curve(cores, measured, t_ecm, t_mem)
 
 
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0.05, P0_MAX))
 def test_noise_free_curve_recovers_any_p0(p0):
-    assert fit_p0(CORES, _curve(p0), T_ECM, T_MEM).p0 == pytest.approx(p0, rel=1e-3)
+    assert fit_p0_curve(CORES, _curve(p0), T_ECM, T_MEM).p0 == pytest.approx(p0, rel=1e-3)
 
 
 # --- plateaus of a working-set sweep -----------------------------------------------------

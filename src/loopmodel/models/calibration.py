@@ -6,8 +6,9 @@ data transfer time and an optional latency penalty"; §3.4.3), for machines whos
 cannot keep enough transfers in flight for the link to be saturated by one core. Its value
 is not printed in any data sheet: it is what single-core memory-bound measurements need
 beyond the busy time. (The contention model's p0, the other fitted parameter, is
-:func:`fit_p0` here, from plain numbers, or :func:`loopmodel.models.scaling.fit_p0` from an
-ECM model and a machine file.) :func:`fit_link_bandwidth` finds per-level plateaus of a
+:func:`fit_p0_curve` here, from plain numbers of one ccNUMA domain, or
+:func:`loopmodel.models.scaling.fit_p0` from an ECM result and a machine model, placement and
+ccNUMA domains included; both search with :func:`minimize_p0`.) :func:`fit_link_bandwidth` finds per-level plateaus of a
 working-set sweep.
 
 Pure functions on plain numbers; no I/O.
@@ -104,6 +105,24 @@ def fit_latency_penalty(samples) -> PenaltyFit:
                       tuple(s.predicted(p) for s in samples))
 
 
+def minimize_p0(objective) -> float:
+    """The p0 in (0, P0_MAX] that minimises ``objective(p0)`` (a fit error): the best point of
+    a 121-point log grid from P0_MAX down to P0_MAX/1000, refined by golden-section search
+    between its neighbours (the objective need not be convex elsewhere)."""
+    from .scaling import P0_MAX
+    grid = [P0_MAX * 10 ** (-k / 40) for k in range(0, 121)]
+    i = min(range(len(grid)), key=lambda k: objective(grid[k]))
+    lo, hi = grid[min(i + 1, len(grid) - 1)], grid[max(i - 1, 0)]
+    g = (5 ** 0.5 - 1) / 2
+    for _ in range(80):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if objective(a) <= objective(b):
+            hi = b
+        else:
+            lo = a
+    return min((lo + hi) / 2, grid[i], key=objective)
+
+
 @dataclass(frozen=True)
 class P0Fit:
     """The fitted contention parameter p0 of one ccNUMA domain.
@@ -123,7 +142,7 @@ def _p0_error(cores, measured, t_ecm, t_mem, scale, p0) -> float:
     return sum(((scale * utilization(n, t_ecm, t_mem, p0) / t_mem - m) / m) ** 2 for n, m in zip(cores, measured))
 
 
-def fit_p0(cores, measured, t_ecm: float, t_mem: float, scale: float = 1.0) -> P0Fit:
+def fit_p0_curve(cores, measured, t_ecm: float, t_mem: float, scale: float = 1.0) -> P0Fit:
     """Least-squares p0 of the contention model (cross-architecture-machine-models.txt
     §3.4.4, eq. 5) for a measured memory-bound 1..N-core curve of one ccNUMA domain.
 
@@ -140,24 +159,13 @@ def fit_p0(cores, measured, t_ecm: float, t_mem: float, scale: float = 1.0) -> P
     Raises:
         ValueError: fewer than 2 points, lengths differ, non-positive values.
     """
-    from .scaling import P0_MAX, utilization
+    from .scaling import utilization
     cores, measured = [int(n) for n in cores], [float(m) for m in measured]
     if len(cores) != len(measured) or len(cores) < 2:
         raise ValueError("need at least 2 (cores, measured) points of equal length")
     if min(cores) < 1 or min(measured) <= 0 or t_ecm <= 0 or t_mem <= 0 or scale <= 0:
         raise ValueError("core counts must be >= 1; throughputs, T_ECM, T_Mem, scale > 0")
-    err = lambda p: _p0_error(cores, measured, t_ecm, t_mem, scale, p)  # noqa: E731
-    grid = [P0_MAX * 10 ** (-k / 40) for k in range(0, 121)]
-    i = min(range(len(grid)), key=lambda k: err(grid[k]))
-    lo, hi = grid[min(i + 1, len(grid) - 1)], grid[max(i - 1, 0)]
-    g = (5 ** 0.5 - 1) / 2
-    for _ in range(80):
-        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-        if err(a) <= err(b):
-            hi = b
-        else:
-            lo = a
-    p0 = min((lo + hi) / 2, grid[i], key=err)
+    p0 = minimize_p0(lambda p: _p0_error(cores, measured, t_ecm, t_mem, scale, p))
     pred = [scale * utilization(n, t_ecm, t_mem, p0) / t_mem for n in cores]
     error = 100 * sum(abs(p - m) / m for p, m in zip(pred, measured)) / len(cores)
     return P0Fit(p0, error, tuple(zip(cores, pred, measured)))

@@ -39,6 +39,7 @@ import math
 from dataclasses import dataclass
 
 from ..machine.model import P0_MAX  # the limit of contention_p0 is machine data; re-exported here
+from .calibration import minimize_p0
 from .saturation import domain_counts, domain_rate, saturated_rate, saturation_point, shared_cap
 
 MODELS = ("contention", "saturation")
@@ -184,22 +185,13 @@ def fit_p0(ecm, machine, measured: dict, it_per_cl: float, placement: str = "fir
         measured: core count -> measured it/s.
 
     Returns:
-        ``(p0, rms_relative_error)``: the best p0 of a log grid in [0.01, 0.75], refined by
-        ternary search in its neighbourhood.
+        ``(p0, rms_relative_error)``: p0 in (0, P0_MAX] by
+        :func:`loopmodel.models.calibration.minimize_p0`.
     """
     def err(p):
         res = scaling(ecm, machine, sorted(measured), it_per_cl, "contention", p, placement)
         return math.sqrt(sum(((pt.it_per_s - measured[pt.cores]) / measured[pt.cores]) ** 2
                              for pt in res.points) / len(res.points))
 
-    grid = [min(P0_MAX, 10 ** (k / 20)) for k in range(-40, 0)] + [P0_MAX]
-    best = min(grid, key=err)
-    lo, hi = max(0.01, best / 10 ** 0.05), min(P0_MAX, best * 10 ** 0.05)
-    for _ in range(40):
-        a, b = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if err(a) <= err(b):
-            hi = b
-        else:
-            lo = a
-    p = (lo + hi) / 2
+    p = minimize_p0(err)
     return p, err(p)

@@ -154,23 +154,53 @@ def _version_output(path: str) -> str:
 
 
 def _ask_version(path: str) -> str:
-    """Run ``path --version`` (the one version probe); '' when it cannot be run."""
+    """Run ``path --version`` (the one version probe): its stdout, '' when it cannot be run."""
+    p = _query(path, ["--version"])
+    return p.stdout if p is not None else ""
+
+
+def _query(path: str, args):
+    """``path args`` with no input, within the version timeout; None when it cannot be run."""
     try:
-        return subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=VERSION_TIMEOUT_S).stdout
+        return subprocess.run([path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=VERSION_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
-        return ""
+        return None
+
+
+def run_program(cmd: list, what: str, timeout: float, env: dict | None = None) -> str:
+    """Run a benchmark program built by :func:`compile_c` (in its own directory); its stdout.
+
+    Args:
+        cmd: the program and its arguments.
+        what: how errors name it (``"the latency benchmark"``).
+        timeout: seconds.
+        env: environment (default: this process's).
+
+    Raises:
+        ToolError: timeout, cannot start, killed by a signal or a non-zero exit status (with
+            the first line of its stderr). One line each.
+    """
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
+                           cwd=os.path.dirname(cmd[0]))
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{what} did not finish within {timeout:.0f} s") from None
+    except OSError as exc:
+        raise ToolError(f"cannot run {what}: {exc.strerror or exc}") from None
+    if p.returncode != 0:
+        first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), "(no output)")
+        how = (f"was killed by signal {-p.returncode}" + (" (out of memory?)" if p.returncode == -9 else "")
+               if p.returncode < 0 else f"failed with exit status {p.returncode}")
+        raise ToolError(f"{what} {how}: {first}")
+    return p.stdout
 
 
 def tool_output(path: str, args) -> str:
     """Standard output and error of ``path args`` (a query such as ``gcc -march=native -Q
     --help=target`` or ``llvm-mca -mcpu=help``, no input); '' when it cannot be run."""
-    try:
-        p = subprocess.run([path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                           timeout=VERSION_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return p.stdout + p.stderr
+    p = _query(path, args)
+    return p.stdout + p.stderr if p is not None else ""
 
 
 def package_version(name: str) -> str:

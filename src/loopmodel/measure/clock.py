@@ -18,7 +18,6 @@ runs is taken), so the estimate errs on the low side. Accuracy is about 1 % on a
 from __future__ import annotations
 
 import platform
-import subprocess
 import tempfile
 
 from .. import toolchain
@@ -92,19 +91,12 @@ def measure_clock_hz(compiler: str = "gcc", passes: int = 100_000, runs: int = 5
     toolchain.find_compiler(compiler)
     with tempfile.TemporaryDirectory(prefix="loopmodel-clock-") as d:
         exe = toolchain.compile_c(clock_source(isa), compiler, ("-O1",), "executable", "clock", d)
-        try:
-            p = subprocess.run([exe, str(passes), str(runs)], capture_output=True, text=True, timeout=120, cwd=d)
-        except subprocess.TimeoutExpired:
-            raise ToolError("clock measurement did not finish within 120 s") from None
-        except OSError as exc:
-            raise ToolError(f"cannot run the clock measurement: {exc.strerror or exc}") from None
-    if p.returncode != 0:
-        raise ToolError(f"clock measurement failed with exit status {p.returncode}")
+        out = toolchain.run_program([exe, str(passes), str(runs)], "the clock measurement", 120)
     try:
-        adds_s, best_s, x_s = p.stdout.split()
+        adds_s, best_s, x_s = out.split()
         adds, best, x = int(adds_s), float(best_s), int(x_s)
     except ValueError:
-        raise ToolError(f"clock measurement printed no result ({p.stdout.strip()[:60]!r})") from None
+        raise ToolError(f"clock measurement printed no result ({out.strip()[:60]!r})") from None
     if x != adds * (runs + 1) or not best > 0:
         raise ToolError(f"clock measurement is inconsistent (chain value {x}, expected {adds * (runs + 1)})")
     return adds / best

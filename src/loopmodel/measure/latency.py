@@ -16,8 +16,6 @@ converts with a clock in Hz.
 """
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -147,13 +145,4 @@ def run_latency(sizes: list, line_size: int = 64, repetitions: int = 5, min_time
 
 
 def _run(cmd: list, timeout: float) -> str:
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=os.path.dirname(cmd[0]))
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"latency benchmark did not finish within {timeout:.0f} s") from None
-    except OSError as exc:
-        raise ToolError(f"cannot run the latency benchmark: {exc.strerror or exc}") from None
-    if p.returncode != 0:
-        first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), "(no output)")
-        raise ToolError(f"latency benchmark failed with exit status {p.returncode}: {first}")
-    return p.stdout
+    return toolchain.run_program(cmd, "the latency benchmark", timeout)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -198,20 +197,8 @@ def _run_one(exe: str, kernel: str, n: int, threads: int, repetitions: int, min_
              timeout: float) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), **OMP_ENVIRONMENT)
     cmd = [exe, kernel, str(n), str(repetitions), repr(float(min_time_s))]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
-                           cwd=os.path.dirname(exe))
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"stream benchmark ({kernel}, {threads} threads) did not finish within "
-                        f"{timeout:.0f} s") from None
-    except OSError as exc:
-        raise ToolError(f"cannot run the stream benchmark: {exc.strerror or exc}") from None
-    if p.returncode != 0:
-        first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), "(no output)")
-        how = (f"was killed by signal {-p.returncode}" + (" (out of memory?)" if p.returncode == -9 else "")
-               if p.returncode < 0 else f"failed with exit status {p.returncode}")
-        raise ToolError(f"stream benchmark ({kernel}, {threads} threads) {how}: {first}")
-    return parse_output(p.stdout, kernel, threads, n, repetitions)
+    stdout = toolchain.run_program(cmd, f"the stream benchmark ({kernel}, {threads} threads)", timeout, env)
+    return parse_output(stdout, kernel, threads, n, repetitions)
 
 
 def parse_output(stdout: str, kernel: str, threads: int, n: int, repetitions: int) -> dict:

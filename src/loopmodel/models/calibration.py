@@ -86,33 +86,21 @@ def fit_latency_penalty(samples) -> PenaltyFit:
             raise ValueError(f"bad sample {s}: measured time must be > 0, model times and CL >= 0")
     if not any(s.cl_over_link > 0 for s in samples):
         raise ValueError("no sample moves data over the memory link: the penalty is undetermined")
-    # the objective is piecewise smooth in the penalty: a grid over [0, largest useful value],
-    # then a ternary refinement around the best grid point
+    # the objective is piecewise smooth in the penalty: a grid over [0, largest useful value]
     top = max(s.measured / s.cl_over_link for s in samples if s.cl_over_link > 0)
-    grid = [top * k / 400 for k in range(401)]
-    best = min(grid, key=lambda p: _squared_error(samples, p))
-    lo, hi = max(0.0, best - top / 400), min(top, best + top / 400)
-    for _ in range(60):
-        a, b = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if _squared_error(samples, a) <= _squared_error(samples, b):
-            hi = b
-        else:
-            lo = a
-    p = (lo + hi) / 2
+    p = grid_minimum(lambda q: _squared_error(samples, q), [top * k / 400 for k in range(401)])
     if _squared_error(samples, 0.0) <= _squared_error(samples, p):
         p = 0.0
     return PenaltyFit(p, _mean_error(samples, 0.0), _mean_error(samples, p),
                       tuple(s.predicted(p) for s in samples))
 
 
-def minimize_p0(objective) -> float:
-    """The p0 in (0, P0_MAX] that minimises ``objective(p0)`` (a fit error): the best point of
-    a 121-point log grid from P0_MAX down to P0_MAX/1000, refined by golden-section search
-    between its neighbours (the objective need not be convex elsewhere)."""
-    from .scaling import P0_MAX
-    grid = [P0_MAX * 10 ** (-k / 40) for k in range(0, 121)]
+def grid_minimum(objective, grid) -> float:
+    """The argument minimising ``objective`` (a 1-D fit error): the best point of ``grid``
+    (sorted), refined by golden-section search between its two neighbours (the objective need
+    not be convex elsewhere); the grid point itself where the refinement is no better."""
     i = min(range(len(grid)), key=lambda k: objective(grid[k]))
-    lo, hi = grid[min(i + 1, len(grid) - 1)], grid[max(i - 1, 0)]
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     g = (5 ** 0.5 - 1) / 2
     for _ in range(80):
         a, b = hi - g * (hi - lo), lo + g * (hi - lo)
@@ -121,6 +109,13 @@ def minimize_p0(objective) -> float:
         else:
             lo = a
     return min((lo + hi) / 2, grid[i], key=objective)
+
+
+def minimize_p0(objective) -> float:
+    """The p0 in (0, P0_MAX] that minimises ``objective(p0)`` (a fit error): :func:`grid_minimum`
+    over a 121-point log grid from P0_MAX/1000 up to P0_MAX."""
+    from .scaling import P0_MAX
+    return grid_minimum(objective, [P0_MAX * 10 ** (-k / 40) for k in range(120, -1, -1)])
 
 
 @dataclass(frozen=True)

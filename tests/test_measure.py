@@ -188,6 +188,25 @@ def test_clock_estimate_is_plausible():
     assert 0.5e9 < hz < 6e9
 
 
+def test_clock_from_thread_cpu_time_median_and_spread():
+    from loopmodel.measure.clock import parse_clock_output
+    # three runs of 1e9 additions: wall 0.5, 0.6 (preempted), 0.5 s; CPU 0.5, 0.5, 0.52 s
+    m = parse_clock_output("1000000000 0.5 0.5 0.6 0.5 0.5 0.52 4000000000", 3)
+    assert m.median_hz == pytest.approx(2e9)
+    assert m.spread == pytest.approx((2e9 - 1e9 / 0.52) / 2e9)
+    assert m.wall_hz == pytest.approx(2e9)
+    d = m.to_dict()
+    assert d["clock_Hz_median"] == pytest.approx(2e9) and d["runs"] == 3 and "thread CPU time" in d["method"]
+
+
+@pytest.mark.parametrize("out,match", [("1000 0.5 0.5 999", "inconsistent"), ("1000 0.5 2000", "expected 2"),
+                                       ("garbage", "no result"), ("1000 0 0.5 2000", "non-positive")])
+def test_clock_output_errors_are_one_line(out, match):
+    from loopmodel.measure.clock import parse_clock_output
+    with pytest.raises(ToolError, match=match):
+        parse_clock_output(out, 1)
+
+
 def test_clock_missing_compiler():
     with pytest.raises(ToolError) as e:
         measure_clock_hz(MISSING_CC)

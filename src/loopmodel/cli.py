@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_measure.add_parser(sub)
 
-    mch = sub.add_parser("machine", help="list, show or convert machine models")
+    mch = sub.add_parser("machine", help="list, show, convert or probe machine models")
     msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
     msub.add_parser("list", help="list built-in machine models")
     sh = msub.add_parser("show", help="print a machine model (built-in name or file) in loopmodel YAML")
@@ -108,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     cv = msub.add_parser("convert", help="convert a Kerncraft machine file to loopmodel YAML")
     cv.add_argument("file")
     cv.add_argument("-o", "--output", help="write here (refuses to overwrite an existing file)")
+    pr = msub.add_parser("probe", help="measure this host and write its machine model (also kept for '-m host')")
+    from . import cli_probe
+
+    cli_probe.add_arguments(pr)
     p.machine_parser = mch
     return p
 
@@ -315,6 +319,9 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
     machine = _machine(args)
+    if str(args.machine) == "host":
+        from .fileio.host_models import host_note
+        notes = tuple(notes) + (host_note(machine),)
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=args.reassociate, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
@@ -612,6 +619,10 @@ def cmd_machine(args, parser) -> int:
         m = load_machine(args.name)
         print(yaml.safe_dump(_dump(m), sort_keys=False, width=110, default_flow_style=None), end="")
         return 0
+    if args.machine_command == "probe":
+        from . import cli_probe
+
+        return cli_probe.run(args)
     if args.machine_command == "convert":
         if args.output:
             check_new_output(args.output, "-o")

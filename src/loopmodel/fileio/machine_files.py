@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import cache
 from ..errors import MachineError
 from ..machine.model import MachineModel
+from .host_models import HOST_NAME, resolve_host
 from ..units import UnitError, parse_quantity
 
 # built-in models ship as package data (installed as plain files)
@@ -65,7 +66,8 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
     """Load a machine model by built-in name or file path.
 
     Args:
-        name_or_path: built-in name (``loopmodel machine list``) or YAML path.
+        name_or_path: built-in name (``loopmodel machine list``), YAML path, or ``host``: the
+            last probe of this host (:mod:`loopmodel.fileio.host_models`).
         overrides: top-level keys replaced before validation.
 
     Returns:
@@ -78,6 +80,8 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
         MachineError: missing file, YAML error, or schema violation (one line
             with file and key path).
     """
+    if str(name_or_path) == HOST_NAME and not Path(HOST_NAME).exists():
+        name_or_path = str(resolve_host())
     p = Path(name_or_path)
     builtin = None if (p.suffix in (".yml", ".yaml") or p.exists()) else _builtin_path(str(name_or_path))
     if builtin is None and not p.exists() and p.suffix not in (".yml", ".yaml"):

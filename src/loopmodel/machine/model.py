@@ -219,6 +219,9 @@ class MachineModel:
 
     ``overlap``: contributions that overlap with the others (``T_OL``, ``L2L3``, ...);
     ``contention_p0``: the multi-core contention parameter (0, :data:`P0_MAX`].
+    ``probe``: provenance of a model measured on its host (``loopmodel machine probe``): the
+    host, date, tools, every benchmark's raw figures with their spread and the fits, as plain
+    data; the model never reads it.
     """
 
     __pydantic_config__ = _STRICT
@@ -243,6 +246,7 @@ class MachineModel:
     benchmarks: Annotated[Benchmarks, Convert(fx.benchmark_tables)] = field(default_factory=Benchmarks)
     compiler: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
+    probe: dict = field(default_factory=dict)
 
     @staticmethod
     def link_name(pair) -> str:

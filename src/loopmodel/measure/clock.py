@@ -4,8 +4,10 @@ Method: a small C program runs a chain of dependent 64-bit integer additions wri
 inline assembly (x86-64 ``add %reg, %reg``; AArch64 ``add x, x, x``), 1000 per pass of a
 loop whose own counter runs in parallel to the chain. An integer add has a latency of one
 cycle on every x86-64 and AArch64 core, so the chain advances one addition per cycle.
-The program times the chain several times (``CLOCK_MONOTONIC``) after a warm-up pass; the
-shortest time gives ``clock = additions / seconds``. The added value is a register, not an
+The program times the chain several times after a warm-up pass, with both wall time
+(``CLOCK_MONOTONIC``) and the thread's CPU time (``CLOCK_THREAD_CPUTIME_ID``); the clock of
+a run is additions / thread CPU time (time preempted by the hypervisor does not count), and
+the estimate is the median over runs, with the spread reported. The added value is a register, not an
 immediate: some cores (e.g. Intel Golden Cove) fold chains of small immediate additions at
 register rename, which would run faster than one per cycle.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import platform
 import tempfile
+from dataclasses import dataclass
 
 from .. import toolchain
 from ..errors import ToolError
@@ -34,10 +37,10 @@ _SOURCE = r"""
 #define STR_(s) #s
 #define STR(s) STR_(s)
 
-static double now(void)
+static double seconds(clockid_t id)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(id, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -48,16 +51,16 @@ int main(int argc, char **argv)
     long passes = atol(argv[1]);
     int runs = atoi(argv[2]);
     unsigned long x = 0, one = 1;
-    double best = 1e300;
+    printf("%ld", passes * (long)ADDS);
     for (int r = 0; r <= runs; ++r) {  /* run 0 warms up (frequency ramp) */
-        double t0 = now();
+        double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
         for (long i = 0; i < passes; ++i)
             __asm__ volatile(".rept " STR(ADDS) "\n\t" ADD "\n\t.endr" : [x] "+r"(x) : [one] "r"(one));
-        double t = now() - t0;
-        if (r > 0 && t < best)
-            best = t;
+        double c = seconds(CLOCK_THREAD_CPUTIME_ID) - c0, w = seconds(CLOCK_MONOTONIC) - w0;
+        if (r > 0)
+            printf(" %.17g %.17g", w, c);
     }
-    printf("%ld %.17g %lu\n", passes * (long)ADDS, best, x);
+    printf(" %lu\n", x);
     return 0;
 }
 """
@@ -79,9 +82,52 @@ def clock_source(isa: str) -> str:
     return (f'#define ADD "{_ADD[isa]}"\n#define ADDS {ADDS_PER_PASS}\n' + _SOURCE)
 
 
-def measure_clock_hz(compiler: str = "gcc", passes: int = 100_000, runs: int = 5) -> float:
-    """Core clock of this host in Hz, from the best of ``runs`` timings of
-    ``passes * 1000`` dependent additions (about 35 ms each at 3 GHz).
+@dataclass(frozen=True)
+class ClockMeasurement:
+    """The core clock from ``runs`` timings of one dependent-addition chain.
+
+    Attributes:
+        additions: additions per run (one per cycle).
+        wall_s, cpu_s: per run, wall time (``CLOCK_MONOTONIC``) and the thread's CPU time
+            (``CLOCK_THREAD_CPUTIME_ID``: time the thread actually ran, so preemption by the
+            hypervisor or another process does not count), seconds.
+    """
+    additions: int
+    wall_s: tuple
+    cpu_s: tuple
+
+    @property
+    def samples_hz(self) -> tuple:
+        """Clock of each run from its thread CPU time, Hz."""
+        return tuple(self.additions / c for c in self.cpu_s)
+
+    @property
+    def median_hz(self) -> float:
+        """Median over runs of additions / thread CPU time, Hz (the clock a probe uses)."""
+        v = sorted(self.samples_hz)
+        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the per-run clocks."""
+        v = self.samples_hz
+        return (max(v) - min(v)) / self.median_hz
+
+    @property
+    def wall_hz(self) -> float:
+        """Clock from the shortest wall time, Hz (errs low when the thread was preempted)."""
+        return self.additions / min(self.wall_s)
+
+    def to_dict(self) -> dict:
+        return {"clock_Hz_median": self.median_hz, "clock_Hz_min": min(self.samples_hz),
+                "clock_Hz_max": max(self.samples_hz), "spread": self.spread, "clock_Hz_wall_best": self.wall_hz,
+                "method": "dependent integer additions (1/cy) over thread CPU time", "runs": len(self.cpu_s),
+                "additions_per_run": self.additions}
+
+
+def measure_clock(compiler: str = "gcc", passes: int = 100_000, runs: int = 5) -> ClockMeasurement:
+    """Time ``runs`` chains of ``passes * 1000`` dependent additions (about 35 ms each at 3 GHz)
+    with wall and thread CPU time.
 
     Raises:
         ToolError: host ISA other than x86-64 or AArch64, compiler missing, compilation or
@@ -92,11 +138,36 @@ def measure_clock_hz(compiler: str = "gcc", passes: int = 100_000, runs: int = 5
     with tempfile.TemporaryDirectory(prefix="loopmodel-clock-") as d:
         exe = toolchain.compile_c(clock_source(isa), compiler, ("-O1",), "executable", "clock", d)
         out = toolchain.run_program([exe, str(passes), str(runs)], "the clock measurement", 120)
+    return parse_clock_output(out, runs)
+
+
+def parse_clock_output(out: str, runs: int) -> ClockMeasurement:
+    """The program's line ``ADDS wall_1 cpu_1 ... wall_R cpu_R CHAIN`` as a :class:`ClockMeasurement`.
+
+    Raises:
+        ToolError: malformed output or a chain value that does not match (one line).
+    """
+    words = out.split()
     try:
-        adds_s, best_s, x_s = out.split()
-        adds, best, x = int(adds_s), float(best_s), int(x_s)
-    except ValueError:
+        adds, x = int(words[0]), int(words[-1])
+        times = [float(w) for w in words[1:-1]]
+    except (ValueError, IndexError):
         raise ToolError(f"clock measurement printed no result ({out.strip()[:60]!r})") from None
-    if x != adds * (runs + 1) or not best > 0:
+    if len(times) != 2 * runs:
+        raise ToolError(f"clock measurement printed {len(times)} times, expected {2 * runs}")
+    if x != adds * (runs + 1):
         raise ToolError(f"clock measurement is inconsistent (chain value {x}, expected {adds * (runs + 1)})")
-    return adds / best
+    wall, cpu = tuple(times[0::2]), tuple(times[1::2])
+    if min(wall) <= 0 or min(cpu) <= 0:
+        raise ToolError("clock measurement gave a non-positive time")
+    return ClockMeasurement(adds, wall, cpu)
+
+
+def measure_clock_hz(compiler: str = "gcc", passes: int = 100_000, runs: int = 5) -> float:
+    """Core clock of this host in Hz: the median over ``runs`` of additions / thread CPU time
+    (:func:`measure_clock`).
+
+    Raises:
+        ToolError: as :func:`measure_clock`.
+    """
+    return measure_clock(compiler, passes, runs).median_hz

@@ -1,0 +1,121 @@
+"""``loopmodel machine probe``: measure this host and write its machine model.
+
+    loopmodel machine probe [-o host.yml] [--quick] [--cores 1:N] [--force] [--compiler gcc]
+
+Parses the options, runs :func:`loopmodel.measure.probe.run_probe` with a progress bar on
+stderr, builds the model (:func:`loopmodel.hostmodel.build_host_model`), writes it (``-o``,
+else stdout) and keeps it as this host's model for ``-m host``. Errors are one line.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def add_arguments(pr) -> None:
+    """The options of ``machine probe`` on the subparser ``pr``."""
+    pr.add_argument("-o", "--output", metavar="FILE.yml",
+                    help="write the model here (refuses to overwrite an existing file unless --force); "
+                         "without -o it goes to stdout")
+    pr.add_argument("--quick", action="store_true",
+                    help="fewer sizes, kernels, core counts and repetitions (about a minute on 2 cores)")
+    pr.add_argument("--cores", metavar="RANGE", help="core counts for the bandwidth tables: 1:N (default 1:all "
+                                                     "CPUs this process may use), 1,2,4 or N")
+    pr.add_argument("--force", action="store_true", help="overwrite an existing -o file")
+    pr.add_argument("--compiler", default="gcc", help="C compiler for the benchmarks (default gcc)")
+    pr.add_argument("--no-store", action="store_true",
+                    help="do not keep the model as this host's '-m host' model")
+
+
+def run(args) -> int:
+    """Run ``machine probe`` for parsed ``args``; returns the exit status.
+
+    Raises:
+        LoopmodelError: one-line user errors (output file, options, compiler).
+    """
+    from .fileio.host_models import store_host_model
+    from .fileio.machine_writer import UNITS_COMMENT, machine_text
+    from .fileio.output import check_new_output
+    from .hostmodel import build_host_model
+    from .measure.probe import ProbeOptions, run_probe
+
+    if args.output:
+        check_new_output(args.output, "-o", force=args.force)
+    cores = _cores(args.cores)
+    options = ProbeOptions.make(cores, args.quick, args.compiler)
+    data = _with_progress(lambda progress: run_probe(options, progress))
+    model = build_host_model(data)
+    header = [f"loopmodel machine model of the host '{data.host.get('hostname')}' ({data.topology.model_name}), "
+              f"measured by '{model.mapping['probe'].get('command', 'loopmodel machine probe')}' on "
+              f"{data.host.get('date')} in {data.host.get('duration_s')} s. The probe section holds every "
+              "raw figure and fit.", UNITS_COMMENT]
+    text = machine_text(model.mapping, header)
+    if args.output:
+        _write(args.output, text, args.force)
+    else:
+        sys.stdout.write(text)
+    stored = None if args.no_store else store_host_model(text)
+    _summary(model, args.output, stored)
+    return 0
+
+
+def _cores(text: str | None):
+    from .errors import DefineError
+    from .measure.cli_measure import parse_threads
+
+    if text is None:
+        return None
+    cores = parse_threads(text)
+    import os
+
+    most = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if max(cores) > most:
+        raise DefineError(f"--cores {text}: this process may use {most} CPUs")
+    return cores
+
+
+def _write(path: str, text: str, force: bool) -> None:
+    """Create ``path``; with ``force`` replace it atomically (temporary file, then rename)."""
+    import os
+
+    from .errors import DefineError
+    from .fileio.output import write_new_output
+
+    if not force or not os.path.lexists(path):
+        write_new_output(path, text, "-o")
+        return
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DefineError(f"-o: cannot write: {exc.strerror or exc}", file=path) from None
+
+
+def _with_progress(work):
+    """Run ``work(progress)`` with a rich progress bar on stderr (none when stderr is no terminal)."""
+    if not sys.stderr.isatty():
+        return work(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description:<44}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("probe", total=1)
+
+        def progress(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=max(total, 1))
+
+        return work(progress)
+
+
+def _summary(model, output: str | None, stored) -> None:
+    """A few lines on stderr: where the model went, the fitted rules, the notes."""
+    m, fits = model.machine, model.mapping["probe"].get("fits", {})
+    chosen = (fits.get("links") or {}).get("chosen") or {}
+    lines = [f"machine model written to {output or 'stdout'}" + (f"; kept for '-m host' ({stored})" if stored else ""),
+             f"clock {m.clock / 1e9:.3f} GHz; overlap {', '.join(m.overlap)}; "
+             f"duplex {chosen.get('duplex', 'n/a')}; memory penalty "
+             f"{m.links[-1].penalty_load:.2f} cy/CL; p0 {m.contention_p0:.3g}"]
+    lines += [f"note: {n}" for n in model.notes]
+    sys.stderr.write("\n".join(lines) + "\n")

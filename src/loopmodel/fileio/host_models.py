@@ -1,0 +1,81 @@
+"""The probed machine model of this host in the per-user cache: what ``-m host`` loads.
+
+``loopmodel machine probe`` stores the model it writes here as well, keyed by host name and
+CPU model (a model measured on one machine must not be taken for another that shares the
+home directory), so that every command can use it as ``-m host`` without a path. The file
+is the one the probe wrote, kept until the next probe of the same host replaces it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+from pathlib import Path
+
+from .. import cache
+from ..errors import MachineError
+
+#: the ``-m`` name of this host's probed model
+HOST_NAME = "host"
+
+
+def _cpu_model(root: str = "/") -> str:
+    """``model name`` (x86) or ``CPU part`` lines of ``/proc/cpuinfo``; '' where unreadable."""
+    try:
+        text = Path(root, "proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return ""
+    m = re.search(r"^(model name|CPU part|cpu)\s*:\s*(.+)$", text, re.MULTILINE)
+    return m.group(2).strip() if m else ""
+
+
+def host_model_path(hostname: str | None = None, cpu_model: str | None = None) -> Path:
+    """Where the probed model of this host (or of ``hostname`` with ``cpu_model``) is kept:
+    ``<cache dir>/hosts/<host name>-<8 hex digits of the CPU model's SHA-256>.yml``."""
+    hostname = hostname if hostname is not None else socket.gethostname()
+    cpu_model = cpu_model if cpu_model is not None else _cpu_model()
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", hostname) or "unknown"
+    digest = hashlib.sha256(cpu_model.encode()).hexdigest()[:8]
+    return cache.cache_dir() / "hosts" / f"{safe}-{digest}.yml"
+
+
+def store_host_model(text: str) -> Path:
+    """Keep ``text`` (a machine file) as this host's probed model, replacing an earlier probe.
+
+    Written to a temporary file and renamed, so a reader never sees half a file.
+
+    Raises:
+        MachineError: the cache folder cannot be written (one line naming it).
+    """
+    path = host_model_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise MachineError(f"cannot keep the probed model for -m host: {exc.strerror or exc}",
+                           file=str(path)) from None
+    return path
+
+
+def resolve_host() -> Path:
+    """The file ``-m host`` stands for.
+
+    Raises:
+        MachineError: this host has not been probed yet (one line with the hint).
+    """
+    path = host_model_path()
+    if not path.is_file():
+        raise MachineError("no probe of this host yet: run 'loopmodel machine probe' (about 5 minutes; "
+                           "--quick about 1) to measure the model '-m host' uses")
+    return path
+
+
+def host_note(machine) -> str:
+    """The note that goes with results for ``-m host``: which probe they rest on."""
+    probe = machine.probe or {}
+    when = probe.get("date", "an unknown date")
+    return (f"machine model: the probe of this host '{probe.get('hostname', socket.gethostname())}' "
+            f"from {when} ({host_model_path()})")

@@ -1,0 +1,350 @@
+"""A machine model of the host from its measurements (:class:`~loopmodel.measure.probe.ProbeData`).
+
+What is read (topology, clock, in-core figures, per-level bandwidth tables) goes into the
+model as measured; what the model assumes is fitted, not guessed
+(cross-architecture-machine-models.txt §3.3–3.4):
+
+* the effective capacity of every cache, from the single-core working-set sweep
+  (:func:`loopmodel.models.link_fit.effective_capacities`);
+* the bandwidth of every cache-to-cache link and the overlap and duplex rules, from the
+  single-core times of Kerncraft's benchmark kernels (kerncraft-tool-paper.txt §2.2) with their
+  data in each level, each hypothesis fitted and the one with the smallest residual kept
+  (:func:`loopmodel.models.link_fit.fit_links`); the ECM model itself (this package's
+  analysis of the benchmark kernels as C loops) says how many bytes cross each link;
+* the memory link's latency penalty (§3.3, eq. 3) from the single-core memory times
+  (:func:`loopmodel.models.calibration.fit_latency_penalty`), next to the estimate from the
+  measured latency and bandwidth;
+* the contention parameter p0 (§3.4.4, eq. 5) from the 1..N-core memory curves
+  (:func:`loopmodel.models.scaling.fit_p0`).
+
+The result is a plain mapping in the machine-file format, validated against the schema,
+with a ``probe`` section holding every raw figure and fit (provenance).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .errors import LoopmodelError
+from .measure.probe import BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, point_bandwidth, point_seconds_per_it
+
+#: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
+BENCH_SOURCES = {
+    "load": "double a[N];\ndouble s;\n\nfor (int i = 0; i < N; ++i)\n    s = s + a[i];\n",
+    "copy": "double a[N], b[N];\n\nfor (int i = 0; i < N; ++i)\n    a[i] = b[i];\n",
+    "update": "double a[N];\ndouble s;\n\nfor (int i = 0; i < N; ++i)\n    a[i] = s * a[i];\n",
+    "triad": "double a[N], b[N], c[N], d[N];\n\nfor (int i = 0; i < N; ++i)\n    a[i] = b[i] + c[i] * d[i];\n",
+    "daxpy": "double a[N], b[N];\ndouble s;\n\nfor (int i = 0; i < N; ++i)\n    a[i] = a[i] + s * b[i];\n",
+}
+
+
+@dataclass(frozen=True)
+class HostModel:
+    """A probed machine model.
+
+    Attributes:
+        mapping: the machine file's content (plain YAML data), validated.
+        machine: the validated :class:`~loopmodel.machine.model.MachineModel`.
+        notes: what had to be assumed or could not be measured.
+    """
+    mapping: dict
+    machine: object
+    notes: tuple
+
+
+def build_host_model(data) -> HostModel:
+    """The machine model of the probed host.
+
+    Args:
+        data: :class:`~loopmodel.measure.probe.ProbeData`.
+    Returns:
+        :class:`HostModel`.
+    Raises:
+        MachineError: the measurements cannot make a valid model (no clock, no memory
+            measurement); one line saying what is missing.
+    """
+    from .errors import MachineError
+    from .fileio.machine_schema import validate_mapping
+
+    if data.clock is None:
+        raise MachineError("the clock could not be measured, so no cycle-based model can be built")
+    if "MEM" not in data.tables:
+        raise MachineError("no memory bandwidth could be measured, so the memory link has no bandwidth")
+    notes = list(data.notes)
+    effective = effective_sizes(data.topology, data.sweep)
+    mapping = _skeleton(data, effective, notes)
+    fits = {"effective_capacity_B": effective}
+    machine = validate_mapping(mapping, "<probe>")
+    transfers = _transfers(machine, data)
+    mapping, fits["links"] = _fit_links(mapping, transfers, notes)
+    machine = validate_mapping(mapping, "<probe>")
+    mapping, fits["latency_penalty"] = _fit_penalty(mapping, machine, data, notes)
+    machine = validate_mapping(mapping, "<probe>")
+    mapping, fits["contention_p0"] = _fit_p0(mapping, machine, data, notes)
+    from .measure.provenance import probe_section
+    mapping["probe"] = probe_section(data, fits, notes)
+    machine = validate_mapping(mapping, "<probe>")
+    return HostModel(mapping, machine, tuple(notes))
+
+
+def _skeleton(data, effective: dict, notes: list) -> dict:
+    """The model before the fits: topology, clock, in-core, hierarchy, placeholder links."""
+    topo, hz = data.topology, data.clock.median_hz
+    cores = max(topo.cores, 1)
+    return {
+        "name": f"host-{data.host.get('hostname', 'unknown')}",
+        "description": f"{topo.model_name or 'unknown CPU'}: measured by loopmodel machine probe on "
+                       f"{data.host.get('date', '?')}",
+        "model_name": topo.model_name, "micro_architecture": data.host.get("native_cpu") or "",
+        "isa": "aarch64" if data.host.get("machine") in ("aarch64", "arm64") else "x86",
+        "clock": f"{hz / 1e9:.3f} GHz", "sockets": max(topo.sockets, 1),
+        "cores_per_socket": max(cores // max(topo.sockets, 1), 1), "threads_per_core": max(topo.threads_per_core, 1),
+        "numa_domains_per_socket": max(len(topo.numa_domains) // max(topo.sockets, 1), 1),
+        "cacheline_size": f"{_line(topo)} B",
+        "in_core": _in_core(data, notes),
+        "memory_hierarchy": _hierarchy(topo, effective, notes),
+        "links": _placeholder_links(topo),
+        "overlap": ["T_OL"],
+        "benchmarks": _benchmarks(data),
+        "compiler": {data.options.compiler if data.options else "gcc": _host_flags(data)},
+        "sources": ["every figure measured on this host by 'loopmodel machine probe' (see the probe section): "
+                    "topology from sysfs, clock from a dependent-add chain, in-core figures from instruction "
+                    "micro-benchmarks, bandwidths from the benchmark kernels of kerncraft-tool-paper.txt §2.2; "
+                    "link bandwidths, overlap, duplex, latency penalty and p0 fitted "
+                    "(cross-architecture-machine-models.txt §3.3-3.4)"],
+    }
+
+
+def _line(topo) -> int:
+    caches = data_caches(topo)
+    return caches[0].line_size if caches else 64
+
+
+def _host_flags(data) -> str:
+    arch = "-mcpu=native" if data.host.get("machine") in ("aarch64", "arm64") else "-march=native"
+    return f"-O3 {arch} -fopenmp"
+
+
+def _in_core(data, notes: list) -> dict:
+    from .measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus
+
+    width = data.topology.simd_width or 16
+    if data.incore is not None:
+        from .measure.incore_bench import in_core_section
+        section = in_core_section(data.incore, width)
+    else:
+        notes.append("in-core figures not measured: one ADD, MUL and FMA, two loads and one store of full SIMD "
+                     "width per cycle are ASSUMED; treat T_OL and T_nOL with care")
+        section = {"simd_width": f"{width} B", "throughput": {"ADD": 1, "MUL": 1, "FMA": 1, "DIV": 0.1},
+                   "latency": {"ADD": "4 cy", "MUL": "4 cy", "FMA": "4 cy", "DIV": "15 cy"},
+                   "load": {"instructions_per_cycle": 2, "bytes_per_cycle": f"{2 * width} B/cy"},
+                   "store": {"instructions_per_cycle": 1, "bytes_per_cycle": f"{width} B/cy"}}
+    native = data.host.get("native_cpu")
+    if native:
+        try:
+            from . import toolchain
+            cpu, note = llvm_mca_cpu_for(native, llvm_mca_cpus(toolchain.find_compiler("llvm-mca")))
+        except LoopmodelError:
+            cpu, note = None, "llvm-mca not found: no llvm-mca CPU model chosen"
+        if cpu:
+            section["llvm_mca_cpu"] = cpu
+        if note:
+            notes.append(note)
+        data.host["llvm_mca_cpu"] = cpu
+    return section
+
+
+def _hierarchy(topo, effective: dict, notes: list) -> list:
+    caches = data_caches(topo)
+    line = _line(topo)
+    cores = max(topo.cores, 1)
+    out = []
+    for c in caches:
+        name = f"L{c.level}"
+        ways = c.ways or 8
+        size = min(effective.get(name, c.size), c.size)
+        sets = max(int(size // (ways * line)), 1)
+        if size < 0.9 * c.size:
+            notes.append(f"{name}: effective capacity {size / 2**20:.3g} MiB measured, the system reports "
+                         f"{c.size / 2**20:.3g} MiB; the model uses the effective capacity")
+        out.append({"level": name, "size": f"{sets * ways * line} B", "sets": sets, "ways": ways,
+                    "cores_per_group": max(c.shared_cores, 1), "groups": max(cores // max(c.shared_cores, 1), 1),
+                    "replacement": "LRU", "write_allocate": True, "write_back": True})
+    if caches:
+        notes.append("cache inclusion cannot be read from sysfs: every level is modelled non-inclusive")
+    per_domain = max(cores // max(len(topo.numa_domains), 1), 1)
+    out.append({"level": "MEM", "cores_per_group": per_domain})
+    return out
+
+
+def _placeholder_links(topo) -> list:
+    names = [f"L{c.level}" for c in data_caches(topo)] + ["MEM"]
+    links = [{"between": [a, b], "bandwidth": "64 B/cy"} for a, b in zip(names, names[1:-1])]
+    links.append({"between": [names[-2], "MEM"], "bandwidth": "measured"})
+    return links
+
+
+def _benchmarks(data) -> dict:
+    kernels = {k: {**v, "element_size": f"{ELEMENT} B"} for k, v in BENCH_KERNELS.items()}
+    meas = {}
+    for level, per_kernel in data.tables.items():
+        if not per_kernel:
+            continue
+        counts = sorted(set.intersection(*[{p.threads for p in pts} for pts in per_kernel.values()]))
+        if not counts:
+            continue
+        table = {"cores": counts}
+        for k in KERNELS:
+            if k in per_kernel:
+                by = {p.threads: p for p in per_kernel[k]}
+                table[k] = [f"{point_bandwidth(by[n], k)[0] / 1e9:.3f} GB/s" for n in counts]
+        meas[level] = table
+    return {"kernels": kernels, "measurements": meas}
+
+
+def _analyze(machine, kernel_name: str):
+    """ECM result of one benchmark kernel (analytic in-core model, reductions split: the
+    benchmark's loads are independent), data set far beyond the caches."""
+    from .analysis import Analyzer, Options
+    from .fileio.c_kernel import parse_kernel
+
+    kernel, _ = parse_kernel(BENCH_SOURCES[kernel_name], f"<{kernel_name} benchmark>")
+    opts = Options(models=("ECM",), incore="analytic", reassociate=True, use_cache=False)
+    return Analyzer(kernel, machine, opts).run({"N": 10_000_000}).ecm
+
+
+def _measured_levels(data, kernel: str, clock: float, line: float) -> dict:
+    """Level index -> single-core cy/CL of ``kernel`` (from the per-level tables)."""
+    names = [f"L{c.level}" for c in data_caches(data.topology)] + ["MEM"]
+    out = {}
+    for i, name in enumerate(names):
+        pts = [p for p in data.tables.get(name, {}).get(kernel, []) if p.threads == 1]
+        if pts:
+            out[i] = cy_per_cl(pts[0], clock, line)
+    return out
+
+
+def _transfers(machine, data) -> list:
+    from .models.link_fit import KernelTransfers
+
+    out = []
+    for k in KERNELS:
+        ecm = _analyze(machine, k)
+        links = tuple((c.bytes_in, c.bytes_out) for c in ecm.by_location["MEM"])
+        measured = _measured_levels(data, k, machine.clock, machine.cacheline_size)
+        out.append(KernelTransfers(k, ecm.T_OL or 0.0, ecm.T_nOL, links, measured))
+    return out
+
+
+def _fit_links(mapping: dict, transfers: list, notes: list) -> tuple:
+    from .models.link_fit import fit_links
+
+    n_links = len(mapping["links"]) - 1
+    if n_links == 0:
+        return mapping, {"hypotheses": [], "chosen": None}
+    usable = [dataclasses.replace(t, measured={i: m for i, m in t.measured.items() if 1 <= i <= n_links})
+              for t in transfers]
+    try:
+        fits = fit_links(usable, n_links)
+    except ValueError as exc:
+        notes.append(f"link bandwidths not fitted ({exc}): 64 B/cy ASSUMED per cache link")
+        return mapping, {"hypotheses": [], "chosen": None}
+    best = fits[0]
+    links = [dict(lk) for lk in mapping["links"]]
+    for j, bw in enumerate(best.bandwidths):
+        links[j]["bandwidth"] = f"{bw:.2f} B/cy" if best.duplex == "half" else [f"{bw:.2f} B/cy"] * 2
+        links[j]["duplex"] = best.duplex
+    names = ["T_OL", "T_nOL"] + [a + b for a, b in (lk["between"] for lk in links)]
+    overlap = ["T_OL"] if best.overlap == "serial" else names
+    report = {"hypotheses": [{"overlap": f.overlap, "duplex": f.duplex,
+                              "bandwidths_B_per_cy": [round(b, 3) for b in f.bandwidths],
+                              "residual_percent": round(f.residual, 2)} for f in fits],
+              "chosen": {"overlap": best.overlap, "duplex": best.duplex},
+              "errors": [{"kernel": k, "level": lv, "predicted_cy_per_CL": round(p, 3),
+                          "measured_cy_per_CL": round(m, 3)} for k, lv, p, m in best.errors]}
+    return {**mapping, "links": links, "overlap": overlap}, report
+
+
+def _penalty_samples(machine, data) -> list:
+    """One :class:`~loopmodel.models.calibration.PenaltySample` per kernel measured in memory
+    on one core: what the model predicts without a penalty, and the CL the penalty is charged for."""
+    from .models.calibration import PenaltySample
+
+    line = machine.cacheline_size
+    overlap = set(machine.overlap)
+    mem_index = len(machine.memory_hierarchy) - 1
+    out = []
+    for k in KERNELS:
+        measured = _measured_levels(data, k, machine.clock, line).get(mem_index)
+        if measured is None:
+            continue
+        ecm = _analyze(machine, k)
+        mem = [c for c in ecm.contributions if c.name.endswith("MEM")]
+        cl = sum(c.bytes_in + c.bytes_out for c in mem) / line
+        if any(c.name in overlap for c in mem):  # the memory term overlaps: penalty adds to it alone
+            rest = [ecm.T_OL or 0.0, ecm.T_nOL] + [c.cycles for c in ecm.contributions if c not in mem]
+            out.append(PenaltySample(max(rest), sum(c.busy for c in mem), cl, measured))
+        else:
+            out.append(PenaltySample(ecm.T_OL or 0.0, ecm.T_transfer["MEM"], cl, measured))
+    return out
+
+
+def _latency_estimate(data, machine) -> dict | None:
+    """Little's law view: memory latency (cy) and single-core memory bandwidth (B/cy) give
+    the cache lines in flight; reported next to the fitted penalty, not used."""
+    if data.latency is None or not data.latency.points:
+        return None
+    lat = max(data.latency.points, key=lambda p: p.size_bytes)
+    pts = data.tables.get("MEM", {}).get("copy", [])
+    one = [p for p in pts if p.threads == 1]
+    if not one:
+        return None
+    bw = point_bandwidth(one[0], "copy")[0] * 1.5 / machine.clock  # B/cy with write-allocate
+    lat_cy = lat.cycles(machine.clock)
+    return {"memory_latency_cy": round(lat_cy, 1), "single_core_B_per_cy": round(bw, 3),
+            "lines_in_flight": round(lat_cy * bw / machine.cacheline_size, 2)}
+
+
+def _fit_penalty(mapping: dict, machine, data, notes: list) -> tuple:
+    from .models.calibration import fit_latency_penalty
+
+    samples = _penalty_samples(machine, data)
+    try:
+        fit = fit_latency_penalty(samples)
+    except ValueError as exc:
+        notes.append(f"latency penalty not fitted ({exc}): 0 cy/CL")
+        return mapping, {"penalty_cy_per_CL": 0.0}
+    links = [dict(lk) for lk in mapping["links"]]
+    links[-1]["penalty_load"] = f"{fit.penalty:.2f} cy"
+    links[-1]["penalty_store"] = f"{fit.penalty:.2f} cy"
+    report = {"penalty_cy_per_CL": round(fit.penalty, 3), "error_before_percent": round(fit.error_before, 2),
+              "error_after_percent": round(fit.error_after, 2),
+              "samples": [{"measured_cy_per_CL": round(s.measured, 3), "predicted_cy_per_CL": round(p, 3)}
+                          for s, p in zip(samples, fit.predicted)],
+              "from_latency": _latency_estimate(data, machine)}
+    return {**mapping, "links": links}, report
+
+
+def _fit_p0(mapping: dict, machine, data, notes: list) -> tuple:
+    """p0 per kernel from its 1..N-core memory curve; the median is the model's."""
+    from .models.scaling import fit_p0
+
+    line = machine.cacheline_size
+    per_kernel = {}
+    for k in KERNELS:
+        pts = data.tables.get("MEM", {}).get(k, [])
+        measured = {p.threads: 1.0 / point_seconds_per_it(p) * p.threads for p in pts}
+        if len(measured) < 2:
+            continue
+        try:
+            p0, rms = fit_p0(_analyze(machine, k).require_known(), machine, measured, line / ELEMENT)
+        except LoopmodelError as exc:
+            notes.append(f"p0 not fitted to {k}: {exc}")
+            continue
+        per_kernel[k] = {"p0": round(p0, 4), "rms_error_percent": round(100 * rms, 2)}
+    if not per_kernel:
+        notes.append("p0 not fitted (fewer than two core counts measured in memory): 0.5 ASSUMED")
+        return mapping, {"p0": None, "per_kernel": {}}
+    vals = sorted(v["p0"] for v in per_kernel.values())
+    p0 = (vals[(len(vals) - 1) // 2] + vals[len(vals) // 2]) / 2
+    return {**mapping, "contention_p0": round(max(p0, 1e-4), 4)}, {"p0": round(p0, 4), "per_kernel": per_kernel}

@@ -1,0 +1,354 @@
+"""Measuring the host for a machine model of it (``loopmodel machine probe``): what runs, in
+which order, at which sizes. Produces raw measurements (:class:`ProbeData`); fitting them
+into a model is :mod:`loopmodel.hostmodel`.
+
+The steps follow Kerncraft's ``likwid_bench_auto.py`` (kerncraft-tool-paper.txt §2.2:
+topology, then streaming benchmarks per cache level and core count with working sets sized
+from the caches) and add what the cross-architecture paper fits from measurement
+(cross-architecture-machine-models.txt §3.3–3.4: clock, in-core throughputs, latencies,
+per-level bandwidths, the memory penalty and the contention curve):
+
+1. topology from sysfs (:mod:`.topology`), clock (:mod:`.clock`, thread CPU time);
+2. in-core instruction throughput and latency (:mod:`.incore_bench`);
+3. load latency per level (pointer chase, :mod:`.latency`);
+4. a single-core working-set sweep per benchmark kernel (:mod:`.bandwidth`), from which the
+   effective capacity of every cache is found (:func:`loopmodel.models.link_fit.effective_capacities`);
+5. every benchmark kernel at 1..N cores with its working set inside each level's effective
+   capacity (per core for private levels, in total for shared ones), and in memory;
+6. the cost of many concurrent streams and of misaligned (cache-line-split) streaming.
+
+A step that cannot run (no compiler for an ISA, sysfs missing, pinning refused) leaves a
+note and the probe goes on; the model builder says what it had to assume instead.
+"""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import socket
+import time
+from dataclasses import dataclass, field
+
+from ..errors import LoopmodelError
+
+KERNELS = ("load", "copy", "update", "triad", "daxpy")
+#: Kerncraft's stream semantics of the benchmark kernels (kerncraft-tool-paper.txt §2.2)
+BENCH_KERNELS = {
+    "load": {"read_streams": 1, "write_streams": 0, "read_write_streams": 0, "flops_per_iteration": 0},
+    "copy": {"read_streams": 1, "write_streams": 1, "read_write_streams": 0, "flops_per_iteration": 0},
+    "update": {"read_streams": 1, "write_streams": 1, "read_write_streams": 1, "flops_per_iteration": 1},
+    "triad": {"read_streams": 3, "write_streams": 1, "read_write_streams": 0, "flops_per_iteration": 2},
+    "daxpy": {"read_streams": 2, "write_streams": 1, "read_write_streams": 1, "flops_per_iteration": 2},
+}
+ELEMENT = 8  # bytes per element (double)
+KiB, MiB = 1024, 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """What to measure and how thoroughly.
+
+    Attributes:
+        cores: core counts for the per-level tables (1..N by default).
+        quick: fewer sizes, kernels and repetitions (about a minute on 2 cores).
+        repetitions: runs per point (min-of-K; spread from all K).
+        min_time_s: shortest duration of one run, seconds.
+        compiler: C compiler for the benchmarks.
+    """
+    cores: tuple
+    quick: bool = False
+    repetitions: int = 5
+    min_time_s: float = 0.02
+    compiler: str = "gcc"
+
+    @classmethod
+    def make(cls, cores=None, quick: bool = False, compiler: str = "gcc") -> "ProbeOptions":
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = tuple(cores) if cores else tuple(range(1, n + 1))
+        if quick:
+            cores = tuple(sorted({cores[0], cores[-1]}))
+            return cls(cores, True, 3, 0.004, compiler)
+        return cls(cores, False, 5, 0.015, compiler)
+
+
+@dataclass(frozen=True)
+class ProbeData:
+    """Everything a probe measured (raw), with what could not be measured in ``notes``.
+
+    Attributes:
+        host: provenance: ``hostname``, ``kernel``, ``date`` (ISO 8601, UTC), ``loopmodel``,
+            ``compiler``, ``compiler_version``, ``native_cpu``, ``llvm_mca_cpu``, ``duration_s``.
+        topology: :class:`~loopmodel.measure.topology.HostTopology`.
+        clock: :class:`~loopmodel.measure.clock.ClockMeasurement` or None.
+        incore: :class:`~loopmodel.measure.incore_bench.InCoreBenchResult` or None.
+        latency: :class:`~loopmodel.measure.latency.LatencyResult` or None.
+        sweep: kernel -> single-core :class:`~loopmodel.measure.bandwidth.BandwidthPoint` list
+            over working-set sizes.
+        tables: level name -> kernel -> points at the level's size, one per core count.
+        streams: load points with K concurrent streams (memory, one core).
+        offsets: ``(kernel, level, aligned point, misaligned point)`` tuples.
+        notes: what was left out and why.
+    """
+    host: dict
+    topology: object
+    clock: object = None
+    incore: object = None
+    latency: object = None
+    sweep: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)
+    streams: tuple = ()
+    offsets: tuple = ()
+    notes: tuple = ()
+    options: ProbeOptions | None = None
+
+
+def point_seconds_per_it(p) -> float:
+    """Shortest time per iteration of one thread's loop (min-of-K), s/it."""
+    return min(p.seconds) / (p.sweeps * p.elements_per_thread)
+
+
+def point_bandwidth(p, kernel: str | None = None) -> tuple:
+    """``(max, median, min)`` bandwidth in B/s of a point over its repetitions, counting each
+    read and each write stream once (no write-allocate traffic: Kerncraft's convention,
+    kerncraft-tool-paper.txt §2.2), all threads together."""
+    k = BENCH_KERNELS[kernel or p.kernel]
+    per_it = ELEMENT * (k["read_streams"] + k["write_streams"])
+    work = per_it * p.elements_per_thread * p.threads * p.sweeps
+    secs = sorted(p.seconds)
+    return work / secs[0], work / secs[len(secs) // 2], work / secs[-1]
+
+
+def cy_per_cl(p, clock_hz: float, line: float = 64.0) -> float:
+    """Single-core time of a point in cy/CL of work (``line / 8`` iterations per CL)."""
+    return point_seconds_per_it(p) * clock_hz * line / ELEMENT
+
+
+def sweep_sizes(topology, quick: bool) -> list:
+    """Single-core working sets (bytes): from 1/4 of L1 up to beyond the caches in steps of
+    2^(1/2) (quick: 2), the top capped at 1 GiB and at 1/8 of the available memory."""
+    caches = data_caches(topology)
+    l1 = caches[0].size if caches else 32 * KiB
+    last = caches[-1].size if caches else 32 * MiB
+    top = min(max(4 * last, 256 * MiB), 1024 * MiB, _memory_cap())
+    step = 2.0 if quick else math.sqrt(2)
+    out, s = [], l1 / 4
+    while s <= top:
+        out.append(int(s) // 4096 * 4096 or 4096)
+        s *= step
+    return sorted(set(out))
+
+
+def data_caches(topology) -> list:
+    """The data (or unified) caches of one CPU, inner first."""
+    return sorted((c for c in topology.caches if c.type in ("Data", "Unified")), key=lambda c: c.level)
+
+
+def _memory_cap() -> int:
+    try:
+        pages, size = os.sysconf("SC_AVPHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        return max(int(pages * size) // 8, 64 * MiB)
+    except (ValueError, OSError, AttributeError):
+        return 256 * MiB
+
+
+def level_sizes(effective: dict, shared: dict, cores: int) -> dict:
+    """Working set per core (bytes) that puts each level's data in that level at ``cores``
+    cores, or None where no size can (a shared cache too small for this many cores).
+
+    Private level: the geometric mean of 2 x the previous level's capacity and half its own
+    (L1: a third of it). Shared level (``shared[level]`` cores share one instance): the same
+    bounds on the total over the cores sharing it. Memory: 4 x the last cache in total, at
+    least 128 MiB, spread over the cores.
+    """
+    out, prev = {}, 0.0
+    names = list(effective)
+    for name in names:
+        cap = effective[name]
+        n = min(shared.get(name, 1), cores) if shared.get(name, 1) > 1 else 1
+        lo, hi = 2 * prev, cap / 2
+        if lo == 0:
+            out[name] = int(cap / 3 / n)
+        elif lo * max(n, 1) < hi:
+            out[name] = int(math.sqrt(lo * n * hi) / n)
+        else:
+            out[name] = None
+        prev = cap if n == 1 else cap / shared.get(name, 1)
+    last = effective[names[-1]] if names else 32 * MiB
+    out["MEM"] = int(max(4 * last, 128 * MiB) / cores)
+    return out
+
+
+def host_provenance(compiler: str) -> dict:
+    """Host name, kernel, date, loopmodel and compiler versions for the ``probe`` section."""
+    from .. import __version__, toolchain
+
+    try:
+        version = toolchain.tool_version(toolchain.find_compiler(compiler))
+    except LoopmodelError:
+        version = "unknown"
+    return {"hostname": socket.gethostname(), "kernel": f"{platform.system()} {platform.release()}",
+            "machine": platform.machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "loopmodel": __version__, "compiler": compiler, "compiler_version": version}
+
+
+class _Steps:
+    """Runs the probe's steps, turning a step's one-line failure into a note."""
+
+    def __init__(self, progress):
+        self.notes: list = []
+        self.progress = progress or (lambda what, done, total: None)
+
+    def attempt(self, what: str, fn, *args, **kw):
+        try:
+            return fn(*args, **kw)
+        except LoopmodelError as exc:
+            self.notes.append(f"{what}: not measured ({exc})")
+            return None
+
+
+def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeData:
+    """Measure this host (see the module docstring for the steps).
+
+    Args:
+        options: :class:`ProbeOptions`.
+        progress: ``progress(step description, points done, points in total)`` callback.
+        root: where sysfs and /proc are found (``/``).
+    Returns:
+        :class:`ProbeData`. A failing step leaves a note, never raises.
+    """
+    from .clock import measure_clock
+    from .host_cpu import native_cpu
+    from .topology import read_topology
+
+    t0 = time.monotonic()
+    steps = _Steps(progress)
+    host = host_provenance(options.compiler)
+    topo = read_topology(root)
+    steps.notes += list(topo.notes)
+    steps.progress("clock", 0, 1)
+    clock = steps.attempt("clock", measure_clock, options.compiler)
+    hz = clock.median_hz if clock else None
+    host["native_cpu"] = steps.attempt("compiler's CPU name", native_cpu, options.compiler,
+                                       platform.machine() in ("aarch64", "arm64"))
+    incore = steps.attempt("in-core micro-benchmarks", _incore, topo, hz, options, steps) if hz else None
+    latency = steps.attempt("latency", _latency, topo, options, steps)
+    sweep = _sweeps(topo, options, steps)
+    effective = effective_sizes(topo, sweep)
+    tables = _tables(topo, effective, options, steps)
+    streams, offsets = _extras(topo, effective, options, steps)
+    host["duration_s"] = round(time.monotonic() - t0, 1)
+    return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
+                     options)
+
+
+def _incore(topo, hz, options, steps):
+    from .incore_bench import run_incore
+
+    family = "aarch64" if platform.machine() in ("aarch64", "arm64") else "x86"
+    return run_incore(family, topo.isa, hz, compiler=options.compiler,
+                      progress=lambda d, t: steps.progress("in-core instructions", d, t))
+
+
+def _latency(topo, options, steps):
+    from .latency import run_latency
+
+    caches = data_caches(topo)
+    sizes = [max(c.size // 2, 4 * KiB) for c in caches]
+    sizes = [sizes[0] // 2] + sizes[1:] + [max(4 * (caches[-1].size if caches else 0), 256 * MiB)]
+    sizes = sorted({min(s, _memory_cap()) for s in sizes})
+    steps.progress("latency", 0, 1)
+    line = caches[0].line_size if caches else 64
+    return run_latency(sizes, line, repetitions=3, min_time_s=0.01 if options.quick else 0.02, cpu=_first_cpu())
+
+
+def _first_cpu() -> int:
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    return cpus[0]
+
+
+def _sweeps(topo, options, steps) -> dict:
+    from .bandwidth import run_bandwidth
+
+    kernels = ("copy",) if options.quick else KERNELS
+    sizes = sweep_sizes(topo, options.quick)
+    out, total, done = {}, len(kernels) * len(sizes), 0
+    for k in kernels:
+        pts = []
+        for s in sizes:
+            steps.progress(f"single-core sweep ({k})", done, total)
+            p = steps.attempt(f"sweep {k} at {s} B", run_bandwidth, k, 1, s, options.repetitions,
+                              options.min_time_s, compiler=options.compiler)
+            done += 1
+            if p is not None:
+                pts.append(p)
+        out[k] = pts
+    return out
+
+
+def effective_sizes(topo, sweep: dict) -> dict:
+    """Level name -> effective capacity (bytes) of each cache: the median over the swept kernels
+    of :func:`loopmodel.models.link_fit.effective_capacities`; the reported size where no sweep
+    shows a plateau."""
+    from ..models.link_fit import effective_capacities
+
+    caches = data_caches(topo)
+    nominal = {f"L{c.level}": float(c.size) for c in caches}
+    found: dict = {name: [] for name in nominal}
+    for pts in sweep.values():
+        if len(pts) < 2:
+            continue
+        for lv in effective_capacities([p.bytes_per_thread for p in pts], [point_bandwidth(p)[0] for p in pts],
+                                       nominal):
+            if lv.capacity:
+                found[lv.level].append(lv.capacity)
+    return {n: (sorted(v)[len(v) // 2] if v else nominal[n]) for n, v in found.items()}
+
+
+def _tables(topo, effective, options, steps) -> dict:
+    from .bandwidth import run_bandwidth
+
+    shared = {f"L{c.level}": c.shared_cores for c in data_caches(topo)}
+    kernels = KERNELS
+    levels = list(effective) + ["MEM"]
+    total, done, out = len(levels) * len(kernels) * len(options.cores), 0, {}
+    for level in levels:
+        for k in kernels:
+            for n in options.cores:
+                size = level_sizes(effective, shared, n).get(level)
+                steps.progress(f"{level} bandwidth ({k}, {n} core{'s' if n > 1 else ''})", done, total)
+                done += 1
+                if not size:
+                    continue
+                p = steps.attempt(f"{level} {k} at {n} cores", run_bandwidth, k, n, size, options.repetitions,
+                                  options.min_time_s, compiler=options.compiler)
+                if p is not None:
+                    out.setdefault(level, {}).setdefault(k, []).append(p)
+    return out
+
+
+def _extras(topo, effective, options, steps) -> tuple:
+    """Many concurrent streams (memory) and misaligned streaming (L1 and memory), one core."""
+    from .bandwidth import run_bandwidth
+
+    ks = (1, 8, 16) if options.quick else (1, 2, 4, 8, 12, 16, 20, 24)
+    sizes = level_sizes(effective, {}, 1)
+    mem = sizes["MEM"]
+    streams = []
+    for i, k in enumerate(ks):
+        steps.progress("concurrent streams", i, len(ks))
+        p = steps.attempt(f"{k} streams", run_bandwidth, f"streams:{k}", 1, mem, options.repetitions,
+                          options.min_time_s, compiler=options.compiler)
+        if p is not None:
+            streams.append(p)
+    offsets = []
+    l1 = next(iter(sizes.items()))
+    for kernel in ("load", "copy"):
+        for level, size in (l1, ("MEM", mem)):
+            steps.progress("misaligned streams", len(offsets), 4)
+            a = steps.attempt("aligned", run_bandwidth, kernel, 1, size, options.repetitions, options.min_time_s,
+                              compiler=options.compiler)
+            b = steps.attempt("misaligned", run_bandwidth, kernel, 1, size, options.repetitions,
+                              options.min_time_s, offset=8, compiler=options.compiler)
+            if a is not None and b is not None:
+                offsets.append((kernel, level, a, b))
+    return tuple(streams), tuple(offsets)

@@ -1,0 +1,267 @@
+"""The probed-model builder on synthetic measurements with known answers (no hardware needed):
+effective capacities, link bandwidths and the overlap/duplex hypothesis, penalty and p0 fits,
+schema validity of the written file, and `-m host`."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import yaml
+
+from loopmodel.fileio.machine_schema import validate_mapping
+from loopmodel.fileio.machine_writer import machine_text
+from loopmodel.hostmodel import BENCH_SOURCES, _analyze, build_host_model
+from loopmodel.measure.clock import ClockMeasurement
+from loopmodel.measure.probe import BENCH_KERNELS, KERNELS, ProbeData, ProbeOptions, level_sizes
+from loopmodel.measure.topology import CacheInfo, HostTopology
+from loopmodel.models.link_fit import KernelTransfers, effective_capacities, fit_hypothesis, fit_links, predict
+
+CLOCK = 2.0e9
+KiB, MiB = 1024, 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class FakePoint:
+    kernel: str
+    threads: int
+    bytes_per_thread: int
+    offset: int
+    seconds: tuple
+    sweeps: int
+    elements_per_thread: int
+
+
+def _arrays(kernel: str) -> int:
+    return {"load": 1, "copy": 2, "update": 1, "triad": 4, "daxpy": 2}[kernel]
+
+
+def point(kernel, threads, size, cy_cl, spread=0.02):
+    """A point whose fastest repetition takes ``cy_cl`` cy/CL per thread at CLOCK."""
+    n = size // (8 * _arrays(kernel))
+    t = cy_cl / 8 / CLOCK * n * 10
+    return FakePoint(kernel, threads, size, 0, (t, t * (1 + spread), t * (1 + spread / 2)), 10, n)
+
+
+def topology(l3=64 * MiB, cores=2):
+    caches = (CacheInfo(1, "Data", 32 * KiB, 8, 64, 64, (0,), 1), CacheInfo(2, "Unified", 1 * MiB, 16, 1024, 64, (0,), 1),
+              CacheInfo(3, "Unified", l3, 16, l3 // 1024, 64, tuple(range(cores)), cores))
+    return HostTopology("Test CPU", "GenuineIntel", tuple(range(cores)), 1, cores, 1, (tuple(range(cores)),),
+                        caches, ("sse2", "avx", "avx2", "fma"), 32, ())
+
+
+# ------------------------------------------------------------------ link_fit, pure
+def _kt(name, t_ol, t_nol, links, measured):
+    return KernelTransfers(name, t_ol, t_nol, tuple(links), measured)
+
+
+@pytest.mark.parametrize("overlap,duplex", [("serial", "half"), ("overlap", "full"), ("serial", "full")])
+def test_fit_links_recovers_known_hypothesis_and_bandwidths(overlap, duplex):
+    true_bw = (32.0, 12.0)
+    kernels = []
+    for name, (b_in, b_out) in {"load": (64, 0), "copy": (128, 64), "update": (64, 64), "triad": (256, 64),
+                                "daxpy": (128, 64)}.items():
+        k = _kt(name, 1.0, 2.0, [(b_in, b_out)] * 2, {})
+        meas = {lv: predict(k, lv, true_bw, overlap, duplex) for lv in (1, 2)}
+        kernels.append(dataclasses.replace(k, measured=meas))
+    fits = fit_links(kernels, 2)
+    assert (fits[0].overlap, fits[0].duplex) == (overlap, duplex)
+    assert fits[0].bandwidths == pytest.approx(true_bw, rel=1e-3)
+    assert fits[0].residual < 0.1
+    assert fits[-1].residual > fits[0].residual
+    assert len(fits) == 4
+
+
+def test_fit_hypothesis_needs_a_measurement_beyond_each_link():
+    k = _kt("load", 1.0, 1.0, [(64, 0)], {})
+    with pytest.raises(ValueError, match="level 1"):
+        fit_hypothesis([k], 1, "serial", "half")
+
+
+def test_effective_capacity_of_a_level_far_smaller_than_reported():
+    sizes = [2 ** k for k in range(12, 30)]  # 4 KiB .. 512 MiB
+    def bw(s):
+        return 100 if s <= 24 * KiB else 50 if s <= 768 * KiB else 30 if s <= 8 * MiB else 10
+    levels = effective_capacities(sizes, [bw(s) for s in sizes], {"L1": 32 * KiB, "L2": MiB, "L3": 480 * MiB})
+    assert [lv.capacity for lv in levels] == [32 * KiB, MiB, 8 * MiB]  # L1, L2 end where reported
+    assert [lv.plateau for lv in levels] == [100, 50, 30]
+
+
+def test_level_sizes_inside_each_level_and_refused_when_a_shared_cache_is_too_small():
+    eff = {"L1": 32 * KiB, "L2": MiB, "L3": 8 * MiB}
+    one = level_sizes(eff, {"L3": 2}, 1)
+    assert one["L1"] < 16 * KiB and 64 * KiB < one["L2"] < 512 * KiB and 2 * MiB < one["L3"] <= 4 * MiB
+    assert one["MEM"] >= 128 * MiB
+    tiny = level_sizes({"L1": 32 * KiB, "L2": MiB, "L3": 3 * MiB}, {"L3": 2}, 2)
+    assert tiny["L3"] is None
+
+
+# ------------------------------------------------------------------ the builder
+TRUTH = {"L1L2": 32.0, "L2L3": 16.0}
+
+
+def _truth_times(topo):
+    """cy/CL per kernel and level from a 'true' machine: serial, half duplex, 32/16 B/cy."""
+    data = ProbeData({"hostname": "t", "machine": "x86_64", "date": "2026-01-01"}, topo,
+                     ClockMeasurement(int(CLOCK), (1.0,), (1.0,)), tables={"MEM": {}})
+    from loopmodel.hostmodel import _skeleton
+    mapping = _skeleton(data, {"L1": 32 * KiB, "L2": MiB, "L3": 8 * MiB}, [])
+    mapping["links"][0]["bandwidth"] = f"{TRUTH['L1L2']} B/cy"
+    mapping["links"][1]["bandwidth"] = f"{TRUTH['L2L3']} B/cy"
+    mapping["links"][2]["bandwidth"] = "8 B/cy"
+    machine = validate_mapping(mapping, "<truth>")
+    return {k: _analyze(machine, k).T_ECM for k in KERNELS}
+
+
+def synthetic_probe(l3_nominal=64 * MiB):
+    topo = topology(l3_nominal)
+    truth = _truth_times(topo)
+    sizes = {"L1": 8 * KiB, "L2": 256 * KiB, "L3": 3 * MiB, "MEM": 256 * MiB}
+    tables = {}
+    for level, size in sizes.items():
+        for k in KERNELS:
+            t1 = truth[k][level] * (1.25 if level == "MEM" else 1.0)  # memory: slower than the busy time
+            pts = [point(k, 1, size, t1)]
+            if level == "MEM":  # two cores: 1.9x the throughput, not 2x
+                pts.append(point(k, 2, size // 2, t1 * 2 / 1.9))
+            tables.setdefault(level, {})[k] = pts
+    sweep = {"copy": [point("copy", 1, s, truth["copy"]["L1" if s <= 16 * KiB else "L2" if s <= 512 * KiB
+                                                     else "L3" if s <= 8 * MiB else "MEM"])
+                      for s in [2 ** e for e in range(12, 29)]]}
+    return ProbeData({"hostname": "testhost", "machine": "x86_64", "date": "2026-01-01T00:00:00Z",
+                      "loopmodel": "0", "compiler": "gcc"}, topo,
+                     ClockMeasurement(int(CLOCK), (1.0, 1.0, 1.0), (1.0, 1.01, 1.02)), None, None, sweep, tables,
+                     options=ProbeOptions((1, 2), False, 5, 0.01, "gcc"))
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build_host_model(synthetic_probe())
+
+
+def test_builder_recovers_the_true_link_bandwidths_and_rules(built):
+    m = built.machine
+    assert m.overlap == ["T_OL"]
+    assert m.links[0].bandwidth[0].value == pytest.approx(32.0, rel=0.02)
+    assert m.links[1].bandwidth[0].value == pytest.approx(16.0, rel=0.02)
+    fits = built.mapping["probe"]["fits"]["links"]
+    assert fits["chosen"] == {"overlap": "serial", "duplex": "half"}
+    assert fits["hypotheses"][0]["residual_percent"] < 1
+
+
+def test_builder_uses_the_effective_l3_capacity_and_says_so(built):
+    l3 = built.machine.memory_hierarchy[2]
+    assert 4 * MiB <= l3.size <= 8 * MiB
+    assert any("effective capacity" in n and "L3" in n for n in built.notes)
+
+
+def test_builder_fits_a_penalty_that_explains_single_core_memory_times(built):
+    pen = built.mapping["probe"]["fits"]["latency_penalty"]
+    assert pen["penalty_cy_per_CL"] > 0
+    assert pen["error_after_percent"] < 3 < pen["error_before_percent"]
+
+
+def test_builder_fits_p0_to_the_memory_curve(built):
+    p0 = built.mapping["probe"]["fits"]["contention_p0"]
+    assert set(p0["per_kernel"]) == set(KERNELS)
+    assert built.machine.contention_p0 == pytest.approx(p0["p0"], rel=1e-3)
+    assert all(v["rms_error_percent"] < 10 for v in p0["per_kernel"].values())
+
+
+def test_builder_without_in_core_measurement_says_what_it_assumed(built):
+    assert any("ASSUMED" in n and "in-core" in n for n in built.notes)
+
+
+def test_written_file_is_schema_valid_and_reads_back(built, tmp_path):
+    text = machine_text(built.mapping, ["test header"])
+    assert text.startswith("# test header\n")
+    data = yaml.safe_load(text)
+    again = validate_mapping(data, "x")
+    assert again.links == built.machine.links
+    assert data["probe"]["hostname"] == "testhost"
+    assert data["probe"]["tables"]["MEM"]["copy"][0]["spread"] == pytest.approx(0.0196, rel=0.05)
+    assert set(data["benchmarks"]["measurements"]) == {"L1", "L2", "L3", "MEM"}
+    assert data["benchmarks"]["measurements"]["MEM"]["cores"] == [1, 2]
+    assert data["benchmarks"]["measurements"]["L1"]["cores"] == [1]
+
+
+def test_builder_refuses_without_clock_or_memory():
+    from loopmodel.errors import MachineError
+    data = synthetic_probe()
+    with pytest.raises(MachineError, match="clock"):
+        build_host_model(dataclasses.replace(data, clock=None))
+    with pytest.raises(MachineError, match="memory"):
+        build_host_model(dataclasses.replace(data, tables={}))
+
+
+def test_bench_sources_match_kerncraft_stream_semantics():
+    from loopmodel.fileio.c_kernel import parse_kernel
+    for name, text in BENCH_SOURCES.items():
+        kernel, _ = parse_kernel(text, name)
+        k = BENCH_KERNELS[name]
+        writes = {a.name for a in kernel.accesses if a.write} if hasattr(kernel, "accesses") else None
+        if writes is not None:
+            assert len(writes) == k["write_streams"]
+
+
+# ------------------------------------------------------------------ the command and -m host
+@pytest.fixture
+def fake_probe(monkeypatch, tmp_path):
+    import loopmodel.measure.probe as probe
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+
+    def run_probe(options, progress=None, root="/"):
+        calls.append(options)
+        return synthetic_probe()
+    monkeypatch.setattr(probe, "run_probe", run_probe)
+    return calls
+
+
+def test_probe_command_writes_a_valid_file_and_keeps_it_for_minus_m_host(fake_probe, tmp_path, capsys):
+    from loopmodel.cli import main
+    from loopmodel.fileio.host_models import host_model_path
+    from loopmodel.fileio.machine_files import load_machine
+    out = tmp_path / "host.yml"
+    assert main(["machine", "probe", "-o", str(out), "--quick"]) == 0
+    err = capsys.readouterr().err
+    assert "kept for '-m host'" in err and "overlap T_OL" in err
+    assert fake_probe[0].quick and fake_probe[0].repetitions == 3
+    m = load_machine(str(out))
+    assert m.probe["hostname"] == "testhost" and m.name == "host-testhost"
+    assert host_model_path().read_text() == out.read_text()
+    assert load_machine("host") == m
+    assert main(["analyze", "examples/kernels/daxpy.c", "-m", "host", "-D", "N=1000000", "-p", "ECM"]) == 0
+    text = capsys.readouterr().out
+    assert "probe of this host 'testhost' from 2026-01-01T00:00:00Z" in text
+
+
+def test_probe_command_never_overwrites_without_force(fake_probe, tmp_path, capsys):
+    from loopmodel.cli import main
+    out = tmp_path / "host.yml"
+    out.write_text("mine\n")
+    assert main(["machine", "probe", "-o", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err and out.read_text() == "mine\n"
+    assert not fake_probe  # refused before measuring
+    assert main(["machine", "probe", "-o", str(out), "--force", "--no-store"]) == 0
+    assert out.read_text().startswith("# loopmodel machine model of the host 'testhost'")
+
+
+def test_probe_command_rejects_more_cores_than_the_process_may_use(fake_probe, capsys):
+    from loopmodel.cli import main
+    assert main(["machine", "probe", "--cores", "1:100000"]) == 2
+    assert "may use" in capsys.readouterr().err and not fake_probe
+
+
+def test_minus_m_host_without_a_probe_is_a_one_line_hint(monkeypatch, tmp_path, capsys):
+    from loopmodel.cli import main
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    assert main(["analyze", "examples/kernels/daxpy.c", "-m", "host", "-D", "N=1000"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "loopmodel machine probe" in err
+
+
+def test_host_model_path_is_keyed_by_host_and_cpu(monkeypatch, tmp_path):
+    from loopmodel.fileio.host_models import host_model_path
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    a, b = host_model_path("h/x", "CPU A"), host_model_path("h/x", "CPU B")
+    assert a != b and a.parent == tmp_path / "hosts" and a.name.startswith("h_x-")

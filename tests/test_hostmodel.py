@@ -14,7 +14,8 @@ from loopmodel.hostmodel import BENCH_SOURCES, _analyze, build_host_model
 from loopmodel.measure.clock import ClockMeasurement
 from loopmodel.measure.probe import BENCH_KERNELS, KERNELS, ProbeData, ProbeOptions, level_sizes
 from loopmodel.measure.topology import CacheInfo, HostTopology
-from loopmodel.models.link_fit import KernelTransfers, effective_capacities, fit_hypothesis, fit_links, predict
+from loopmodel.models.link_fit import (Hypothesis, KernelTransfers, effective_capacities, fit_hypothesis, fit_links,
+                                      hypotheses, predict)
 
 CLOCK = 2.0e9
 KiB, MiB = 1024, 1024 * 1024
@@ -50,31 +51,49 @@ def topology(l3=64 * MiB, cores=2):
 
 
 # ------------------------------------------------------------------ link_fit, pure
-def _kt(name, t_ol, t_nol, links, measured):
-    return KernelTransfers(name, t_ol, t_nol, tuple(links), measured)
+STREAMS = {"load": (64, 0), "copy": (128, 64), "update": (64, 64), "triad": (256, 64), "daxpy": (128, 64)}
 
 
-@pytest.mark.parametrize("overlap,duplex", [("serial", "half"), ("overlap", "full"), ("serial", "full")])
-def test_fit_links_recovers_known_hypothesis_and_bandwidths(overlap, duplex):
+def _kernels(hyp, true_bw, penalty=0.0, mem_bw=6.0):
+    out = []
+    for name, (b_in, b_out) in STREAMS.items():
+        k = KernelTransfers(name, 1.0, 2.0, ((b_in, b_out),) * 3, mem_bw, {})
+        meas = {lv: predict(k, lv, true_bw, hyp, penalty) for lv in (1, 2, 3)}
+        out.append(dataclasses.replace(k, measured=meas))
+    return out
+
+
+@pytest.mark.parametrize("hyp", [Hypothesis((), False, "half"), Hypothesis((2,), False, "half"),
+                                 Hypothesis((0, 1, 2), False, "full"), Hypothesis((), False, "full")])
+def test_fit_links_recovers_known_hypothesis_bandwidths_and_penalty(hyp):
     true_bw = (32.0, 12.0)
-    kernels = []
-    for name, (b_in, b_out) in {"load": (64, 0), "copy": (128, 64), "update": (64, 64), "triad": (256, 64),
-                                "daxpy": (128, 64)}.items():
-        k = _kt(name, 1.0, 2.0, [(b_in, b_out)] * 2, {})
-        meas = {lv: predict(k, lv, true_bw, overlap, duplex) for lv in (1, 2)}
-        kernels.append(dataclasses.replace(k, measured=meas))
-    fits = fit_links(kernels, 2)
-    assert (fits[0].overlap, fits[0].duplex) == (overlap, duplex)
-    assert fits[0].bandwidths == pytest.approx(true_bw, rel=1e-3)
-    assert fits[0].residual < 0.1
-    assert fits[-1].residual > fits[0].residual
-    assert len(fits) == 4
+    fits = fit_links(_kernels(hyp, true_bw, penalty=3.0))
+    best = fits[0]
+    assert best.hypothesis == hyp
+    assert best.bandwidths == pytest.approx(true_bw, rel=1e-3)
+    assert best.penalty == pytest.approx(3.0, rel=0.02)
+    assert best.residual < 0.1 < fits[-1].residual
+    assert len(fits) == len(hypotheses(3)) == 16
 
 
-def test_fit_hypothesis_needs_a_measurement_beyond_each_link():
-    k = _kt("load", 1.0, 1.0, [(64, 0)], {})
+def test_hypothesis_names_for_the_machine_file():
+    names = ["L1L2", "L2L3", "L3MEM"]
+    assert Hypothesis((), False, "half").names(names) == ["T_OL"]
+    assert Hypothesis((2,), False, "half").names(names) == ["T_OL", "L3MEM"]
+    assert Hypothesis((0, 1, 2), True, "full").names(names) == ["T_OL", "T_nOL", "L1L2", "L2L3", "L3MEM"]
+
+
+def test_no_penalty_where_busy_times_already_explain_memory():
+    fits = fit_links(_kernels(Hypothesis((), False, "half"), (32.0, 12.0)))
+    assert fits[0].penalty == 0.0
+
+
+def test_fit_hypothesis_needs_a_measurement_beyond_each_cache_link():
+    k = KernelTransfers("load", 1.0, 1.0, ((64, 0), (64, 0)), 8.0, {2: 10.0})
     with pytest.raises(ValueError, match="level 1"):
-        fit_hypothesis([k], 1, "serial", "half")
+        fit_hypothesis([k], Hypothesis((), False, "half"))
+    with pytest.raises(ValueError, match="no kernels"):
+        fit_links([])
 
 
 def test_effective_capacity_of_a_level_far_smaller_than_reported():
@@ -144,7 +163,7 @@ def test_builder_recovers_the_true_link_bandwidths_and_rules(built):
     assert m.links[0].bandwidth[0].value == pytest.approx(32.0, rel=0.02)
     assert m.links[1].bandwidth[0].value == pytest.approx(16.0, rel=0.02)
     fits = built.mapping["probe"]["fits"]["links"]
-    assert fits["chosen"] == {"overlap": "serial", "duplex": "half"}
+    assert fits["chosen"]["overlap"] == ["T_OL"] and fits["chosen"]["duplex"] == "half"
     assert fits["hypotheses"][0]["residual_percent"] < 1
 
 
@@ -155,9 +174,11 @@ def test_builder_uses_the_effective_l3_capacity_and_says_so(built):
 
 
 def test_builder_fits_a_penalty_that_explains_single_core_memory_times(built):
-    pen = built.mapping["probe"]["fits"]["latency_penalty"]
-    assert pen["penalty_cy_per_CL"] > 0
-    assert pen["error_after_percent"] < 3 < pen["error_before_percent"]
+    chosen = built.mapping["probe"]["fits"]["links"]["chosen"]
+    assert chosen["penalty_cy_per_CL"] > 0 and built.machine.links[-1].penalty_load == pytest.approx(chosen["penalty_cy_per_CL"], abs=0.006)
+    mem = [e for e in built.mapping["probe"]["fits"]["links"]["errors"] if e["level"] == 3]
+    assert len(mem) == 5
+    assert all(abs(e["predicted_cy_per_CL"] / e["measured_cy_per_CL"] - 1) < 0.05 for e in mem)
 
 
 def test_builder_fits_p0_to_the_memory_curve(built):

@@ -22,7 +22,6 @@ with a ``probe`` section holding every raw figure and fit (provenance).
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from .errors import LoopmodelError
@@ -78,8 +77,7 @@ def build_host_model(data) -> HostModel:
     transfers = _transfers(machine, data)
     mapping, fits["links"] = _fit_links(mapping, transfers, notes)
     machine = validate_mapping(mapping, "<probe>")
-    mapping, fits["latency_penalty"] = _fit_penalty(mapping, machine, data, notes)
-    machine = validate_mapping(mapping, "<probe>")
+    fits["latency_estimate"] = _latency_estimate(data, machine)
     mapping, fits["contention_p0"] = _fit_p0(mapping, machine, data, notes)
     from .measure.provenance import probe_section
     mapping["probe"] = probe_section(data, fits, notes)
@@ -225,68 +223,47 @@ def _measured_levels(data, kernel: str, clock: float, line: float) -> dict:
 
 
 def _transfers(machine, data) -> list:
+    """One :class:`~loopmodel.models.link_fit.KernelTransfers` per benchmark kernel: the ECM
+    model's in-core times and bytes per link, and the measured single-core times."""
     from .models.link_fit import KernelTransfers
 
     out = []
     for k in KERNELS:
         ecm = _analyze(machine, k)
-        links = tuple((c.bytes_in, c.bytes_out) for c in ecm.by_location["MEM"])
+        parts = ecm.by_location["MEM"]
+        links = tuple((c.bytes_in, c.bytes_out) for c in parts)
         measured = _measured_levels(data, k, machine.clock, machine.cacheline_size)
-        out.append(KernelTransfers(k, ecm.T_OL or 0.0, ecm.T_nOL, links, measured))
+        out.append(KernelTransfers(k, ecm.T_OL or 0.0, ecm.T_nOL, links, parts[-1].bandwidth[0], measured))
     return out
 
 
 def _fit_links(mapping: dict, transfers: list, notes: list) -> tuple:
+    """Link bandwidths, duplex, overlap and memory penalty of the best hypothesis
+    (:func:`loopmodel.models.link_fit.fit_links`) written into ``mapping``; the report of all."""
     from .models.link_fit import fit_links
 
-    n_links = len(mapping["links"]) - 1
-    if n_links == 0:
-        return mapping, {"hypotheses": [], "chosen": None}
-    usable = [dataclasses.replace(t, measured={i: m for i, m in t.measured.items() if 1 <= i <= n_links})
-              for t in transfers]
     try:
-        fits = fit_links(usable, n_links)
+        fits = fit_links(transfers)
     except ValueError as exc:
-        notes.append(f"link bandwidths not fitted ({exc}): 64 B/cy ASSUMED per cache link")
+        notes.append(f"link bandwidths not fitted ({exc}): 64 B/cy per cache link and no memory penalty ASSUMED")
         return mapping, {"hypotheses": [], "chosen": None}
     best = fits[0]
     links = [dict(lk) for lk in mapping["links"]]
     for j, bw in enumerate(best.bandwidths):
-        links[j]["bandwidth"] = f"{bw:.2f} B/cy" if best.duplex == "half" else [f"{bw:.2f} B/cy"] * 2
-        links[j]["duplex"] = best.duplex
-    names = ["T_OL", "T_nOL"] + [a + b for a, b in (lk["between"] for lk in links)]
-    overlap = ["T_OL"] if best.overlap == "serial" else names
-    report = {"hypotheses": [{"overlap": f.overlap, "duplex": f.duplex,
-                              "bandwidths_B_per_cy": [round(b, 3) for b in f.bandwidths],
-                              "residual_percent": round(f.residual, 2)} for f in fits],
-              "chosen": {"overlap": best.overlap, "duplex": best.duplex},
+        links[j]["bandwidth"] = f"{bw:.2f} B/cy" if best.hypothesis.duplex == "half" else [f"{bw:.2f} B/cy"] * 2
+        links[j]["duplex"] = best.hypothesis.duplex
+    links[-1]["penalty_load"] = links[-1]["penalty_store"] = f"{best.penalty:.2f} cy"
+    names = [a + b for a, b in (lk["between"] for lk in links)]
+    report = {"hypotheses": [_hypothesis_row(f, names) for f in fits], "chosen": _hypothesis_row(best, names),
               "errors": [{"kernel": k, "level": lv, "predicted_cy_per_CL": round(p, 3),
                           "measured_cy_per_CL": round(m, 3)} for k, lv, p, m in best.errors]}
-    return {**mapping, "links": links, "overlap": overlap}, report
+    return {**mapping, "links": links, "overlap": best.hypothesis.names(names)}, report
 
 
-def _penalty_samples(machine, data) -> list:
-    """One :class:`~loopmodel.models.calibration.PenaltySample` per kernel measured in memory
-    on one core: what the model predicts without a penalty, and the CL the penalty is charged for."""
-    from .models.calibration import PenaltySample
-
-    line = machine.cacheline_size
-    overlap = set(machine.overlap)
-    mem_index = len(machine.memory_hierarchy) - 1
-    out = []
-    for k in KERNELS:
-        measured = _measured_levels(data, k, machine.clock, line).get(mem_index)
-        if measured is None:
-            continue
-        ecm = _analyze(machine, k)
-        mem = [c for c in ecm.contributions if c.name.endswith("MEM")]
-        cl = sum(c.bytes_in + c.bytes_out for c in mem) / line
-        if any(c.name in overlap for c in mem):  # the memory term overlaps: penalty adds to it alone
-            rest = [ecm.T_OL or 0.0, ecm.T_nOL] + [c.cycles for c in ecm.contributions if c not in mem]
-            out.append(PenaltySample(max(rest), sum(c.busy for c in mem), cl, measured))
-        else:
-            out.append(PenaltySample(ecm.T_OL or 0.0, ecm.T_transfer["MEM"], cl, measured))
-    return out
+def _hypothesis_row(fit, names) -> dict:
+    h = fit.hypothesis
+    return {"overlap": h.names(names), "duplex": h.duplex, "bandwidths_B_per_cy": [round(b, 3) for b in fit.bandwidths],
+            "penalty_cy_per_CL": round(fit.penalty, 3), "residual_percent": round(fit.residual, 2)}
 
 
 def _latency_estimate(data, machine) -> dict | None:
@@ -303,26 +280,6 @@ def _latency_estimate(data, machine) -> dict | None:
     lat_cy = lat.cycles(machine.clock)
     return {"memory_latency_cy": round(lat_cy, 1), "single_core_B_per_cy": round(bw, 3),
             "lines_in_flight": round(lat_cy * bw / machine.cacheline_size, 2)}
-
-
-def _fit_penalty(mapping: dict, machine, data, notes: list) -> tuple:
-    from .models.calibration import fit_latency_penalty
-
-    samples = _penalty_samples(machine, data)
-    try:
-        fit = fit_latency_penalty(samples)
-    except ValueError as exc:
-        notes.append(f"latency penalty not fitted ({exc}): 0 cy/CL")
-        return mapping, {"penalty_cy_per_CL": 0.0}
-    links = [dict(lk) for lk in mapping["links"]]
-    links[-1]["penalty_load"] = f"{fit.penalty:.2f} cy"
-    links[-1]["penalty_store"] = f"{fit.penalty:.2f} cy"
-    report = {"penalty_cy_per_CL": round(fit.penalty, 3), "error_before_percent": round(fit.error_before, 2),
-              "error_after_percent": round(fit.error_after, 2),
-              "samples": [{"measured_cy_per_CL": round(s.measured, 3), "predicted_cy_per_CL": round(p, 3)}
-                          for s, p in zip(samples, fit.predicted)],
-              "from_latency": _latency_estimate(data, machine)}
-    return {**mapping, "links": links}, report
 
 
 def _fit_p0(mapping: dict, machine, data, notes: list) -> tuple:

@@ -60,3 +60,51 @@ def llvm_mca_cpu_for(name: str, known: frozenset) -> tuple:
         return None, f"llvm-mca knows no model for '{name}' or an older generation of it"
     return cpu, (f"llvm-mca knows no '{name}': the model of '{cpu}', an older generation, is used; "
                  "its latencies and ports may differ from this host")
+
+
+#: dependent chains of one instruction (AT&T on x86, AArch64 syntax): its latency is the
+#: analyzer's cycles per pass
+_CHAINS = {
+    "x86": {"ADD": "vaddpd %{r}1, %{r}0, %{r}0", "MUL": "vmulpd %{r}1, %{r}0, %{r}0",
+            "FMA": "vfmadd231pd %{r}1, %{r}2, %{r}0"},
+    "aarch64": {"ADD": "fadd v0.2d, v0.2d, v1.2d", "MUL": "fmul v0.2d, v0.2d, v1.2d",
+                "FMA": "fmla v0.2d, v1.2d, v2.2d"},
+}
+_X86_REG = {16: "xmm", 32: "ymm", 64: "zmm"}
+
+
+def mca_latency_check(cpu: str, measured: dict, width: int, aarch64: bool = False, path: str | None = None,
+                      tolerance: float = 0.2) -> tuple:
+    """Compare llvm-mca's latency of ADD, MUL and FMA for ``-mcpu=cpu`` with the host's.
+
+    Args:
+        cpu: the llvm-mca CPU name.
+        measured: op (``ADD``, ``MUL``, ``FMA``) -> measured latency in cy at ``width``.
+        width: SIMD width in bytes the latencies were measured at (x86: 16, 32 or 64).
+        tolerance: relative difference above which a note is given.
+    Returns:
+        ``(rows, notes)``: rows ``{"op", "measured_cy", "llvm_mca_cy"}``; one note per op whose
+        figures differ by more than ``tolerance`` (compiled in-core predictions with llvm-mca
+        then charge the wrong latency for dependent chains on this host).
+    """
+    from ..compiled import llvm_mca
+    from ..errors import ToolError
+
+    isa = "aarch64" if aarch64 else "x86"
+    reg = _X86_REG.get(width)
+    if isa == "x86" and reg is None:
+        return (), ()
+    rows, notes = [], []
+    for op, cy in measured.items():
+        form = _CHAINS[isa].get(op)
+        if form is None or not cy:
+            continue
+        try:
+            mca = llvm_mca.run(form.format(r=reg) + "\n", cpu, path, aarch64).cycles_per_pass
+        except ToolError:
+            continue
+        rows.append({"op": op, "measured_cy": round(cy, 2), "llvm_mca_cy": round(mca, 2)})
+        if abs(mca - cy) > tolerance * cy:
+            notes.append(f"llvm-mca's model '{cpu}' assumes a latency of {mca:.3g} cy for {op}; {cy:.3g} cy measured on "
+                         "this host: llvm-mca in-core figures of dependent chains will be off here")
+    return tuple(rows), tuple(notes)

@@ -231,9 +231,9 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     host["native_cpu"] = steps.attempt("compiler's CPU name", native_cpu, options.compiler,
                                        platform.machine() in ("aarch64", "arm64"))
     incore = steps.attempt("in-core micro-benchmarks", _incore, topo, hz, options, steps) if hz else None
-    latency = steps.attempt("latency", _latency, topo, options, steps)
     sweep = _sweeps(topo, options, steps)
     effective = effective_sizes(topo, sweep)
+    latency = steps.attempt("latency", _latency, topo, effective, options, steps)
     tables = _tables(topo, effective, options, steps)
     streams, offsets = _extras(topo, effective, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
@@ -249,14 +249,17 @@ def _incore(topo, hz, options, steps):
                       progress=lambda d, t: steps.progress("in-core instructions", d, t))
 
 
-def _latency(topo, options, steps):
+def _latency(topo, effective: dict, options, steps):
+    """Pointer chase inside each cache's effective capacity (L1: a quarter, others: half)
+    and in memory (8 x the last cache, at least 256 MiB, at most 1 GiB)."""
     from .latency import run_latency
 
-    caches = data_caches(topo)
-    sizes = [max(c.size // 2, 4 * KiB) for c in caches]
-    sizes = [sizes[0] // 2] + sizes[1:] + [max(4 * (caches[-1].size if caches else 0), 256 * MiB)]
-    sizes = sorted({min(s, _memory_cap()) for s in sizes})
+    caps = list(effective.values())
+    sizes = [int(c / (4 if i == 0 else 2)) for i, c in enumerate(caps)]
+    sizes.append(min(max(8 * int(caps[-1]) if caps else 0, 256 * MiB), 1024 * MiB, _memory_cap()))
+    sizes = sorted({max(s // 4096 * 4096, 4096) for s in sizes})
     steps.progress("latency", 0, 1)
+    caches = data_caches(topo)
     line = caches[0].line_size if caches else 64
     return run_latency(sizes, line, repetitions=3, min_time_s=0.01 if options.quick else 0.02, cpu=_first_cpu())
 

@@ -7,10 +7,13 @@ bandwidth, both directions added on a half-duplex link and the larger one on a f
 link (§3.3, "uni- or bi-directional"); the contributions either add up (Intel: only T_OL
 overlaps, ecm-model-slides.txt "ECM rules") or overlap (AMD Zen, §5.2: "all transfers
 overlap"). Which rule a machine follows is a hypothesis about the machine that the data
-sheet does not state. Here every combination is tried: for each, the bandwidth of each link
-is fitted, inner link first, to the measured times of the benchmark kernels with their data
-one level further out, and the hypothesis with the smallest residual is kept; the residuals
-of all are reported so that a user sees how clear the choice was.
+sheet does not state, and a machine may overlap some transfers and not others (the memory
+transfer with the cache transfers, say). Here every combination is tried: for each, the
+bandwidth of each cache link is fitted, inner link first, to the measured times of the
+benchmark kernels with their data one level further out, then the memory link's latency
+penalty to the times with the data in memory (its bandwidth is measured), and the
+hypothesis with the smallest residual over all levels is kept; the residuals of all are
+reported so that a user sees how clear the choice was.
 
 Pure functions on plain numbers (cy/CL, bytes per CL of work, B/cy); no I/O.
 """
@@ -20,9 +23,6 @@ import math
 from dataclasses import dataclass
 
 from .calibration import grid_minimum
-
-#: the hypotheses tried: (overlap rule, duplex)
-HYPOTHESES = (("serial", "half"), ("serial", "full"), ("overlap", "half"), ("overlap", "full"))
 
 #: bandwidths searched, B/cy (log grid)
 _GRID = tuple(2 ** (k / 16) for k in range(-32, 145))  # 0.25 .. 512 B/cy
@@ -35,34 +35,63 @@ class KernelTransfers:
     Attributes:
         kernel: benchmark name (``load``, ``copy``, ``update``, ``triad``, ``daxpy``).
         t_ol, t_nol: in-core contributions T_OL and T_nOL, cy/CL.
-        links: per link, core side first: ``(bytes toward the core, bytes away from it)`` per
-            CL of work with the data beyond that link.
-        measured: level index (1 = the second level, e.g. L2) -> measured cy/CL with the data
-            there; levels without a measurement are left out.
+        links: per link, core side first, the memory link last: ``(bytes toward the core,
+            bytes away from it)`` per CL of work with the data beyond that link.
+        memory_bandwidth: B/cy of the memory link for this kernel (the measured saturated
+            bandwidth the ECM model picks for it, write-allocate corrected).
+        measured: level index (1 = the second level, e.g. L2; ``len(links)`` = memory) ->
+            measured cy/CL with the data there; levels without a measurement are left out.
     """
     kernel: str
     t_ol: float
     t_nol: float
     links: tuple
+    memory_bandwidth: float
     measured: dict
 
 
 @dataclass(frozen=True)
-class HypothesisFit:
-    """The fitted link bandwidths under one overlap/duplex hypothesis.
+class Hypothesis:
+    """Which contributions overlap, and whether the cache links are full duplex.
 
     Attributes:
-        overlap: ``"serial"`` (T_nOL and the transfers add up; only T_OL overlaps) or
-            ``"overlap"`` (every contribution overlaps: T = max of all).
+        overlap: indices of the links whose transfer time overlaps with everything else
+            (0 = the link next to L1, the last = memory); ``t_nol`` True: T_nOL overlaps too.
         duplex: ``"half"`` (both directions share the bandwidth) or ``"full"`` (the same
-            bandwidth in each direction at once).
-        bandwidths: fitted B/cy per fitted link (core side first).
+            bandwidth in each direction at once) for the cache-to-cache links.
+    """
+    overlap: tuple
+    t_nol: bool
+    duplex: str
+
+    def names(self, link_names) -> list:
+        """The machine file's ``overlap`` list: ``T_OL`` and the overlapping contributions."""
+        return ["T_OL"] + (["T_nOL"] if self.t_nol else []) + [link_names[i] for i in self.overlap]
+
+
+def hypotheses(n_links: int) -> list:
+    """Every subset of overlapping links times half/full duplex; the plain Intel rule (nothing
+    but T_OL overlaps, half duplex) first. All links overlapping is the AMD rule
+    (cross-architecture-machine-models.txt §5.2): T_nOL then stands alone in the sum, so
+    whether it is called overlapping makes no difference."""
+    return [Hypothesis(tuple(i for i in range(n_links) if mask >> i & 1), False, duplex)
+            for duplex in ("half", "full") for mask in range(2 ** n_links)]
+
+
+@dataclass(frozen=True)
+class HypothesisFit:
+    """The fitted link bandwidths and memory penalty under one hypothesis.
+
+    Attributes:
+        hypothesis: :class:`Hypothesis`.
+        bandwidths: fitted B/cy per cache-to-cache link (core side first).
+        penalty: memory-link latency penalty, cy per CL crossing it (>= 0).
         residual: root mean square of the relative errors over every (kernel, level), in %.
         errors: ``(kernel, level index, predicted cy/CL, measured cy/CL)`` per point.
     """
-    overlap: str
-    duplex: str
+    hypothesis: Hypothesis
     bandwidths: tuple
+    penalty: float
     residual: float
     errors: tuple
 
@@ -71,57 +100,79 @@ def _busy(b_in: float, b_out: float, bw: float, duplex: str) -> float:
     return max(b_in, b_out) / bw if duplex == "full" else (b_in + b_out) / bw
 
 
-def predict(k: KernelTransfers, level: int, bandwidths, overlap: str, duplex: str) -> float:
-    """ECM eq. 4 for data in level ``level`` (links 0..level-1 carry the traffic), cy/CL."""
-    parts = [_busy(*k.links[j], bandwidths[j], duplex) for j in range(level)]
-    if overlap == "overlap":
-        return max([k.t_ol, k.t_nol] + parts)
-    return max(k.t_ol, k.t_nol + sum(parts))
+def predict(k: KernelTransfers, level: int, bandwidths, hyp: Hypothesis, penalty: float = 0.0,
+            line: float = 64.0) -> float:
+    """ECM eq. 3-4 for data in level ``level`` (links 0..level-1 carry the traffic), cy/CL.
+
+    Cache links: busy time at ``bandwidths`` by ``hyp.duplex``; the memory link (the last):
+    half-duplex busy time at ``k.memory_bandwidth`` plus ``penalty`` per CL crossing it.
+    Overlapping contributions enter as max, the others add up (with T_nOL)."""
+    mem = len(k.links) - 1
+    parts = []
+    for j in range(level):
+        b_in, b_out = k.links[j]
+        if j == mem:
+            parts.append((b_in + b_out) / k.memory_bandwidth + penalty * (b_in + b_out) / line)
+        else:
+            parts.append(_busy(b_in, b_out, bandwidths[j], hyp.duplex))
+    over = [p for j, p in enumerate(parts) if j in hyp.overlap]
+    serial = [p for j, p in enumerate(parts) if j not in hyp.overlap]
+    core = [k.t_nol] if not hyp.t_nol else []
+    return max([k.t_ol, sum(core + serial)] + over + ([k.t_nol] if hyp.t_nol else []))
 
 
-def _squared(kernels, level, bws, overlap, duplex) -> float:
-    pts = [(predict(k, level, bws, overlap, duplex), k.measured[level]) for k in kernels if level in k.measured]
+def _squared(kernels, level, bws, hyp, penalty=0.0) -> float:
+    pts = [(predict(k, level, bws, hyp, penalty), k.measured[level]) for k in kernels if level in k.measured]
     return sum(((p - m) / m) ** 2 for p, m in pts)
 
 
-def fit_hypothesis(kernels, n_links: int, overlap: str, duplex: str) -> HypothesisFit:
-    """Bandwidths of links 0..n_links-1 under one hypothesis, each fitted (least squares of
-    relative errors, :func:`~loopmodel.models.calibration.grid_minimum` over 0.25–512 B/cy) to the
-    kernels measured one level beyond it, the inner links' fitted bandwidths held.
+def fit_hypothesis(kernels, hyp: Hypothesis) -> HypothesisFit:
+    """Cache-link bandwidths under ``hyp``, each fitted (least squares of relative errors,
+    :func:`~loopmodel.models.calibration.grid_minimum` over 0.25-512 B/cy) to the kernels
+    measured one level beyond it with the inner links' fitted bandwidths held; then the
+    memory penalty (cross-architecture-machine-models.txt §3.3) fitted the same way to the
+    kernels measured in memory (0 where the busy times already explain them).
 
     Raises:
-        ValueError: a link without any measurement beyond it, or a non-positive measurement.
+        ValueError: a cache link without any measurement beyond it, or a non-positive measurement.
     """
+    kernels = list(kernels)
+    n_cache = len(kernels[0].links) - 1
+    if any(m <= 0 for k in kernels for m in k.measured.values()):
+        raise ValueError("measured times must be > 0")
     bws: list = []
-    for j in range(n_links):
-        level = j + 1
-        if not any(level in k.measured for k in kernels):
-            raise ValueError(f"no measurement with the data in level {level}: link {j} cannot be fitted")
-        if any(m <= 0 for k in kernels for m in k.measured.values()):
-            raise ValueError("measured times must be > 0")
-        bw = grid_minimum(lambda b: _squared(kernels, level, bws + [b], overlap, duplex), _GRID)
-        bws.append(bw)
-    errors = tuple((k.kernel, lv, predict(k, lv, bws, overlap, duplex), m)
-                   for k in kernels for lv, m in sorted(k.measured.items()) if lv <= n_links)
+    for j in range(n_cache):
+        if not any(j + 1 in k.measured for k in kernels):
+            raise ValueError(f"no measurement with the data in level {j + 1}: link {j} cannot be fitted")
+        bws.append(grid_minimum(lambda b: _squared(kernels, j + 1, bws + [b], hyp), _GRID))
+    penalty = 0.0
+    mem = n_cache + 1
+    if any(mem in k.measured for k in kernels):
+        top = max(k.measured[mem] for k in kernels if mem in k.measured)
+        penalty = grid_minimum(lambda q: _squared(kernels, mem, bws, hyp, q), [top * i / 200 for i in range(201)])
+        if _squared(kernels, mem, bws, hyp, 0.0) <= _squared(kernels, mem, bws, hyp, penalty):
+            penalty = 0.0
+    errors = tuple((k.kernel, lv, predict(k, lv, bws, hyp, penalty), m)
+                   for k in kernels for lv, m in sorted(k.measured.items()) if lv >= 1)
     rms = math.sqrt(sum(((p - m) / m) ** 2 for _, _, p, m in errors) / max(len(errors), 1))
-    return HypothesisFit(overlap, duplex, tuple(bws), 100 * rms, errors)
+    return HypothesisFit(hyp, tuple(bws), penalty, 100 * rms, errors)
 
 
-def fit_links(kernels, n_links: int) -> tuple:
-    """Every hypothesis of :data:`HYPOTHESES` fitted (:func:`fit_hypothesis`), best (smallest
-    residual) first; on a tie the earlier hypothesis of :data:`HYPOTHESES` wins (serial, half
-    duplex: the simplest model).
+def fit_links(kernels) -> tuple:
+    """Every hypothesis of :func:`hypotheses` fitted (:func:`fit_hypothesis`), best (smallest
+    residual) first; on a tie the earlier one wins (the simpler model).
 
     Args:
-        kernels: :class:`KernelTransfers` sequence.
-        n_links: links to fit (the cache-to-cache links; the memory link keeps its measured
-            bandwidth and a fitted latency penalty, :mod:`loopmodel.models.calibration`).
+        kernels: :class:`KernelTransfers` sequence (the same links each).
     Returns:
         tuple of :class:`HypothesisFit`.
     Raises:
-        ValueError: as :func:`fit_hypothesis`.
+        ValueError: no kernels, or as :func:`fit_hypothesis`.
     """
-    fits = [fit_hypothesis(kernels, n_links, o, d) for o, d in HYPOTHESES]
+    kernels = list(kernels)
+    if not kernels:
+        raise ValueError("no kernels to fit")
+    fits = [fit_hypothesis(kernels, h) for h in hypotheses(len(kernels[0].links))]
     order = sorted(range(len(fits)), key=lambda i: (round(fits[i].residual, 6), i))
     return tuple(fits[i] for i in order)
 

@@ -47,7 +47,7 @@ def find_compiler(compiler: str) -> str:
 
 
 def compile_c(source: str, compiler: str, flags, output: str = "assembly", name: str = "kernel",
-              directory: str | None = None) -> str:
+              directory: str | None = None, libraries=()) -> str:
     """Compile the C text ``source`` with ``compiler flags`` (run in a private directory).
 
     Args:
@@ -61,6 +61,9 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
         directory: where the files go; required for ``"executable"`` (a private temporary
             directory of the caller, which keeps the program); otherwise a temporary
             directory removed afterwards. Nothing is written anywhere else.
+        libraries: link options placed after the source (``("-lm",)``: a linker that drops
+            libraries not needed so far, as Debian's gcc does with ``--as-needed``, would
+            ignore them before it); only for ``"executable"``.
 
     Returns:
         The assembly or macro text, or the executable's path (see ``output``).
@@ -76,14 +79,15 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
         if output == "executable":
             raise ValueError("an executable needs a directory to live in")
         with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
-            return compile_c(source, compiler, flags, output, name, d)
+            return compile_c(source, compiler, flags, output, name, d, libraries)
     path = find_compiler(compiler)
     flags = tuple(flags)
     src = os.path.join(directory, f"{name}.c")
     out = os.path.join(directory, name + {"assembly": ".s", "macros": ".h"}.get(output, ""))
     with open(src, "w", encoding="utf-8") as fh:
         fh.write(source)
-    _run_compiler([path, *flags, *_OUTPUTS[output], "-o", out, src], compiler, flags, name, directory)
+    libs = tuple(libraries) if output == "executable" else ()
+    _run_compiler([path, *flags, *_OUTPUTS[output], "-o", out, src, *libs], compiler, flags, name, directory)
     if output == "executable":
         return out
     with open(out, encoding="utf-8") as fh:

@@ -79,8 +79,10 @@ def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | Non
     return out
 
 
-def _main_function(kernel, defines: dict, repetitions: bool) -> list:
-    out = ["int main(int argc, char **argv)", "{"]
+def _allocations(kernel, defines: dict, checked: bool = False) -> list:
+    """Heap allocation (page aligned) and initialisation of every array, then the scalars'
+    run-time values; ``checked``: a failed allocation ends the program (exit status 2)."""
+    out = []
     for name, arr in kernel.arrays.items():
         dims = _dims(arr, defines)
         inner = "".join(f"[{d}]" for d in dims[1:])
@@ -88,29 +90,136 @@ def _main_function(kernel, defines: dict, repetitions: bool) -> list:
         ptr = f"(*{name}){inner}" if inner else f"*{name}"
         out.append(f"    {arr.ctype} {ptr} = aligned_alloc(4096, ((sizeof({arr.ctype}) * (size_t){total} + 4095) "
                    "/ 4096) * 4096);")
+        if checked:
+            out.append(f'    if (!{name}) {{ fprintf(stderr, "cannot allocate array {name}\\n"); return 2; }}')
         out.append(f"    for (size_t q = 0; q < (size_t){total}; ++q)")
         out.append(f"        (({arr.ctype} *){name})[q] = ({arr.ctype})(q % 13) / 13 + 1;")
     for n, (name, sc) in enumerate(kernel.scalars.items()):
         out.append(f"    {sc.ctype} {name} = ({sc.ctype})(argc + {n + 1}) / 3;")
-    args = ", ".join(list(kernel.arrays) + [f"&{s}" for s in kernel.scalars])
-    out.append("    long reps = argc > 1 ? atol(argv[1]) : 1;" if repetitions else "    long reps = 1;")
-    out.append("    for (long rep = 0; rep < reps; ++rep) {")
-    out.append(f"        {KERNEL}_call({args});")
-    for a, b in getattr(kernel, "swaps", ()) or ():
-        out.append(f"        {{ void *loopmodel_t = {a}; {a} = {b}; {b} = loopmodel_t; }}  /* swap({a}, {b}) */")
-    keep = list(kernel.arrays) + [f"&{s}" for s in kernel.scalars]
-    out.append("        if (argc > 1000) {  /* never true: the compiler must assume the data is used */")
-    out += [f"            {OPAQUE}({k});" for k in keep]
-    out.append("        }")
-    out.append("    }")
-    out += [f"    {OPAQUE}({k});" for k in keep]
-    for name in kernel.arrays:
-        out.append(f"    free({name});")
-    out += ["    return 0;", "}", ""]
     return out
 
 
-def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assume_aligned: int | None = None) -> str:
+def _keep(kernel) -> list:
+    """What the opaque calls receive: every array and the address of every scalar."""
+    return list(kernel.arrays) + [f"&{s}" for s in kernel.scalars]
+
+
+def _call_loop(kernel, count: str, indent: str = "    ") -> list:
+    """``for (rep < count)``: one kernel call, the swaps, the never-taken opaque calls."""
+    args = ", ".join(_keep(kernel))
+    out = [f"{indent}for (long rep = 0; rep < {count}; ++rep) {{", f"{indent}    {KERNEL}_call({args});"]
+    for a, b in getattr(kernel, "swaps", ()) or ():
+        out.append(f"{indent}    {{ void *loopmodel_t = {a}; {a} = {b}; {b} = loopmodel_t; }}  /* swap({a}, {b}) */")
+    out.append(f"{indent}    if (argc > 1000) {{  /* never true: the compiler must assume the data is used */")
+    out += [f"{indent}        {OPAQUE}({k});" for k in _keep(kernel)]
+    out += [f"{indent}    }}", f"{indent}}}"]
+    return out
+
+
+def _teardown(kernel) -> list:
+    out = [f"    {OPAQUE}({k});" for k in _keep(kernel)]
+    out += [f"    free({name});" for name in kernel.arrays]
+    return out + ["    return 0;", "}", ""]
+
+
+def _main_function(kernel, defines: dict, repetitions: bool) -> list:
+    out = ["int main(int argc, char **argv)", "{"]
+    out += _allocations(kernel, defines)
+    out.append("    long reps = argc > 1 ? atol(argv[1]) : 1;" if repetitions else "    long reps = 1;")
+    out += _call_loop(kernel, "reps")
+    return out + _teardown(kernel)
+
+
+#: what the timed program (``generate_c(..., timed=True)``) does; its comment in the source
+TIMED_USAGE = """Benchmark: PROGRAM REPS_PER_RUN RUNS CPU [MIN_TIME_S]
+Pins itself to CPU (none if CPU < 0), flushes denormals to zero, allocates and first-touches
+the arrays, calls the kernel once (warm-up: the data are in the caches they fit in,
+roofline-measurement-thesis.txt §2.3), then, if REPS_PER_RUN is 0, calibrates: doubles the
+number of calls from 1 until one run of them lasts at least MIN_TIME_S seconds; then times
+RUNS runs of REPS_PER_RUN calls each (CLOCK_MONOTONIC) and prints one JSON line
+{"seconds": [per run], "reps": REPS_PER_RUN, "runs": RUNS, "cpu": CPU, "pinned": true|false}.
+Errors: one line on stderr, exit status 2."""
+
+#: helpers of the timed ``main``: the clock, pinning, denormals flushed to zero
+_TIMED_HELPERS = r"""static double loopmodel_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* pins the process to `cpu` (none if cpu < 0); 1 if pinned */
+static int loopmodel_pin(int cpu)
+{
+    if (cpu < 0)
+        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+/* denormal operands and results as zero: values that decay over many calls cannot slow the kernel */
+static void loopmodel_flush_denormals(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_ldmxcsr(__builtin_ia32_stmxcsr() | 0x8040);  /* FTZ | DAZ */
+#elif defined(__aarch64__)
+    unsigned long fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1UL << 24)));  /* FZ */
+#endif
+}
+"""
+
+#: argument checks and pinning, first lines of the timed ``main``
+_TIMED_ARGS = r"""    if (argc < 4 || argc > 5) {
+        fprintf(stderr, "usage: %s REPS_PER_RUN RUNS CPU [MIN_TIME_S]\n", argv[0]);
+        return 2;
+    }
+    long reps = atol(argv[1]);
+    int runs = atoi(argv[2]);
+    int cpu = atoi(argv[3]);
+    double min_time = argc > 4 ? atof(argv[4]) : 0.0;
+    if (reps < 0 || runs < 1 || (reps == 0 && !(min_time > 0))) {
+        fprintf(stderr, "REPS_PER_RUN >= 1 (0: calibrate, needs MIN_TIME_S > 0) and RUNS >= 1 expected\n");
+        return 2;
+    }
+    double *seconds = malloc(sizeof(double) * (size_t)runs);
+    if (!seconds) { fprintf(stderr, "cannot allocate the result array\n"); return 2; }
+    int pinned = loopmodel_pin(cpu);  /* before the first touch: pages local to that CPU */
+    loopmodel_flush_denormals();"""
+
+#: the JSON result line, after the timed runs
+_TIMED_OUTPUT = r"""    printf("{\"seconds\": [");
+    for (int r = 0; r < runs; ++r)
+        printf("%s%.9e", r ? ", " : "", seconds[r]);
+    printf("], \"reps\": %ld, \"runs\": %d, \"cpu\": %d, \"pinned\": %s}\n", reps, runs, cpu,
+           pinned ? "true" : "false");
+    free(seconds);"""
+
+
+def _timed_main_function(kernel, defines: dict) -> list:
+    """``main(REPS_PER_RUN RUNS CPU [MIN_TIME_S])``: pin, first touch, one warm-up call,
+    calibration (REPS_PER_RUN 0: doubled until one run lasts MIN_TIME_S), RUNS timed runs."""
+    out = ["int main(int argc, char **argv)", "{"]
+    out += _TIMED_ARGS.split("\n")
+    out += _allocations(kernel, defines, checked=True)
+    out.append("    /* warm-up: data (and code) in the caches they are in during the timed runs */")
+    out += _call_loop(kernel, "1")
+    out += ["    for (long probe = 1; reps == 0; probe *= 2) {  /* calibration: doubling */",
+            "        double t0 = loopmodel_now();"]
+    out += _call_loop(kernel, "probe", "        ")
+    out += ["        if (loopmodel_now() - t0 >= min_time || probe >= (1L << 30))", "            reps = probe;",
+            "    }", "    for (int run = 0; run < runs; ++run) {", "        double t0 = loopmodel_now();"]
+    out += _call_loop(kernel, "reps", "        ")
+    out += ["        seconds[run] = loopmodel_now() - t0;", "    }"]
+    out += _TIMED_OUTPUT.split("\n")
+    return out + _teardown(kernel)
+
+
+def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assume_aligned: int | None = None,
+               timed: bool = False) -> str:
     """C source of a program running the kernel (compiles and links on its own).
 
     Args:
@@ -120,6 +229,8 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
         repetitions: call the kernel ``argv[1]`` times (for running it).
         assume_aligned: bytes the kernel function may assume every array aligned to
             (``__builtin_assume_aligned``); None: no alignment knowledge.
+        timed: a benchmark ``main`` instead (``repetitions`` is then ignored; Linux:
+            ``sched_setaffinity``), see :data:`TIMED_USAGE`.
 
     Returns:
         The program text: ``loopmodel_kernel`` (the loop nest between the
@@ -132,8 +243,11 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
            "   The kernel loop nest verbatim in its own function (arrays passed in, alignment "
            + (f"assumed {int(assume_aligned)} B" if assume_aligned else "unknown") + "),",
            "   arrays on the heap in main, opaque calls keep the work alive"
-           + (f"; {', '.join(swaps)} after each call" if swaps else "") + ". */",
-           "#include <stdlib.h>", "#include <math.h>", ""]
+           + (f"; {', '.join(swaps)} after each call" if swaps else "") + ". */"]
+    if timed:
+        out += ["/* " + TIMED_USAGE.replace("\n", "\n    ") + " */", "#define _GNU_SOURCE", "#include <sched.h>",
+                "#include <stdio.h>", "#include <time.h>"]
+    out += ["#include <stdlib.h>", "#include <math.h>", ""]
     for name, value in sorted(defines.items()):
         out.append(f"#define {name} {value}")
     out += ["", "/* weak: may be replaced at link time, so the compiler cannot see through it */",
@@ -141,7 +255,10 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
     out += _kernel_function(kernel, text, defines, assume_aligned)
     out += ["/* called through a volatile pointer: never inlined, nothing known at the call site */",
             f"static void (*volatile {KERNEL}_call)({_parameters(kernel, defines)}) = {KERNEL};", ""]
-    out += _main_function(kernel, defines, repetitions)
+    if timed:
+        out += _TIMED_HELPERS.split("\n") + _timed_main_function(kernel, defines)
+    else:
+        out += _main_function(kernel, defines, repetitions)
     return "\n".join(out)
 
 

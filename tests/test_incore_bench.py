@@ -72,6 +72,9 @@ def test_x86_avx512_source_has_the_intended_asm():
     unal = by_name(forms, "load_unaligned_32_tp").body
     assert all(int(line.split()[1].split("(")[0]) % 64 == 8 for line in unal)
     assert by_name(forms, "store_split_64_tp").body[0] == "vmovupd %%zmm14, 56(%[buf])"
+    line = by_name(forms, "load_line_32_tp")
+    assert line.body[:2] == ("vmovapd 0(%[buf]), %%ymm0", "vmovapd 64(%[buf]), %%ymm1")
+    assert {"load_line_64_tp", "store_line_64_tp", "store_line_32_tp"} <= names(forms)
     # the C text: one function per form, registers from 1.0 in memory, clobbers, the loop, the table
     assert "static long bench_add_64_lat(long n)" in src and '"vmovupd (%[ones]), %%zmm15\\n\\t"' in src
     assert '"sub $1, %[n]\\n\\t"' in src and '"jnz 1b\\n\\t"' in src and '"vzeroupper\\n\\t"' in src
@@ -99,6 +102,7 @@ def test_aarch64_source_text():
     assert by_name(forms, "store_16_tp").form == "str q, [mem]"
     split = by_name(forms, "load_split_16_tp").body
     assert split[0] == "ldur q0, [%[buf], #56]"
+    assert by_name(forms, "load_line_16_tp").body[1] == "ldr q1, [%[buf], #64]"
     assert all(int(line.split("#")[1].rstrip("]")) <= 255 for line in split)  # ldur's reach
     assert '"ld1r {v15.2d}, [%[ones]]\\n\\t"' in src and '"subs %[n], %[n], #1\\n\\t"' in src
     assert '"b.ne 1b\\n\\t"' in src and '"v15", "cc", "memory"' in src and "%%" not in src.split("int main")[0]
@@ -174,7 +178,8 @@ def test_a_form_the_assembler_rejects_is_dropped():
 def section_result(clock=2e9):
     # per-instruction cycles chosen so that the figures are known: ADD 0.5 cy (2/cy), DIV 16 cy
     cy = {"ADD": 0.5, "MUL": 0.5, "FMA": 0.5, "DIV": 16.0, "LOAD": 0.5, "STORE": 1.0,
-          "LOAD_SPLIT": 1.0, "STORE_SPLIT": 2.0, "LOAD_UNALIGNED": 0.5, "STORE_UNALIGNED": 1.0}
+          "LOAD_SPLIT": 1.0, "STORE_SPLIT": 2.0, "LOAD_UNALIGNED": 0.5, "STORE_UNALIGNED": 1.0,
+          "LOAD_LINE": 0.25, "STORE_LINE": 0.75}
     lat = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 23.3333}
     pts = []
     for f in ib.instruction_forms("x86", SKX):
@@ -212,7 +217,8 @@ def test_three_significant_digits_and_access_costs():
     costs = ib.access_costs(section_result())
     assert costs["load_split_cy"] == 1.0 and costs["load_aligned_cy"] == 0.5
     assert costs["store_split_cy"] == 2.0 and costs["load_unaligned_width_bytes"] == 32
-    assert costs["load_aligned_32B_cy"] == 0.5 and costs["store_aligned_cy"] == 1.0
+    assert costs["load_split_reference_cy"] == 0.25 and costs["store_aligned_cy"] == 1.0
+    assert costs["store_unaligned_reference_cy"] == 0.75 and costs["load_split_width_bytes"] == 64
 
 
 @needs_gcc

@@ -26,7 +26,10 @@ Method (one C program, generated from a data table, compiled once with ``-O1`` a
   buffer (12 destination registers in turn; stores from a register the loop never writes).
   ``LOAD_SPLIT`` / ``STORE_SPLIT``: the widest width at 8 B below a 64 B line boundary
   (offset 56 in the line), so every access crosses a cache line; ``LOAD_UNALIGNED`` /
-  ``STORE_UNALIGNED``: a width below 64 B at offset 8 in the line (misaligned, one line).
+  ``STORE_UNALIGNED``: a width below 64 B at offset 8 in the line (misaligned, one line);
+  ``LOAD_LINE`` / ``STORE_LINE``: aligned at the start of each line, the same access pattern
+  as split and unaligned, their reference (the aligned LOAD/STORE loops fill each line and
+  may be faster for that reason alone).
 
 Registers are initialised with 1.0 from memory, and DIV divides by 1.0: values stay normal
 (no denormal slow path). The loop overhead (decrement, branch) is 2 of 50 instructions
@@ -205,19 +208,20 @@ def _offsets(family: str, variant: str, width: int) -> list:
     """Byte offsets of the UNROLL accesses in the buffer.
 
     aligned: consecutive ``width``-byte slots; split: 8 B below each line's end;
-    unaligned: 8 B into each line. AArch64 unscaled offsets (``ldur``) reach 255 B only, so
-    its misaligned forms cycle over 4 lines.
+    unaligned: 8 B into each line; line: the start of each line (the aligned access pattern
+    of the other two). AArch64 unscaled offsets (``ldur``) reach 255 B only, so its
+    split, unaligned and line forms cycle over 4 lines.
     """
     if variant == "aligned":
         return [(k * width) % BUFFER_BYTES for k in range(UNROLL)]
-    shift = LINE - 8 if variant == "split" else 8
+    shift = {"split": LINE - 8, "unaligned": 8, "line": 0}[variant]
     lines = 4 if family == "aarch64" else UNROLL
     return [(k % lines) * LINE + shift for k in range(UNROLL)]
 
 
 def _memory_body(table: dict, family: str, op: str, width: int) -> tuple:
-    variant = "split" if op.endswith("_SPLIT") else "unaligned" if op.endswith("_UNALIGNED") else "aligned"
-    key = ("load" if op.startswith("LOAD") else "store") + ("" if variant == "aligned" else "_u")
+    variant = op.partition("_")[2].lower() or "aligned"
+    key = ("load" if op.startswith("LOAD") else "store") + ("_u" if variant in ("split", "unaligned") else "")
     out = []
     for k, off in enumerate(_offsets(family, variant, width)):
         reg = _reg(family, width, k % ACCUMULATORS if key.startswith("load") else SRC_A, True)
@@ -252,7 +256,7 @@ def _make_form(table: dict, family: str, op: str, width: int, kind: str) -> Inst
         form = _form_text(family, table["op3"].replace("{m}", m), width, False)
     else:
         body = _memory_body(table, family, op, width)
-        key = ("load" if op.startswith("LOAD") else "store") + ("_u" if "_" in op else "")
+        key = ("load" if op.startswith("LOAD") else "store") + ("_u" if op.endswith(("_SPLIT", "_UNALIGNED")) else "")
         form = _form_text(family, table[key], width, True)
     init_width = 16 if width == 8 else width
     init = tuple(table["init"].format(d=_reg(family, init_width, i)) for i in range(SRC_B + 1))
@@ -272,7 +276,9 @@ def instruction_forms(isa: str, features) -> list:
         list of :class:`InstructionForm`: ADD, MUL, DIV (scalar 8 B and every SIMD width),
         FMA (SIMD widths with ``fma``/AVX-512 on x86; NEON ``fmla``), each as latency and
         throughput; LOAD and STORE per SIMD width; LOAD_SPLIT/STORE_SPLIT at the widest width;
-        LOAD_UNALIGNED/STORE_UNALIGNED at the widest width below 64 B. Empty for an unknown
+        LOAD_UNALIGNED/STORE_UNALIGNED at the widest width below 64 B; LOAD_LINE/STORE_LINE
+        (aligned, one access per cache line: the reference of the split and unaligned forms,
+        whose access pattern they share) at both of these widths. Empty for an unknown
         ISA or an x86 host without SSE2.
     """
     family = _family(isa)
@@ -295,6 +301,8 @@ def instruction_forms(isa: str, features) -> list:
     narrow = [w for w in widths if w < LINE]
     forms += [_make_form(table, family, op, max(narrow), "throughput")
               for op in ("LOAD_UNALIGNED", "STORE_UNALIGNED") if narrow]
+    forms += [_make_form(table, family, op, w, "throughput")
+              for w in sorted({max(widths), *narrow[-1:]}, reverse=True) for op in ("LOAD_LINE", "STORE_LINE")]
     return forms
 
 
@@ -566,27 +574,28 @@ def in_core_section(result: InCoreBenchResult, simd_width: int) -> dict:
 
 
 def access_costs(result: InCoreBenchResult) -> dict:
-    """Cycles per load/store instruction, aligned against split and unaligned (provenance).
+    """Cycles per load/store instruction: split and unaligned against aligned (provenance).
 
     Returns:
-        ``{"load_aligned_cy", "load_split_cy", "load_split_width_bytes", "load_unaligned_cy",
-        "load_aligned_same_width_cy", "load_unaligned_width_bytes", and the same for store}``
-        (cycles per instruction in the throughput loops; keys of forms not measured are left out).
-        The aligned loops step through consecutive slots, the split and unaligned ones one
-        cache line per access: a difference may also come from the access pattern.
+        ``{"load_aligned_cy": widest aligned load (consecutive slots),
+        "load_split_cy", "load_split_width_bytes", "load_split_reference_cy" (aligned, one
+        access per line, same width: LOAD_LINE), "load_unaligned_cy",
+        "load_unaligned_width_bytes", "load_unaligned_reference_cy", and the same for
+        store}``: cycles per instruction in the throughput loops; keys of forms not measured
+        are left out.
     """
     out = {}
     for kind in ("load", "store"):
+        widest = max((q.width for q in result.points if q.op == kind.upper()), default=None)
+        if widest is not None:
+            out[f"{kind}_aligned_cy"] = result.point(kind.upper(), widest, "throughput").cycles_min
         for variant in ("split", "unaligned"):
             p = next((q for q in result.points if q.op == f"{kind.upper()}_{variant.upper()}"), None)
             if p is None:
                 continue
             out[f"{kind}_{variant}_cy"] = p.cycles_min
             out[f"{kind}_{variant}_width_bytes"] = p.width
-            aligned = result.point(kind.upper(), p.width, "throughput")
-            if aligned is not None:
-                out[f"{kind}_aligned_{p.width}B_cy"] = aligned.cycles_min
-        widest = max((q.width for q in result.points if q.op == kind.upper()), default=None)
-        if widest is not None:
-            out[f"{kind}_aligned_cy"] = result.point(kind.upper(), widest, "throughput").cycles_min
+            ref = result.point(f"{kind.upper()}_LINE", p.width, "throughput")
+            if ref is not None:
+                out[f"{kind}_{variant}_reference_cy"] = ref.cycles_min
     return out

@@ -1,0 +1,601 @@
+"""Latency and throughput of the in-core instruction forms on this host, from generated loops.
+
+The analytic in-core model needs, per operation type, a throughput in instructions per cycle
+and a latency in cycles: the in-core part of a machine model (cross-architecture-machine-
+models.txt §3.3: "throughput limits (in operations per cycle) of relevant operations ...
+latencies for the corresponding instructions"). The same paper measures them with hand-made
+assembly loops, the ibench tool (§4.1.1 "Instruction throughput and latency": many
+independent instructions for the throughput, a dependency chain for the latency, the
+compiler side-stepped; operation throughput = instruction throughput x SIMD lanes, eq. 6).
+The Kerncraft paper (kerncraft-tool-paper.txt §1.2.1 on the L1 and core time, §2.5
+"Underlying In-Core Execution Prediction") takes these figures from IACA's tables and warns
+that a compiled micro-benchmark only approximates them; here they are measured, ibench-style,
+on the host itself, for a probed machine model.
+
+Method (one C program, generated from a data table, compiled once with ``-O1`` and
+``-march=native`` / ``-mcpu=native``; the inline assembly decides the instructions):
+
+* **latency**: one dependent chain, ``vaddpd %zmm15, %zmm0, %zmm0`` repeated 48 times per
+  loop pass, each instruction reading the result of the previous one (FMA chains through its
+  accumulator). Cycles per instruction = latency.
+* **throughput**: 12 accumulator registers written in turn by 48 instructions per pass, each
+  reading only registers the loop never writes (14 and 15; two-operand SSE and FMA also read their own
+  accumulator: 12 independent chains, enough for latency x ports of current cores).
+  Instructions per cycle = 1 / cycles per instruction.
+* **LOAD / STORE**: 48 accesses per pass to distinct addresses of an L1-resident 4 KiB
+  buffer (12 destination registers in turn; stores from a register the loop never writes).
+  ``LOAD_SPLIT`` / ``STORE_SPLIT``: the widest width at 8 B below a 64 B line boundary
+  (offset 56 in the line), so every access crosses a cache line; ``LOAD_UNALIGNED`` /
+  ``STORE_UNALIGNED``: a width below 64 B at offset 8 in the line (misaligned, one line);
+  ``LOAD_LINE`` / ``STORE_LINE``: aligned at the start of each line, the same access pattern
+  as split and unaligned, their reference (the aligned LOAD/STORE loops fill each line and
+  may be faster for that reason alone).
+
+Registers are initialised with 1.0 from memory, and DIV divides by 1.0: values stay normal
+(no denormal slow path). The loop overhead (decrement, branch) is 2 of 50 instructions
+(< 5 %). Each form runs pinned to one CPU (``sched_setaffinity`` in the program); its
+iteration count doubles until a run lasts ``min_time_s``, then ``repetitions`` runs of that
+length give the minimum, median and maximum.
+
+Units: seconds per run from the program; cycles per instruction =
+``seconds * clock_hz / (iterations * instructions per iteration)`` with the caller's core
+clock (:func:`loopmodel.measure.clock.measure_clock_hz`, Hz); widths in bytes (8 scalar,
+16, 32, 64); throughput in instructions per cycle.
+
+Limits: with turbo the clock of the measuring run may differ from the caller's clock
+measurement; AVX-512 code may run at a lower licence clock on some Intel cores (figures
+then read slower in cycles of the scalar clock). SVE is not measured (its vector length is
+not known when the source is generated).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import toolchain
+from ..errors import ToolError
+
+#: instructions per loop pass (4 blocks of 12 accumulators)
+UNROLL = 48
+#: independent accumulators of a throughput loop
+ACCUMULATORS = 12
+#: registers the loop reads but never writes (after the accumulators)
+SRC_A, SRC_B = 14, 15
+#: bytes of the L1-resident load/store buffer
+BUFFER_BYTES = 4096
+#: bytes of the cache line the split forms cross
+LINE = 64
+ARITH_OPS = ("ADD", "MUL", "FMA", "DIV")
+
+#: x86 with AVX (VEX/EVEX, three operands; AT&T order: sources reversed, destination last)
+_X86_AVX = {
+    "arith": {"ADD": ("vaddpd", "vaddsd"), "MUL": ("vmulpd", "vmulsd"),
+              "FMA": ("vfmadd231pd", None), "DIV": ("vdivpd", "vdivsd")},
+    "op3": "{m} {b}, {a}, {d}",
+    "load": "vmovapd {off}(%[buf]), {d}", "load_u": "vmovupd {off}(%[buf]), {d}",
+    "store": "vmovapd {s}, {off}(%[buf])", "store_u": "vmovupd {s}, {off}(%[buf])",
+    "init": "vmovupd (%[ones]), {d}",
+}
+#: x86 SSE2 only (two operands: the destination is also a source; no FMA)
+_X86_SSE = dict(_X86_AVX, arith={"ADD": ("addpd", "addsd"), "MUL": ("mulpd", "mulsd"), "DIV": ("divpd", "divsd")},
+                op3="{m} {b}, {d}", load="movapd {off}(%[buf]), {d}", load_u="movupd {off}(%[buf]), {d}",
+                store="movapd {s}, {off}(%[buf])", store_u="movupd {s}, {off}(%[buf])",
+                init="movupd (%[ones]), {d}")
+#: AArch64 NEON / scalar FP
+_AARCH64 = {
+    "arith": {"ADD": ("fadd", "fadd"), "MUL": ("fmul", "fmul"), "FMA": ("fmla", None), "DIV": ("fdiv", "fdiv")},
+    "op3": "{m} {d}, {a}, {b}",
+    "load": "ldr {q}, [%[buf], #{off}]", "load_u": "ldur {q}, [%[buf], #{off}]",
+    "store": "str {q}, [%[buf], #{off}]", "store_u": "stur {q}, [%[buf], #{off}]",
+    "init": "ld1r {{{d}}}, [%[ones]]",
+}
+_X86_REG = {8: "xmm", 16: "xmm", 32: "ymm", 64: "zmm"}
+
+
+@dataclass(frozen=True)
+class InstructionForm:
+    """One benchmark loop.
+
+    Attributes:
+        name: C identifier part (``add_64_lat``); the program's name for the form.
+        op, width, kind: operation type, bytes per instruction, ``latency``/``throughput``.
+        form: the instruction with register classes (``vaddpd zmm, zmm, zmm``).
+        isa: ``x86`` or ``aarch64``; ``body``: the UNROLL instructions of one loop pass;
+        ``init``: instructions setting the registers to 1.0 first.
+    """
+    name: str
+    op: str
+    width: int
+    kind: str
+    form: str
+    isa: str
+    body: tuple
+    init: tuple
+
+
+@dataclass(frozen=True)
+class InstructionPoint:
+    """Measured cycles per instruction of one form (min, median, max over repetitions).
+
+    ``op``, ``width`` (bytes), ``kind`` (``latency``/``throughput``), ``form`` as in
+    :class:`InstructionForm`; ``cycles_*``: core cycles per instruction.
+    """
+    op: str
+    width: int
+    kind: str
+    form: str
+    cycles_min: float
+    cycles_median: float
+    cycles_max: float
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / min: how much the repetitions disagree."""
+        return (self.cycles_max - self.cycles_min) / self.cycles_min if self.cycles_min > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        """JSON-ready; cycles per instruction, and instructions per cycle for throughput."""
+        d = {"op": self.op, "width_bytes": self.width, "kind": self.kind, "form": self.form,
+             "cy_per_instruction_min": self.cycles_min, "cy_per_instruction_median": self.cycles_median,
+             "cy_per_instruction_max": self.cycles_max, "spread": self.spread}
+        if self.kind == "throughput" and self.cycles_min > 0:
+            d["instructions_per_cy"] = 1.0 / self.cycles_min
+        return d
+
+
+@dataclass(frozen=True)
+class InCoreBenchResult:
+    """All measured forms of one host.
+
+    Attributes:
+        isa: ``x86`` or ``aarch64`` (or what the caller gave). clock_hz: the clock used (Hz).
+        points: :class:`InstructionPoint` per measured form. notes: forms left out and why.
+    """
+    isa: str
+    clock_hz: float
+    points: tuple
+    notes: tuple = ()
+
+    def point(self, op: str, width: int, kind: str) -> InstructionPoint | None:
+        """The point of ``op`` at ``width`` bytes and ``kind``, or None."""
+        return next((p for p in self.points if (p.op, p.width, p.kind) == (op, width, kind)), None)
+
+    def latency(self, op: str, width: int) -> float | None:
+        """Latency of ``op`` at ``width`` bytes in cycles (minimum), None if not measured."""
+        p = self.point(op, width, "latency")
+        return p.cycles_min if p else None
+
+    def throughput(self, op: str, width: int) -> float | None:
+        """Instructions per cycle of ``op`` at ``width`` bytes (1 / minimum cy per instruction)."""
+        p = self.point(op, width, "throughput")
+        return 1.0 / p.cycles_min if p and p.cycles_min > 0 else None
+
+    def to_dict(self) -> dict:
+        """JSON-ready dictionary; units are in the key names."""
+        return {"isa": self.isa, "clock_hz": self.clock_hz, "points": [p.to_dict() for p in self.points],
+                "notes": list(self.notes)}
+
+
+def _family(isa: str) -> str | None:
+    isa = (isa or "").lower()
+    return {"x86": "x86", "x86_64": "x86", "amd64": "x86", "aarch64": "aarch64", "arm64": "aarch64"}.get(isa)
+
+
+def _reg(family: str, width: int, i: int, load_store: bool = False) -> str:
+    """Register ``i`` of the class for ``width`` bytes, as written in extended asm."""
+    if family == "x86":
+        return f"%%{_X86_REG[width]}{i}"
+    if load_store:
+        return f"q{i}"
+    return f"d{i}" if width == 8 else f"v{i}.2d"
+
+
+def _arith_body(table: dict, family: str, op: str, width: int, kind: str) -> tuple:
+    m = table["arith"][op][0 if width > 8 else 1]
+    r = lambda i: _reg(family, width, i)  # noqa: E731
+    if kind == "latency":
+        a = SRC_A if op == "FMA" else 0  # FMA chains through its accumulator
+        line = table["op3"].format(m=m, d=r(0), a=r(a), b=r(SRC_B))
+        return (line,) * UNROLL
+    return tuple(table["op3"].format(m=m, d=r(k % ACCUMULATORS), a=r(SRC_A), b=r(SRC_B)) for k in range(UNROLL))
+
+
+def _offsets(family: str, variant: str, width: int) -> list:
+    """Byte offsets of the UNROLL accesses in the buffer.
+
+    aligned: consecutive ``width``-byte slots; split: 8 B below each line's end;
+    unaligned: 8 B into each line; line: the start of each line (the aligned access pattern
+    of the other two). AArch64 unscaled offsets (``ldur``) reach 255 B only, so its
+    split, unaligned and line forms cycle over 4 lines.
+    """
+    if variant == "aligned":
+        return [(k * width) % BUFFER_BYTES for k in range(UNROLL)]
+    shift = {"split": LINE - 8, "unaligned": 8, "line": 0}[variant]
+    lines = 4 if family == "aarch64" else UNROLL
+    return [(k % lines) * LINE + shift for k in range(UNROLL)]
+
+
+def _memory_body(table: dict, family: str, op: str, width: int) -> tuple:
+    variant = op.partition("_")[2].lower() or "aligned"
+    key = ("load" if op.startswith("LOAD") else "store") + ("_u" if variant in ("split", "unaligned") else "")
+    out = []
+    for k, off in enumerate(_offsets(family, variant, width)):
+        reg = _reg(family, width, k % ACCUMULATORS if key.startswith("load") else SRC_A, True)
+        out.append(table[key].format(off=off, d=reg, s=reg, q=reg))
+    return tuple(out)
+
+
+def _form_text(family: str, template: str, width: int, memory: bool) -> str:
+    """``vaddpd zmm, zmm, zmm`` / ``fadd v.2d, v.2d, v.2d`` / ``vmovapd mem, zmm``."""
+    cls = _X86_REG[width] if family == "x86" else ("q" if memory else "d" if width == 8 else "v.2d")
+    mem = "mem" if family == "x86" else "[mem]"
+    text = template.replace("{off}(%[buf])", mem).replace("[%[buf], #{off}]", mem).replace("[%[ones]]", mem)
+    text = text.replace("{{", "").replace("}}", "")
+    for key in ("{d}", "{a}", "{b}", "{s}", "{q}"):
+        text = text.replace(key, cls)
+    return text
+
+
+def _widths(family: str, features: set) -> list:
+    """SIMD widths in bytes this host has (NEON is part of every AArch64 core)."""
+    if family == "aarch64":
+        return [16]
+    return [w for w, flag in ((16, "sse2"), (32, "avx"), (64, "avx512f"))
+            if flag in features or (w == 16 and "avx" in features)]
+
+
+def _make_form(table: dict, family: str, op: str, width: int, kind: str) -> InstructionForm:
+    """The :class:`InstructionForm` of ``op`` at ``width`` bytes for one ISA table."""
+    if op in ARITH_OPS:
+        body = _arith_body(table, family, op, width, kind)
+        m = table["arith"][op][0 if width > 8 else 1]
+        form = _form_text(family, table["op3"].replace("{m}", m), width, False)
+    else:
+        body = _memory_body(table, family, op, width)
+        key = ("load" if op.startswith("LOAD") else "store") + ("_u" if op.endswith(("_SPLIT", "_UNALIGNED")) else "")
+        form = _form_text(family, table[key], width, True)
+    init_width = 16 if width == 8 else width
+    init = tuple(table["init"].format(d=_reg(family, init_width, i)) for i in range(SRC_B + 1))
+    name = f"{op.lower()}_{width}_{'lat' if kind == 'latency' else 'tp'}"
+    return InstructionForm(name, op, width, kind, form, family, body, init)
+
+
+def instruction_forms(isa: str, features) -> list:
+    """The forms this host can run, from its ISA family and feature flags.
+
+    Args:
+        isa: ``"x86"`` (also ``x86_64``, ``amd64``) or ``"aarch64"`` (``arm64``).
+        features: feature flags (``('sse2', 'avx', 'fma', 'avx512f', ...)`` or
+            ``('asimd', 'sve')``, :func:`loopmodel.measure.topology.read_topology` ``.isa``).
+
+    Returns:
+        list of :class:`InstructionForm`: ADD, MUL, DIV (scalar 8 B and every SIMD width),
+        FMA (SIMD widths with ``fma``/AVX-512 on x86; NEON ``fmla``), each as latency and
+        throughput; LOAD and STORE per SIMD width; LOAD_SPLIT/STORE_SPLIT at the widest width;
+        LOAD_UNALIGNED/STORE_UNALIGNED at the widest width below 64 B; LOAD_LINE/STORE_LINE
+        (aligned, one access per cache line: the reference of the split and unaligned forms,
+        whose access pattern they share) at both of these widths. Empty for an unknown
+        ISA or an x86 host without SSE2.
+    """
+    family = _family(isa)
+    feats = {str(f).lower() for f in features or ()}
+    if family is None or (family == "x86" and not {"sse2", "avx"} & feats):
+        return []
+    table = _AARCH64 if family == "aarch64" else _X86_AVX if "avx" in feats else _X86_SSE
+    widths = _widths(family, feats)
+    forms = []
+    for op in ARITH_OPS:
+        if op not in table["arith"]:
+            continue
+        for width in [8, *widths]:
+            if (width == 8 and table["arith"][op][1] is None) or \
+                    (op == "FMA" and family == "x86" and width < 64 and "fma" not in feats):
+                continue
+            forms += [_make_form(table, family, op, width, k) for k in ("latency", "throughput")]
+    forms += [_make_form(table, family, op, w, "throughput") for op in ("LOAD", "STORE") for w in widths]
+    forms += [_make_form(table, family, op, max(widths), "throughput") for op in ("LOAD_SPLIT", "STORE_SPLIT")]
+    narrow = [w for w in widths if w < LINE]
+    forms += [_make_form(table, family, op, max(narrow), "throughput")
+              for op in ("LOAD_UNALIGNED", "STORE_UNALIGNED") if narrow]
+    forms += [_make_form(table, family, op, w, "throughput")
+              for w in sorted({max(widths), *narrow[-1:]}, reverse=True) for op in ("LOAD_LINE", "STORE_LINE")]
+    return forms
+
+
+_MAIN = r"""
+typedef long (*lm_fn)(long);
+static const struct { const char *name; lm_fn fn; int per_iteration; } lm_forms[] = {
+%(table)s
+};
+
+static double lm_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: incore CPU REPETITIONS MIN_TIME_S FORM...\n");
+        return 2;
+    }
+    int cpu = atoi(argv[1]), reps = atoi(argv[2]);
+    double min_time = atof(argv[3]);
+    if (reps < 1 || !(min_time > 0)) {
+        fprintf(stderr, "incore: repetitions must be >= 1 and min_time_s > 0\n");
+        return 2;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    int pinned = sched_setaffinity(0, sizeof set, &set) == 0;
+    for (int a = 4; a < argc; ++a) {
+        int f = -1;
+        for (int i = 0; i < (int)(sizeof lm_forms / sizeof lm_forms[0]); ++i)
+            if (strcmp(lm_forms[i].name, argv[a]) == 0)
+                f = i;
+        if (f < 0) {
+            fprintf(stderr, "incore: unknown form '%%s'\n", argv[a]);
+            return 2;
+        }
+        long n = 16;
+        for (;;) { /* calibration, doubling; also the warm-up */
+            double t0 = lm_now();
+            lm_forms[f].fn(n);
+            if (lm_now() - t0 >= min_time || n > (1L << 40))
+                break;
+            n *= 2;
+        }
+        printf("{\"form\": \"%%s\", \"pinned\": %%d, \"iterations\": %%ld, \"instructions_per_iteration\": %%d, "
+               "\"seconds\": [", argv[a], pinned, n, lm_forms[f].per_iteration);
+        for (int r = 0; r < reps; ++r) {
+            double t0 = lm_now();
+            lm_forms[f].fn(n);
+            printf("%%s%%.9g", r ? ", " : "", lm_now() - t0);
+        }
+        printf("]}\n");
+        fflush(stdout);
+    }
+    return 0;
+}
+"""
+
+_HEAD = r"""/* loopmodel in-core instruction benchmarks (generated by loopmodel.measure.incore_bench).
+ *
+ * Usage:  incore CPU REPETITIONS MIN_TIME_S FORM [FORM ...]
+ * Output: one JSON line per form on stdout (seconds per repetition of ITERATIONS loop passes
+ * of INSTRUCTIONS_PER_ITERATION benchmarked instructions); errors: one line on stderr, exit 2.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double lm_ones[8] __attribute__((aligned(64))) = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+static char lm_buf[%d] __attribute__((aligned(4096)));
+"""
+
+#: per family: the loop's counter decrement and backward branch
+_LOOP = {"x86": ("sub $1, %[n]", "jnz 1b"), "aarch64": ("subs %[n], %[n], #1", "b.ne 1b")}
+#: per family: the prefix of the clobbered registers 0..15
+_CLOBBER = {"x86": "xmm", "aarch64": "v"}
+
+
+def _function(form: InstructionForm) -> str:
+    """``static long bench_NAME(long n)``: the form's loop in GCC extended asm."""
+    after = ("vzeroupper",) if form.isa == "x86" and form.init[0].startswith("v") else ()
+    lines = [*form.init, "1:", *form.body, *_LOOP[form.isa], *after]
+    asm = "\n".join(f'        "{ln}\\n\\t"' for ln in lines)
+    clobbers = ", ".join(f'"{_CLOBBER[form.isa]}{i}"' for i in range(SRC_B + 1))
+    return (f"/* {form.op} {form.width} B {form.kind}: {form.form} */\n"
+            f"static long bench_{form.name}(long n)\n{{\n    __asm__ volatile(\n{asm}\n"
+            f'        : [n] "+r"(n)\n        : [buf] "r"(lm_buf), [ones] "r"(lm_ones)\n'
+            f'        : {clobbers}, "cc", "memory");\n    return n;\n}}\n')
+
+
+def incore_source(forms) -> str:
+    """The C program measuring ``forms`` (list of :class:`InstructionForm`, one ISA family)."""
+    table = "\n".join(f'    {{"{f.name}", bench_{f.name}, {len(f.body)}}},' for f in forms) or "    {0, 0, 0},"
+    return (_HEAD % (BUFFER_BYTES + 2 * LINE) + "\n" + "\n".join(_function(f) for f in forms)
+            + _MAIN % {"table": table})
+
+
+def compile_flags(isa: str) -> tuple:
+    """``-O1`` and the host's ISA (``-march=native`` on x86, ``-mcpu=native`` on AArch64)."""
+    return ("-O1", "-mcpu=native" if _family(isa) == "aarch64" else "-march=native")
+
+
+def parse_line(line: str, form: InstructionForm, repetitions: int) -> tuple:
+    """``(pinned, iterations, instructions per iteration, [seconds per repetition])``.
+
+    Raises:
+        ToolError: the line is not the program's JSON for ``form`` (one line).
+    """
+    try:
+        d = json.loads(line)
+        seconds = [float(s) for s in d["seconds"]]
+        iterations, per_it = int(d["iterations"]), int(d["instructions_per_iteration"])
+        if d["form"] != form.name or len(seconds) != repetitions or min(seconds) <= 0 or iterations < 1 \
+                or per_it < 1:
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise ToolError(f"in-core benchmark: unreadable output for {form.name}: {line.strip()[:120]!r}") from None
+    return bool(d.get("pinned", 1)), iterations, per_it, seconds
+
+
+def make_point(form: InstructionForm, iterations: int, per_iteration: int, seconds: list,
+               clock_hz: float) -> InstructionPoint:
+    """Cycles per instruction = seconds * clock_hz / (iterations * per_iteration), min/median/max."""
+    cy = sorted(s * clock_hz / (iterations * per_iteration) for s in seconds)
+    mid = len(cy) // 2
+    median = cy[mid] if len(cy) % 2 else (cy[mid - 1] + cy[mid]) / 2
+    return InstructionPoint(form.op, form.width, form.kind, form.form, cy[0], median, cy[-1])
+
+
+def _build(forms: list, compiler: str, flags: tuple, directory: str) -> tuple:
+    """Compile the program for ``forms``; forms the assembler rejects are dropped.
+
+    Returns ``(executable, kept forms, notes)``. Raises ToolError for a missing compiler or
+    when even the program without forms fails.
+    """
+    toolchain.find_compiler(compiler)
+    try:
+        return toolchain.compile_c(incore_source(forms), compiler, flags, "executable", "incore", directory), forms, []
+    except ToolError:
+        pass
+    kept, notes = [], []
+    for f in forms:  # find the culprits one by one
+        try:
+            toolchain.compile_c(incore_source([f]), compiler, flags, "executable", "probe", directory)
+            kept.append(f)
+        except ToolError as exc:
+            notes.append(f"{f.name} ({f.form}) left out: {exc}")
+    exe = toolchain.compile_c(incore_source(kept), compiler, flags, "executable", "incore", directory)
+    return exe, kept, notes
+
+
+def _default_cpu() -> int:
+    try:
+        return min(os.sched_getaffinity(0))
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
+def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_time_s: float = 0.005,
+               compiler: str = "gcc", cpu: int | None = None, runner: Callable[[list], str] | None = None,
+               progress: Callable[[int, int], None] | None = None, forms: list | None = None) -> InCoreBenchResult:
+    """Measure every instruction form of this host (one pinned program run per form).
+
+    Args:
+        isa, features: as for :func:`instruction_forms`.
+        clock_hz: core clock in Hz that converts seconds to cycles.
+        repetitions: runs per form (min, median, max over them); min_time_s: seconds per run.
+        compiler: C compiler (``-O1 -march=native`` / ``-mcpu=native``).
+        cpu: CPU to pin to (default: the lowest this process may run on).
+        runner: ``runner(command) -> stdout`` for one form; given, nothing is compiled and
+            ``command[0]`` is ``'incore'`` (tests pass a fake). Default: compile and run.
+        progress: ``progress(done, total)`` after each form.
+        forms: a subset of :func:`instruction_forms` to measure (default: all).
+
+    Returns:
+        :class:`InCoreBenchResult`; a form that cannot be built or run is left out with a note.
+
+    Raises:
+        ToolError: bad arguments or a missing compiler (one line).
+    """
+    if not clock_hz > 0 or repetitions < 1 or not min_time_s > 0:
+        raise ToolError("in-core benchmark: clock_hz and min_time_s must be > 0, repetitions >= 1")
+    family = _family(isa) or str(isa)
+    forms = list(instruction_forms(isa, features) if forms is None else forms)
+    if not forms:
+        return InCoreBenchResult(family, float(clock_hz), (), (f"no instruction forms for ISA '{isa}' "
+                                                               f"with features {', '.join(features or ()) or 'none'}",))
+    cpu = _default_cpu() if cpu is None else int(cpu)
+    with tempfile.TemporaryDirectory(prefix="loopmodel-incore-") as d:
+        if runner is None:
+            exe, forms, notes = _build(forms, compiler, compile_flags(family), d)
+            run = lambda cmd: toolchain.run_program(cmd, "the in-core benchmark", 60.0 + repetitions * min_time_s * 4)  # noqa: E731
+        else:
+            exe, notes, run = "incore", [], runner
+        points, unpinned = [], False
+        for i, form in enumerate(forms):
+            try:
+                line = run([exe, str(cpu), str(repetitions), repr(float(min_time_s)), form.name])
+                pinned, iterations, per_it, seconds = parse_line(line, form, repetitions)
+                points.append(make_point(form, iterations, per_it, seconds, clock_hz))
+                unpinned |= not pinned
+            except ToolError as exc:
+                notes.append(f"{form.name} ({form.form}) left out: {exc}")
+            if progress is not None:
+                progress(i + 1, len(forms))
+    if unpinned:
+        notes.append(f"could not pin to CPU {cpu}: figures may mix CPUs")
+    return InCoreBenchResult(family, float(clock_hz), tuple(points), tuple(notes))
+
+
+def _sig3(x: float) -> float:
+    """``x`` rounded to 3 significant digits."""
+    return 0.0 if x == 0 else round(x, 2 - int(math.floor(math.log10(abs(x)))))
+
+
+def _widest(result: InCoreBenchResult, simd_width: int, op: str, kind: str) -> int | None:
+    """``simd_width`` if ``op`` was measured there, else the widest width it was measured at."""
+    widths = [p.width for p in result.points if p.op == op and p.kind == kind]
+    return simd_width if simd_width in widths else max(widths, default=None)
+
+
+def in_core_section(result: InCoreBenchResult, simd_width: int) -> dict:
+    """The ``in_core:`` mapping of a loopmodel machine file from the measured figures.
+
+    Args:
+        result: a :class:`InCoreBenchResult` with at least LOAD and STORE throughput.
+        simd_width: bytes of the widest SIMD register (64, 32, 16).
+
+    Returns:
+        ``{simd_width: "64 B", throughput: {ADD: ipc, ...}, latency: {ADD: "4.02 cy", ...},
+        load: {instructions_per_cycle, bytes_per_cycle: "N B/cy"}, store: {...},
+        flops_per_cycle: {DP: {total, ADD, MUL, FMA}, SP: {...}}}``; throughputs in
+        instructions per cycle at ``simd_width`` (3 significant digits), DP FLOPs per cycle =
+        throughput x width/8 lanes (FMA counts 2), SP twice that, total the largest.
+
+    Raises:
+        ToolError: LOAD or STORE throughput was not measured.
+    """
+    throughput, latency, flops = {}, {}, {}
+    for op in ARITH_OPS:
+        w = _widest(result, simd_width, op, "throughput")
+        if w is not None and result.throughput(op, w):
+            throughput[op] = _sig3(result.throughput(op, w))
+            if op != "DIV":
+                flops[op] = result.throughput(op, w) * w / 8 * (2 if op == "FMA" else 1)
+        w = _widest(result, simd_width, op, "latency")
+        if w is not None:
+            latency[op] = f"{_sig3(result.latency(op, w)):g} cy"
+    section = {"simd_width": f"{simd_width} B", "throughput": throughput, "latency": latency}
+    for key, op in (("load", "LOAD"), ("store", "STORE")):
+        w = _widest(result, simd_width, op, "throughput")
+        ipc = result.throughput(op, w) if w is not None else None
+        if not ipc:
+            raise ToolError(f"in-core benchmark: no {op} throughput measured; cannot write in_core.{key}")
+        section[key] = {"instructions_per_cycle": _sig3(ipc), "bytes_per_cycle": f"{_sig3(ipc * w):g} B/cy"}
+    if flops:
+        dp = {op: _sig3(v) for op, v in flops.items()}
+        section["flops_per_cycle"] = {"DP": {"total": max(dp.values()), **dp},
+                                      "SP": {"total": 2 * max(dp.values()), **{k: 2 * v for k, v in dp.items()}}}
+    return section
+
+
+def access_costs(result: InCoreBenchResult) -> dict:
+    """Cycles per load/store instruction: split and unaligned against aligned (provenance).
+
+    Returns:
+        ``{"load_aligned_cy": widest aligned load (consecutive slots),
+        "load_split_cy", "load_split_width_bytes", "load_split_reference_cy" (aligned, one
+        access per line, same width: LOAD_LINE), "load_unaligned_cy",
+        "load_unaligned_width_bytes", "load_unaligned_reference_cy", and the same for
+        store}``: cycles per instruction in the throughput loops; keys of forms not measured
+        are left out.
+    """
+    out = {}
+    for kind in ("load", "store"):
+        widest = max((q.width for q in result.points if q.op == kind.upper()), default=None)
+        if widest is not None:
+            out[f"{kind}_aligned_cy"] = result.point(kind.upper(), widest, "throughput").cycles_min
+        for variant in ("split", "unaligned"):
+            p = next((q for q in result.points if q.op == f"{kind.upper()}_{variant.upper()}"), None)
+            if p is None:
+                continue
+            out[f"{kind}_{variant}_cy"] = p.cycles_min
+            out[f"{kind}_{variant}_width_bytes"] = p.width
+            ref = result.point(f"{kind.upper()}_LINE", p.width, "throughput")
+            if ref is not None:
+                out[f"{kind}_{variant}_reference_cy"] = ref.cycles_min
+    return out

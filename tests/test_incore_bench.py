@@ -1,0 +1,238 @@
+"""In-core instruction benchmarks: form enumeration from feature flags, the generated assembly
+per ISA, the cycle arithmetic with a fake runner, the machine-file section against the schema,
+and one small real run on this host."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+import shutil
+from importlib import resources
+
+import pytest
+
+from loopmodel.errors import ToolError
+from loopmodel.fileio.machine_files import read_yaml
+from loopmodel.fileio.machine_schema import validate_mapping
+from loopmodel.measure import incore_bench as ib
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc needed")
+on_x86 = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86-64 host needed")
+
+SKX = ("sse2", "sse4_2", "avx", "fma", "avx2", "avx512f", "avx512vl")
+HSW = ("sse2", "sse4_2", "avx", "fma", "avx2")
+
+
+def names(forms):
+    return {f.name for f in forms}
+
+
+def by_name(forms, name):
+    return next(f for f in forms if f.name == name)
+
+
+def test_forms_follow_the_feature_flags():
+    skx = names(ib.instruction_forms("x86", SKX))
+    assert {"add_8_lat", "add_64_tp", "fma_16_lat", "fma_64_tp", "div_64_lat", "load_64_tp", "store_16_tp",
+            "load_split_64_tp", "store_split_64_tp", "load_unaligned_32_tp"} <= skx
+    assert "fma_8_lat" not in skx  # scalar only for ADD, MUL, DIV
+    assert not any("load" in n and "lat" in n for n in skx)
+    hsw = names(ib.instruction_forms("x86_64", HSW))
+    assert not any("_64_" in n for n in hsw) and "load_split_32_tp" in hsw and "fma_32_tp" in hsw
+    avx_no_fma = names(ib.instruction_forms("x86", ("sse2", "avx")))
+    assert not any(n.startswith("fma") for n in avx_no_fma) and "add_32_lat" in avx_no_fma
+    sse = ib.instruction_forms("x86", ("sse2",))
+    assert {f.width for f in sse} == {8, 16} and not any(f.op == "FMA" for f in sse)
+    assert by_name(sse, "load_split_16_tp").op == "LOAD_SPLIT"
+    arm = ib.instruction_forms("aarch64", ("asimd", "sve"))
+    assert {f.width for f in arm} == {8, 16} and "fma_16_tp" in names(arm)
+    assert ib.instruction_forms("ppc64le", ("vsx",)) == [] and ib.instruction_forms("x86", ()) == []
+
+
+def test_x86_avx512_source_has_the_intended_asm():
+    forms = ib.instruction_forms("x86", SKX)
+    src = ib.incore_source(forms)
+    lat, tp = by_name(forms, "add_64_lat"), by_name(forms, "add_64_tp")
+    assert lat.form == tp.form == "vaddpd zmm, zmm, zmm"
+    # latency: one chain, every instruction reads the previous result
+    assert set(lat.body) == {"vaddpd %%zmm15, %%zmm0, %%zmm0"} and len(lat.body) == ib.UNROLL
+    # throughput: 12 accumulators in turn, sources never written in the loop
+    dests = [line.rsplit("%%", 1)[1] for line in tp.body]
+    assert dests[:12] == [f"zmm{i}" for i in range(12)] and len(set(dests)) == 12
+    assert all("%%zmm15, %%zmm14," in line for line in tp.body)
+    fma = by_name(forms, "fma_64_lat")
+    assert set(fma.body) == {"vfmadd231pd %%zmm15, %%zmm14, %%zmm0"}
+    assert by_name(forms, "div_8_lat").body[0] == "vdivsd %%xmm15, %%xmm0, %%xmm0"
+    load = by_name(forms, "load_64_tp").body
+    assert load[:2] == ("vmovapd 0(%[buf]), %%zmm0", "vmovapd 64(%[buf]), %%zmm1")
+    split = by_name(forms, "load_split_64_tp").body
+    offsets = [int(line.split()[1].split("(")[0]) for line in split]
+    assert all(o % 64 + 64 > 64 and o % 64 == 56 for o in offsets) and len(set(offsets)) == ib.UNROLL
+    assert max(offsets) + 64 <= ib.BUFFER_BYTES
+    unal = by_name(forms, "load_unaligned_32_tp").body
+    assert all(int(line.split()[1].split("(")[0]) % 64 == 8 for line in unal)
+    assert by_name(forms, "store_split_64_tp").body[0] == "vmovupd %%zmm14, 56(%[buf])"
+    line = by_name(forms, "load_line_32_tp")
+    assert line.body[:2] == ("vmovapd 0(%[buf]), %%ymm0", "vmovapd 64(%[buf]), %%ymm1")
+    assert {"load_line_64_tp", "store_line_64_tp", "store_line_32_tp"} <= names(forms)
+    # the C text: one function per form, registers from 1.0 in memory, clobbers, the loop, the table
+    assert "static long bench_add_64_lat(long n)" in src and '"vmovupd (%[ones]), %%zmm15\\n\\t"' in src
+    assert '"sub $1, %[n]\\n\\t"' in src and '"jnz 1b\\n\\t"' in src and '"vzeroupper\\n\\t"' in src
+    assert '"xmm15", "cc", "memory"' in src and '{"div_64_tp", bench_div_64_tp, 48},' in src
+    assert "sched_setaffinity" in src and "CLOCK_MONOTONIC" in src
+
+
+def test_x86_without_avx512_and_without_avx():
+    src = ib.incore_source(ib.instruction_forms("x86", HSW))
+    assert "zmm" not in src and "%%ymm0" in src
+    sse = ib.instruction_forms("x86", ("sse2",))
+    assert by_name(sse, "add_16_tp").body[1] == "addpd %%xmm15, %%xmm1"
+    assert by_name(sse, "add_8_lat").form == "addsd xmm, xmm"
+    assert "vzeroupper" not in ib.incore_source(sse) and "movupd (%[ones]), %%xmm0" in ib.incore_source(sse)
+
+
+def test_aarch64_source_text():
+    forms = ib.instruction_forms("aarch64", ("asimd",))
+    src = ib.incore_source(forms)
+    assert set(by_name(forms, "add_16_lat").body) == {"fadd v0.2d, v0.2d, v15.2d"}
+    assert by_name(forms, "add_16_tp").body[3] == "fadd v3.2d, v14.2d, v15.2d"
+    assert set(by_name(forms, "fma_16_lat").body) == {"fmla v0.2d, v14.2d, v15.2d"}
+    assert by_name(forms, "div_8_lat").body[0] == "fdiv d0, d0, d15"
+    assert by_name(forms, "load_16_tp").body[1] == "ldr q1, [%[buf], #16]"
+    assert by_name(forms, "store_16_tp").form == "str q, [mem]"
+    split = by_name(forms, "load_split_16_tp").body
+    assert split[0] == "ldur q0, [%[buf], #56]"
+    assert by_name(forms, "load_line_16_tp").body[1] == "ldr q1, [%[buf], #64]"
+    assert all(int(line.split("#")[1].rstrip("]")) <= 255 for line in split)  # ldur's reach
+    assert '"ld1r {v15.2d}, [%[ones]]\\n\\t"' in src and '"subs %[n], %[n], #1\\n\\t"' in src
+    assert '"b.ne 1b\\n\\t"' in src and '"v15", "cc", "memory"' in src and "%%" not in src.split("int main")[0]
+    assert ib.compile_flags("aarch64") == ("-O1", "-mcpu=native")
+    assert ib.compile_flags("x86") == ("-O1", "-march=native")
+
+
+def fake_runner(seconds=1e-5, iterations=1000, per_it=48, pinned=1, fail=()):
+    calls = []
+
+    def run(cmd):
+        calls.append(cmd)
+        name = cmd[4]
+        if name in fail:
+            raise ToolError("the in-core benchmark was killed by signal 4")
+        reps = int(cmd[2])
+        secs = [seconds * (1 + 0.1 * r) for r in range(reps)]
+        return json.dumps({"form": name, "pinned": pinned, "iterations": iterations,
+                           "instructions_per_iteration": per_it, "seconds": secs}) + "\n"
+    return run, calls
+
+
+def test_cycles_from_seconds_with_a_fake_runner():
+    run, calls = fake_runner()
+    seen = []
+    r = ib.run_incore("x86", SKX, 2.4e9, repetitions=3, min_time_s=0.002, cpu=1, runner=run,
+                      progress=lambda d, t: seen.append((d, t)))
+    n = len(ib.instruction_forms("x86", SKX))
+    assert len(r.points) == n and seen[-1] == (n, n) and r.notes == ()
+    assert calls[0] == ["incore", "1", "3", "0.002", "add_8_lat"]
+    # 1e-5 s * 2.4e9 Hz / (1000 it * 48 instr) = 0.5 cy per instruction
+    p = r.point("ADD", 64, "throughput")
+    assert p.cycles_min == pytest.approx(0.5) and p.cycles_median == pytest.approx(0.55)
+    assert p.cycles_max == pytest.approx(0.6) and p.spread == pytest.approx(0.2)
+    assert r.throughput("ADD", 64) == pytest.approx(2.0) and r.latency("ADD", 64) == pytest.approx(0.5)
+    assert r.latency("LOAD", 64) is None and r.throughput("ADD", 128) is None
+    d = r.to_dict()
+    json.dumps(d)
+    pd = next(x for x in d["points"] if x["op"] == "ADD" and x["width_bytes"] == 64 and x["kind"] == "throughput")
+    assert pd["cy_per_instruction_min"] == pytest.approx(0.5) and pd["instructions_per_cy"] == pytest.approx(2.0)
+    assert d["clock_hz"] == 2.4e9 and d["isa"] == "x86"
+
+
+def test_failing_forms_and_unpinned_runs_become_notes():
+    run, _ = fake_runner(pinned=0, fail=("div_64_tp",))
+    r = ib.run_incore("x86", SKX, 2e9, repetitions=2, runner=run)
+    assert r.point("DIV", 64, "throughput") is None and r.point("DIV", 64, "latency") is not None
+    assert any("div_64_tp" in n and "signal 4" in n for n in r.notes)
+    assert any("could not pin" in n for n in r.notes)
+    bad = ib.run_incore("x86", SKX, 2e9, runner=lambda cmd: "garbage\n", forms=ib.instruction_forms("x86", SKX)[:1])
+    assert bad.points == () and "unreadable" in bad.notes[0]
+    none = ib.run_incore("riscv64", ("rvv",), 2e9, runner=run)
+    assert none.points == () and "riscv64" in none.notes[0]
+    with pytest.raises(ToolError):
+        ib.run_incore("x86", SKX, 0.0, runner=run)
+
+
+def test_missing_compiler_is_a_tool_error():
+    with pytest.raises(ToolError, match="not found"):
+        ib.run_incore("x86", SKX, 2e9, compiler="no-such-cc-xyz")
+
+
+@needs_gcc
+@on_x86
+def test_a_form_the_assembler_rejects_is_dropped():
+    good = ib.instruction_forms("x86", ("sse2",))[0]
+    bogus = dataclasses.replace(good, name="bogus_16_tp", op="BOGUS", body=("notaninstruction %%xmm0",) * ib.UNROLL)
+    r = ib.run_incore("x86", ("sse2",), 2e9, repetitions=1, min_time_s=0.0005, forms=[good, bogus])
+    assert [p.op for p in r.points] == [good.op]
+    assert any(n.startswith("bogus_16_tp") for n in r.notes)
+
+
+def section_result(clock=2e9):
+    # per-instruction cycles chosen so that the figures are known: ADD 0.5 cy (2/cy), DIV 16 cy
+    cy = {"ADD": 0.5, "MUL": 0.5, "FMA": 0.5, "DIV": 16.0, "LOAD": 0.5, "STORE": 1.0,
+          "LOAD_SPLIT": 1.0, "STORE_SPLIT": 2.0, "LOAD_UNALIGNED": 0.5, "STORE_UNALIGNED": 1.0,
+          "LOAD_LINE": 0.25, "STORE_LINE": 0.75}
+    lat = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 23.3333}
+    pts = []
+    for f in ib.instruction_forms("x86", SKX):
+        c = lat[f.op] if f.kind == "latency" else cy[f.op]
+        pts.append(ib.InstructionPoint(f.op, f.width, f.kind, f.form, c, c, c * 1.01))
+    return ib.InCoreBenchResult("x86", clock, tuple(pts), ())
+
+
+def test_in_core_section_validates_in_a_machine_file():
+    sec = ib.in_core_section(section_result(), 64)
+    assert sec["simd_width"] == "64 B"
+    assert sec["throughput"] == {"ADD": 2.0, "MUL": 2.0, "FMA": 2.0, "DIV": 0.0625}
+    assert sec["latency"] == {"ADD": "4 cy", "MUL": "4 cy", "FMA": "4 cy", "DIV": "23.3 cy"}
+    assert sec["load"] == {"instructions_per_cycle": 2.0, "bytes_per_cycle": "128 B/cy"}
+    assert sec["store"] == {"instructions_per_cycle": 1.0, "bytes_per_cycle": "64 B/cy"}
+    assert sec["flops_per_cycle"]["DP"] == {"total": 32.0, "ADD": 16.0, "MUL": 16.0, "FMA": 32.0}
+    assert sec["flops_per_cycle"]["SP"]["total"] == 64.0
+    path = resources.files("loopmodel.machines").joinpath("SkylakeSP_Gold-6148.yml")
+    data = read_yaml(str(path))
+    keep = {k: data["in_core"][k] for k in ("analyzer_ports", "llvm_mca_cpu") if k in data["in_core"]}
+    data["in_core"] = {**sec, **keep}
+    model = validate_mapping(data, "probed.yml")
+    assert model.in_core.throughput["DIV"] == 0.0625 and model.in_core.load.bytes_per_cycle == 128
+    assert model.in_core.latency["DIV"] == pytest.approx(23.3)
+    # an AVX2 host: the section speaks of 32 B registers
+    avx2 = ib.InCoreBenchResult("x86", 2e9, tuple(p for p in section_result().points if p.width <= 32), ())
+    sec32 = ib.in_core_section(avx2, 32)
+    assert sec32["load"]["bytes_per_cycle"] == "64 B/cy" and sec32["flops_per_cycle"]["DP"]["FMA"] == 16.0
+    with pytest.raises(ToolError, match="LOAD"):
+        ib.in_core_section(ib.InCoreBenchResult("x86", 2e9, (), ()), 64)
+
+
+def test_three_significant_digits_and_access_costs():
+    assert ib._sig3(1.8634) == 1.86 and ib._sig3(0.057912) == 0.0579 and ib._sig3(128.7) == 129.0
+    costs = ib.access_costs(section_result())
+    assert costs["load_split_cy"] == 1.0 and costs["load_aligned_cy"] == 0.5
+    assert costs["store_split_cy"] == 2.0 and costs["load_unaligned_width_bytes"] == 32
+    assert costs["load_split_reference_cy"] == 0.25 and costs["store_aligned_cy"] == 1.0
+    assert costs["store_unaligned_reference_cy"] == 0.75 and costs["load_split_width_bytes"] == 64
+
+
+@needs_gcc
+@on_x86
+def test_real_add_and_load_on_this_host():
+    from loopmodel.measure.clock import measure_clock_hz
+    from loopmodel.measure.topology import read_topology
+
+    isa = read_topology().isa
+    forms = [f for f in ib.instruction_forms("x86", isa) if f.op in ("ADD", "LOAD") and f.width == 16]
+    assert len(forms) == 3
+    hz = measure_clock_hz(passes=20_000, runs=3)
+    r = ib.run_incore("x86", isa, hz, repetitions=3, min_time_s=0.001, forms=forms)
+    assert r.notes == () or all("pin" in n for n in r.notes)
+    assert 2.0 * 0.9 <= r.latency("ADD", 16) <= 8.0
+    assert 0.5 <= r.throughput("ADD", 16) <= 4.0
+    assert 0.5 <= r.throughput("LOAD", 16) <= 4.0

@@ -286,3 +286,56 @@ def test_host_model_path_is_keyed_by_host_and_cpu(monkeypatch, tmp_path):
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
     a, b = host_model_path("h/x", "CPU A"), host_model_path("h/x", "CPU B")
     assert a != b and a.parent == tmp_path / "hosts" and a.name.startswith("h_x-")
+
+
+# ------------------------------------------------------------------ in-core from measurement
+def fake_incore(clock=CLOCK, add_latency=2.0):
+    from loopmodel.measure.incore_bench import InCoreBenchResult, InstructionPoint
+    pts = []
+    for op, lat, ipc in (("ADD", add_latency, 2.0), ("MUL", 4.0, 2.0), ("FMA", 4.0, 2.0), ("DIV", 13.0, 0.25)):
+        pts.append(InstructionPoint(op, 32, "latency", f"v{op.lower()}pd", lat, lat, lat * 1.01))
+        pts.append(InstructionPoint(op, 32, "throughput", f"v{op.lower()}pd", 1 / ipc, 1 / ipc, 1.01 / ipc))
+    pts.append(InstructionPoint("LOAD", 32, "throughput", "vmovapd", 1 / 3, 1 / 3, 0.34))
+    pts.append(InstructionPoint("STORE", 32, "throughput", "vmovapd", 0.5, 0.5, 0.51))
+    return InCoreBenchResult("x86", clock, tuple(pts))
+
+
+def test_incore_at_another_clock_scales_the_cycles():
+    r = fake_incore().at_clock(2 * CLOCK)
+    assert r.clock_hz == 2 * CLOCK and r.latency("ADD", 32) == pytest.approx(4.0)
+    assert r.throughput("LOAD", 32) == pytest.approx(1.5)
+
+
+def test_builder_takes_measured_in_core_at_the_compilers_width():
+    data = dataclasses.replace(synthetic_probe(), incore=fake_incore())
+    data.host["simd_width_B"] = 32
+    built = build_host_model(data)
+    ic = built.machine.in_core
+    assert ic.simd_width == 32 and ic.latency["ADD"] == pytest.approx(2.0) and ic.throughput["DIV"] == 0.25
+    assert ic.load.instructions_per_cycle == pytest.approx(3.0)
+    assert not any("ASSUMED" in n and "in-core" in n for n in built.notes)
+    assert not any("registers here" in n for n in built.notes)  # the fixture's ISA has 32 B too: nothing to say
+    built64 = build_host_model(dataclasses.replace(data, topology=dataclasses.replace(data.topology, simd_width=64)))
+    assert any("although the ISA has 64 B" in n for n in built64.notes)
+
+
+@pytest.mark.skipif(__import__("shutil").which("llvm-mca") is None, reason="llvm-mca needed")
+def test_llvm_mca_model_with_wrong_latencies_is_left_out_with_a_note():
+    data = dataclasses.replace(synthetic_probe(), incore=fake_incore(add_latency=1.0))
+    data.host.update(simd_width_B=32, native_cpu="icelake-client")
+    built = build_host_model(data)
+    assert built.machine.in_core.llvm_mca_cpu is None
+    assert any("assumes a latency of 4 cy for ADD; 1 cy measured" in n for n in built.notes)
+    assert any("llvm_mca_cpu is left out" in n for n in built.notes)
+    good = dataclasses.replace(synthetic_probe(), incore=fake_incore(add_latency=4.0))
+    good.host.update(simd_width_B=32, native_cpu="icelake-client")
+    assert build_host_model(good).machine.in_core.llvm_mca_cpu == "icelake-client"
+
+
+def test_compiler_simd_width_reads_the_registers_of_a_vectorized_loop():
+    from loopmodel.measure.host_cpu import compiler_simd_width
+    assert compiler_simd_width("gcc", ["-O3"]) in (16, None)  # x86-64 baseline: SSE2 (None on other ISAs)
+    assert compiler_simd_width("no-such-compiler-xyz", ["-O3"]) is None
+    if __import__("platform").machine() == "x86_64":
+        assert compiler_simd_width("gcc", ["-O3", "-mavx2"]) == 32
+        assert compiler_simd_width("gcc", ["-O3", "-mavx512f", "-mprefer-vector-width=512"]) == 64

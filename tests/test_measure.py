@@ -16,7 +16,7 @@ import pytest
 
 from loopmodel.errors import DefineError, LoopmodelError, ToolError
 from loopmodel.measure import DEFAULT_FLAGS, KERNEL_NAMES, StreamPoint, StreamResult, cli_measure, run_stream
-from loopmodel.measure.clock import clock_source, measure_clock_hz
+from loopmodel.measure.clock import ClockMeasurement, clock_source, measure_clock_hz
 from loopmodel.measure.stream import KERNELS, make_point, parse_output, stream_source
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc needed")
@@ -343,3 +343,11 @@ def test_output_written_exclusively(tmp_path):
     new = tmp_path / "new.json"
     write_new_output(str(new), "{}\n", "-o")
     assert new.read_text() == "{}\n"
+
+
+def test_clock_measurements_merge_into_one_set_of_runs():
+    a = ClockMeasurement(1000, (1.0, 1.0), (1e-6, 1e-6))
+    b = ClockMeasurement(1000, (1.0,), (2e-6,))
+    m = a.merged(b)
+    assert m.cpu_s == (1e-6, 1e-6, 2e-6) and m.median_hz == pytest.approx(1e9)
+    assert a.merged(None) is a and a.merged(ClockMeasurement(5, (1.0,), (1.0,))) is a

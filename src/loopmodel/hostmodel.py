@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import LoopmodelError
-from .measure.probe import BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, point_bandwidth, point_seconds_per_it
+from .measure.probe import BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, host_flags, point_bandwidth, point_seconds_per_it
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -74,6 +74,8 @@ def build_host_model(data) -> HostModel:
     mapping = _skeleton(data, effective, notes)
     fits = {"effective_capacity_B": effective}
     machine = validate_mapping(mapping, "<probe>")
+    mapping, fits["load_store_limit"] = _fit_load_store(mapping, machine, data, notes)
+    machine = validate_mapping(mapping, "<probe>")
     transfers = _transfers(machine, data)
     mapping, fits["links"] = _fit_links(mapping, transfers, notes)
     machine = validate_mapping(mapping, "<probe>")
@@ -104,7 +106,7 @@ def _skeleton(data, effective: dict, notes: list) -> dict:
         "links": _placeholder_links(topo),
         "overlap": ["T_OL"],
         "benchmarks": _benchmarks(data),
-        "compiler": {data.options.compiler if data.options else "gcc": _host_flags(data)},
+        "compiler": {data.options.compiler if data.options else "gcc": data.host.get("compiler_flags") or host_flags()},
         "sources": ["every figure measured on this host by 'loopmodel machine probe' (see the probe section): "
                     "topology from sysfs, clock from a dependent-add chain, in-core figures from instruction "
                     "micro-benchmarks, bandwidths from the benchmark kernels of kerncraft-tool-paper.txt §2.2; "
@@ -118,38 +120,65 @@ def _line(topo) -> int:
     return caches[0].line_size if caches else 64
 
 
-def _host_flags(data) -> str:
-    arch = "-mcpu=native" if data.host.get("machine") in ("aarch64", "arm64") else "-march=native"
-    return f"-O3 {arch} -fopenmp"
-
-
 def _in_core(data, notes: list) -> dict:
-    from .measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus
+    """The ``in_core`` section: measured instruction figures at the SIMD width the compiler
+    uses on this host, with the llvm-mca CPU model that fits it (and its latencies checked)."""
+    isa_width = data.topology.simd_width or 16
+    width = data.host.get("simd_width_B") or isa_width
+    if width < isa_width:
+        notes.append(f"the compiler vectorizes with {width} B registers here ({data.host.get('compiler_flags')}), "
+                     f"although the ISA has {isa_width} B: the in-core figures are those of {width} B instructions")
+    section = _measured_in_core(data, width, notes)
+    native = data.host.get("native_cpu")
+    cpu = _llvm_mca_cpu(native, notes) if native else None
+    data.host["llvm_mca_cpu"] = cpu
+    if cpu and (data.incore is None or _check_llvm_mca(data, cpu, width, notes)):
+        section["llvm_mca_cpu"] = cpu
+    elif cpu:
+        notes.append(f"in_core.llvm_mca_cpu is left out, so that '--incore auto' uses the analytic model with the "
+                     f"measured figures; add 'llvm_mca_cpu: {cpu}' to the file to use llvm-mca anyway")
+    return section
 
-    width = data.topology.simd_width or 16
+
+def _measured_in_core(data, width: int, notes: list) -> dict:
     if data.incore is not None:
         from .measure.incore_bench import in_core_section
-        section = in_core_section(data.incore, width)
-    else:
-        notes.append("in-core figures not measured: one ADD, MUL and FMA, two loads and one store of full SIMD "
-                     "width per cycle are ASSUMED; treat T_OL and T_nOL with care")
-        section = {"simd_width": f"{width} B", "throughput": {"ADD": 1, "MUL": 1, "FMA": 1, "DIV": 0.1},
-                   "latency": {"ADD": "4 cy", "MUL": "4 cy", "FMA": "4 cy", "DIV": "15 cy"},
-                   "load": {"instructions_per_cycle": 2, "bytes_per_cycle": f"{2 * width} B/cy"},
-                   "store": {"instructions_per_cycle": 1, "bytes_per_cycle": f"{width} B/cy"}}
-    native = data.host.get("native_cpu")
-    if native:
         try:
-            from . import toolchain
-            cpu, note = llvm_mca_cpu_for(native, llvm_mca_cpus(toolchain.find_compiler("llvm-mca")))
-        except LoopmodelError:
-            cpu, note = None, "llvm-mca not found: no llvm-mca CPU model chosen"
-        if cpu:
-            section["llvm_mca_cpu"] = cpu
-        if note:
-            notes.append(note)
-        data.host["llvm_mca_cpu"] = cpu
-    return section
+            return in_core_section(data.incore, width)
+        except LoopmodelError as exc:
+            notes.append(f"in-core figures incomplete ({exc})")
+    notes.append("in-core figures not measured: one ADD, MUL and FMA, two loads and one store of full SIMD "
+                 "width per cycle are ASSUMED; treat T_OL and T_nOL with care")
+    return {"simd_width": f"{width} B", "throughput": {"ADD": 1, "MUL": 1, "FMA": 1, "DIV": 0.1},
+            "latency": {"ADD": "4 cy", "MUL": "4 cy", "FMA": "4 cy", "DIV": "15 cy"},
+            "load": {"instructions_per_cycle": 2, "bytes_per_cycle": f"{2 * width} B/cy"},
+            "store": {"instructions_per_cycle": 1, "bytes_per_cycle": f"{width} B/cy"}}
+
+
+def _llvm_mca_cpu(native: str, notes: list) -> str | None:
+    from .compiled.llvm_mca import find_llvm_mca
+    from .measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus
+
+    path = find_llvm_mca()
+    if path is None:
+        notes.append("llvm-mca not found: no llvm-mca CPU model chosen (the analytic in-core model is used)")
+        return None
+    cpu, note = llvm_mca_cpu_for(native, llvm_mca_cpus(path))
+    if note:
+        notes.append(note)
+    return cpu
+
+
+def _check_llvm_mca(data, cpu: str, width: int, notes: list) -> bool:
+    """Whether llvm-mca's model ``cpu`` has this host's ADD, MUL and FMA latencies (within 20 %)."""
+    from .measure.host_cpu import mca_latency_check
+
+    measured = {op: data.incore.latency(op, width) for op in ("ADD", "MUL", "FMA")}
+    rows, warn = mca_latency_check(cpu, {k: v for k, v in measured.items() if v}, width,
+                                   data.host.get("machine") in ("aarch64", "arm64"))
+    data.host["llvm_mca_latency_check"] = list(rows)
+    notes.extend(warn)
+    return not warn
 
 
 def _hierarchy(topo, effective: dict, notes: list) -> list:
@@ -200,15 +229,49 @@ def _benchmarks(data) -> dict:
     return {"kernels": kernels, "measurements": meas}
 
 
-def _analyze(machine, kernel_name: str):
-    """ECM result of one benchmark kernel (analytic in-core model, reductions split: the
+def _analysis(machine, kernel_name: str):
+    """Analysis of one benchmark kernel (ECM, analytic in-core model, reductions split: the
     benchmark's loads are independent), data set far beyond the caches."""
     from .analysis import Analyzer, Options
     from .fileio.c_kernel import parse_kernel
 
     kernel, _ = parse_kernel(BENCH_SOURCES[kernel_name], f"<{kernel_name} benchmark>")
     opts = Options(models=("ECM",), incore="analytic", reassociate=True, use_cache=False)
-    return Analyzer(kernel, machine, opts).run({"N": 10_000_000}).ecm
+    return Analyzer(kernel, machine, opts).run({"N": 10_000_000})
+
+
+def _analyze(machine, kernel_name: str):
+    """ECM result of one benchmark kernel (:func:`_analysis`)."""
+    return _analysis(machine, kernel_name).ecm
+
+
+def _fit_load_store(mapping: dict, machine, data, notes: list) -> tuple:
+    """The in-core model's combined load+store limit fitted to the benchmark kernels in L1
+    (:func:`loopmodel.models.calibration.fit_load_store_limit`)."""
+    from .models.calibration import fit_load_store_limit
+
+    samples = []
+    for k in KERNELS:
+        measured = _measured_levels(data, k, machine.clock, machine.cacheline_size).get(0)
+        if measured is None:
+            continue
+        res = _analysis(machine, k)
+        inc, kern = res.incore, res.kernel
+        per_cl = machine.cacheline_size / ELEMENT
+        n = (kern.loads_per_iteration() + kern.stores_per_iteration()) / max(inc.lanes, 1) * per_cl
+        other = max([inc.T_OL or 0.0, inc.components.get("LD", 0.0), inc.components.get("ST", 0.0)])
+        samples.append((n, other, measured))
+    try:
+        fit = fit_load_store_limit(samples)
+    except ValueError as exc:
+        notes.append(f"load+store limit not fitted ({exc})")
+        return mapping, None
+    report = {"per_cycle": fit.per_cycle and round(fit.per_cycle, 3), "error_before_percent": round(fit.error_before, 2),
+              "error_after_percent": round(fit.error_after, 2)}
+    if fit.per_cycle is None:
+        return mapping, report
+    in_core = {**mapping["in_core"], "load_store_per_cycle": round(fit.per_cycle, 3)}
+    return {**mapping, "in_core": in_core}, report
 
 
 def _measured_levels(data, kernel: str, clock: float, line: float) -> dict:

@@ -118,6 +118,12 @@ class ClockMeasurement:
         """Clock from the shortest wall time, Hz (errs low when the thread was preempted)."""
         return self.additions / min(self.wall_s)
 
+    def merged(self, other: "ClockMeasurement | None") -> "ClockMeasurement":
+        """This measurement and ``other`` (taken later, same chain length) as one set of runs."""
+        if other is None or other.additions != self.additions:
+            return self
+        return ClockMeasurement(self.additions, self.wall_s + other.wall_s, self.cpu_s + other.cpu_s)
+
     def to_dict(self) -> dict:
         return {"clock_Hz_median": self.median_hz, "clock_Hz_min": min(self.samples_hz),
                 "clock_Hz_max": max(self.samples_hz), "spread": self.spread, "clock_Hz_wall_best": self.wall_hz,

@@ -108,3 +108,30 @@ def mca_latency_check(cpu: str, measured: dict, width: int, aarch64: bool = Fals
             notes.append(f"llvm-mca's model '{cpu}' assumes a latency of {mca:.3g} cy for {op}; {cy:.3g} cy measured on "
                          "this host: llvm-mca in-core figures of dependent chains will be off here")
     return tuple(rows), tuple(notes)
+
+
+_VECTOR_LOOP = "void f(double *restrict a, const double *restrict b, long n)\n" \
+               "{\n    for (long i = 0; i < n; ++i)\n        a[i] = a[i] + 2.0 * b[i];\n}\n"
+
+
+def compiler_simd_width(compiler: str, flags) -> int | None:
+    """SIMD width in bytes the compiler uses for a plain streaming loop with ``flags``
+    (64: zmm, 32: ymm, 16: xmm or AArch64 q registers), None where it does not vectorize or
+    fails. gcc's -march=native on many AVX-512 CPUs prefers 256-bit vectors, so this, not
+    the widest register the ISA has, is the width compiled kernels run at.
+    """
+    import tempfile
+
+    from ..errors import ToolError
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="loopmodel-simd-") as d:
+            text = toolchain.compile_c(_VECTOR_LOOP, compiler, tuple(flags), "assembly", "simd", d)
+    except (ToolError, OSError):
+        return None
+    for reg, width in (("%zmm", 64), ("%ymm", 32), ("%xmm", 16)):
+        if reg in text:
+            return width
+    if re.search(r"\bv\d+\.2d\b|\bq\d+\b|\bz\d+\.d\b", text):
+        return 16
+    return None

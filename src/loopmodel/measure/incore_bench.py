@@ -49,6 +49,7 @@ not known when the source is generated).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -159,6 +160,14 @@ class InCoreBenchResult:
     clock_hz: float
     points: tuple
     notes: tuple = ()
+
+    def at_clock(self, clock_hz: float) -> "InCoreBenchResult":
+        """The same measurements converted to cycles at ``clock_hz`` instead (cycles scale with
+        the clock: the seconds measured are what they were)."""
+        f = clock_hz / self.clock_hz
+        pts = tuple(dataclasses.replace(p, cycles_min=p.cycles_min * f, cycles_median=p.cycles_median * f,
+                                        cycles_max=p.cycles_max * f) for p in self.points)
+        return dataclasses.replace(self, clock_hz=clock_hz, points=pts)
 
     def point(self, op: str, width: int, kind: str) -> InstructionPoint | None:
         """The point of ``op`` at ``width`` bytes and ``kind``, or None."""

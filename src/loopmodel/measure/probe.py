@@ -178,6 +178,12 @@ def level_sizes(effective: dict, shared: dict, cores: int) -> dict:
     return out
 
 
+def host_flags() -> str:
+    """Compiler flags for this host's kernels and benchmarks: optimised for the CPU it runs on."""
+    arch = "-mcpu=native" if platform.machine() in ("aarch64", "arm64") else "-march=native"
+    return f"-O3 {arch} -fopenmp"
+
+
 def host_provenance(compiler: str) -> dict:
     """Host name, kernel, date, loopmodel and compiler versions for the ``probe`` section."""
     from .. import __version__, toolchain
@@ -217,7 +223,7 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
         :class:`ProbeData`. A failing step leaves a note, never raises.
     """
     from .clock import measure_clock
-    from .host_cpu import native_cpu
+    from .host_cpu import compiler_simd_width, native_cpu
     from .topology import read_topology
 
     t0 = time.monotonic()
@@ -230,15 +236,38 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     hz = clock.median_hz if clock else None
     host["native_cpu"] = steps.attempt("compiler's CPU name", native_cpu, options.compiler,
                                        platform.machine() in ("aarch64", "arm64"))
+    host["compiler_flags"] = host_flags()
+    host["simd_width_B"] = compiler_simd_width(options.compiler, host["compiler_flags"].split()) or topo.simd_width
     incore = steps.attempt("in-core micro-benchmarks", _incore, topo, hz, options, steps) if hz else None
+    if incore is not None:  # the clock around the in-core step converts its seconds to cycles
+        after = steps.attempt("clock", measure_clock, options.compiler)
+        if after is not None and abs(after.median_hz / hz - 1) > 0.03:
+            steps.notes.append(f"the clock changed during the in-core micro-benchmarks ({hz / 1e9:.3f} GHz before, "
+                               f"{after.median_hz / 1e9:.3f} GHz after): their cycle figures are uncertain by "
+                               f"{100 * abs(after.median_hz / hz - 1):.0f} %")
+        clock = clock.merged(after)
+        incore = incore.at_clock(clock.median_hz)
     sweep = _sweeps(topo, options, steps)
     effective = effective_sizes(topo, sweep)
     latency = steps.attempt("latency", _latency, topo, effective, options, steps)
+    clock = _more_clock(clock, options, steps)
     tables = _tables(topo, effective, options, steps)
     streams, offsets = _extras(topo, effective, options, steps)
+    clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
                      options)
+
+
+def _more_clock(clock, options, steps):
+    """The clock measured again and merged: on a shared host the clock may change during the
+    probe, so the model takes the median over runs spread across it."""
+    from .clock import measure_clock
+
+    if clock is None:
+        return None
+    steps.progress("clock", 0, 1)
+    return clock.merged(steps.attempt("clock", measure_clock, options.compiler))
 
 
 def _incore(topo, hz, options, steps):
@@ -322,7 +351,8 @@ def _tables(topo, effective, options, steps) -> dict:
                 done += 1
                 if not size:
                     continue
-                p = steps.attempt(f"{level} {k} at {n} cores", run_bandwidth, k, n, size, options.repetitions,
+                reps = options.repetitions + (2 if level != "MEM" else 0)  # short points: more repetitions
+                p = steps.attempt(f"{level} {k} at {n} cores", run_bandwidth, k, n, size, reps,
                                   options.min_time_s, compiler=options.compiler)
                 if p is not None:
                     out.setdefault(level, {}).setdefault(k, []).append(p)

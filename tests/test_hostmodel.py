@@ -339,3 +339,23 @@ def test_compiler_simd_width_reads_the_registers_of_a_vectorized_loop():
     if __import__("platform").machine() == "x86_64":
         assert compiler_simd_width("gcc", ["-O3", "-mavx2"]) == 32
         assert compiler_simd_width("gcc", ["-O3", "-mavx512f", "-mprefer-vector-width=512"]) == 64
+
+
+def test_split_loads_of_misaligned_neighbours_are_charged_in_the_in_core_model():
+    from loopmodel.fileio.c_kernel import parse_kernel_file
+    from loopmodel.models.incore import analytic_incore, split_loads
+    k, _ = parse_kernel_file("examples/kernels/2d-5pt.c")
+    split, note = split_loads(k, 4, 64)
+    assert split == 0.25 and "a[j][i - 1]" in note and "a[j - 1][i]" not in note
+    d, _ = parse_kernel_file("examples/kernels/daxpy.c")
+    assert split_loads(d, 4, 64)[0] == 0
+    data = dataclasses.replace(synthetic_probe(), incore=fake_incore())
+    data.host["simd_width_B"] = 32
+    m = build_host_model(data).machine
+    charged = dataclasses.replace(m, in_core=dataclasses.replace(
+        m.in_core, load=dataclasses.replace(m.in_core.load, split_extra=1.0), load_store_per_cycle=None))
+    plain = analytic_incore(k, m, 8).components["LD"]
+    with_split = analytic_incore(k, charged, 8)
+    # 4 loads/it = 8 vector loads per CL; 2 of them split and cost one more load slot each
+    assert with_split.components["LD"] == pytest.approx(plain * 10 / 8)
+    assert any("split loads" in n for n in with_split.notes)

@@ -142,11 +142,17 @@ def _in_core(data, notes: list) -> dict:
 
 def _measured_in_core(data, width: int, notes: list) -> dict:
     if data.incore is not None:
-        from .measure.incore_bench import in_core_section
+        from .measure.incore_bench import access_costs, in_core_section
         try:
-            return in_core_section(data.incore, width)
+            section = in_core_section(data.incore, width)
         except LoopmodelError as exc:
             notes.append(f"in-core figures incomplete ({exc})")
+        else:
+            costs = access_costs(data.incore)
+            if costs.get("load_split_cy") and costs.get("load_split_reference_cy"):
+                extra = max(costs["load_split_cy"] / costs["load_split_reference_cy"] - 1, 0.0)
+                section["load"] = {**section["load"], "split_extra": round(extra, 3)}
+            return section
     notes.append("in-core figures not measured: one ADD, MUL and FMA, two loads and one store of full SIMD "
                  "width per cycle are ASSUMED; treat T_OL and T_nOL with care")
     return {"simd_width": f"{width} B", "throughput": {"ADD": 1, "MUL": 1, "FMA": 1, "DIV": 0.1},

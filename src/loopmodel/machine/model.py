@@ -38,12 +38,18 @@ _STRICT = {"extra": "forbid"}
 
 @dataclass(frozen=True)
 class LoadStore:
-    """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy, ``"64 B/cy"`` in a file)."""
+    """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy, ``"64 B/cy"`` in a file).
+
+    ``split_extra``: the port time a vector access that crosses a cache line costs beyond an
+    aligned one, in instructions' worth (0: not charged); measured by ``loopmodel machine
+    probe`` as split / aligned cycles per instruction - 1.
+    """
 
     __pydantic_config__ = _STRICT
 
     instructions_per_cycle: Annotated[float, Gt(0)]
     bytes_per_cycle: Annotated[float, Convert(fx.quantity("bandwidth_cy"))]
+    split_extra: Annotated[float, Ge(0)] = 0.0
 
 
 @dataclass(frozen=True)

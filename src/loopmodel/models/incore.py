@@ -90,6 +90,11 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     comp = _arithmetic_times(ops, machine, lanes)
     n_ld = kernel.loads_per_iteration()
     n_st = kernel.stores_per_iteration()
+    if lanes > 1 and ic.load.split_extra:
+        split, split_note = split_loads(kernel, lanes, machine.cacheline_size)
+        if split:
+            n_ld += split * lanes * ic.load.split_extra
+            notes.append(split_note + f", each charged {ic.load.split_extra:.2g} extra load slot(s) (machine model)")
     t_ld = max(n_ld / lanes / ic.load.instructions_per_cycle,
                kernel.bytes_loaded_per_iteration() / ic.load.bytes_per_cycle)
     t_st = max(n_st / lanes / ic.store.instructions_per_cycle,
@@ -108,6 +113,33 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
                         {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes),
                         {"assumed": bool(reassociate), "source": reassociation_source or "default"})
+
+
+def split_loads(kernel, lanes: int, line: float) -> tuple:
+    """Cache-line-split vector loads per iteration and a note saying which streams cause them.
+
+    The compiler aligns its vectors to the first streamed write (or, without one, the first
+    read); a read whose flattened offset differs from that one by a constant that is not a
+    multiple of the SIMD lanes is misaligned, and one in ``line / (lanes x element size)`` of
+    its vector loads crosses a cache line: ``element size / line`` split loads per iteration
+    (a difference that depends on a size, such as a neighbouring row, is taken as aligned).
+    Charged with the measured extra port time of a split load
+    (cross-architecture-machine-models.txt §3.4.1: the in-core part counts load-port cycles).
+    """
+    reads = kernel.streamed_reads()
+    ref = (kernel.streamed_writes() or reads or (None,))[0]
+    if ref is None:
+        return 0.0, ""
+    bad = []
+    for a in reads:
+        diff = a.offset - ref.offset
+        if a.array != ref.array and kernel.arrays[a.array].element_size != kernel.arrays[ref.array].element_size:
+            continue
+        if diff.is_constant() and int(diff.constant_value()) % lanes:
+            bad.append(a)
+    split = sum(kernel.arrays[a.array].element_size / line for a in bad)
+    names = ", ".join(str(a) for a in bad)
+    return split, f"{len(bad)} misaligned load stream(s) ({names}): {split * line / 8:.2g} cache-line-split loads per CL"
 
 
 def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) -> tuple:

@@ -5,8 +5,10 @@ parameters, and how long each probe took.
     loopmodel machine probe -o b.yml --no-store
     python benchmarks/probe_repeatability.py a.yml b.yml
 
-Prints the bandwidth differences (largest first), their median, how many exceed 5 %, and
-the two probes' clocks, link bandwidths, penalty and p0 side by side.
+Prints the bandwidth differences (largest first), their median, how many exceed 5 %, the
+same for the cache levels in B/cy (a host whose clock moved between the probes runs its
+in-core-bound cache kernels faster or slower in GB/s, not in B/cy), and the two probes'
+clocks, link bandwidths, penalty and p0 side by side.
 """
 from __future__ import annotations
 
@@ -42,6 +44,12 @@ def main(path_a: str, path_b: str) -> int:
         print(f"{d:6.1f}%  {level:5s} {kernel:6s} {n:5d} {x:8.2f} {y:8.2f}")
     print(f"{len(diffs)} bandwidths: median |difference| {statistics.median(d[0] for d in diffs):.1f} %, "
           f"max {diffs[0][0]:.1f} %, {sum(d[0] > 5 for d in diffs)} above 5 %")
+    ca, cb = _gbs(a["clock"]), _gbs(b["clock"])
+    per_cy = sorted((100 * abs((y / cb) / (x / ca) - 1), lv) for _, lv, _, _, x, y in diffs if lv != "MEM")
+    if per_cy:
+        print(f"cache levels in B/cy (each probe's own clock): median |difference| "
+              f"{statistics.median(d for d, _ in per_cy):.1f} %, max {per_cy[-1][0]:.1f} %, "
+              f"{sum(d > 5 for d, _ in per_cy)} of {len(per_cy)} above 5 %")
     for key in ("clock", "overlap", "contention_p0"):
         print(f"{key:14s} {a[key]!s:30s} {b[key]!s}")
     for la, lb in zip(a["links"], b["links"]):

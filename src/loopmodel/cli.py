@@ -464,6 +464,9 @@ def cmd_app(args) -> int:
         overrides = pt
     spec = read_app(args.file, overrides)
     machine = _machine(args)
+    if str(args.machine) == "host":
+        from .fileio.host_models import host_note
+        sys.stderr.write(f"note: {host_note(machine)}\n")
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
     analyses = []

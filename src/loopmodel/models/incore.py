@@ -138,8 +138,10 @@ def split_loads(kernel, lanes: int, line: float) -> tuple:
         if diff.is_constant() and int(diff.constant_value()) % lanes:
             bad.append(a)
     split = sum(kernel.arrays[a.array].element_size / line for a in bad)
-    names = ", ".join(str(a) for a in bad)
-    return split, f"{len(bad)} misaligned load stream(s) ({names}): {split * line / 8:.2g} cache-line-split loads per CL"
+    names = ", ".join(f"{a.array} at {int((a.offset - ref.offset).constant_value()):+d}" for a in bad)
+    text = (f"{len(bad)} misaligned load stream(s) ({names} elements from {ref.array}, which the compiler "
+            f"aligns): {split * line / 8:.2g} cache-line-split loads per CL")
+    return split, text
 
 
 def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) -> tuple:

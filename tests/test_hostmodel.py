@@ -11,6 +11,7 @@ import yaml
 from loopmodel.fileio.machine_schema import validate_mapping
 from loopmodel.fileio.machine_writer import machine_text
 from loopmodel.hostmodel import BENCH_SOURCES, _analyze, build_host_model
+from loopmodel.measure.bandwidth import BandwidthPoint
 from loopmodel.measure.clock import ClockMeasurement
 from loopmodel.measure.probe import BENCH_KERNELS, KERNELS, ProbeData, ProbeOptions, level_sizes
 from loopmodel.measure.topology import CacheInfo, HostTopology
@@ -21,26 +22,16 @@ CLOCK = 2.0e9
 KiB, MiB = 1024, 1024 * 1024
 
 
-@dataclasses.dataclass(frozen=True)
-class FakePoint:
-    kernel: str
-    threads: int
-    bytes_per_thread: int
-    offset: int
-    seconds: tuple
-    sweeps: int
-    elements_per_thread: int
-
-
 def _arrays(kernel: str) -> int:
-    return {"load": 1, "copy": 2, "update": 1, "triad": 4, "daxpy": 2}[kernel]
+    from loopmodel.measure.bandwidth import kernel_info
+    return kernel_info(kernel)["arrays"]
 
 
 def point(kernel, threads, size, cy_cl, spread=0.02):
     """A point whose fastest repetition takes ``cy_cl`` cy/CL per thread at CLOCK."""
     n = size // (8 * _arrays(kernel))
     t = cy_cl / 8 / CLOCK * n * 10
-    return FakePoint(kernel, threads, size, 0, (t, t * (1 + spread), t * (1 + spread / 2)), 10, n)
+    return BandwidthPoint(kernel, threads, size, 0, (t, t * (1 + spread), t * (1 + spread / 2)), 10, n)
 
 
 def topology(l3=64 * MiB, cores=2):

@@ -27,9 +27,8 @@ def fake_bandwidth(kernel, threads, bytes_per_thread, repetitions=5, min_time_s=
     """A host whose caches end at 48 KiB, 2 MiB and 32 MiB (shared): B/cy 64, 32, 16, 4 at 3 GHz."""
     bw = 192e9 if bytes_per_thread <= 48 * KiB else 96e9 if bytes_per_thread <= 2 * MiB else \
         48e9 if bytes_per_thread * threads <= 32 * MiB else 12e9 * min(threads, 1.5)
-    arrays = int(kernel.split(":")[1]) if kernel.startswith("streams:") else \
-        {"load": 1, "copy": 2, "update": 1, "triad": 4, "daxpy": 2}[kernel]
     k = bandwidth.kernel_info(kernel)
+    arrays = k["arrays"]
     n = bytes_per_thread // (8 * arrays)
     t = k["bytes_per_iteration"] * n * threads / (bw / threads * threads)
     return BandwidthPoint(kernel, threads, n * 8 * arrays, offset, tuple(t * (1 + 0.01 * i) for i in range(repetitions)),

@@ -223,3 +223,16 @@ def package_version(name: str) -> str:
     except ImportError:
         return "not installed"
     return str(getattr(module, "__version__", "unknown"))
+
+
+def json_result(stdout: str) -> dict | None:
+    """The last line of a benchmark program's ``stdout`` that starts with ``{``, parsed as a JSON
+    object; None where there is none or it is not a JSON object (the caller says which program)."""
+    import json
+
+    line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
+    try:
+        data = json.loads(line) if line is not None else None
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None

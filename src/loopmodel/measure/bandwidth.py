@@ -50,7 +50,6 @@ GB/s in reports is 10^9 B/s).
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import platform
 import shutil
@@ -326,11 +325,7 @@ def parse_output(stdout: str, kernel: str, threads: int, n: int, offset: int, re
         ToolError: no result line, a malformed one, one that does not match the request, or
             non-positive times or sweeps (one line each).
     """
-    line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
-    try:
-        data = json.loads(line) if line is not None else None
-    except json.JSONDecodeError:
-        data = None
+    data = toolchain.json_result(stdout)
     if not isinstance(data, dict):
         raise ToolError(f"{_WHAT} ({kernel}, {threads} threads) printed no result line")
     try:

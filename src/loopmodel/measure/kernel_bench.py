@@ -21,7 +21,6 @@ work (``cy/CL``: ``cy/it`` times the iterations per CL that the analysis reports
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shlex
@@ -32,6 +31,7 @@ from typing import Callable
 
 from .. import toolchain
 from ..errors import DefineError, ToolError
+from .stream import _available_memory
 
 #: link options of every benchmark program (the kernel may call sqrt, exp, ...)
 LIBRARIES = ("-lm",)
@@ -199,12 +199,11 @@ def parse_output(stdout: str, runs: int, reps: int | None = None) -> tuple:
     Raises:
         ToolError: no result line, or one that does not match the request (one line).
     """
-    line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
+    data = toolchain.json_result(stdout)
     try:
-        data = json.loads(line) if line is not None else None
         seconds = [float(s) for s in data["seconds"]]
         got_reps, pinned = int(data["reps"]), bool(data.get("pinned", False))
-    except (json.JSONDecodeError, TypeError, KeyError, ValueError):
+    except (TypeError, KeyError, ValueError):
         raise ToolError("kernel benchmark printed no result line") from None
     if len(seconds) != runs or got_reps < 1 or (reps is not None and got_reps != reps):
         raise ToolError(f"kernel benchmark result does not match the request ({len(seconds)} runs of {got_reps} "
@@ -272,17 +271,6 @@ def choose_build(compiler: str, flags, machine, machine_file: str | None = None)
                         f"{platform.machine()} host")
     choice = choose_compiler(machine, compiler, text, machine_file=machine_file)
     return choice.command, tuple(choice.flags), "flags argument" if flags is not None else setting.flags_from
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def _check_arguments(runs, min_time_s, reps_per_run, cpu, timeout_s) -> None:

@@ -30,16 +30,11 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import LoopmodelError
+from .bandwidth import KERNELS as _BANDWIDTH_KERNELS
 
 KERNELS = ("load", "copy", "update", "triad", "daxpy")
 #: Kerncraft's stream semantics of the benchmark kernels (kerncraft-tool-paper.txt §2.2)
-BENCH_KERNELS = {
-    "load": {"read_streams": 1, "write_streams": 0, "read_write_streams": 0, "flops_per_iteration": 0},
-    "copy": {"read_streams": 1, "write_streams": 1, "read_write_streams": 0, "flops_per_iteration": 0},
-    "update": {"read_streams": 1, "write_streams": 1, "read_write_streams": 1, "flops_per_iteration": 1},
-    "triad": {"read_streams": 3, "write_streams": 1, "read_write_streams": 0, "flops_per_iteration": 2},
-    "daxpy": {"read_streams": 2, "write_streams": 1, "read_write_streams": 1, "flops_per_iteration": 2},
-}
+BENCH_KERNELS = _BANDWIDTH_KERNELS
 ELEMENT = 8  # bytes per element (double)
 KiB, MiB = 1024, 1024 * 1024
 

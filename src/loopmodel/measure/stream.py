@@ -30,7 +30,6 @@ measure memory bandwidth.
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import tempfile
@@ -209,11 +208,7 @@ def parse_output(stdout: str, kernel: str, threads: int, n: int, repetitions: in
             requested (OpenMP ignored ``OMP_NUM_THREADS``), a failed result check or
             non-positive times.
     """
-    line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
-    try:
-        data = json.loads(line) if line is not None else None
-    except json.JSONDecodeError:
-        data = None
+    data = toolchain.json_result(stdout)
     if not isinstance(data, dict):
         raise ToolError(f"stream benchmark ({kernel}, {threads} threads) printed no result line")
     try:

@@ -350,3 +350,17 @@ def test_split_loads_of_misaligned_neighbours_are_charged_in_the_in_core_model()
     # 4 loads/it = 8 vector loads per CL; 2 of them split and cost one more load slot each
     assert with_split.components["LD"] == pytest.approx(plain * 10 / 8)
     assert any("split loads" in n for n in with_split.notes)
+
+
+def test_builder_without_caches_from_sysfs_is_a_one_line_error():
+    from loopmodel.errors import MachineError
+    data = synthetic_probe()
+    with pytest.raises(MachineError, match="caches could not be read"):
+        build_host_model(dataclasses.replace(data, topology=dataclasses.replace(data.topology, caches=())))
+
+
+def test_probe_command_with_a_missing_compiler_fails_before_measuring(fake_probe, capsys):
+    from loopmodel.cli import main
+    assert main(["machine", "probe", "--compiler", "no-such-cc-xyz"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no-such-cc-xyz" in err and not fake_probe

@@ -40,6 +40,9 @@ def run(args) -> int:
 
     if args.output:
         check_new_output(args.output, "-o", force=args.force)
+    from . import toolchain
+
+    toolchain.find_compiler(args.compiler)  # before minutes of work
     cores = _cores(args.cores)
     options = ProbeOptions.make(cores, args.quick, args.compiler)
     data = _with_progress(lambda progress: run_probe(options, progress))

@@ -69,6 +69,9 @@ def build_host_model(data) -> HostModel:
         raise MachineError("the clock could not be measured, so no cycle-based model can be built")
     if "MEM" not in data.tables:
         raise MachineError("no memory bandwidth could be measured, so the memory link has no bandwidth")
+    if not data_caches(data.topology):
+        raise MachineError("the caches could not be read (no /sys/devices/system/cpu/cpu*/cache here, e.g. in a "
+                           "container): a machine model needs their sizes; probe on the host itself")
     notes = list(data.notes)
     effective = effective_sizes(data.topology, data.sweep)
     mapping = _skeleton(data, effective, notes)

@@ -19,14 +19,17 @@ constant of a kernel gets the same value. At each size:
 
 Clock: the machine model's clock and the measured one (:func:`loopmodel.measure.clock.
 measure_clock_hz`) are both reported; the clock is measured on the benchmark's CPU before and after the
-measurements (the higher of the two: a disturbed measurement only reads lower). The
-comparison uses the machine model's clock when the model was measured on this host (its
-model name names the host's CPU vendor and its clock is within 5 % of the measured one),
-else the measured clock (``--clock`` forces either). The load average at the start and end
-says whether other processes competed for the CPUs.
+measurements (the higher of the two: a disturbed measurement only reads lower). By default
+(``--clock per-point``) each point's seconds are converted with the mean of two short clock
+measurements taken right before and after it, because on a shared virtual host the clock
+moves by 10 % within seconds; ``--clock auto`` uses one clock for all points: the machine
+model's when the model was measured on this host (its model name names the host's CPU vendor
+and its clock is within 5 % of the measured one), else the measured clock (``machine`` and
+``measured`` force either). The load average at the start and end says whether other
+processes competed for the CPUs.
 
 Usage: python benchmarks/validate_host_model.py MACHINE.yml [--quick] [--out FILE] [--json FILE]
-       [--l3 "16 MiB"] [--clock auto|machine|measured] [--cpu 0]
+       [--l3 "16 MiB"] [--clock per-point|auto|machine|measured] [--cpu 0]
 """
 from __future__ import annotations
 
@@ -112,6 +115,23 @@ def pinned_clock_hz(cpu: int, times: int = 3) -> float:
         os.sched_setaffinity(0, before)
 
 
+def point_clock_hz(cpu: int) -> float:
+    """A short clock measurement on ``cpu`` (5 runs of 2e7 dependent additions, about 5 ms each):
+    taken right before and after each point, because this clock may move by 10 % within
+    seconds on a shared virtual host."""
+    before = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})
+        return measure_clock_hz(passes=20_000, runs=5)
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def _clock_range(rows) -> str:
+    hz = [r["clock_hz"] for r in rows if r.get("clock_hz")]
+    return f": {min(hz) / 1e9:.3f} to {max(hz) / 1e9:.3f} GHz" if hz else ""
+
+
 def load_average() -> str:
     """The 1-minute load average and the CPU count: other processes competing for the CPUs."""
     return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
@@ -137,9 +157,11 @@ def run_point(path, analyzer, machine, defines, args) -> dict:
     predicted = res.ecm.T_ECM[list(res.ecm.T_ECM)[-1]] if res.ecm is not None else None
     if predicted is None:
         raise LoopmodelError("no ECM prediction (T_OL unknown)")
+    before = point_clock_hz(args.cpu) if args.clock == "per-point" else None
     m = measure_kernel(path, defines, machine=machine, machine_file=args.machine, runs=args.runs,
                        min_time_s=args.min_time, cpu=args.cpu, timeout_s=300)
-    return {"defines": defines, "level": data_level(res), "data_set_B": float(data_set(res.kernel)[0].evaluate(defines)),
+    hz = (before + point_clock_hz(args.cpu)) / 2 if before else None
+    return {"clock_hz": hz, "defines": defines, "level": data_level(res), "data_set_B": float(data_set(res.kernel)[0].evaluate(defines)),
             "iterations_per_cl": res.traffic.iterations_per_unit, "predicted_cy_per_cl": predicted,
             "ecm": res.ecm.notation(), "measurement": m}
 
@@ -203,7 +225,9 @@ def _parse_args(argv):
     ap.add_argument("--out", help="write the report to this new file")
     ap.add_argument("--json", help="write the rows as JSON to this new file")
     ap.add_argument("--l3", help="L3 size to aim at instead of the machine model's (e.g. '16 MiB')")
-    ap.add_argument("--clock", choices=("auto", "machine", "measured"), default="auto")
+    ap.add_argument("--clock", choices=("per-point", "auto", "machine", "measured"), default="per-point",
+                    help="seconds -> cycles: the clock measured right around each point (default), or one "
+                         "clock for all: the machine model's if of this host (auto), the model's, the measured")
     ap.add_argument("--cpu", type=int, default=0)
     a = ap.parse_args(argv)
     a.runs, a.min_time = (10, 0.002) if a.quick else (20, 0.002)
@@ -222,12 +246,17 @@ def main(argv=None) -> int:
     goal = targets(machine, a.l3_bytes, a.quick)
     rows, notes = measure_all(machine, goal, a)
     clock_end = pinned_clock_hz(a.cpu)
-    clock, why = choose_clock(machine, max(clock_start, clock_end), a.clock)
-    rows = [with_cycles(r, clock) for r in rows]
+    if a.clock == "per-point":
+        clock, why = None, "clock measured right before and after each point (per-point)"
+        rows = [with_cycles(r, r["clock_hz"]) for r in rows]
+    else:
+        clock, why = choose_clock(machine, max(clock_start, clock_end), a.clock)
+        rows = [with_cycles(r, clock) for r in rows]
     m0 = rows[0]["measurement"] if rows else {"compiler": "?", "flags": []}
     lines = [f"machine model {machine.name} ({a.machine}); host: {read_topology().model_name}",
              f"clock: machine model {machine.clock / 1e9:.3f} GHz, measured on CPU {a.cpu} {clock_start / 1e9:.3f} GHz "
-             f"(start) and {clock_end / 1e9:.3f} GHz (end); comparison uses the {why}: {clock / 1e9:.3f} GHz",
+             f"(start) and {clock_end / 1e9:.3f} GHz (end); comparison uses the {why}"
+             + (f": {clock / 1e9:.3f} GHz" if clock else _clock_range(rows)),
              f"{load_start} at the start, {load_average()} at the end",
              "data-set targets: " + ", ".join(f"{lv} {_fmt_bytes(b)}" for lv, b in goal.items()),
              f"runs per point {a.runs}, min time per run {a.min_time} s, CPU {a.cpu}, compiled with "

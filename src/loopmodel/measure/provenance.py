@@ -34,13 +34,13 @@ def _topology(topo) -> dict:
 
 
 def _streams(data) -> list:
+    """Aggregate bandwidth of K concurrent read streams, and relative to the first point's."""
     rows, base = [], None
     for p in data.streams:
         k = int(p.kernel.split(":")[1])
-        per_stream = 8 * k * p.elements_per_thread * p.sweeps / min(p.seconds)
-        base = base or per_stream / k
-        rows.append({"streams": k, "GB_per_s_max": _r(per_stream / 1e9),
-                     "relative_to_one_stream": _r(per_stream / (k * base) if base else 0, 3)})
+        total = 8 * k * p.elements_per_thread * p.sweeps / min(p.seconds)
+        base = base or total
+        rows.append({"streams": k, "GB_per_s_max": _r(total / 1e9), "relative_to_first": _r(total / base, 3)})
     return rows
 
 

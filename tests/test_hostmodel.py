@@ -109,6 +109,19 @@ def test_level_sizes_inside_each_level_and_refused_when_a_shared_cache_is_too_sm
 TRUTH = {"L1L2": 32.0, "L2L3": 16.0}
 
 
+def _truth_machine(topo, overlap=("T_OL",)):
+    """A 'true' machine: half duplex, 32/16 B/cy, 8 B/cy memory, ``overlap``."""
+    data = ProbeData({"hostname": "t", "machine": "x86_64", "date": "2026-01-01"}, topo,
+                     ClockMeasurement(int(CLOCK), (1.0,), (1.0,)), tables={"MEM": {}})
+    from loopmodel.hostmodel import _skeleton
+    mapping = _skeleton(data, {"L1": 32 * KiB, "L2": MiB, "L3": 8 * MiB}, [])
+    mapping["links"][0]["bandwidth"] = f"{TRUTH['L1L2']} B/cy"
+    mapping["links"][1]["bandwidth"] = f"{TRUTH['L2L3']} B/cy"
+    mapping["links"][2]["bandwidth"] = "8 B/cy"
+    mapping["overlap"] = list(overlap)
+    return validate_mapping(mapping, "<truth>")
+
+
 def _truth_times(topo):
     """cy/CL per kernel and level from a 'true' machine: serial, half duplex, 32/16 B/cy."""
     data = ProbeData({"hostname": "t", "machine": "x86_64", "date": "2026-01-01"}, topo,
@@ -364,3 +377,41 @@ def test_probe_command_with_a_missing_compiler_fails_before_measuring(fake_probe
     assert main(["machine", "probe", "--compiler", "no-such-cc-xyz"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no-such-cc-xyz" in err and not fake_probe
+
+
+
+def test_training_kernel_decides_between_overlap_hypotheses_the_streams_cannot_tell_apart():
+    """Truth: the L2-L3 transfers overlap everything else. The streaming kernels have little
+    in-core time, the training kernel much; with its three points the builder finds the rule."""
+    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.fileio.c_kernel import parse_kernel
+    from loopmodel.measure.probe import TRAINING_SOURCE
+    topo = topology()
+    truth = _truth_machine(topo, ("T_OL", "L2L3"))
+    times = {k: _analyze(truth, k).T_ECM for k in KERNELS}
+    sizes = {"L1": 8 * KiB, "L2": 256 * KiB, "L3": 3 * MiB, "MEM": 256 * MiB}
+    tables = {lv: {k: [point(k, 1, size, times[k][lv])] for k in KERNELS} for lv, size in sizes.items()}
+    for k in KERNELS:  # two cores saturate the true 8 B/cy (write-allocate included) memory link
+        st = BENCH_KERNELS[k]
+        r, w, rw = st["read_streams"], st["write_streams"], st["read_write_streams"]
+        rate = 8.0 * (r + w) / (r + 2 * w - rw)  # B/cy without write-allocate traffic
+        tables["MEM"][k].append(point(k, 2, sizes["MEM"] // 2, 2 * 64 * (r + w) / rate))
+    kernel, _ = parse_kernel(TRAINING_SOURCE, "t")
+    an = Analyzer(kernel, truth, Options(models=("ECM",), incore="analytic", use_cache=False))
+    training = []
+    for level, n in (("L2", 150), ("L3", 600), ("MEM", 4096)):
+        res = an.run({"N": n})
+        cy = res.ecm.T_ECM[level]
+        training.append({"kernel": "box9", "level": level, "defines": {"N": n},
+                         "seconds_per_it": cy / CLOCK / res.traffic.iterations_per_unit, "clock_Hz": CLOCK})
+    sweep = {"copy": [point("copy", 1, s, times["copy"]["L1" if s <= 16 * KiB else "L2" if s <= 512 * KiB
+                                                     else "L3" if s <= 8 * MiB else "MEM"])
+                      for s in [2 ** e for e in range(12, 29)]]}
+    data = ProbeData({"hostname": "t", "machine": "x86_64", "date": "2026-01-01"}, topo,
+                     ClockMeasurement(int(CLOCK), (1.0,), (1.0,)), None, None, sweep, tables,
+                     options=ProbeOptions((1,), False, 5, 0.01, "gcc"), training=tuple(training))
+    built = build_host_model(data)
+    assert built.machine.overlap == ["T_OL", "L2L3"]
+    assert built.machine.links[1].bandwidth[0].value == pytest.approx(16.0, rel=0.03)
+    assert any(e["kernel"] == "box9 (L3)" for e in built.mapping["probe"]["fits"]["links"]["errors"])
+    assert len(built.mapping["probe"]["training"]) == 3

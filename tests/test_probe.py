@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import types
 
 import pytest
 
 import loopmodel.measure.bandwidth as bandwidth
 import loopmodel.measure.clock as clock
+import loopmodel.measure.kernel_bench as kernel_bench
 import loopmodel.measure.latency as latency
 import loopmodel.measure.probe as probe
 from loopmodel.errors import ToolError
@@ -49,8 +51,13 @@ def fakes(monkeypatch):
                              compiler, "12")
     monkeypatch.setattr(bandwidth, "run_bandwidth", bw)
     monkeypatch.setattr(latency, "run_latency", lat)
-    monkeypatch.setattr(clock, "measure_clock", lambda compiler="gcc": ClockMeasurement(int(3e9), (1.0,), (1.0,)))
+    monkeypatch.setattr(clock, "measure_clock", lambda *a, **k: ClockMeasurement(int(3e9), (1.0,), (1.0,)))
     monkeypatch.setattr(probe, "_incore", lambda *a, **k: None)
+
+    def kernel(path, defines, *a, **k):
+        calls.setdefault("training", []).append((open(path).read(), defines))
+        return types.SimpleNamespace(seconds_per_it_min=1e-9 * defines["N"] / 1000)
+    monkeypatch.setattr(kernel_bench, "measure_kernel", kernel)
     return calls
 
 
@@ -72,7 +79,7 @@ def test_a_failing_step_leaves_a_note_and_the_probe_goes_on(fakes, monkeypatch):
     def broken(*a, **k):
         raise ToolError("cannot pin")
     monkeypatch.setattr(latency, "run_latency", broken)
-    monkeypatch.setattr(clock, "measure_clock", lambda compiler="gcc": (_ for _ in ()).throw(ToolError("no gcc")))
+    monkeypatch.setattr(clock, "measure_clock", lambda *a, **k: (_ for _ in ()).throw(ToolError("no gcc")))
     data = run_probe(ProbeOptions((1,), True, 3, 0.004, "gcc"), root=FIXTURE)
     assert data.latency is None and data.clock is None
     assert any("latency: not measured (cannot pin)" in n for n in data.notes)
@@ -132,3 +139,14 @@ def test_multicore_cache_points_are_measured_twice_and_the_faster_kept(fakes, mo
     assert min(two.seconds) == pytest.approx(min(plain.seconds))  # the unhindered second pass
     assert len(data.tables["MEM"]["copy"]) == 2
     assert all(c == 2 for (k, n, s), c in calls.items() if n == 2 and s < 64 * MiB and not k.startswith("streams"))
+
+
+def test_training_kernel_measured_in_l2_l3_and_memory_with_its_clock(fakes):
+    data = run_probe(ProbeOptions((1,), True, 3, 0.004, "gcc"), root=FIXTURE)
+    assert [t["level"] for t in data.training] == ["L2", "L3", "MEM"]
+    src, defines = fakes["training"][0]
+    assert src == probe.TRAINING_SOURCE and defines["N"] > 100
+    assert all(t["clock_Hz"] == pytest.approx(3e9) for t in data.training)
+    sizes = probe.training_sizes({"L1": 48 * KiB, "L2": 2 * MiB, "L3": 48 * MiB})
+    assert 2 * 8 * sizes["L3"] ** 2 <= 0.4 * 48 * MiB < 2 * 8 * (sizes["L3"] + 1) ** 2
+    assert 2 * 8 * sizes["MEM"] ** 2 >= 0.99 * 256 * MiB

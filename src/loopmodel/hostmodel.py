@@ -306,6 +306,33 @@ def _transfers(machine, data) -> list:
         links = tuple((c.bytes_in, c.bytes_out) for c in parts)
         measured = _measured_levels(data, k, machine.clock, machine.cacheline_size)
         out.append(KernelTransfers(k, ecm.T_OL or 0.0, ecm.T_nOL, links, parts[-1].bandwidth[0], measured))
+    return out + _training_transfers(machine, data)
+
+
+def _training_transfers(machine, data) -> list:
+    """One :class:`~loopmodel.models.link_fit.KernelTransfers` per training point: the ECM
+    model's view of the training kernel at that size (its own layer-condition traffic) and its
+    time in cy/CL at the clock measured around it."""
+    from .analysis import Analyzer, Options
+    from .fileio.c_kernel import parse_kernel
+    from .measure.probe import TRAINING_SOURCE
+    from .models.link_fit import KernelTransfers
+
+    if not data.training:
+        return []
+    kernel, _ = parse_kernel(TRAINING_SOURCE, "<training kernel>")
+    analyzer = Analyzer(kernel, machine, Options(models=("ECM",), incore="analytic", use_cache=False))
+    names = [lv.level for lv in machine.memory_hierarchy]
+    out = []
+    for t in data.training:
+        if t["level"] not in names:
+            continue
+        res = analyzer.run(t["defines"])
+        parts = res.ecm.by_location["MEM"]
+        measured = t["seconds_per_it"] * t["clock_Hz"] * res.traffic.iterations_per_unit
+        out.append(KernelTransfers(f"{t['kernel']} ({t['level']})", res.ecm.T_OL or 0.0, res.ecm.T_nOL,
+                                   tuple((c.bytes_in, c.bytes_out) for c in parts), parts[-1].bandwidth[0],
+                                   {names.index(t["level"]): measured}))
     return out
 
 

@@ -36,6 +36,15 @@ KERNELS = ("load", "copy", "update", "triad", "daxpy")
 #: Kerncraft's stream semantics of the benchmark kernels (kerncraft-tool-paper.txt §2.2)
 BENCH_KERNELS = _BANDWIDTH_KERNELS
 ELEMENT = 8  # bytes per element (double)
+#: a kernel whose in-core time is comparable to its cache transfers (nine loads, three of them
+#: misaligned, per update): the streaming kernels alone cannot tell whether the in-core work
+#: overlaps the transfers (their T_nOL is small), this one can; it is not one of the example
+#: kernels that validate the model
+TRAINING_NAME = "box9"
+TRAINING_SOURCE = ("double a[N][N], b[N][N];\ndouble s;\n\n"
+                   "for (int j = 1; j < N - 1; ++j)\n    for (int i = 1; i < N - 1; ++i)\n"
+                   "        b[j][i] = (a[j-1][i-1] + a[j-1][i] + a[j-1][i+1] + a[j][i-1] + a[j][i] + a[j][i+1]\n"
+                   "                   + a[j+1][i-1] + a[j+1][i] + a[j+1][i+1]) * s;\n")
 KiB, MiB = 1024, 1024 * 1024
 
 
@@ -83,6 +92,9 @@ class ProbeData:
         streams: load points with K concurrent streams (memory, one core).
         offsets: ``(kernel, level, aligned point, misaligned point)`` tuples.
         notes: what was left out and why.
+        training: single-core times of :data:`TRAINING_SOURCE` with its data in L2, L3 and
+            memory: ``{"kernel", "level", "defines", "seconds_per_it", "clock_Hz"}`` dicts
+            (the clock measured right around the point).
     """
     host: dict
     topology: object
@@ -95,6 +107,7 @@ class ProbeData:
     offsets: tuple = ()
     notes: tuple = ()
     options: ProbeOptions | None = None
+    training: tuple = ()
 
 
 def point_seconds_per_it(p) -> float:
@@ -248,10 +261,11 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     clock = _more_clock(clock, options, steps)
     tables = _tables(topo, effective, options, steps)
     streams, offsets = _extras(topo, effective, options, steps)
+    training = _training(effective, host["compiler_flags"], options, steps)
     clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
-                     options)
+                     options, training)
 
 
 def _more_clock(clock, options, steps):
@@ -384,3 +398,39 @@ def _extras(topo, effective, options, steps) -> tuple:
             if a is not None and b is not None:
                 offsets.append((kernel, level, a, b))
     return tuple(streams), tuple(offsets)
+
+
+def training_sizes(effective: dict) -> dict:
+    """Level -> N that puts the training kernel's two N x N arrays at 40 % of that level's
+    effective capacity (the levels after L1), and in memory at 256 MiB."""
+    names = list(effective)[1:]
+    out = {lv: int(math.sqrt(0.4 * effective[lv] / (2 * ELEMENT))) for lv in names}
+    out["MEM"] = int(math.sqrt(max(4 * effective[list(effective)[-1]], 256 * MiB) / (2 * ELEMENT))) if effective else 4096
+    return out
+
+
+def _training(effective: dict, flags: str, options, steps) -> tuple:
+    """The training kernel measured at each level's size (kernel benchmark, pinned, min-of-K),
+    each point between two short clock measurements."""
+    import tempfile
+
+    from .clock import measure_clock
+    from .kernel_bench import measure_kernel
+
+    out = []
+    sizes = training_sizes(effective)
+    with tempfile.TemporaryDirectory(prefix="loopmodel-training-") as d:
+        path = os.path.join(d, f"{TRAINING_NAME}.c")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(TRAINING_SOURCE)
+        for i, (level, n) in enumerate(sizes.items()):
+            steps.progress(f"training kernel ({level})", i, len(sizes))
+            before = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
+            m = steps.attempt(f"training kernel in {level}", measure_kernel, path, {"N": n}, options.compiler,
+                              flags, runs=5 if options.quick else 10, min_time_s=0.002, cpu=_first_cpu())
+            after = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
+            if m is None or before is None or after is None:
+                continue
+            out.append({"kernel": TRAINING_NAME, "level": level, "defines": {"N": n},
+                        "seconds_per_it": m.seconds_per_it_min, "clock_Hz": (before.median_hz + after.median_hz) / 2})
+    return tuple(out)

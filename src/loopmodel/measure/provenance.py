@@ -82,6 +82,8 @@ def probe_section(data, fits: dict, notes: list) -> dict:
                      for lv, per in data.tables.items()}
     out["concurrent_streams"] = _streams(data)
     out["misaligned"] = _offsets(data)
+    out["training"] = [{**t, "seconds_per_it": _r(t["seconds_per_it"]), "clock_Hz": _r(t["clock_Hz"], 5)}
+                       for t in data.training]
     out["fits"] = _plain(fits)
     out["notes"] = list(dict.fromkeys(notes))
     return out

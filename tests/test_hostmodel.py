@@ -124,14 +124,7 @@ def _truth_machine(topo, overlap=("T_OL",)):
 
 def _truth_times(topo):
     """cy/CL per kernel and level from a 'true' machine: serial, half duplex, 32/16 B/cy."""
-    data = ProbeData({"hostname": "t", "machine": "x86_64", "date": "2026-01-01"}, topo,
-                     ClockMeasurement(int(CLOCK), (1.0,), (1.0,)), tables={"MEM": {}})
-    from loopmodel.hostmodel import _skeleton
-    mapping = _skeleton(data, {"L1": 32 * KiB, "L2": MiB, "L3": 8 * MiB}, [])
-    mapping["links"][0]["bandwidth"] = f"{TRUTH['L1L2']} B/cy"
-    mapping["links"][1]["bandwidth"] = f"{TRUTH['L2L3']} B/cy"
-    mapping["links"][2]["bandwidth"] = "8 B/cy"
-    machine = validate_mapping(mapping, "<truth>")
+    machine = _truth_machine(topo)
     return {k: _analyze(machine, k).T_ECM for k in KERNELS}
 
 

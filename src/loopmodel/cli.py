@@ -99,7 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .measure import cli_measure
 
     cli_measure.add_parser(sub)
+    from . import cli_bench
 
+    cli_bench.add_parser(sub)
+
+    p.machine_parser = _machine_parser(sub)
+    return p
+
+
+def _machine_parser(sub):
+    """The ``machine`` subcommand (list, show, convert, probe); returns its parser."""
     mch = sub.add_parser("machine", help="list, show, convert or probe machine models")
     msub = mch.add_subparsers(dest="machine_command", parser_class=_Parser)
     msub.add_parser("list", help="list built-in machine models")
@@ -112,8 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cli_probe
 
     cli_probe.add_arguments(pr)
-    p.machine_parser = mch
-    return p
+    return mch
 
 
 def _analysis_args(a, json_file: bool = False) -> None:
@@ -237,6 +245,10 @@ def main(argv=None) -> int:
             return cmd_scaling(args)
         if args.command == "app":
             return cmd_app(args)
+        if args.command == "bench":
+            from . import cli_bench
+
+            return cli_bench.run(args)
         if args.command == "measure":
             from .measure import cli_measure
 

@@ -1,0 +1,104 @@
+"""``loopmodel bench``: measure a kernel on this host (benchmark mode).
+
+    loopmodel bench KERNEL.c -D N=1000 [-D ...] [-m MACHINE] [--repeat 10] [--cpu 0]
+                    [--timeout 120] [--no-cache] [--json]
+
+Parses the options, measures each size with :func:`loopmodel.measure.bench.run_bench` and
+renders the results (a rich table, or JSON: one object per size, a list for a sweep).
+Errors are one line.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parser(sub) -> None:
+    """The ``bench`` subcommand on ``sub`` (from ``add_subparsers``)."""
+    b = sub.add_parser("bench", help="measure a kernel on this host (pinned, min-of-K; s/it, cy/CL, it/s, FLOP/s)")
+    b.add_argument("kernel", help="C kernel file")
+    b.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="size constant (value or start:stop[:step] for a sweep)")
+    b.add_argument("-m", "--machine", help="machine model whose compiler and flags to use (default: the host's "
+                                           "-O3 -march=native); 'host' for this host's probe")
+    b.add_argument("--repeat", "-r", type=int, default=10, help="runs of >= 10 ms each (default 10; min-of-K)")
+    b.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
+    b.add_argument("--timeout", type=float, default=120, metavar="SECONDS", help="per size (default 120 s)")
+    b.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
+    b.add_argument("--json", action="store_true", help="print JSON (units in the key names)")
+
+
+def run(args) -> int:
+    """Run ``bench`` for parsed ``args``; returns the exit status.
+
+    Raises:
+        LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
+    """
+    from .errors import DefineError
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+    from .fileio.kernel_yaml import YAML_SUFFIXES
+    from .measure.bench import run_bench
+
+    if str(args.kernel).lower().endswith(YAML_SUFFIXES):
+        raise DefineError("bench needs a C kernel; a YAML kernel description has no code", file=args.kernel)
+    if args.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
+    if not args.timeout > 0:
+        raise DefineError(f"--timeout must be > 0 s, got {args.timeout}")
+    kernel, defaults = parse_kernel_file(args.kernel)
+    points = expand(args.define, defaults)
+    for pt in points:
+        missing = kernel.free_constants(pt)
+        if missing:
+            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
+    machine = _machine(args.machine)
+    results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
+                         args.machine) for pt in points]
+    if args.machine == "host":
+        from .fileio.host_models import host_note
+        results = [_with_note(r, host_note(machine)) for r in results]
+    if args.json:
+        docs = [r.to_dict() for r in results]
+        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _render(results)
+    return 0
+
+
+def _with_note(result, note: str):
+    import dataclasses
+
+    return dataclasses.replace(result, notes=(note,) + tuple(result.notes))
+
+
+def _machine(name):
+    if name is None:
+        return None
+    from .fileio.machine_files import load_machine
+
+    return load_machine(name)
+
+
+def _render(results) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="Measured (min-of-K; median and max of the runs)")
+    for col in ("sizes", "cy/CL min", "median", "max", "cy/it", "s/it", "it/s", "FLOP/s", "CoV", "clock"):
+        t.add_column(col, justify="left" if col == "sizes" else "right")
+    for r in results:
+        f, m = r.figures(), r.measurement
+        t.add_row(" ".join(f"{k}={v}" for k, v in r.defines.items()), *(f"{x:.2f}" for x in f["cy_per_CL"]),
+                  f"{f['cy_per_it'][0]:.3f}", f"{f['seconds_per_it'][0]:.3e}", f"{f['it_per_s'][0]:.3e}",
+                  f"{f['FLOP_per_s'][0]:.3e}", f"{100 * m.cov:.1f} %", f"{r.clock_hz / 1e9:.3f} GHz")
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    console.print(t)
+    r0 = results[0]
+    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data and code warm, 1 thread pinned to CPU "
+             f"{r0.measurement.cpu}; compiled with {r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
+    if any(r.cached for r in results):
+        notes.append("from the per-user cache (--no-cache measures again)")
+    for n in dict.fromkeys(notes + [n for r in results for n in r.notes]):
+        console.print(f"note: {n}")

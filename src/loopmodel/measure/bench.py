@@ -1,0 +1,132 @@
+"""Benchmark mode: one kernel measured on this host, in the units of ``analyze``.
+
+Kerncraft's benchmark model (kerncraft-tool-paper.txt §2.6) compiles and runs the kernel;
+here the program is loopmodel's own (:mod:`.kernel_bench`: pinned, warm caches for data and
+code, calls per run calibrated to last >= ``min_time_s``, K runs in one process), and the
+statistics are those of roofline-measurement-thesis.txt §3.4: min-of-K as the headline, with
+median, max, interquartile range and coefficient of variation. Seconds become cycles with the
+clock measured right before and after the runs (the clock of a shared host moves), and
+per-CL figures use the kernel's unit of work (one cache line of the written array,
+kerncraft-tool-paper.txt §1.2.1). Without hardware counters the result says so.
+
+Results are kept in the per-user cache, keyed by the kernel text, sizes, compiler and flags,
+host and CPU, loopmodel's code and the options (the thesis' result cache, §3.5).
+"""
+from __future__ import annotations
+
+import platform
+import socket
+from dataclasses import dataclass, field
+
+COUNTERS_NOTE = "counters unavailable: time only"
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One benchmark.
+
+    Attributes:
+        kernel: the kernel file; defines: the sizes.
+        measurement: :class:`~loopmodel.measure.kernel_bench.KernelMeasurement`.
+        clock_hz: the clock during the runs (mean of the measurements before and after), Hz.
+        iterations_per_cl: innermost iterations per CL of work.
+        flops_per_iteration: FLOPs per innermost iteration (from the kernel IR).
+        cache: ``"warm"`` (data and code warm: a warm-up call precedes the runs).
+        cached: whether this result came from the per-user cache.
+        notes: what the figures cannot show.
+    """
+    kernel: str
+    defines: dict
+    measurement: object
+    clock_hz: float
+    iterations_per_cl: float
+    flops_per_iteration: float
+    cache: str = "warm"
+    cached: bool = False
+    notes: tuple = field(default=())
+
+    def figures(self) -> dict:
+        """The measurement in every unit, min / median / max where the runs differ."""
+        m, hz = self.measurement, self.clock_hz
+        s = (m.seconds_per_it_min, m.seconds_per_it_median, m.seconds_per_it_max)
+        return {"seconds_per_it": s, "cy_per_it": tuple(x * hz for x in s),
+                "cy_per_CL": tuple(x * hz * self.iterations_per_cl for x in s),
+                "it_per_s": tuple(1 / x for x in s), "FLOP_per_s": tuple(self.flops_per_iteration / x for x in s)}
+
+    def to_dict(self) -> dict:
+        """The ``--json`` document: units in every key."""
+        f, m = self.figures(), self.measurement
+        block = {}
+        for key, unit in (("seconds_per_it", "seconds_per_it"), ("cy_per_it", "cy_per_it"), ("cy_per_CL", "cy_per_CL")):
+            for stat, v in zip(("min", "median", "max"), f[key]):
+                block[f"{unit}_{stat}"] = v
+        block.update({"it_per_s_max": f["it_per_s"][0], "LUP_per_s_max": f["it_per_s"][0],
+                      "FLOP_per_s_max": f["FLOP_per_s"][0], "iqr_seconds_per_it": m.iqr, "cov": m.cov,
+                      "repetitions": len(m.seconds_per_call), "calls_per_repetition": m.reps_per_run,
+                      "cache": self.cache, "clock_Hz": self.clock_hz, "threads": 1, "counters": None,
+                      "compiler": m.compiler, "flags": list(m.flags), "cpu": m.cpu, "pinned": m.pinned})
+        return {"kernel": self.kernel, "defines": dict(self.defines), "measurement": block,
+                "cached": self.cached, "notes": list(self.notes)}
+
+
+def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu) -> str:
+    """The per-user cache key of one benchmark (everything that decides its result)."""
+    from .. import cache
+    from ..fileio.host_models import _cpu_model
+
+    return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
+                          cpu, socket.gethostname(), _cpu_model(), platform.machine())
+
+
+def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
+              cpu: int | None = 0, use_cache: bool = True, timeout_s: float = 120, machine_file=None,
+              measure=None, clock=None) -> BenchResult:
+    """Measure the kernel in ``path`` at ``defines`` (see the module docstring).
+
+    Args:
+        path: a C kernel file. defines: size constant -> int (all the kernel needs).
+        machine: the machine model whose compiler and flags to use (None: the host's).
+        repeat: runs (K >= 1); min_time_s: shortest run, s.
+        measure, clock: injectable ``measure_kernel`` and ``() -> Hz`` for tests.
+    Raises:
+        LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
+            (one line each).
+    """
+    from .. import cache
+    from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+    from .kernel_bench import choose_build, measure_kernel
+
+    kernel, _ = parse_kernel_file(path)
+    text = read_kernel_text(path)
+    compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
+    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu)
+    hit = cache.load("bench", key) if use_cache else None
+    if isinstance(hit, BenchResult):
+        return BenchResult(**{**hit.__dict__, "cached": True})
+    clock = clock or _clock_hz
+    before = clock(cpu)
+    m = (measure or measure_kernel)(path, defines, machine=machine, machine_file=machine_file, runs=repeat,
+                                    min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s)
+    hz = (before + clock(cpu)) / 2
+    unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
+    notes = tuple(m.notes) + (COUNTERS_NOTE,)
+    res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration, notes=notes)
+    if use_cache:
+        cache.store("bench", key, res)
+    return res
+
+
+def _clock_hz(cpu) -> float:
+    """A short clock measurement (5 runs of 2e7 dependent additions) on ``cpu``."""
+    import os
+
+    from .clock import measure_clock_hz
+
+    before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        if before is not None and cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        return measure_clock_hz(passes=20_000, runs=5)
+    finally:
+        if before is not None and cpu is not None:
+            os.sched_setaffinity(0, before)

@@ -1,0 +1,83 @@
+"""Benchmark mode (`loopmodel bench`): units from a fake measurement and clock, the result
+cache, the JSON document, the CLI (real small runs and one-line errors)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from loopmodel.measure.bench import COUNTERS_NOTE, run_bench
+from loopmodel.measure.kernel_bench import KernelMeasurement
+
+HAVE_GCC = shutil.which("gcc") is not None
+
+
+def fake_measure(seconds_per_it=(1e-9, 1.2e-9, 1.5e-9), iterations=1000):
+    calls = []
+
+    def measure(path, defines, **kw):
+        calls.append((path, defines, kw))
+        return KernelMeasurement(path, dict(defines), iterations, tuple(s * iterations for s in seconds_per_it),
+                                 "gcc", ("-O3",), kw.get("cpu"), reps_per_run=1, pinned=True)
+    return measure, calls
+
+
+def test_units_from_seconds_and_the_clock(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    measure, calls = fake_measure()
+    clocks = iter([2.0e9, 4.0e9])
+    r = run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure, clock=lambda cpu: next(clocks))
+    assert r.clock_hz == pytest.approx(3.0e9)  # mean of before and after
+    f = r.figures()
+    assert f["seconds_per_it"][0] == pytest.approx(1e-9)
+    assert f["cy_per_it"][0] == pytest.approx(3.0) and f["cy_per_CL"][0] == pytest.approx(24.0)  # 8 it/CL
+    assert f["FLOP_per_s"][0] == pytest.approx(2e9)  # daxpy: 2 FLOP/it
+    doc = r.to_dict()["measurement"]
+    assert doc["cy_per_CL_min"] == pytest.approx(24.0) and doc["counters"] is None and doc["cache"] == "warm"
+    assert doc["repetitions"] == 3 and doc["threads"] == 1 and doc["clock_Hz"] == pytest.approx(3e9)
+    assert COUNTERS_NOTE in r.notes and calls[0][2]["runs"] == 3
+
+
+def test_results_are_cached_per_user_and_no_cache_measures_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    measure, calls = fake_measure()
+    args = dict(repeat=3, measure=measure, clock=lambda cpu: 3e9)
+    first = run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args)
+    again = run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args)
+    assert not first.cached and again.cached and len(calls) == 1
+    other = run_bench("examples/kernels/daxpy.c", {"N": 2000}, **args)  # other sizes: another key
+    fresh = run_bench("examples/kernels/daxpy.c", {"N": 1000}, use_cache=False, **args)
+    assert not other.cached and not fresh.cached and len(calls) == 3
+
+
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "loopmodel", *argv], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(not HAVE_GCC, reason="gcc needed")
+def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
+    import os
+    env_dir = str(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "loopmodel", "bench", "examples/kernels/daxpy.c", "-D", "N=2000",
+                        "--repeat", "3", "--json"], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "LOOPMODEL_CACHE_DIR": env_dir})
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    m = doc["measurement"]
+    assert m["seconds_per_it_min"] <= m["seconds_per_it_median"] <= m["seconds_per_it_max"]
+    assert 0.05 < m["cy_per_CL_min"] < 500 and m["repetitions"] == 3 and m["counters"] is None
+    assert doc["notes"] == [COUNTERS_NOTE]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["examples/kernels/daxpy.c"], "no value for N"),
+    (["examples/kernels/daxpy.c", "-D", "N=1000", "--repeat", "0"], "--repeat"),
+    (["examples/kernels/daxpy.yml", "-D", "N=1000"], "needs a C kernel"),
+    (["examples/kernels/daxpy.c", "-D", "N=1000", "-m", "no-such-machine"], "unknown machine"),
+])
+def test_bench_bad_input_is_one_line(argv, message):
+    p = _cli("bench", *argv)
+    assert p.returncode != 0 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr

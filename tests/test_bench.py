@@ -81,3 +81,25 @@ def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
 def test_bench_bad_input_is_one_line(argv, message):
     p = _cli("bench", *argv)
     assert p.returncode != 0 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_cold_runs_stream_a_buffer_beyond_the_caches_and_time_one_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    measure, calls = fake_measure()
+    r = run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure, clock=lambda cpu: 3e9,
+                  cold=True)
+    kw = calls[0][2]
+    assert kw["reps_per_run"] == 1 and kw["flush_bytes"] >= 256 * 2**20
+    assert r.cache == "cold" and r.to_dict()["measurement"]["cache"] == "cold"
+    assert any(n.startswith("cold:") for n in r.notes)
+    warm = run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure, clock=lambda cpu: 3e9)
+    assert not warm.cached and warm.cache == "warm"  # cold and warm are cached apart
+
+
+@pytest.mark.skipif(not HAVE_GCC, reason="gcc needed")
+def test_cold_data_are_slower_than_warm_for_an_l1_sized_kernel(tmp_path):
+    from loopmodel.measure.bench import run_bench as rb
+    warm = rb("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, use_cache=False)
+    cold = rb("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, use_cache=False, cold=True)
+    assert cold.measurement.reps_per_run == 1
+    assert cold.figures()["seconds_per_it"][0] > 1.5 * warm.figures()["seconds_per_it"][0]

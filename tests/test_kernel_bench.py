@@ -31,7 +31,7 @@ def test_timed_program_contents():
     src = _timed("2d-5pt.c", {"N": 100, "M": 50})
     assert src.index("#define _GNU_SOURCE") < src.index("#include")
     for part in ("sched_setaffinity", "CLOCK_MONOTONIC", '\\"seconds\\": [', '\\"reps\\": %ld', "0x8040",
-                 "REPS_PER_RUN RUNS CPU [MIN_TIME_S]", "# LOOPMODEL KERNEL START"):
+                 "REPS_PER_RUN RUNS CPU [MIN_TIME_S [FLUSH_BYTES]]", "# LOOPMODEL KERNEL START"):
         assert part in src, part
     main = src[src.index("int main("):]
     # pinning before the first touch, warm-up call before calibration and timed runs

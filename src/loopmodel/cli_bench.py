@@ -1,6 +1,6 @@
 """``loopmodel bench``: measure a kernel on this host (benchmark mode).
 
-    loopmodel bench KERNEL.c -D N=1000 [-D ...] [-m MACHINE] [--repeat 10] [--cpu 0]
+    loopmodel bench KERNEL.c -D N=1000 [-D ...] [-m MACHINE] [--repeat 10] [--cache warm|cold] [--cpu 0]
                     [--timeout 120] [--no-cache] [--json]
 
 Parses the options, measures each size with :func:`loopmodel.measure.bench.run_bench` and
@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
     b.add_argument("-m", "--machine", help="machine model whose compiler and flags to use (default: the host's "
                                            "-O3 -march=native); 'host' for this host's probe")
     b.add_argument("--repeat", "-r", type=int, default=10, help="runs of >= 10 ms each (default 10; min-of-K)")
+    b.add_argument("--cache", choices=("warm", "cold"), default="warm",
+                   help="data warm (default: a warm-up call, then runs of calibrated calls) or cold (a buffer "
+                        "of 4x the last cache streamed before each run of one call)")
     b.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
     b.add_argument("--timeout", type=float, default=120, metavar="SECONDS", help="per size (default 120 s)")
     b.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
@@ -54,7 +57,7 @@ def run(args) -> int:
             raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
     machine = _machine(args.machine)
     results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
-                         args.machine) for pt in points]
+                         args.machine, cold=args.cache == "cold") for pt in points]
     if args.machine == "host":
         from .fileio.host_models import host_note
         results = [_with_note(r, host_note(machine)) for r in results]
@@ -96,7 +99,7 @@ def _render(results) -> None:
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     console.print(t)
     r0 = results[0]
-    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data and code warm, 1 thread pinned to CPU "
+    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data {r0.cache}, 1 thread pinned to CPU "
              f"{r0.measurement.cpu}; compiled with {r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
     if any(r.cached for r in results):
         notes.append("from the per-user cache (--no-cache measures again)")

@@ -131,12 +131,13 @@ def _main_function(kernel, defines: dict, repetitions: bool) -> list:
 
 
 #: what the timed program (``generate_c(..., timed=True)``) does; its comment in the source
-TIMED_USAGE = """Benchmark: PROGRAM REPS_PER_RUN RUNS CPU [MIN_TIME_S]
+TIMED_USAGE = """Benchmark: PROGRAM REPS_PER_RUN RUNS CPU [MIN_TIME_S [FLUSH_BYTES]]
 Pins itself to CPU (none if CPU < 0), flushes denormals to zero, allocates and first-touches
 the arrays, calls the kernel once (warm-up: the data are in the caches they fit in,
 roofline-measurement-thesis.txt §2.3), then, if REPS_PER_RUN is 0, calibrates: doubles the
 number of calls from 1 until one run of them lasts at least MIN_TIME_S seconds; then times
-RUNS runs of REPS_PER_RUN calls each (CLOCK_MONOTONIC) and prints one JSON line
+RUNS runs of REPS_PER_RUN calls each (CLOCK_MONOTONIC), each run after reading and writing a
+buffer of FLUSH_BYTES (> 0: cold caches for the data, thesis §3.3), and prints one JSON line
 {"seconds": [per run], "reps": REPS_PER_RUN, "runs": RUNS, "cpu": CPU, "pinned": true|false}.
 Errors: one line on stderr, exit status 2."""
 
@@ -173,14 +174,17 @@ static void loopmodel_flush_denormals(void)
 """
 
 #: argument checks and pinning, first lines of the timed ``main``
-_TIMED_ARGS = r"""    if (argc < 4 || argc > 5) {
-        fprintf(stderr, "usage: %s REPS_PER_RUN RUNS CPU [MIN_TIME_S]\n", argv[0]);
+_TIMED_ARGS = r"""    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: %s REPS_PER_RUN RUNS CPU [MIN_TIME_S [FLUSH_BYTES]]\n", argv[0]);
         return 2;
     }
     long reps = atol(argv[1]);
     int runs = atoi(argv[2]);
     int cpu = atoi(argv[3]);
     double min_time = argc > 4 ? atof(argv[4]) : 0.0;
+    long flush_n = argc > 5 ? atol(argv[5]) / (long)sizeof(double) : 0;
+    double *flush = flush_n > 0 ? calloc((size_t)flush_n, sizeof(double)) : NULL;
+    if (flush_n > 0 && !flush) { fprintf(stderr, "cannot allocate the flush buffer\n"); return 2; }
     if (reps < 0 || runs < 1 || (reps == 0 && !(min_time > 0))) {
         fprintf(stderr, "REPS_PER_RUN >= 1 (0: calibrate, needs MIN_TIME_S > 0) and RUNS >= 1 expected\n");
         return 2;
@@ -196,7 +200,8 @@ _TIMED_OUTPUT = r"""    printf("{\"seconds\": [");
         printf("%s%.9e", r ? ", " : "", seconds[r]);
     printf("], \"reps\": %ld, \"runs\": %d, \"cpu\": %d, \"pinned\": %s}\n", reps, runs, cpu,
            pinned ? "true" : "false");
-    free(seconds);"""
+    free(seconds);
+    free(flush);"""
 
 
 def _timed_main_function(kernel, defines: dict) -> list:
@@ -211,7 +216,11 @@ def _timed_main_function(kernel, defines: dict) -> list:
             "        double t0 = loopmodel_now();"]
     out += _call_loop(kernel, "probe", "        ")
     out += ["        if (loopmodel_now() - t0 >= min_time || probe >= (1L << 30))", "            reps = probe;",
-            "    }", "    for (int run = 0; run < runs; ++run) {", "        double t0 = loopmodel_now();"]
+            "    }", "    for (int run = 0; run < runs; ++run) {",
+            "        for (long q = 0; q < flush_n; ++q)  /* cold: the kernel's data evicted by the buffer */",
+            "            flush[q] += 1.0;",
+            f"        if (flush_n > 0) {OPAQUE}(flush);",
+            "        double t0 = loopmodel_now();"]
     out += _call_loop(kernel, "reps", "        ")
     out += ["        seconds[run] = loopmodel_now() - t0;", "    }"]
     out += _TIMED_OUTPUT.split("\n")

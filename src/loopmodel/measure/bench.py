@@ -31,7 +31,8 @@ class BenchResult:
         clock_hz: the clock during the runs (mean of the measurements before and after), Hz.
         iterations_per_cl: innermost iterations per CL of work.
         flops_per_iteration: FLOPs per innermost iteration (from the kernel IR).
-        cache: ``"warm"`` (data and code warm: a warm-up call precedes the runs).
+        cache: ``"warm"`` (data and code warm: a warm-up call precedes the runs) or ``"cold"``
+            (a buffer larger than the last-level cache is streamed before each timed call).
         cached: whether this result came from the per-user cache.
         notes: what the figures cannot show.
     """
@@ -69,24 +70,27 @@ class BenchResult:
                 "cached": self.cached, "notes": list(self.notes)}
 
 
-def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu) -> str:
+def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu,
+              cold: bool = False) -> str:
     """The per-user cache key of one benchmark (everything that decides its result)."""
     from .. import cache
     from ..fileio.host_models import _cpu_model
 
     return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
-                          cpu, socket.gethostname(), _cpu_model(), platform.machine())
+                          cpu, cold, socket.gethostname(), _cpu_model(), platform.machine())
 
 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
               cpu: int | None = 0, use_cache: bool = True, timeout_s: float = 120, machine_file=None,
-              measure=None, clock=None) -> BenchResult:
+              measure=None, clock=None, cold: bool = False) -> BenchResult:
     """Measure the kernel in ``path`` at ``defines`` (see the module docstring).
 
     Args:
         path: a C kernel file. defines: size constant -> int (all the kernel needs).
         machine: the machine model whose compiler and flags to use (None: the host's).
-        repeat: runs (K >= 1); min_time_s: shortest run, s.
+        repeat: runs (K >= 1); min_time_s: shortest run, s (warm only).
+        cold: before each run, stream a buffer of 4 x the last cache (at least 256 MiB) and time
+            one call (:func:`_flush_bytes`); else data and code warm.
         measure, clock: injectable ``measure_kernel`` and ``() -> Hz`` for tests.
     Raises:
         LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
@@ -99,21 +103,42 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     kernel, _ = parse_kernel_file(path)
     text = read_kernel_text(path)
     compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
-    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu)
+    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold)
     hit = cache.load("bench", key) if use_cache else None
     if isinstance(hit, BenchResult):
         return BenchResult(**{**hit.__dict__, "cached": True})
     clock = clock or _clock_hz
     before = clock(cpu)
+    flush_bytes = _flush_bytes(machine) if cold else 0
     m = (measure or measure_kernel)(path, defines, machine=machine, machine_file=machine_file, runs=repeat,
-                                    min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s)
+                                    min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s,
+                                    reps_per_run=1 if cold else None, flush_bytes=flush_bytes)
     hz = (before + clock(cpu)) / 2
+    notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
+                  "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
-    notes = tuple(m.notes) + (COUNTERS_NOTE,)
-    res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration, notes=notes)
+    notes = tuple(m.notes) + notes_cold + (COUNTERS_NOTE,)
+    res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
+                      "cold" if cold else "warm", notes=notes)
     if use_cache:
         cache.store("bench", key, res)
     return res
+
+
+def _flush_bytes(machine) -> int:
+    """Bytes to stream between cold runs: 4 x the last cache of ``machine`` (this host's sysfs
+    without one), at least 256 MiB and at most 1 GiB (a virtual machine may report a shared
+    last-level cache of hundreds of MiB of which it holds far less)."""
+    last = None
+    if machine is not None:
+        caches = [lv.size for lv in machine.memory_hierarchy if lv.size]
+        last = caches[-1] if caches else None
+    if last is None:
+        from .probe import data_caches
+        from .topology import read_topology
+        caches = data_caches(read_topology())
+        last = caches[-1].size if caches else None
+    return int(min(max(4 * (last or 0), 256 * 2**20), 2**30))
 
 
 def _clock_hz(cpu) -> float:

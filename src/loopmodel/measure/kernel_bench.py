@@ -290,7 +290,8 @@ def _check_arguments(runs, min_time_s, reps_per_run, cpu, timeout_s) -> None:
 def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, machine=None,
                    runs: int = 10, min_time_s: float = 0.01, cpu: int | None = 0,
                    runner: Callable[[list, float], str] | None = None, timeout_s: float = 60,
-                   reps_per_run: int | None = None, machine_file: str | None = None) -> KernelMeasurement:
+                   reps_per_run: int | None = None, machine_file: str | None = None,
+                   flush_bytes: int = 0) -> KernelMeasurement:
     """Measure one call of the kernel in ``path`` at ``defines`` on this host (one thread).
 
     Args:
@@ -308,6 +309,8 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         timeout_s: seconds the program may run (initialisation, calibration, runs).
         reps_per_run: calls per run, skipping the calibration (None: calibrate).
         machine_file: the machine file's path, for error messages.
+        flush_bytes: > 0: before each run, read and write a buffer this large (B), so the
+            kernel's data are not in the caches (cold; use ``reps_per_run=1``).
 
     Returns:
         :class:`KernelMeasurement`.
@@ -343,6 +346,8 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
     source = single_core_source(generate_c(kernel, read_kernel_text(path), sizes, timed=True))
     exe = build_program(source, command, flag_tuple)
     cmd = [exe, str(reps_per_run or 0), str(runs), str(-1 if cpu is None else cpu), repr(float(min_time_s))]
+    if flush_bytes:
+        cmd.append(str(int(flush_bytes)))
     stdout = (runner or _run)(cmd, float(timeout_s))
     seconds, reps, pinned = parse_output(stdout, runs, reps_per_run)
     notes = ()

@@ -103,3 +103,50 @@ def test_cold_data_are_slower_than_warm_for_an_l1_sized_kernel(tmp_path):
     cold = rb("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, use_cache=False, cold=True)
     assert cold.measurement.reps_per_run == 1
     assert cold.figures()["seconds_per_it"][0] > 1.5 * warm.figures()["seconds_per_it"][0]
+
+
+def _kernel(text, name="k.c"):
+    from loopmodel.fileio.c_kernel import parse_kernel
+    return parse_kernel(text, name)[0]
+
+
+def test_parallel_pragma_shares_the_outermost_loop_with_reductions():
+    from loopmodel.compiled.codegen import parallel_pragma
+    daxpy = open("examples/kernels/daxpy.c").read()
+    assert parallel_pragma(_kernel(daxpy), daxpy) == "#pragma omp parallel for schedule(static)"
+    dot = open("examples/kernels/dot.c").read()
+    assert parallel_pragma(_kernel(dot), dot) == "#pragma omp parallel for schedule(static) reduction(+:s)"
+    own = "double a[N];\n#pragma omp parallel for\nfor (int i = 0; i < N; ++i)\n    a[i] = 2.0 * a[i];\n"
+    assert parallel_pragma(_kernel(own), own) == ""
+
+
+def test_parallel_pragma_refuses_a_dependence_between_iterations():
+    from loopmodel.compiled.codegen import parallel_pragma
+    from loopmodel.errors import DefineError
+    gs = ("double a[N][N];\nfor (int j = 1; j < N-1; ++j)\n    for (int i = 1; i < N-1; ++i)\n"
+          "        a[j][i] = (a[j-1][i] + a[j][i-1] + a[j][i+1] + a[j+1][i]) * 0.25;\n")
+    with pytest.raises(DefineError, match="cannot be shared"):
+        parallel_pragma(_kernel(gs), gs)
+
+
+def test_threaded_program_first_touches_in_parallel():
+    from loopmodel.compiled.codegen import generate_c
+    text = open("examples/kernels/daxpy.c").read()
+    src = generate_c(_kernel(text), text, {"N": 100}, timed=True, threads=True)
+    assert src.count("#pragma omp parallel for schedule(static)") == 3  # kernel, x and y first touch
+    single = generate_c(_kernel(text), text, {"N": 100}, timed=True)
+    assert "#pragma omp" not in single
+
+
+@pytest.mark.skipif(not HAVE_GCC, reason="gcc needed")
+def test_two_threads_share_a_real_kernel(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    r = run_bench("examples/kernels/dot.c", {"N": 20000}, repeat=3, threads=2)
+    d = r.to_dict()["measurement"]
+    assert d["threads"] == 2 and d["openmp"] and "-fopenmp" in d["flags"]
+    assert d["seconds_per_it_min"] > 0
+
+
+def test_bench_threads_must_be_positive():
+    p = _cli("bench", "examples/kernels/daxpy.c", "-D", "N=1000", "--threads", "0")
+    assert p.returncode == 2 and "--threads" in p.stderr and p.stderr.count("\n") == 1

@@ -1,6 +1,7 @@
 """``loopmodel bench``: measure a kernel on this host (benchmark mode).
 
     loopmodel bench KERNEL.c -D N=1000 [-D ...] [-m MACHINE] [--repeat 10] [--cache warm|cold] [--cpu 0]
+                    [--threads N]
                     [--timeout 120] [--no-cache] [--json]
 
 Parses the options, measures each size with :func:`loopmodel.measure.bench.run_bench` and
@@ -26,6 +27,9 @@ def add_parser(sub) -> None:
                    help="data warm (default: a warm-up call, then runs of calibrated calls) or cold (a buffer "
                         "of 4x the last cache streamed before each run of one call)")
     b.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
+    b.add_argument("--threads", "-t", type=int, metavar="N",
+                   help="share the outermost loop among N OpenMP threads (OMP_PLACES=cores, OMP_PROC_BIND=close, "
+                        "first touch in parallel); default: one pinned thread")
     b.add_argument("--timeout", type=float, default=120, metavar="SECONDS", help="per size (default 120 s)")
     b.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
     b.add_argument("--json", action="store_true", help="print JSON (units in the key names)")
@@ -47,6 +51,8 @@ def run(args) -> int:
         raise DefineError("bench needs a C kernel; a YAML kernel description has no code", file=args.kernel)
     if args.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
+    if args.threads is not None and args.threads < 1:
+        raise DefineError(f"--threads must be >= 1, got {args.threads}")
     if not args.timeout > 0:
         raise DefineError(f"--timeout must be > 0 s, got {args.timeout}")
     kernel, defaults = parse_kernel_file(args.kernel)
@@ -57,7 +63,7 @@ def run(args) -> int:
             raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
     machine = _machine(args.machine)
     results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
-                         args.machine, cold=args.cache == "cold") for pt in points]
+                         args.machine, cold=args.cache == "cold", threads=args.threads) for pt in points]
     if args.machine == "host":
         from .fileio.host_models import host_note
         results = [_with_note(r, host_note(machine)) for r in results]
@@ -99,8 +105,10 @@ def _render(results) -> None:
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     console.print(t)
     r0 = results[0]
-    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data {r0.cache}, 1 thread pinned to CPU "
-             f"{r0.measurement.cpu}; compiled with {r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
+    who = (f"{r0.threads} OpenMP threads (OMP_PLACES=cores, OMP_PROC_BIND=close)" if r0.openmp
+           else f"1 thread pinned to CPU {r0.measurement.cpu}")
+    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data {r0.cache}, {who}; compiled with "
+             f"{r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
     if any(r.cached for r in results):
         notes.append("from the per-user cache (--no-cache measures again)")
     for n in dict.fromkeys(notes + [n for r in results for n in r.notes]):

@@ -60,7 +60,38 @@ def _parameters(kernel, defines) -> str:
     return ", ".join(params) or "void"
 
 
-def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | None) -> list:
+def parallel_pragma(kernel, text: str) -> str:
+    """The ``#pragma omp parallel for`` that shares the outermost loop among threads (static
+    schedule, a ``reduction`` clause per scalar reduction); '' when the kernel has OpenMP
+    pragmas of its own.
+
+    Raises:
+        DefineError: the outermost loop cannot be shared: a written array is also read at
+            another element (a dependence between iterations), or a recurrence that is not a
+            reduction.
+    """
+    from ..errors import DefineError
+
+    if re.search(r"^\s*#\s*pragma\s+omp\b", text, re.MULTILINE):
+        return ""
+    writes = {a.array: a for a in kernel.writes}
+    for a in kernel.reads:
+        if a.array in writes and not (a.offset - writes[a.array].offset).is_zero():
+            raise DefineError(f"--threads: {a} reads an element of '{a.array}' that another iteration writes; "
+                              "the outermost loop cannot be shared among threads", file=kernel.source)
+    ops = []
+    for rec in kernel.recurrences:
+        if rec.variable in writes:
+            continue
+        if not rec.reassociable:
+            raise DefineError(f"--threads: the recurrence in '{rec.variable}' is not a reduction; the loop cannot "
+                              "be shared among threads", file=kernel.source)
+        op = "*" if re.search(rf"\b{re.escape(rec.variable)}\s*\*=", text) else "+"
+        ops.append(f" reduction({op}:{rec.variable})")
+    return "#pragma omp parallel for schedule(static)" + "".join(dict.fromkeys(ops))
+
+
+def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | None, threads: bool = False) -> list:
     out = ["/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
            f"   (restrict) but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
            f"void {KERNEL}({_parameters(kernel, defines)})", "{"]
@@ -70,6 +101,9 @@ def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | Non
         for name in kernel.arrays:
             out.append(f"    {name} = __builtin_assume_aligned({name}, {int(assume_aligned)});")
     out.append(f'    __asm__ volatile("# {MARK_START}");  /* marks the kernel in the assembly */')
+    pragma = parallel_pragma(kernel, text) if threads else ""
+    if pragma:
+        out.append("    " + pragma)
     for line in kernel_loop_text(kernel, text).rstrip("\n").split("\n"):
         out.append(("    " + line) if line.strip() else "")
     out.append(f'    __asm__ volatile("# {MARK_END}");')
@@ -79,7 +113,7 @@ def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | Non
     return out
 
 
-def _allocations(kernel, defines: dict, checked: bool = False) -> list:
+def _allocations(kernel, defines: dict, checked: bool = False, threads: bool = False) -> list:
     """Heap allocation (page aligned) and initialisation of every array, then the scalars'
     run-time values; ``checked``: a failed allocation ends the program (exit status 2)."""
     out = []
@@ -92,6 +126,8 @@ def _allocations(kernel, defines: dict, checked: bool = False) -> list:
                    "/ 4096) * 4096);")
         if checked:
             out.append(f'    if (!{name}) {{ fprintf(stderr, "cannot allocate array {name}\\n"); return 2; }}')
+        if threads:  # first touch by the threads that work on the data (static schedule)
+            out.append("    #pragma omp parallel for schedule(static)")
         out.append(f"    for (size_t q = 0; q < (size_t){total}; ++q)")
         out.append(f"        (({arr.ctype} *){name})[q] = ({arr.ctype})(q % 13) / 13 + 1;")
     for n, (name, sc) in enumerate(kernel.scalars.items()):
@@ -204,12 +240,12 @@ _TIMED_OUTPUT = r"""    printf("{\"seconds\": [");
     free(flush);"""
 
 
-def _timed_main_function(kernel, defines: dict) -> list:
+def _timed_main_function(kernel, defines: dict, threads: bool = False) -> list:
     """``main(REPS_PER_RUN RUNS CPU [MIN_TIME_S])``: pin, first touch, one warm-up call,
     calibration (REPS_PER_RUN 0: doubled until one run lasts MIN_TIME_S), RUNS timed runs."""
     out = ["int main(int argc, char **argv)", "{"]
     out += _TIMED_ARGS.split("\n")
-    out += _allocations(kernel, defines, checked=True)
+    out += _allocations(kernel, defines, checked=True, threads=threads)
     out.append("    /* warm-up: data (and code) in the caches they are in during the timed runs */")
     out += _call_loop(kernel, "1")
     out += ["    for (long probe = 1; reps == 0; probe *= 2) {  /* calibration: doubling */",
@@ -228,7 +264,7 @@ def _timed_main_function(kernel, defines: dict) -> list:
 
 
 def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assume_aligned: int | None = None,
-               timed: bool = False) -> str:
+               timed: bool = False, threads: bool = False) -> str:
     """C source of a program running the kernel (compiles and links on its own).
 
     Args:
@@ -240,6 +276,9 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
             (``__builtin_assume_aligned``); None: no alignment knowledge.
         timed: a benchmark ``main`` instead (``repetitions`` is then ignored; Linux:
             ``sched_setaffinity``), see :data:`TIMED_USAGE`.
+        threads: with ``timed``: the outermost loop shared among OpenMP threads
+            (:func:`parallel_pragma`) and the arrays first-touched in parallel (compile with
+            ``-fopenmp``; the thread count and placement come from ``OMP_*``).
 
     Returns:
         The program text: ``loopmodel_kernel`` (the loop nest between the
@@ -261,11 +300,11 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
         out.append(f"#define {name} {value}")
     out += ["", "/* weak: may be replaced at link time, so the compiler cannot see through it */",
             f"__attribute__((weak)) void {OPAQUE}(void *p) {{ (void)p; }}", ""]
-    out += _kernel_function(kernel, text, defines, assume_aligned)
+    out += _kernel_function(kernel, text, defines, assume_aligned, threads and timed)
     out += ["/* called through a volatile pointer: never inlined, nothing known at the call site */",
             f"static void (*volatile {KERNEL}_call)({_parameters(kernel, defines)}) = {KERNEL};", ""]
     if timed:
-        out += _TIMED_HELPERS.split("\n") + _timed_main_function(kernel, defines)
+        out += _TIMED_HELPERS.split("\n") + _timed_main_function(kernel, defines, threads)
     else:
         out += _main_function(kernel, defines, repetitions)
     return "\n".join(out)

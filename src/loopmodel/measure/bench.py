@@ -35,6 +35,9 @@ class BenchResult:
             (a buffer larger than the last-level cache is streamed before each timed call).
         cached: whether this result came from the per-user cache.
         notes: what the figures cannot show.
+        threads: OpenMP threads sharing the outermost loop (1: one pinned thread); the
+            figures are for all of them together. openmp: whether OpenMP threads ran it
+            (``threads`` given, even 1) rather than one pinned thread.
     """
     kernel: str
     defines: dict
@@ -45,6 +48,8 @@ class BenchResult:
     cache: str = "warm"
     cached: bool = False
     notes: tuple = field(default=())
+    threads: int = 1
+    openmp: bool = False
 
     def figures(self) -> dict:
         """The measurement in every unit, min / median / max where the runs differ."""
@@ -64,25 +69,25 @@ class BenchResult:
         block.update({"it_per_s_max": f["it_per_s"][0], "LUP_per_s_max": f["it_per_s"][0],
                       "FLOP_per_s_max": f["FLOP_per_s"][0], "iqr_seconds_per_it": m.iqr, "cov": m.cov,
                       "repetitions": len(m.seconds_per_call), "calls_per_repetition": m.reps_per_run,
-                      "cache": self.cache, "clock_Hz": self.clock_hz, "threads": 1, "counters": None,
+                      "cache": self.cache, "clock_Hz": self.clock_hz, "threads": self.threads, "openmp": self.openmp, "counters": None,
                       "compiler": m.compiler, "flags": list(m.flags), "cpu": m.cpu, "pinned": m.pinned})
         return {"kernel": self.kernel, "defines": dict(self.defines), "measurement": block,
                 "cached": self.cached, "notes": list(self.notes)}
 
 
 def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu,
-              cold: bool = False) -> str:
+              cold: bool = False, threads: int | None = None) -> str:
     """The per-user cache key of one benchmark (everything that decides its result)."""
     from .. import cache
     from ..fileio.host_models import _cpu_model
 
     return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
-                          cpu, cold, socket.gethostname(), _cpu_model(), platform.machine())
+                          cpu, cold, threads, socket.gethostname(), _cpu_model(), platform.machine())
 
 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
               cpu: int | None = 0, use_cache: bool = True, timeout_s: float = 120, machine_file=None,
-              measure=None, clock=None, cold: bool = False) -> BenchResult:
+              measure=None, clock=None, cold: bool = False, threads: int | None = None) -> BenchResult:
     """Measure the kernel in ``path`` at ``defines`` (see the module docstring).
 
     Args:
@@ -91,6 +96,9 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         repeat: runs (K >= 1); min_time_s: shortest run, s (warm only).
         cold: before each run, stream a buffer of 4 x the last cache (at least 256 MiB) and time
             one call (:func:`_flush_bytes`); else data and code warm.
+        threads: None: one thread pinned to ``cpu``; N: the outermost loop shared among N
+            OpenMP threads, placed with ``OMP_PLACES=cores OMP_PROC_BIND=close``, the data
+            first-touched by them (figures are then for all threads together).
         measure, clock: injectable ``measure_kernel`` and ``() -> Hz`` for tests.
     Raises:
         LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
@@ -103,7 +111,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     kernel, _ = parse_kernel_file(path)
     text = read_kernel_text(path)
     compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
-    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold)
+    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads)
     hit = cache.load("bench", key) if use_cache else None
     if isinstance(hit, BenchResult):
         return BenchResult(**{**hit.__dict__, "cached": True})
@@ -112,14 +120,15 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     flush_bytes = _flush_bytes(machine) if cold else 0
     m = (measure or measure_kernel)(path, defines, machine=machine, machine_file=machine_file, runs=repeat,
                                     min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s,
-                                    reps_per_run=1 if cold else None, flush_bytes=flush_bytes)
+                                    reps_per_run=1 if cold else None, flush_bytes=flush_bytes, threads=threads)
     hz = (before + clock(cpu)) / 2
     notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
                   "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
     notes = tuple(m.notes) + notes_cold + (COUNTERS_NOTE,)
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
-                      "cold" if cold else "warm", notes=notes)
+                      "cold" if cold else "warm", notes=notes, threads=threads or 1,
+                      openmp=threads is not None)
     if use_cache:
         cache.store("bench", key, res)
     return res

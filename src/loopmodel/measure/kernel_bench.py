@@ -291,7 +291,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
                    runs: int = 10, min_time_s: float = 0.01, cpu: int | None = 0,
                    runner: Callable[[list, float], str] | None = None, timeout_s: float = 60,
                    reps_per_run: int | None = None, machine_file: str | None = None,
-                   flush_bytes: int = 0) -> KernelMeasurement:
+                   flush_bytes: int = 0, threads: int | None = None) -> KernelMeasurement:
     """Measure one call of the kernel in ``path`` at ``defines`` on this host (one thread).
 
     Args:
@@ -311,6 +311,9 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         machine_file: the machine file's path, for error messages.
         flush_bytes: > 0: before each run, read and write a buffer this large (B), so the
             kernel's data are not in the caches (cold; use ``reps_per_run=1``).
+        threads: None: one thread pinned to ``cpu``; N: the outermost loop shared among N
+            OpenMP threads (``OMP_PLACES=cores OMP_PROC_BIND=close``, first touch in parallel,
+            :func:`loopmodel.compiled.codegen.parallel_pragma`), ``-fopenmp`` added to the flags.
 
     Returns:
         :class:`KernelMeasurement`.
@@ -343,19 +346,28 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         raise DefineError(f"the kernel does no iterations at {sizes}", file=str(path))
     command, flag_tuple, flags_from = choose_build(compiler, flags, machine, machine_file)
     version = toolchain.tool_version(toolchain.find_compiler(command))
-    source = single_core_source(generate_c(kernel, read_kernel_text(path), sizes, timed=True))
+    source = generate_c(kernel, read_kernel_text(path), sizes, timed=True, threads=threads is not None)
+    if threads is None:
+        source = single_core_source(source)
+    elif not any(f in ("-fopenmp", "-qopenmp", "-fiopenmp") for f in flag_tuple):
+        flag_tuple = flag_tuple + ("-fopenmp",)
     exe = build_program(source, command, flag_tuple)
-    cmd = [exe, str(reps_per_run or 0), str(runs), str(-1 if cpu is None else cpu), repr(float(min_time_s))]
+    pin = -1 if cpu is None or threads is not None else cpu  # threads: placed by OMP_PLACES/OMP_PROC_BIND
+    cmd = [exe, str(reps_per_run or 0), str(runs), str(pin), repr(float(min_time_s))]
     if flush_bytes:
         cmd.append(str(int(flush_bytes)))
-    stdout = (runner or _run)(cmd, float(timeout_s))
+    if threads is not None:
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+        stdout = (runner or _run)(cmd, float(timeout_s), env)
+    else:
+        stdout = (runner or _run)(cmd, float(timeout_s))
     seconds, reps, pinned = parse_output(stdout, runs, reps_per_run)
     notes = ()
-    if cpu is not None and not pinned:
+    if cpu is not None and not pinned and threads is None:
         notes = (f"could not pin the benchmark to CPU {cpu}: runs may have moved between CPUs",)
     return KernelMeasurement(str(path), dict(sizes), iterations, tuple(s / reps for s in seconds), command,
                              flag_tuple, cpu, reps, pinned, flags_from, version, notes)
 
 
-def _run(cmd: list, timeout: float) -> str:
-    return toolchain.run_program(cmd, "the kernel benchmark", timeout)
+def _run(cmd: list, timeout: float, env: dict | None = None) -> str:
+    return toolchain.run_program(cmd, "the kernel benchmark", timeout, env)

@@ -325,8 +325,6 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         timed out or printed no result. MachineError: flags the machine file may not give.
         All one line.
     """
-    from ..compiled.codegen import generate_c
-    from ..compiled.compile import single_core_source
     from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
 
     _check_arguments(runs, min_time_s, reps_per_run, cpu, timeout_s)
@@ -346,12 +344,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         raise DefineError(f"the kernel does no iterations at {sizes}", file=str(path))
     command, flag_tuple, flags_from = choose_build(compiler, flags, machine, machine_file)
     version = toolchain.tool_version(toolchain.find_compiler(command))
-    source = generate_c(kernel, read_kernel_text(path), sizes, timed=True, threads=threads is not None)
-    if threads is None:
-        source = single_core_source(source)
-    elif not any(f in ("-fopenmp", "-qopenmp", "-fiopenmp") for f in flag_tuple):
-        flag_tuple = flag_tuple + ("-fopenmp",)
-    exe = build_program(source, command, flag_tuple)
+    exe, flag_tuple = _program(kernel, read_kernel_text(path), sizes, command, flag_tuple, threads)
     pin = -1 if cpu is None or threads is not None else cpu  # threads: placed by OMP_PLACES/OMP_PROC_BIND
     cmd = [exe, str(reps_per_run or 0), str(runs), str(pin), repr(float(min_time_s))]
     if flush_bytes:
@@ -367,6 +360,20 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         notes = (f"could not pin the benchmark to CPU {cpu}: runs may have moved between CPUs",)
     return KernelMeasurement(str(path), dict(sizes), iterations, tuple(s / reps for s in seconds), command,
                              flag_tuple, cpu, reps, pinned, flags_from, version, notes)
+
+
+def _program(kernel, text: str, sizes: dict, command: str, flags: tuple, threads) -> tuple:
+    """``(executable, flags)``: the timed program, single-core (OpenMP pragmas removed) or, with
+    ``threads``, OpenMP (``-fopenmp`` added where the flags lack it)."""
+    from ..compiled.codegen import generate_c
+    from ..compiled.compile import single_core_source
+
+    source = generate_c(kernel, text, sizes, timed=True, threads=threads is not None)
+    if threads is None:
+        source = single_core_source(source)
+    elif not any(f in ("-fopenmp", "-qopenmp", "-fiopenmp") for f in flags):
+        flags = flags + ("-fopenmp",)
+    return build_program(source, command, flags), flags
 
 
 def _run(cmd: list, timeout: float, env: dict | None = None) -> str:

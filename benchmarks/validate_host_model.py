@@ -49,6 +49,7 @@ from loopmodel.fileio.c_kernel import parse_kernel_file, read_kernel_text  # noq
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
 from loopmodel.fileio.output import check_new_output, write_new_output  # noqa: E402
 from loopmodel.measure.clock import measure_clock_hz  # noqa: E402
+from loopmodel.validation import data_level  # noqa: E402
 from loopmodel.measure.kernel_bench import measure_kernel  # noqa: E402
 from loopmodel.measure.topology import read_topology  # noqa: E402
 from loopmodel.predictors.layer_conditions import data_set  # noqa: E402
@@ -95,13 +96,6 @@ def size_for(kernel, target: float) -> dict:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if bytes_at(mid) <= target else (lo, mid)
     return {n: lo for n in names}
-
-
-def data_level(res) -> str:
-    """Where the data come from: the level beyond the farthest link that carries traffic."""
-    names = [lv.level for lv in res.machine.memory_hierarchy]
-    busy = [i for i, lt in enumerate(res.traffic.levels) if lt.bytes > 0]
-    return names[busy[-1] + 1] if busy else names[0]
 
 
 def pinned_clock_hz(cpu: int, times: int = 3) -> float:

@@ -99,9 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .measure import cli_measure
 
     cli_measure.add_parser(sub)
-    from . import cli_bench
+    from . import cli_bench, cli_validate
 
     cli_bench.add_parser(sub)
+    cli_validate.add_parser(sub)
 
     p.machine_parser = _machine_parser(sub)
     return p
@@ -249,6 +250,10 @@ def main(argv=None) -> int:
             from . import cli_bench
 
             return cli_bench.run(args)
+        if args.command == "validate":
+            from . import cli_validate
+
+            return cli_validate.run(args)
         if args.command == "measure":
             from .measure import cli_measure
 

@@ -1,0 +1,91 @@
+"""``loopmodel validate``: the ECM prediction next to the measurement, per size.
+
+    loopmodel validate KERNEL.c -m MACHINE -D N=start:stop:step [--repeat 10] [--cpu 0]
+                       [--no-cache] [--json]
+
+Parses the options, runs :func:`loopmodel.validation.validate` and renders a table with a
+summary per data location, or JSON (a list with one row per size). Errors are one line.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parser(sub) -> None:
+    """The ``validate`` subcommand on ``sub``."""
+    v = sub.add_parser("validate", help="ECM prediction vs measurement on this host, per size")
+    v.add_argument("kernel", help="C kernel file")
+    v.add_argument("-m", "--machine", required=True, help="machine model of this host (a probe: 'host' or a file)")
+    v.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="size constant (value or start:stop[:step])")
+    v.add_argument("--repeat", "-r", type=int, default=10, help="runs per size (default 10; min-of-K)")
+    v.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
+    v.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
+    v.add_argument("--json", action="store_true", help="print a JSON list, one row per size")
+
+
+def run(args) -> int:
+    """Run ``validate`` for parsed ``args``; returns the exit status.
+
+    Raises:
+        LoopmodelError: one-line user errors.
+    """
+    from .errors import DefineError
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+    from .fileio.kernel_yaml import YAML_SUFFIXES
+    from .fileio.machine_files import load_machine
+    from .validation import summary, validate
+
+    if str(args.kernel).lower().endswith(YAML_SUFFIXES):
+        raise DefineError("validate needs a C kernel to measure; a YAML kernel description has no code",
+                          file=args.kernel)
+    if args.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
+    kernel, defaults = parse_kernel_file(args.kernel)
+    points = expand(args.define, defaults)
+    for pt in points:
+        missing = kernel.free_constants(pt)
+        if missing:
+            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
+    machine = load_machine(args.machine)
+    rows = validate(args.kernel, machine, points, args.repeat, args.cpu, not args.no_cache, args.machine)
+    if args.json:
+        json.dump([r.to_dict() for r in rows], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _render(rows, summary(rows), args)
+    return 0
+
+
+def _machine_of(args):
+    from .fileio.machine_files import load_machine
+
+    return load_machine(args.machine)
+
+
+def _render(rows, summ: dict, args) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{args.kernel} on {args.machine}: ECM prediction vs measurement (cy/CL)")
+    for col in ("sizes", "data in", "ECM", "predicted", "measured min", "median", "max", "error"):
+        t.add_column(col, justify="left" if col in ("sizes", "data in", "ECM") else "right")
+    for r in rows:
+        lo, med, hi = r.measured
+        t.add_row(" ".join(f"{k}={v}" for k, v in r.defines.items()), r.level, r.ecm, f"{r.predicted:.2f}",
+                  f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}", f"{100 * r.error:+.1f} %")
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    console.print(t)
+    for level, s in summ.items():
+        console.print(f"{level}: {s['points']} point(s), median |error| {100 * s['median_abs_error']:.1f} %, "
+                      f"max {100 * s['max_abs_error']:.1f} %")
+    console.print("note: measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock "
+                  "measured around each size; error = predicted / measured min - 1")
+    notes = [n for r in rows for n in r.bench.notes]
+    if args.machine == "host":
+        from .fileio.host_models import host_note
+        notes.insert(0, host_note(_machine_of(args)))
+    for n in dict.fromkeys(notes):
+        console.print(f"note: {n}")

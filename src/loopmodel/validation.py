@@ -1,0 +1,90 @@
+"""Model against measurement: the ECM prediction of a kernel next to its benchmark, per size.
+
+For each set of sizes: the data location the layer conditions (or the cache simulation)
+choose, T_ECM for it (kerncraft-tool-paper.txt §2.3, cross-architecture-machine-models.txt
+eq. 4), the measurement of benchmark mode (:mod:`loopmodel.measure.bench`, min-of-K) in cy/CL
+at the clock measured around it, and the relative error predicted / measured - 1; then the
+median and largest |error| per data location.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One size.
+
+    Attributes:
+        defines: the sizes. level: where the data come from (``L1`` .. ``MEM``).
+        predicted: T_ECM for that location, cy/CL. ecm: the ECM notation.
+        bench: :class:`~loopmodel.measure.bench.BenchResult`.
+    """
+    defines: dict
+    level: str
+    predicted: float
+    ecm: str
+    bench: object
+
+    @property
+    def measured(self) -> tuple:
+        """Measured cy/CL (min, median, max)."""
+        return self.bench.figures()["cy_per_CL"]
+
+    @property
+    def error(self) -> float:
+        """predicted / measured (min) - 1."""
+        return self.predicted / self.measured[0] - 1
+
+    def to_dict(self) -> dict:
+        lo, med, hi = self.measured
+        return {"defines": dict(self.defines), "data_location": self.level, "predicted_cy_per_CL": self.predicted,
+                "measured_cy_per_CL_min": lo, "measured_cy_per_CL_median": med, "measured_cy_per_CL_max": hi,
+                "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz}
+
+
+def data_level(res) -> str:
+    """Where the data come from: the level beyond the farthest link that carries traffic."""
+    names = [lv.level for lv in res.machine.memory_hierarchy]
+    busy = [i for i, lt in enumerate(res.traffic.levels) if lt.bytes > 0]
+    return names[busy[-1] + 1] if busy else names[0]
+
+
+def summary(rows) -> dict:
+    """Level -> ``{"points", "median_abs_error", "max_abs_error"}`` (fractions)."""
+    out = {}
+    for level in dict.fromkeys(r.level for r in rows):
+        errs = [abs(r.error) for r in rows if r.level == level]
+        out[level] = {"points": len(errs), "median_abs_error": statistics.median(errs), "max_abs_error": max(errs)}
+    return out
+
+
+def validate(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, use_cache: bool = True,
+             machine_file: str | None = None, progress=None) -> list:
+    """:class:`ValidationRow` per set of sizes in ``points``.
+
+    Raises:
+        LoopmodelError: a kernel the model or the benchmark cannot take (one line).
+        ModelError: no ECM prediction (T_OL unknown).
+    """
+    from .analysis import Analyzer, Options
+    from .errors import ModelError
+    from .fileio.c_kernel import parse_kernel_file, read_kernel_text
+    from .measure.bench import run_bench
+
+    kernel, _ = parse_kernel_file(path)
+    analyzer = Analyzer(kernel, machine, Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path),
+                                                 machine_file=machine_file, use_cache=use_cache))
+    rows = []
+    for i, pt in enumerate(points):
+        res = analyzer.run(pt)
+        level = data_level(res)
+        predicted = res.ecm.T_ECM.get(level)
+        if predicted is None:
+            raise ModelError(f"no ECM prediction at {pt}: {res.ecm.unknown or 'T_OL unknown'}")
+        bench = run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
+        rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench))
+        if progress:
+            progress(i + 1, len(points))
+    return rows

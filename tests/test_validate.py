@@ -1,0 +1,63 @@
+"""`loopmodel validate`: prediction next to a (fake) measurement per size, the data location,
+the error and the per-level summary; one-line errors."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import loopmodel.measure.bench as bench
+from loopmodel.fileio.machine_files import load_machine
+from loopmodel.measure.bench import BenchResult
+from loopmodel.measure.kernel_bench import KernelMeasurement
+from loopmodel.validation import summary, validate
+
+MACHINE = "IvyBridgeEP_E5-2690v2"
+
+
+@pytest.fixture
+def fake_bench(monkeypatch):
+    """A measurement of exactly 10 cy/CL at 3 GHz (8 it/CL) for every size."""
+    calls = []
+
+    def run_bench(path, defines, machine=None, repeat=10, *a, **k):
+        calls.append(dict(defines))
+        s = 10 / 8 / 3e9
+        m = KernelMeasurement(path, dict(defines), 1000, (s * 1000,) * repeat, "gcc", ("-O3",), 0, 1, True)
+        return BenchResult(path, dict(defines), m, 3e9, 8, 2, notes=("counters unavailable: time only",))
+    monkeypatch.setattr(bench, "run_bench", run_bench)
+    return calls
+
+
+def test_rows_give_location_prediction_measurement_and_error(fake_bench):
+    machine = load_machine(MACHINE)
+    rows = validate("examples/kernels/daxpy.c", machine, [{"N": 1000}, {"N": 100_000_000}], repeat=3)
+    assert [r.level for r in rows] == ["L1", "MEM"] and fake_bench == [{"N": 1000}, {"N": 100_000_000}]
+    assert rows[0].measured[0] == pytest.approx(10.0)
+    assert rows[0].error == pytest.approx(rows[0].predicted / 10 - 1)
+    d = rows[1].to_dict()
+    assert d["data_location"] == "MEM" and d["measured_cy_per_CL_min"] == pytest.approx(10.0)
+    assert d["relative_error"] == pytest.approx(rows[1].predicted / 10 - 1)
+    s = summary(rows)
+    assert s["L1"]["points"] == 1 and s["MEM"]["max_abs_error"] == pytest.approx(abs(rows[1].error))
+
+
+def test_validate_command_json(fake_bench, capsys):
+    import json
+
+    from loopmodel.cli import main
+    assert main(["validate", "examples/kernels/daxpy.c", "-m", MACHINE, "-D", "N=1000", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc) == 1 and doc[0]["data_location"] == "L1" and "relative_error" in doc[0]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["examples/kernels/daxpy.c", "-m", MACHINE], "no value for N"),
+    (["examples/kernels/daxpy.yml", "-m", MACHINE, "-D", "N=100"], "needs a C kernel"),
+    (["examples/kernels/daxpy.c", "-D", "N=100"], "required"),
+])
+def test_validate_bad_input_is_one_line(argv, message):
+    p = subprocess.run([sys.executable, "-m", "loopmodel", "validate", *argv], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode != 0 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr

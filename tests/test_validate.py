@@ -61,3 +61,22 @@ def test_validate_bad_input_is_one_line(argv, message):
     p = subprocess.run([sys.executable, "-m", "loopmodel", "validate", *argv], capture_output=True, text=True,
                        timeout=120)
     assert p.returncode != 0 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_validate_plot_is_written_and_never_overwrites(fake_bench, tmp_path, capsys):
+    from loopmodel.cli import main
+    out = tmp_path / "v.png"
+    argv = ["validate", "examples/kernels/daxpy.c", "-m", MACHINE, "-D", "N=1000:100000000:20000000"]
+    assert main(argv + ["--plot", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(argv + ["--plot", str(out)]) == 2 and "exists" in capsys.readouterr().err
+    assert main(argv + ["--plot", str(tmp_path / "v.svg"), "--force"]) == 0
+    assert (tmp_path / "v.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_rows_carry_the_contributions_the_plot_stacks(fake_bench):
+    from loopmodel.report.validation_plot import varying
+    rows = validate("examples/kernels/daxpy.c", load_machine(MACHINE), [{"N": 1000}, {"N": 100_000_000}])
+    names = [n for n, _, _ in rows[1].parts]
+    assert names[:2] == ["T_OL", "T_nOL"] and "T_L3MEM" in names
+    assert varying(rows) == "N"

@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
     v.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
     v.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
     v.add_argument("--json", action="store_true", help="print a JSON list, one row per size")
+    v.add_argument("--plot", metavar="FILE", help="write the ECM contributions over the size with the measured "
+                                                  "points (PNG, SVG or PDF by extension)")
+    v.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
 
 
 def run(args) -> int:
@@ -49,14 +52,29 @@ def run(args) -> int:
         missing = kernel.free_constants(pt)
         if missing:
             raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
+    if args.plot:
+        from .fileio.output import check_new_output
+        check_new_output(args.plot, "--plot", args.force)
     machine = load_machine(args.machine)
     rows = validate(args.kernel, machine, points, args.repeat, args.cpu, not args.no_cache, args.machine)
+    if args.plot:
+        _plot(rows, args)
     if args.json:
         json.dump([r.to_dict() for r in rows], sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     _render(rows, summary(rows), args)
     return 0
+
+
+def _plot(rows, args) -> None:
+    from .errors import LoopmodelError
+    from .report.validation_plot import plot
+
+    try:
+        plot(rows, args.plot, f"{args.kernel.rsplit('/', 1)[-1]} on {args.machine}: ECM vs measured")
+    except OSError as exc:
+        raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
 
 
 def _machine_of(args):

@@ -20,12 +20,15 @@ class ValidationRow:
         defines: the sizes. level: where the data come from (``L1`` .. ``MEM``).
         predicted: T_ECM for that location, cy/CL. ecm: the ECM notation.
         bench: :class:`~loopmodel.measure.bench.BenchResult`.
+        parts: ``(name, cy/CL, overlapping)`` of T_OL, T_nOL and each transfer for that
+            location (what the plot stacks).
     """
     defines: dict
     level: str
     predicted: float
     ecm: str
     bench: object
+    parts: tuple = ()
 
     @property
     def measured(self) -> tuple:
@@ -49,6 +52,14 @@ def data_level(res) -> str:
     names = [lv.level for lv in res.machine.memory_hierarchy]
     busy = [i for i, lt in enumerate(res.traffic.levels) if lt.bytes > 0]
     return names[busy[-1] + 1] if busy else names[0]
+
+
+def _parts(res, level: str) -> tuple:
+    """T_OL, T_nOL and the transfers for data in ``level``: ``(name, cy/CL, overlapping)``."""
+    over = set(res.machine.overlap)
+    out = [("T_OL", res.ecm.T_OL or 0.0, True), ("T_nOL", res.ecm.T_nOL, "T_nOL" in over)]
+    out += [(f"T_{c.name}", c.cycles, c.name in over) for c in res.ecm.by_location.get(level, ())]
+    return tuple(out)
 
 
 def summary(rows) -> dict:
@@ -84,7 +95,7 @@ def validate(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, 
         if predicted is None:
             raise ModelError(f"no ECM prediction at {pt}: {res.ecm.unknown or 'T_OL unknown'}")
         bench = run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
-        rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench))
+        rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, _parts(res, level)))
         if progress:
             progress(i + 1, len(points))
     return rows

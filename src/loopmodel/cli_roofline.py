@@ -1,0 +1,109 @@
+"""``loopmodel roofline``: measured Roofline points of one or more kernels, with the model's.
+
+    loopmodel roofline A.c [B.c ...] -m MACHINE -D N=... [--repeat 10] [--cache warm|cold]
+                       [--plot r.png] [--force] [--json]
+
+Each kernel takes the ``-D`` constants it declares and ignores the others. Parses the
+options, measures (:func:`loopmodel.roofline_measured.measure_points`), renders a table or
+JSON, and draws the picture with ``--plot``. Errors are one line.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parser(sub) -> None:
+    """The ``roofline`` subcommand on ``sub``."""
+    r = sub.add_parser("roofline", help="measured Roofline points of kernels on this host, with the model's")
+    r.add_argument("kernels", nargs="+", metavar="KERNEL.c", help="C kernel files")
+    r.add_argument("-m", "--machine", required=True, help="machine model of this host ('host' after a probe)")
+    r.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="size constant (value or start:stop[:step]); each kernel takes the ones it declares")
+    r.add_argument("--repeat", "-r", type=int, default=10, help="runs per size (default 10)")
+    r.add_argument("--cache", choices=("warm", "cold"), default="warm", help="data warm (default) or cold")
+    r.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
+    r.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
+    r.add_argument("--plot", metavar="FILE", help="write the Roofline plot (PNG, SVG or PDF by extension)")
+    r.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    r.add_argument("--json", action="store_true", help="print JSON: roofs and points")
+
+
+def _points_for(path: str, defines: list) -> list:
+    """The size points of one kernel from the ``-D`` options it declares.
+
+    Raises:
+        DefineError: a constant of the kernel has no value.
+    """
+    from .errors import DefineError
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+
+    kernel, defaults = parse_kernel_file(path)
+    own = [d for d in defines if d.split("=", 1)[0].strip() in kernel.constants]
+    points = expand(own, defaults)
+    for pt in points:
+        missing = kernel.free_constants(pt)
+        if missing:
+            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
+    return points
+
+
+def run(args) -> int:
+    """Run ``roofline`` for parsed ``args``; returns the exit status.
+
+    Raises:
+        LoopmodelError: one-line user errors.
+    """
+    from .errors import DefineError, LoopmodelError
+    from .fileio.machine_files import load_machine
+    from .fileio.output import check_new_output
+    from .roofline_measured import measure_points, roofs
+
+    if args.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
+    if args.plot:
+        check_new_output(args.plot, "--plot", args.force)
+    plan = [(k, _points_for(k, args.define)) for k in args.kernels]
+    machine = load_machine(args.machine)
+    points, notes = [], []
+    for path, pts in plan:
+        got, why = measure_points(path, machine, pts, args.repeat, args.cpu, not args.no_cache, args.machine,
+                                  args.cache == "cold")
+        points += got
+        notes += list(why)
+    top = roofs(machine)
+    if args.plot and points:
+        from .report.roofline_plot import plot
+        try:
+            plot(points, top, args.plot, f"measured Roofline on {args.machine} ({args.cache} data, 1 core)")
+        except OSError as exc:
+            raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
+    if args.json:
+        json.dump({"roofs": [{"kind": r.kind, "label": r.label, "value": r.value,
+                              "unit": "FLOP/s" if r.kind == "compute" else "B/s"} for r in top],
+                   "points": [p.to_dict() for p in points], "notes": notes}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _render(points, top, notes, args)
+    return 0
+
+
+def _render(points, top, notes, args) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="Measured Roofline points (1 thread, min-of-K; FLOP/s best / worst run)")
+    for col in ("kernel", "sizes", "data in", "FLOP/B", "measured GFLOP/s", "worst", "model GFLOP/s"):
+        t.add_column(col, justify="left" if col in ("kernel", "sizes", "data in") else "right")
+    for p in points:
+        t.add_row(p.kernel.rsplit("/", 1)[-1], " ".join(f"{k}={v}" for k, v in p.defines.items()), p.level,
+                  f"{p.intensity:.3f}", f"{p.measured[0] / 1e9:.2f}", f"{p.measured[2] / 1e9:.2f}",
+                  f"{p.predicted / 1e9:.2f}")
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    console.print(t)
+    console.print("roofs: " + "; ".join(r.label for r in top))
+    for n in notes + (["counters unavailable: time only; intensities are the model's traffic"] if points else []):
+        console.print(f"note: {n}")
+    if args.plot and points:
+        console.print(f"plot written to {args.plot}")

@@ -1,0 +1,76 @@
+"""`loopmodel roofline`: roofs from the machine model, measured points (fake benchmark) with the
+model's, each kernel taking its own -D constants, JSON and the plot."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import loopmodel.measure.bench as bench
+from loopmodel.fileio.machine_files import load_machine
+from loopmodel.measure.bench import BenchResult
+from loopmodel.measure.kernel_bench import KernelMeasurement
+from loopmodel.roofline_measured import measure_points, roofs
+
+MACHINE = "IvyBridgeEP_E5-2690v2"
+
+
+@pytest.fixture
+def fake_bench(monkeypatch):
+    calls = []
+
+    def run_bench(path, defines, machine=None, repeat=10, *a, **k):
+        calls.append((path, dict(defines), k.get("cold")))
+        s = 1e-9  # 1 ns/it best, 2 ns/it worst
+        m = KernelMeasurement(path, dict(defines), 1, (s, 1.5 * s, 2 * s), "gcc", ("-O3",), 0, 1, True)
+        return BenchResult(path, dict(defines), m, 3e9, 8, 2, "cold" if k.get("cold") else "warm")
+    monkeypatch.setattr(bench, "run_bench", run_bench)
+    return calls
+
+
+def test_roofs_are_peak_flops_and_single_core_bandwidths():
+    m = load_machine(MACHINE)
+    rs = roofs(m)
+    assert rs[0].kind == "compute" and rs[0].value == pytest.approx(8 * 3.0e9)
+    bw = {r.label.split()[0]: r.value for r in rs if r.kind == "bandwidth"}
+    assert set(bw) == {"L1", "L2", "L3", "MEM"}
+    mem = m.benchmarks.measurements["MEM"]
+    assert bw["MEM"] == pytest.approx(max(v[mem.cores.index(1)] for v in mem.bandwidths.values()))
+
+
+def test_points_have_intensity_measured_and_predicted_flops(fake_bench):
+    m = load_machine(MACHINE)
+    pts, notes = measure_points("examples/kernels/daxpy.c", m, [{"N": 1000}, {"N": 100_000_000}], repeat=3)
+    l1, mem = pts
+    assert (l1.level, mem.level) == ("L1", "MEM") and not notes
+    assert l1.intensity == pytest.approx(2 / 24)  # 2 FLOP per 16 B loaded + 8 B stored
+    assert mem.intensity == pytest.approx(2 / 24)  # x, y in; y out (y read: no write-allocate extra)
+    assert mem.measured[0] == pytest.approx(2e9) and mem.measured[2] == pytest.approx(1e9)
+    assert 0 < mem.predicted < l1.predicted
+
+
+def test_kernel_without_flops_is_left_out_with_a_note(fake_bench, tmp_path):
+    k = tmp_path / "copy.c"
+    k.write_text("double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n    a[i] = b[i];\n")
+    pts, notes = measure_points(str(k), load_machine(MACHINE), [{"N": 1000}])
+    assert pts == [] and "no floating-point operations" in notes[0]
+
+
+def test_roofline_command_each_kernel_takes_its_own_sizes(fake_bench, tmp_path, capsys):
+    from loopmodel.cli import main
+    out = tmp_path / "r.png"
+    assert main(["roofline", "examples/kernels/daxpy.c", "examples/kernels/2d-5pt.c", "-m", MACHINE,
+                 "-D", "N=1000", "-D", "M=100", "--cache", "cold", "--plot", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c[1] for c in fake_bench] == [{"N": 1000}, {"N": 1000, "M": 100}] and all(c[2] for c in fake_bench)
+    assert len(doc["points"]) == 2 and doc["points"][0]["cache"] == "cold"
+    assert doc["roofs"][0]["unit"] == "FLOP/s" and out.read_bytes()[:4] == b"\x89PNG"
+    assert main(["roofline", "examples/kernels/daxpy.c", "-m", MACHINE, "-D", "N=10", "--plot", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_roofline_missing_size_is_one_line(capsys):
+    from loopmodel.cli import main
+    assert main(["roofline", "examples/kernels/2d-5pt.c", "-m", MACHINE, "-D", "N=100"]) == 2
+    err = capsys.readouterr().err
+    assert "no value for M" in err and err.count("\n") == 1

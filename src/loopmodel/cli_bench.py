@@ -42,25 +42,15 @@ def run(args) -> int:
         LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
     """
     from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand
-    from .fileio.kernel_yaml import YAML_SUFFIXES
     from .measure.bench import run_bench
 
-    if str(args.kernel).lower().endswith(YAML_SUFFIXES):
-        raise DefineError("bench needs a C kernel; a YAML kernel description has no code", file=args.kernel)
+    points = c_kernel_points(args.kernel, args.define, "bench")
     if args.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
     if args.threads is not None and args.threads < 1:
         raise DefineError(f"--threads must be >= 1, got {args.threads}")
     if not args.timeout > 0:
         raise DefineError(f"--timeout must be > 0 s, got {args.timeout}")
-    kernel, defaults = parse_kernel_file(args.kernel)
-    points = expand(args.define, defaults)
-    for pt in points:
-        missing = kernel.free_constants(pt)
-        if missing:
-            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
     machine = _machine(args.machine)
     results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
                          args.machine, cold=args.cache == "cold", threads=args.threads) for pt in points]
@@ -74,6 +64,31 @@ def run(args) -> int:
         return 0
     _render(results)
     return 0
+
+
+def c_kernel_points(path: str, defines: list, command: str, own_only: bool = False) -> list:
+    """The size points of a C kernel from ``-D`` options (``own_only``: only the constants the
+    kernel declares, for commands taking several kernels).
+
+    Raises:
+        DefineError: a YAML kernel description (no code to run), or a constant without a value.
+    """
+    from .errors import DefineError
+    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.defines import expand
+    from .fileio.kernel_yaml import YAML_SUFFIXES
+
+    if str(path).lower().endswith(YAML_SUFFIXES):
+        raise DefineError(f"{command} needs a C kernel to run; a YAML kernel description has no code", file=path)
+    kernel, defaults = parse_kernel_file(path)
+    if own_only:
+        defines = [d for d in defines if d.split("=", 1)[0].strip() in kernel.constants]
+    points = expand(defines, defaults)
+    for pt in points:
+        missing = kernel.free_constants(pt)
+        if missing:
+            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
+    return points
 
 
 def _with_note(result, note: str):

@@ -29,26 +29,6 @@ def add_parser(sub) -> None:
     r.add_argument("--json", action="store_true", help="print JSON: roofs and points")
 
 
-def _points_for(path: str, defines: list) -> list:
-    """The size points of one kernel from the ``-D`` options it declares.
-
-    Raises:
-        DefineError: a constant of the kernel has no value.
-    """
-    from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand
-
-    kernel, defaults = parse_kernel_file(path)
-    own = [d for d in defines if d.split("=", 1)[0].strip() in kernel.constants]
-    points = expand(own, defaults)
-    for pt in points:
-        missing = kernel.free_constants(pt)
-        if missing:
-            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
-    return points
-
-
 def run(args) -> int:
     """Run ``roofline`` for parsed ``args``; returns the exit status.
 
@@ -64,7 +44,9 @@ def run(args) -> int:
         raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
     if args.plot:
         check_new_output(args.plot, "--plot", args.force)
-    plan = [(k, _points_for(k, args.define)) for k in args.kernels]
+    from .cli_bench import c_kernel_points
+
+    plan = [(k, c_kernel_points(k, args.define, "roofline", own_only=True)) for k in args.kernels]
     machine = load_machine(args.machine)
     points, notes = [], []
     for path, pts in plan:

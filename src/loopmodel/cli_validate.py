@@ -35,23 +35,13 @@ def run(args) -> int:
         LoopmodelError: one-line user errors.
     """
     from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand
-    from .fileio.kernel_yaml import YAML_SUFFIXES
+    from .cli_bench import c_kernel_points
     from .fileio.machine_files import load_machine
     from .validation import summary, validate
 
-    if str(args.kernel).lower().endswith(YAML_SUFFIXES):
-        raise DefineError("validate needs a C kernel to measure; a YAML kernel description has no code",
-                          file=args.kernel)
+    points = c_kernel_points(args.kernel, args.define, "validate")
     if args.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
-    kernel, defaults = parse_kernel_file(args.kernel)
-    points = expand(args.define, defaults)
-    for pt in points:
-        missing = kernel.free_constants(pt)
-        if missing:
-            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
     if args.plot:
         from .fileio.output import check_new_output
         check_new_output(args.plot, "--plot", args.force)

@@ -150,3 +150,21 @@ def test_two_threads_share_a_real_kernel(tmp_path, monkeypatch):
 def test_bench_threads_must_be_positive():
     p = _cli("bench", "examples/kernels/daxpy.c", "-D", "N=1000", "--threads", "0")
     assert p.returncode == 2 and "--threads" in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_thread_range_gives_a_curve_scaling_reads(monkeypatch, tmp_path, capsys):
+    import loopmodel.measure.bench as bench_mod
+    from loopmodel.cli import _read_measured, main
+    from loopmodel.measure.bench import BenchResult
+
+    def fake(path, defines, machine=None, repeat=10, *a, **k):
+        n = k["threads"]
+        m = KernelMeasurement(path, dict(defines), 1, (1e-9 / n,) * repeat, "gcc", ("-O3", "-fopenmp"), 0, 1, False)
+        return BenchResult(path, dict(defines), m, 3e9, 8, 2, threads=n, openmp=True)
+    monkeypatch.setattr(bench_mod, "run_bench", fake)
+    assert main(["bench", "examples/kernels/daxpy.c", "-D", "N=1000000", "--threads", "1:2", "--json"]) == 0
+    out = tmp_path / "curve.json"
+    out.write_text(capsys.readouterr().out)
+    assert _read_measured(str(out)) == {1: pytest.approx(1e9), 2: pytest.approx(2e9)}
+    assert main(["bench", "examples/kernels/daxpy.c", "-D", "N=10:20:10", "--threads", "1:2"]) == 2
+    assert "one size" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """``loopmodel bench``: measure a kernel on this host (benchmark mode).
 
     loopmodel bench KERNEL.c -D N=1000 [-D ...] [-m MACHINE] [--repeat 10] [--cache warm|cold] [--cpu 0]
-                    [--threads N]
+                    [--threads N|1:N]
                     [--timeout 120] [--no-cache] [--json]
 
 Parses the options, measures each size with :func:`loopmodel.measure.bench.run_bench` and
@@ -27,9 +27,10 @@ def add_parser(sub) -> None:
                    help="data warm (default: a warm-up call, then runs of calibrated calls) or cold (a buffer "
                         "of 4x the last cache streamed before each run of one call)")
     b.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
-    b.add_argument("--threads", "-t", type=int, metavar="N",
+    b.add_argument("--threads", "-t", metavar="N|1:N",
                    help="share the outermost loop among N OpenMP threads (OMP_PLACES=cores, OMP_PROC_BIND=close, "
-                        "first touch in parallel); default: one pinned thread")
+                        "first touch in parallel); a range (1:N, 1,2,4) gives a scaling curve whose --json "
+                        "'loopmodel scaling --measured' reads; default: one pinned thread")
     b.add_argument("--timeout", type=float, default=120, metavar="SECONDS", help="per size (default 120 s)")
     b.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
     b.add_argument("--json", action="store_true", help="print JSON (units in the key names)")
@@ -41,29 +42,63 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
     """
-    from .errors import DefineError
     from .measure.bench import run_bench
 
     points = c_kernel_points(args.kernel, args.define, "bench")
-    if args.repeat < 1:
-        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
-    if args.threads is not None and args.threads < 1:
-        raise DefineError(f"--threads must be >= 1, got {args.threads}")
-    if not args.timeout > 0:
-        raise DefineError(f"--timeout must be > 0 s, got {args.timeout}")
+    _check(args)
+    counts = _thread_counts(args.threads, len(points))
     machine = _machine(args.machine)
     results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
-                         args.machine, cold=args.cache == "cold", threads=args.threads) for pt in points]
+                         args.machine, cold=args.cache == "cold", threads=n) for pt in points for n in counts]
     if args.machine == "host":
         from .fileio.host_models import host_note
         results = [_with_note(r, host_note(machine)) for r in results]
     if args.json:
-        docs = [r.to_dict() for r in results]
-        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=1)
+        json.dump(_document(results, len(counts) > 1), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     _render(results)
     return 0
+
+
+def _check(args) -> None:
+    from .errors import DefineError
+
+    if args.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
+    if not args.timeout > 0:
+        raise DefineError(f"--timeout must be > 0 s, got {args.timeout}")
+
+
+def _thread_counts(text: str | None, n_points: int) -> list:
+    """``[None]`` (one pinned thread) or the OpenMP thread counts of ``--threads`` (N, 1:N, 1,2,4).
+
+    Raises:
+        DefineError: a bad list, or a range of counts with more than one size.
+    """
+    from .errors import DefineError
+    from .measure.cli_measure import parse_threads
+
+    if text is None:
+        return [None]
+    counts = parse_threads(text)
+    if min(counts) < 1:
+        raise DefineError(f"--threads must be >= 1, got {text}")
+    if len(counts) > 1 and n_points > 1:
+        raise DefineError("--threads with several counts takes one size (the scaling curve of one kernel)")
+    return counts
+
+
+def _document(results, curve: bool):
+    """JSON: one object per size (a list for a sweep); for a range of thread counts one object
+    whose ``points`` (``threads``, ``it_per_s``) ``loopmodel scaling --measured`` reads."""
+    if curve:
+        r0 = results[0]
+        return {"kernel": r0.kernel, "defines": r0.defines,
+                "points": [{"threads": r.threads, "it_per_s": r.figures()["it_per_s"][0], **r.to_dict()}
+                           for r in results]}
+    docs = [r.to_dict() for r in results]
+    return docs[0] if len(docs) == 1 else docs
 
 
 def c_kernel_points(path: str, defines: list, command: str, own_only: bool = False) -> list:

@@ -74,3 +74,35 @@ def test_roofline_missing_size_is_one_line(capsys):
     assert main(["roofline", "examples/kernels/2d-5pt.c", "-m", MACHINE, "-D", "N=100"]) == 2
     err = capsys.readouterr().err
     assert "no value for M" in err and err.count("\n") == 1
+
+
+def test_roofline_figure_has_roofs_series_and_model_markers(fake_bench):
+    from loopmodel.report.roofline_plot import plot
+    m = load_machine(MACHINE)
+    pts, _ = measure_points("examples/kernels/daxpy.c", m, [{"N": 1000}, {"N": 100_000_000}])
+    cold, _ = measure_points("examples/kernels/daxpy.c", m, [{"N": 1000}], cold=True)
+    fig = plot(pts + cold, roofs(m), None, "t")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(labels) == ["daxpy.c (cold) measured", "daxpy.c (cold) model", "daxpy.c (warm) measured",
+                              "daxpy.c (warm) model"]
+    texts = [t.get_text() for t in ax.texts]
+    assert any(t.startswith("peak DP") for t in texts) and sum("GB/s" in t for t in texts) == 4
+    assert "FLOP/B" in ax.get_xlabel() and "FLOP/s" in ax.get_ylabel()
+
+
+def test_roofline_both_caches_gives_two_series(fake_bench, capsys):
+    from loopmodel.cli import main
+    assert main(["roofline", "examples/kernels/daxpy.c", "-m", MACHINE, "-D", "N=1000", "--cache", "both",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [p["cache"] for p in doc["points"]] == ["warm", "cold"]
+
+
+def test_cold_points_are_predicted_and_placed_for_data_in_memory(fake_bench):
+    m = load_machine(MACHINE)
+    warm, _ = measure_points("examples/kernels/daxpy.c", m, [{"N": 1000}])
+    cold, _ = measure_points("examples/kernels/daxpy.c", m, [{"N": 1000}], cold=True)
+    assert (warm[0].level, cold[0].level) == ("L1", "MEM")
+    assert cold[0].predicted < warm[0].predicted

@@ -80,3 +80,17 @@ def test_rows_carry_the_contributions_the_plot_stacks(fake_bench):
     names = [n for n, _, _ in rows[1].parts]
     assert names[:2] == ["T_OL", "T_nOL"] and "T_L3MEM" in names
     assert varying(rows) == "N"
+
+
+def test_validation_figure_artists(fake_bench):
+    from loopmodel.report.validation_plot import plot
+    rows = validate("examples/kernels/daxpy.c", load_machine(MACHINE),
+                    [{"N": 1000}, {"N": 200_000}, {"N": 100_000_000}])
+    fig = plot(rows, None, "t")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "T_ECM (prediction)" in labels and "T_OL" in labels and "measured (min-of-K, bar to max)" in labels
+    assert "T_nOL" in labels and "T_L3MEM" in labels
+    assert len(ax.collections) >= 3  # stacked areas (T_nOL, transfers) + error bars
+    assert [t.get_text().strip() for t in ax.texts] == ["L1→L3", "L3→MEM"]  # data-location transitions
+    assert ax.get_ylabel() == "cy/CL"

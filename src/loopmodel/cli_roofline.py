@@ -1,7 +1,7 @@
 """``loopmodel roofline``: measured Roofline points of one or more kernels, with the model's.
 
     loopmodel roofline A.c [B.c ...] -m MACHINE -D N=... [--repeat 10] [--cache warm|cold]
-                       [--plot r.png] [--force] [--json]
+                       [--plot r.png] [--force] [--json]   (--cache warm|cold|both)
 
 Each kernel takes the ``-D`` constants it declares and ignores the others. Parses the
 options, measures (:func:`loopmodel.roofline_measured.measure_points`), renders a table or
@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
     r.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                    help="size constant (value or start:stop[:step]); each kernel takes the ones it declares")
     r.add_argument("--repeat", "-r", type=int, default=10, help="runs per size (default 10)")
-    r.add_argument("--cache", choices=("warm", "cold"), default="warm", help="data warm (default) or cold")
+    r.add_argument("--cache", choices=("warm", "cold", "both"), default="warm",
+                   help="data warm (default), cold, or both (two series per kernel, shown apart)")
     r.add_argument("--cpu", type=int, default=0, help="CPU to pin the benchmark to (default 0)")
     r.add_argument("--no-cache", action="store_true", help="measure again instead of reading the per-user cache")
     r.add_argument("--plot", metavar="FILE", help="write the Roofline plot (PNG, SVG or PDF by extension)")
@@ -49,16 +50,19 @@ def run(args) -> int:
     plan = [(k, c_kernel_points(k, args.define, "roofline", own_only=True)) for k in args.kernels]
     machine = load_machine(args.machine)
     points, notes = [], []
+    modes = (False, True) if args.cache == "both" else (args.cache == "cold",)
     for path, pts in plan:
-        got, why = measure_points(path, machine, pts, args.repeat, args.cpu, not args.no_cache, args.machine,
-                                  args.cache == "cold")
-        points += got
-        notes += list(why)
+        for cold in modes:
+            got, why = measure_points(path, machine, pts, args.repeat, args.cpu, not args.no_cache, args.machine,
+                                      cold)
+            points += got
+            notes += [n for n in why if n not in notes]
     top = roofs(machine)
     if args.plot and points:
         from .report.roofline_plot import plot
         try:
-            plot(points, top, args.plot, f"measured Roofline on {args.machine} ({args.cache} data, 1 core)")
+            plot(points, top, args.plot, f"measured Roofline on {args.machine} "
+                 f"({'warm and cold' if args.cache == 'both' else args.cache} data, 1 core)")
         except OSError as exc:
             raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
     if args.json:
@@ -76,10 +80,10 @@ def _render(points, top, notes, args) -> None:
     from rich.table import Table
 
     t = Table(title="Measured Roofline points (1 thread, min-of-K; FLOP/s best / worst run)")
-    for col in ("kernel", "sizes", "data in", "FLOP/B", "measured GFLOP/s", "worst", "model GFLOP/s"):
-        t.add_column(col, justify="left" if col in ("kernel", "sizes", "data in") else "right")
+    for col in ("kernel", "sizes", "cache", "data in", "FLOP/B", "measured GFLOP/s", "worst", "model GFLOP/s"):
+        t.add_column(col, justify="left" if col in ("kernel", "sizes", "cache", "data in") else "right")
     for p in points:
-        t.add_row(p.kernel.rsplit("/", 1)[-1], " ".join(f"{k}={v}" for k, v in p.defines.items()), p.level,
+        t.add_row(p.kernel.rsplit("/", 1)[-1], " ".join(f"{k}={v}" for k, v in p.defines.items()), p.cache, p.level,
                   f"{p.intensity:.3f}", f"{p.measured[0] / 1e9:.2f}", f"{p.measured[2] / 1e9:.2f}",
                   f"{p.predicted / 1e9:.2f}")
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)

@@ -14,7 +14,8 @@ class RooflinePoint:
     """One kernel at one size.
 
     Attributes:
-        kernel: file; defines: sizes; level: where the data come from.
+        kernel: file; defines: sizes; level: where the data come from (cold: memory, the
+            caches having been flushed; warm: the level the layer conditions choose).
         intensity: FLOP per byte of traffic on the link into ``level`` (model; for L1 the
             bytes the core loads and stores).
         measured: FLOP/s (best, median, worst run); predicted: FLOP/s of T_ECM.
@@ -74,13 +75,15 @@ def measure_points(path: str, machine, points, repeat: int = 10, cpu: int | None
     kernel, _ = parse_kernel_file(path)
     if not kernel.flops_per_iteration:
         return [], (f"{path}: no floating-point operations, so no arithmetic intensity: left out",)
+    # cold: one sweep from memory (the caches flushed), so the single-sweep traffic
     analyzer = Analyzer(kernel, machine, Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path),
-                                                 machine_file=machine_file, use_cache=use_cache))
+                                                 machine_file=machine_file, use_cache=use_cache,
+                                                 sweeps="single" if cold else "repeated"))
+    names = [lv.level for lv in machine.memory_hierarchy]
     out = []
     for pt in points:
         res = analyzer.run(pt)
-        level = data_level(res)
-        names = [lv.level for lv in machine.memory_hierarchy]
+        level = names[-1] if cold else data_level(res)  # cold: every line comes from memory
         d = names.index(level)
         if d == 0:  # data in L1: the bytes loaded and stored by the core
             per_it = kernel.bytes_loaded_per_iteration() + kernel.bytes_stored_per_iteration()

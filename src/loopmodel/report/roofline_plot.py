@@ -4,8 +4,9 @@ prediction as an open marker beside each measured point."""
 from __future__ import annotations
 
 
-def plot(points, roofs, path: str, title: str) -> None:
-    """Write the picture (PNG, SVG or PDF by extension).
+def plot(points, roofs, path: str | None, title: str):
+    """Write the picture (PNG, SVG or PDF by extension); ``path`` None: return the matplotlib
+    figure instead (tests inspect its artists).
 
     Raises:
         ToolError: matplotlib missing. OSError: the file cannot be written.
@@ -51,5 +52,8 @@ def plot(points, roofs, path: str, title: str) -> None:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
+    if path is None:
+        return fig
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return None

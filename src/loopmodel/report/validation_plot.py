@@ -15,9 +15,9 @@ def varying(rows) -> str | None:
     return next((n for n in names if len({r.defines[n] for r in rows}) > 1), None)
 
 
-def plot(rows, path: str, title: str) -> None:
+def plot(rows, path: str | None, title: str):
     """Write the picture of ``rows`` (:class:`~loopmodel.validation.ValidationRow`) to ``path``
-    (PNG, SVG or PDF by extension).
+    (PNG, SVG or PDF by extension); ``path`` None: return the matplotlib figure instead.
 
     Raises:
         ToolError: matplotlib is not installed.
@@ -61,5 +61,8 @@ def plot(rows, path: str, title: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
+    if path is None:
+        return fig
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return None

@@ -1,6 +1,6 @@
 """The validation picture: ECM contributions over the size, the measurement on top.
 
-Stacked areas: the contributions that add up (T_nOL and the non-overlapping transfers, ECM
+Steps (the model changes where the data location does, not in between); stacked areas: the contributions that add up (T_nOL and the non-overlapping transfers, ECM
 rules of cross-architecture-machine-models.txt eq. 4); a dashed line: T_OL (it overlaps);
 one line each for the other overlapping transfers; a solid line: T_ECM; black points: the measured cy/CL (min-of-K) with bars from min to max
 over the runs (roofline-measurement-thesis.txt §4: repetition spread shown, not hidden);
@@ -36,13 +36,15 @@ def plot(rows, path: str | None, title: str):
     names = list(dict.fromkeys(n for r in rows for n, _, over in r.parts if not over))
     fig, ax = plt.subplots(figsize=(7.0, 4.4))
     stack = [[next((v for n, v, o in r.parts if n == name and not o), 0.0) for r in rows] for name in names]
-    ax.stackplot(xs, *stack, labels=names, alpha=0.55)
-    ax.plot(xs, [next(v for n, v, _ in r.parts if n == "T_OL") for r in rows], "k--", lw=1, label="T_OL")
+    ax.stackplot(xs, *stack, labels=names, alpha=0.55, step="mid")
+    ax.plot(xs, [next(v for n, v, _ in r.parts if n == "T_OL") for r in rows], "k--", lw=1, label="T_OL",
+            drawstyle="steps-mid")
     overlapping = dict.fromkeys(n for r in rows for n, _, o in r.parts if o and n != "T_OL")
     for name, style in zip(overlapping, ("-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))):
         ax.plot(xs, [next((v for n, v, o in r.parts if n == name and o), 0.0) for r in rows], ls=style, lw=1.2,
-                label=f"{name} (overlapping)")
-    ax.plot(xs, [r.predicted for r in rows], "-", color="tab:red", lw=1.5, label="T_ECM (prediction)")
+                label=f"{name} (overlapping)", drawstyle="steps-mid")
+    ax.plot(xs, [r.predicted for r in rows], "-", color="tab:red", lw=1.5, label="T_ECM (prediction)",
+            drawstyle="steps-mid")
     lo = [r.measured[0] for r in rows]
     hi = [r.measured[2] for r in rows]
     ax.errorbar(xs, lo, yerr=[[0] * len(rows), [h - m for h, m in zip(hi, lo)]], fmt="ko", ms=3.5, capsize=2,

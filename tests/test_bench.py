@@ -69,7 +69,7 @@ def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
     m = doc["measurement"]
     assert m["seconds_per_it_min"] <= m["seconds_per_it_median"] <= m["seconds_per_it_max"]
     assert 0.05 < m["cy_per_CL_min"] < 500 and m["repetitions"] == 3 and m["counters"] is None
-    assert doc["notes"] == [COUNTERS_NOTE]
+    assert len(doc["notes"]) == 1 and doc["notes"][0].startswith(COUNTERS_NOTE)
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -168,3 +168,33 @@ def test_thread_range_gives_a_curve_scaling_reads(monkeypatch, tmp_path, capsys)
     assert _read_measured(str(out)) == {1: pytest.approx(1e9), 2: pytest.approx(2e9)}
     assert main(["bench", "examples/kernels/daxpy.c", "-D", "N=10:20:10", "--threads", "1:2"]) == 2
     assert "one size" in capsys.readouterr().err
+
+
+
+def test_perf_csv_and_availability_with_a_fake_perf():
+    from loopmodel.measure.counters import available, parse_perf_csv
+    text = "12345,,instructions,100,100.00,,\n<not supported>,,cycles,0,100.00,,\n"
+    assert parse_perf_csv(text) == {"instructions": 12345.0, "cycles": None}
+    assert available("perf", runner=lambda cmd: text) == (True, "")
+    ok, why = available("perf", runner=lambda cmd: "<not supported>,,instructions,0,100.00,,\n")
+    assert not ok and why.startswith(COUNTERS_NOTE) and "virtual machine" in why
+    assert available("/no/such/perf-xyz")[0] is False
+
+
+def test_counts_per_iteration_from_two_call_counts():
+    from loopmodel.measure.counters import count_per_call
+    seen = []
+
+    def runner(cmd):
+        seen.append(cmd)
+        r = int(cmd[cmd.index("--") + 2])  # program argv: EXE REPS 1 ...
+        per_call = {"instructions": 3000, "L1-dcache-loads": 2000, "L1-dcache-stores": 1000,
+                    "LLC-load-misses": 250, "fp_arith_inst_retired.256b_packed_double": 500}
+        lines = [f"{500 + v * r},,{e},100,100.00,," for e, v in per_call.items()]  # 500: start-up
+        lines += ["0,,fp_arith_inst_retired.scalar_double,100,100.00,,",
+                  "0,,fp_arith_inst_retired.128b_packed_double,100,100.00,,",
+                  "0,,fp_arith_inst_retired.512b_packed_double,100,100.00,,"]
+        return "\n".join(lines)
+    c = count_per_call(lambda r: ["exe", str(r), "1", "0"], 10, "GenuineIntel", 1000, perf="perf", runner=runner)
+    assert c == {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_bytes": 16.0, "flops": 2.0}
+    assert [cmd[cmd.index("--") + 2] for cmd in seen] == ["10", "20"]

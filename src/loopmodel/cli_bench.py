@@ -161,5 +161,10 @@ def _render(results) -> None:
              f"{r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
     if any(r.cached for r in results):
         notes.append("from the per-user cache (--no-cache measures again)")
+    for r in results:
+        c = r.measurement.counters
+        if c:
+            console.print(" ".join(f"{k}={v}" for k, v in r.defines.items()) + ": counters per iteration: " + ", ".join(
+                f"{k.replace('_', ' ')} {v:.3g}" for k, v in c.items() if v is not None))
     for n in dict.fromkeys(notes + [n for r in results for n in r.notes]):
         console.print(f"note: {n}")

@@ -69,10 +69,18 @@ class BenchResult:
         block.update({"it_per_s_max": f["it_per_s"][0], "LUP_per_s_max": f["it_per_s"][0],
                       "FLOP_per_s_max": f["FLOP_per_s"][0], "iqr_seconds_per_it": m.iqr, "cov": m.cov,
                       "repetitions": len(m.seconds_per_call), "calls_per_repetition": m.reps_per_run,
-                      "cache": self.cache, "clock_Hz": self.clock_hz, "threads": self.threads, "openmp": self.openmp, "counters": None,
+                      "cache": self.cache, "clock_Hz": self.clock_hz, "threads": self.threads, "openmp": self.openmp,
+                      "counters": _per_it(m.counters),
                       "compiler": m.compiler, "flags": list(m.flags), "cpu": m.cpu, "pinned": m.pinned})
         return {"kernel": self.kernel, "defines": dict(self.defines), "measurement": block,
                 "cached": self.cached, "notes": list(self.notes)}
+
+
+def _per_it(counted: dict | None) -> dict | None:
+    """Counter figures with units in the keys (per innermost iteration)."""
+    if counted is None:
+        return None
+    return {f"{k}_per_it": v for k, v in counted.items()}
 
 
 def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu,
@@ -120,12 +128,15 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     flush_bytes = _flush_bytes(machine) if cold else 0
     m = (measure or measure_kernel)(path, defines, machine=machine, machine_file=machine_file, runs=repeat,
                                     min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s,
-                                    reps_per_run=1 if cold else None, flush_bytes=flush_bytes, threads=threads)
+                                    reps_per_run=1 if cold else None, flush_bytes=flush_bytes, threads=threads,
+                                    counters=True)
     hz = (before + clock(cpu)) / 2
     notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
                   "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
-    notes = tuple(m.notes) + notes_cold + (COUNTERS_NOTE,)
+    counted = getattr(m, "counters", None)
+    notes = tuple(n for n in m.notes if not n.startswith(COUNTERS_NOTE)) + notes_cold + (
+        (next((n for n in m.notes if n.startswith(COUNTERS_NOTE)), COUNTERS_NOTE),) if counted is None else ())
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,
                       openmp=threads is not None)

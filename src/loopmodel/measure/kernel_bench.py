@@ -63,6 +63,8 @@ class KernelMeasurement:
         pinned: whether pinning succeeded.
         compiler_version: the compiler's ``--version`` line.
         notes: what the figures cannot show (e.g. a failed pinning).
+        counters: per iteration, from hardware counters (:mod:`.counters`): ``instructions``,
+            ``loads``, ``stores``, ``memory_bytes``, ``flops``; None where not counted.
     """
 
     kernel: str
@@ -77,6 +79,7 @@ class KernelMeasurement:
     flags_from: str = ""
     compiler_version: str = ""
     notes: tuple = field(default=())
+    counters: dict | None = None
 
     def _per_it(self) -> list:
         return sorted(s / self.iterations for s in self.seconds_per_call)
@@ -291,7 +294,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
                    runs: int = 10, min_time_s: float = 0.01, cpu: int | None = 0,
                    runner: Callable[[list, float], str] | None = None, timeout_s: float = 60,
                    reps_per_run: int | None = None, machine_file: str | None = None,
-                   flush_bytes: int = 0, threads: int | None = None) -> KernelMeasurement:
+                   flush_bytes: int = 0, threads: int | None = None, counters: bool = False) -> KernelMeasurement:
     """Measure one call of the kernel in ``path`` at ``defines`` on this host (one thread).
 
     Args:
@@ -314,6 +317,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         threads: None: one thread pinned to ``cpu``; N: the outermost loop shared among N
             OpenMP threads (``OMP_PLACES=cores OMP_PROC_BIND=close``, first touch in parallel,
             :func:`loopmodel.compiled.codegen.parallel_pragma`), ``-fopenmp`` added to the flags.
+        counters: also count with hardware counters where the host allows it (else a note).
 
     Returns:
         :class:`KernelMeasurement`.
@@ -358,8 +362,26 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
     notes = ()
     if cpu is not None and not pinned and threads is None:
         notes = (f"could not pin the benchmark to CPU {cpu}: runs may have moved between CPUs",)
+    counted = None
+    if counters:
+        counted, why = _counters(cmd, reps, iterations, timeout_s, threads)
+        notes += (why,) if why else ()
     return KernelMeasurement(str(path), dict(sizes), iterations, tuple(s / reps for s in seconds), command,
-                             flag_tuple, cpu, reps, pinned, flags_from, version, notes)
+                             flag_tuple, cpu, reps, pinned, flags_from, version, notes, counted)
+
+
+def _counters(cmd: list, reps: int, iterations: int, timeout_s: float, threads) -> tuple:
+    """``(per-iteration counts or None, note)`` of the program ``cmd`` (:mod:`.counters`)."""
+    from .counters import available, count_per_call
+    from .topology import read_topology
+
+    ok, why = available()
+    if not ok:
+        return None, why
+
+    def command_for(r):
+        return [cmd[0], str(r), "1", *cmd[3:]]
+    return count_per_call(command_for, reps, read_topology().vendor, iterations), ""
 
 
 def _program(kernel, text: str, sizes: dict, command: str, flags: tuple, threads) -> tuple:

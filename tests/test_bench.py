@@ -198,3 +198,16 @@ def test_counts_per_iteration_from_two_call_counts():
     c = count_per_call(lambda r: ["exe", str(r), "1", "0"], 10, "GenuineIntel", 1000, perf="perf", runner=runner)
     assert c == {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_bytes": 16.0, "flops": 2.0}
     assert [cmd[cmd.index("--") + 2] for cmd in seen] == ["10", "20"]
+
+
+def test_link_bandwidths_from_model_traffic_and_measured_rate(tmp_path, monkeypatch):
+    from loopmodel.fileio.machine_files import load_machine
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    measure, _ = fake_measure(seconds_per_it=(1e-9, 1e-9, 1e-9))
+    m = load_machine("IvyBridgeEP_E5-2690v2")
+    r = run_bench("examples/kernels/daxpy.c", {"N": 100_000_000}, machine=m, repeat=3, measure=measure,
+                  clock=lambda cpu: 3e9)
+    gbs = r.to_dict()["measurement"]["GB_per_s_model_traffic"]
+    assert gbs["L3MEM"] == pytest.approx(24.0)  # 24 B/it (x, y in; y out) at 1 Git/s
+    assert run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure,
+                     clock=lambda cpu: 3e9).traffic == {}  # no machine model: no traffic

@@ -162,6 +162,10 @@ def _render(results) -> None:
     if any(r.cached for r in results):
         notes.append("from the per-user cache (--no-cache measures again)")
     for r in results:
+        gbs = r.to_dict()["measurement"]["GB_per_s_model_traffic"]
+        if gbs:
+            console.print(" ".join(f"{k}={v}" for k, v in r.defines.items()) + ": GB/s on each link (model traffic x "
+                          "measured it/s): " + ", ".join(f"{k} {v:.1f}" for k, v in gbs.items()))
         c = r.measurement.counters
         if c:
             console.print(" ".join(f"{k}={v}" for k, v in r.defines.items()) + ": counters per iteration: " + ", ".join(

@@ -38,6 +38,9 @@ class BenchResult:
         threads: OpenMP threads sharing the outermost loop (1: one pinned thread); the
             figures are for all of them together. openmp: whether OpenMP threads ran it
             (``threads`` given, even 1) rather than one pinned thread.
+        traffic: link name (``L1L2``, ...) -> bytes per iteration the model predicts on it
+            at these sizes (with a machine model; empty without); times the measured it/s it
+            gives each link's bandwidth.
     """
     kernel: str
     defines: dict
@@ -50,6 +53,7 @@ class BenchResult:
     notes: tuple = field(default=())
     threads: int = 1
     openmp: bool = False
+    traffic: dict = field(default_factory=dict)
 
     def figures(self) -> dict:
         """The measurement in every unit, min / median / max where the runs differ."""
@@ -66,6 +70,7 @@ class BenchResult:
         for key, unit in (("seconds_per_it", "seconds_per_it"), ("cy_per_it", "cy_per_it"), ("cy_per_CL", "cy_per_CL")):
             for stat, v in zip(("min", "median", "max"), f[key]):
                 block[f"{unit}_{stat}"] = v
+        block["GB_per_s_model_traffic"] = {k: v * f["it_per_s"][0] / 1e9 for k, v in self.traffic.items()}
         block.update({"it_per_s_max": f["it_per_s"][0], "LUP_per_s_max": f["it_per_s"][0],
                       "FLOP_per_s_max": f["FLOP_per_s"][0], "iqr_seconds_per_it": m.iqr, "cov": m.cov,
                       "repetitions": len(m.seconds_per_call), "calls_per_repetition": m.reps_per_run,
@@ -74,6 +79,23 @@ class BenchResult:
                       "compiler": m.compiler, "flags": list(m.flags), "cpu": m.cpu, "pinned": m.pinned})
         return {"kernel": self.kernel, "defines": dict(self.defines), "measurement": block,
                 "cached": self.cached, "notes": list(self.notes)}
+
+
+def _model_traffic(kernel, machine, defines: dict, cold: bool) -> dict:
+    """Link -> bytes per iteration the layer conditions predict (cold: one sweep); {} without
+    a machine model or where the predictor does not apply."""
+    if machine is None:
+        return {}
+    from ..errors import LoopmodelError
+    from ..predictors.layer_conditions import LayerConditionAnalysis
+
+    try:
+        traffic, _ = LayerConditionAnalysis(kernel).predict(machine, defines, 1, 1.0, None,
+                                                            sweeps="single" if cold else "repeated")
+    except LoopmodelError:
+        return {}
+    names = [lv.level for lv in machine.memory_hierarchy]
+    return {f"{lt.level}{names[i + 1]}": lt.bytes / traffic.iterations_per_unit for i, lt in enumerate(traffic.levels)}
 
 
 def _per_it(counted: dict | None) -> dict | None:
@@ -139,7 +161,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         (next((n for n in m.notes if n.startswith(COUNTERS_NOTE)), COUNTERS_NOTE),) if counted is None else ())
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,
-                      openmp=threads is not None)
+                      openmp=threads is not None, traffic=_model_traffic(kernel, machine, defines, cold))
     if use_cache:
         cache.store("bench", key, res)
     return res

@@ -11,13 +11,9 @@ def plot(points, roofs, path: str | None, title: str):
     Raises:
         ToolError: matplotlib missing. OSError: the file cannot be written.
     """
-    try:
-        import matplotlib
-    except ImportError:
-        from ..errors import ToolError
-        raise ToolError("--plot needs matplotlib (pip install matplotlib)") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .figures import finish, pyplot
+
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.0, 4.8))
     finite = [p.intensity for p in points if 0 < p.intensity < float("inf")] or [0.1, 1.0]
@@ -48,12 +44,4 @@ def plot(points, roofs, path: str | None, title: str):
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("arithmetic intensity [FLOP/B]")
     ax.set_ylabel("performance [FLOP/s]")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    if path is None:
-        return fig
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return None
+    return finish(fig, ax, title, "lower right", path)

@@ -23,13 +23,9 @@ def plot(rows, path: str | None, title: str):
         ToolError: matplotlib is not installed.
         OSError: the file cannot be written (the caller turns it into one line).
     """
-    try:
-        import matplotlib
-    except ImportError:
-        from ..errors import ToolError
-        raise ToolError("--plot needs matplotlib (pip install matplotlib)") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .figures import finish, pyplot
+
+    plt = pyplot()
 
     var = varying(rows)
     xs = [r.defines[var] for r in rows] if var else list(range(len(rows)))
@@ -59,12 +55,4 @@ def plot(rows, path: str | None, title: str):
     ax.set_xlabel(var or "point")
     ax.set_ylabel("cy/CL")
     ax.set_ylim(bottom=0)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    if path is None:
-        return fig
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return None
+    return finish(fig, ax, title, "upper left", path)

@@ -211,3 +211,12 @@ def test_link_bandwidths_from_model_traffic_and_measured_rate(tmp_path, monkeypa
     assert gbs["L3MEM"] == pytest.approx(24.0)  # 24 B/it (x, y in; y out) at 1 Git/s
     assert run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure,
                      clock=lambda cpu: 3e9).traffic == {}  # no machine model: no traffic
+
+
+@pytest.mark.skipif(not HAVE_GCC, reason="gcc needed")
+def test_a_kernel_that_runs_too_long_is_a_one_line_error(tmp_path):
+    import os
+    p = subprocess.run([sys.executable, "-m", "loopmodel", "bench", "examples/kernels/daxpy.c", "-D", "N=20000000",
+                        "--timeout", "0.2", "--no-cache"], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "LOOPMODEL_CACHE_DIR": str(tmp_path)})
+    assert p.returncode != 0 and p.stderr.count("\n") == 1 and "0.2" in p.stderr, p.stderr

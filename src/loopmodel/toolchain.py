@@ -189,7 +189,7 @@ def run_program(cmd: list, what: str, timeout: float, env: dict | None = None) -
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
                            cwd=os.path.dirname(cmd[0]))
     except subprocess.TimeoutExpired:
-        raise ToolError(f"{what} did not finish within {timeout:.0f} s") from None
+        raise ToolError(f"{what} did not finish within {timeout:.3g} s") from None
     except OSError as exc:
         raise ToolError(f"cannot run {what}: {exc.strerror or exc}") from None
     if p.returncode != 0:

@@ -89,3 +89,61 @@ def test_any_sequence_keeps_the_invariants_and_the_last_writer(seq):
             assert writer in state.threads
         if isinstance(a, Load):
             assert a.threads <= state.threads
+
+
+# ------------------------------------------------------------------ Algorithm 1
+from loopmodel.models.coherence import Chunk, Statement, phase_time  # noqa: E402
+
+GBS = {"M": 5e9, "E": 10e9, "S": 10e9, "I": 4e9}  # bytes/s by starting state
+
+
+def lat_load(state, stride, size, threads):
+    return size / GBS[state.state]
+
+
+def lat_store(state, stride, size, threads):
+    return size / 2e9
+
+
+def static_chunks(array, n, threads):
+    per = n // threads
+    return {t: Chunk(array, t * per, (t + 1) * per) for t in range(threads)}
+
+
+def test_dot_product_after_initialisation_by_thread_0():
+    """The paper's study: x and y written by thread 0 (M,{0}); a 2-thread dot product then
+    loads each thread's half from M (hand-computed)."""
+    n = 1_000_000
+    init = {}
+    for a in ("x", "y"):
+        for c in static_chunks(a, n, 2).values():
+            init[c] = M(0)
+    stm = [Statement("read", static_chunks("x", n, 2)), Statement("read", static_chunks("y", n, 2))]
+    ph = phase_time(stm, init, lat_load, lat_store, 2)
+    # each thread reads 2 chunks of 4 MB: working set 8 MB, from M at 5 GB/s: 8e6 / 5e9 s
+    assert ph.seconds == pytest.approx(8e6 / 5e9)
+    assert ph.transitions == {"L from M": pytest.approx(2 * 8e6 / 5e9)}
+    assert ph.states[Chunk("x", 0, n // 2)] == M(0)          # thread 0 reads its own: no change
+    assert ph.states[Chunk("x", n // 2, n)] == S(0, 1)       # thread 1 reads thread 0's line: shared
+    # first touch by the computing threads instead: each chunk (M,{t}) of its own reader
+    own = {c: M(t) for a in ("x", "y") for t, c in static_chunks(a, n, 2).items()}
+    ph2 = phase_time(stm, own, lat_load, lat_store, 2)
+    assert ph2.seconds == pytest.approx(8e6 / 5e9) and ph2.states == own
+
+
+def test_reads_and_writes_overlap_and_the_slowest_thread_counts():
+    a = {0: Chunk("a", 0, 1000), 1: Chunk("a", 1000, 3000)}    # thread 1 has twice the work
+    b = {0: Chunk("b", 0, 1000), 1: Chunk("b", 1000, 3000)}
+    ph = phase_time([Statement("read", a), Statement("write", b)], {}, lat_load, lat_store, 2)
+    # thread 1: working set 32 kB; read 16 kB of it from I at 4 GB/s -> 32e3/4e9 * 1/2; write 16 kB at 2 GB/s
+    r1, w1 = 32e3 / 4e9 * 0.5, 32e3 / 2e9 * 0.5
+    assert ph.reads[1] == pytest.approx(r1) and ph.writes[1] == pytest.approx(w1)
+    assert ph.seconds == pytest.approx(max(r1, w1))
+    assert ph.states[Chunk("a", 0, 1000)] == E(0) and ph.states[Chunk("b", 1000, 3000)] == M(1)
+    assert set(ph.transitions) == {"L from I", "S from I"}
+
+
+def test_chunk_size_and_stride():
+    c = Chunk("a", 0, 10, 3)
+    assert c.size == 4 * 8 and c.stride == 24
+    assert Chunk("a", 5, 5).size == 0

@@ -92,3 +92,93 @@ def transition(state: ChunkState, action) -> str:
     e.g. ``"L from M"``, ``"S from S"`` (the paper's L(state, ...) and S(state, ...))."""
     kind = "S" if isinstance(action, Store) else "L"
     return f"{kind} from {state.state}"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """The part of an array one thread touches in one statement: the index triplet
+    ``start:stop:step`` (stop exclusive) of ``array``, elements of ``element_size`` bytes."""
+    array: str
+    start: int
+    stop: int
+    step: int = 1
+    element_size: int = 8
+
+    @property
+    def size(self) -> int:
+        """Bytes touched (elements x element size)."""
+        return max(0, -(-(self.stop - self.start) // self.step)) * self.element_size
+
+    @property
+    def stride(self) -> int:
+        """Bytes between consecutive elements."""
+        return self.step * self.element_size
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A read or write statement of a phase: ``kind`` ``"read"`` or ``"write"``; ``chunks``:
+    thread -> :class:`Chunk` (threads without work are absent)."""
+    kind: str
+    chunks: dict
+
+
+@dataclass(frozen=True)
+class PhaseTime:
+    """Predicted time of one phase.
+
+    Attributes:
+        seconds: max over threads of max(read time, write time) (Algorithm 1, line 12).
+        reads, writes: thread -> seconds.
+        transitions: ``"L from M"`` ... -> seconds summed over the threads that took it
+            (what the phase's time is made of: the user sees which transitions dominate).
+        states: chunk -> state after the phase (the next phase starts from it).
+    """
+    seconds: float
+    reads: dict
+    writes: dict
+    transitions: dict
+    states: dict
+
+
+def phase_time(statements, states: dict, load, store, threads: int) -> PhaseTime:
+    """Algorithm 1 of benchmark-based-coherence-model.txt §III-C for one parallel phase (a
+    sequential phase is the same with thread 0 alone and ``threads`` = 1).
+
+    Each thread's working set s(t) is the total size of its chunks in the phase; every access
+    is timed as if on data of that size and scaled by the chunk's share of it:
+    θ_L(t) += L(state, stride, s(t), T) x size / s(t) (stores likewise with S), the chunk's
+    state then follows δ. Reads and writes overlap: the phase takes max over threads of
+    max(θ_L(t), θ_S(t)).
+
+    Args:
+        statements: :class:`Statement` sequence in program order.
+        states: chunk -> :class:`ChunkState` before the phase (missing chunks: ``(I, ∅)``).
+        load, store: timing functions ``f(state, stride B, size B, threads) -> seconds`` from
+            the micro-benchmarks.
+        threads: T, the threads of the parallel region.
+    Returns:
+        :class:`PhaseTime` (``states`` is a new mapping; the argument is not changed).
+    """
+    states = dict(states)
+    work: dict = {}
+    for st_ in statements:
+        for t, c in st_.chunks.items():
+            work[t] = work.get(t, 0) + c.size
+    reads: dict = {t: 0.0 for t in work}
+    writes: dict = {t: 0.0 for t in work}
+    parts: dict = {}
+    for st_ in statements:
+        for t, c in st_.chunks.items():
+            if not c.size:
+                continue
+            before = states.get(c, INVALID)
+            action = Store(t) if st_.kind == "write" else Load(frozenset({t}))
+            f, acc = (store, writes) if st_.kind == "write" else (load, reads)
+            secs = f(before, c.stride, work[t], threads) * c.size / work[t]
+            acc[t] += secs
+            key = transition(before, action)
+            parts[key] = parts.get(key, 0.0) + secs
+            states[c] = delta(before, action)
+    total = max((max(reads[t], writes[t]) for t in work), default=0.0)
+    return PhaseTime(total, reads, writes, parts, states)

@@ -147,3 +147,30 @@ def test_chunk_size_and_stride():
     c = Chunk("a", 0, 10, 3)
     assert c.size == 4 * 8 and c.stride == 24
     assert Chunk("a", 5, 5).size == 0
+
+
+from loopmodel.models.coherence import chunks_of, master, static_schedule  # noqa: E402
+
+
+def test_static_schedule_blocks_with_remainders():
+    assert static_schedule(0, 10, 3) == {0: (0, 4), 1: (4, 7), 2: (7, 10)}
+    assert static_schedule(0, 8, 4) == {0: (0, 2), 1: (2, 4), 2: (4, 6), 3: (6, 8)}
+    assert static_schedule(5, 7, 4) == {0: (5, 6), 1: (6, 7)}  # fewer iterations than threads
+    assert static_schedule(3, 3, 2) == {}
+    with pytest.raises(ValueError):
+        static_schedule(0, 1, 0)
+
+
+@given(st.integers(0, 1000), st.integers(0, 1000), st.integers(1, 64))
+def test_static_schedule_covers_every_iteration_once(lo, n, threads):
+    sched = static_schedule(lo, lo + n, threads)
+    covered = [i for a, b in sched.values() for i in range(a, b)]
+    assert covered == list(range(lo, lo + n))
+    sizes = [b - a for a, b in sched.values()]
+    assert not sizes or max(sizes) - min(sizes) <= 1
+
+
+def test_chunks_for_affine_indices_and_master():
+    ch = chunks_of("x", static_schedule(0, 10, 2), scale=2, offset=1)
+    assert ch[0] == Chunk("x", 1, 10, 2) and ch[0].size == 5 * 8 and ch[1] == Chunk("x", 11, 20, 2)
+    assert master(0, 10) == {0: (0, 10)} and master(4, 4) == {}

@@ -182,3 +182,38 @@ def phase_time(statements, states: dict, load, store, threads: int) -> PhaseTime
             states[c] = delta(before, action)
     total = max((max(reads[t], writes[t]) for t in work), default=0.0)
     return PhaseTime(total, reads, writes, parts, states)
+
+
+def static_schedule(lo: int, hi: int, threads: int) -> dict:
+    """Iterations ``lo..hi-1`` of ``#pragma omp for schedule(static)`` (no chunk size) per
+    thread: contiguous blocks, the first ``n mod T`` threads one iteration more (the
+    OpenMP 4.5 §2.7.1 rule as libgomp and LLVM's runtime implement it); thread -> (start, stop),
+    threads without iterations left out.
+
+    Raises:
+        ValueError: threads < 1.
+    """
+    if threads < 1:
+        raise ValueError("threads must be >= 1")
+    n = max(hi - lo, 0)
+    q, r = divmod(n, threads)
+    out, start = {}, lo
+    for t in range(threads):
+        count = q + (1 if t < r else 0)
+        if count:
+            out[t] = (start, start + count)
+        start += count
+    return out
+
+
+def chunks_of(array: str, schedule: dict, element_size: int = 8, scale: int = 1, offset: int = 0) -> dict:
+    """thread -> :class:`Chunk` of ``array`` for a loop whose iteration i touches element
+    ``scale x i + offset`` (an affine index; scale > 0)."""
+    return {t: Chunk(array, scale * a + offset, scale * (b - 1) + offset + 1, scale, element_size)
+            for t, (a, b) in schedule.items()}
+
+
+def master(lo: int, hi: int) -> dict:
+    """A ``master`` or ``single`` section's loop: every iteration on thread 0 (the paper models
+    ``single`` with thread 0 too)."""
+    return {0: (lo, hi)} if hi > lo else {}

@@ -16,6 +16,7 @@ temporary directory is left out of the paths).
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -236,3 +237,17 @@ def json_result(stdout: str) -> dict | None:
     except json.JSONDecodeError:
         return None
     return data if isinstance(data, dict) else None
+
+
+#: machine names of the x86 family (``platform.machine()``), whose compilers take ``-march``
+_X86 = ("x86_64", "amd64", "i686", "i386")
+
+
+def native_arch_flag(machine: str | None = None) -> str:
+    """The flag that optimises for the CPU the compiler runs on: ``-march=native`` on x86,
+    ``-mcpu=native`` elsewhere (AArch64, POWER: their gcc has no ``-march=native``).
+
+    Args:
+        machine: ``platform.machine()`` of the host (None: this one).
+    """
+    return "-march=native" if (machine or platform.machine()).lower() in _X86 else "-mcpu=native"

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import platform
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -219,8 +218,7 @@ def flag_candidates(machine: str | None = None) -> list:
     ``-fno-tree-loop-distribute-patterns`` keeps gcc from turning the copy loop into a
     ``memcpy`` call (which would measure the C library, not the loop).
     """
-    machine = (machine or platform.machine()).lower()
-    native = "-march=native" if machine in ("x86_64", "amd64", "i686", "i386") else "-mcpu=native"
+    native = toolchain.native_arch_flag(machine)
     keep = "-fno-tree-loop-distribute-patterns"
     return [("-O3", native, "-fopenmp", keep), ("-O3", "-fopenmp", keep), ("-O3", "-fopenmp")]
 

@@ -41,10 +41,9 @@ MAX_ENUMERATED = 10_000_000
 
 def default_flags() -> tuple:
     """Flags without a machine model: ``-O3`` and the host's own instruction set
-    (``-march=native``; AArch64 ``-mcpu=native``). The generated kernel takes its arrays as
+    (:func:`loopmodel.toolchain.native_arch_flag`). The generated kernel takes its arrays as
     ``restrict`` pointers, so no aliasing flag (icc's ``-fno-alias``) is needed."""
-    arch = platform.machine().lower()
-    return ("-O3", "-mcpu=native") if arch in ("aarch64", "arm64") else ("-O3", "-march=native")
+    return ("-O3", toolchain.native_arch_flag())
 
 
 @dataclass(frozen=True)

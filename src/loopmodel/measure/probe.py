@@ -188,8 +188,9 @@ def level_sizes(effective: dict, shared: dict, cores: int) -> dict:
 
 def host_flags() -> str:
     """Compiler flags for this host's kernels and benchmarks: optimised for the CPU it runs on."""
-    arch = "-mcpu=native" if platform.machine() in ("aarch64", "arm64") else "-march=native"
-    return f"-O3 {arch} -fopenmp"
+    from ..toolchain import native_arch_flag
+
+    return f"-O3 {native_arch_flag()} -fopenmp"
 
 
 def host_provenance(compiler: str) -> dict:

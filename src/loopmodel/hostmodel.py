@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import LoopmodelError
-from .measure.probe import BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, host_flags, point_bandwidth, point_seconds_per_it
+from .measure.probe import BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, host_flags, point_seconds_per_it
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -233,7 +233,7 @@ def _benchmarks(data) -> dict:
         for k in KERNELS:
             if k in per_kernel:
                 by = {p.threads: p for p in per_kernel[k]}
-                table[k] = [f"{point_bandwidth(by[n], k)[0] / 1e9:.3f} GB/s" for n in counts]
+                table[k] = [f"{by[n].bytes_per_s_max / 1e9:.3f} GB/s" for n in counts]
         meas[level] = table
     return {"kernels": kernels, "measurements": meas}
 
@@ -375,7 +375,7 @@ def _latency_estimate(data, machine) -> dict | None:
     one = [p for p in pts if p.threads == 1]
     if not one:
         return None
-    bw = point_bandwidth(one[0], "copy")[0] * 1.5 / machine.clock  # B/cy with write-allocate
+    bw = one[0].bytes_per_s_max * 1.5 / machine.clock  # B/cy with write-allocate
     lat_cy = lat.cycles(machine.clock)
     return {"memory_latency_cy": round(lat_cy, 1), "single_core_B_per_cy": round(bw, 3),
             "lines_in_flight": round(lat_cy * bw / machine.cacheline_size, 2)}

@@ -115,17 +115,6 @@ def point_seconds_per_it(p) -> float:
     return min(p.seconds) / (p.sweeps * p.elements_per_thread)
 
 
-def point_bandwidth(p, kernel: str | None = None) -> tuple:
-    """``(max, median, min)`` bandwidth in B/s of a point over its repetitions, counting each
-    read and each write stream once (no write-allocate traffic: Kerncraft's convention,
-    kerncraft-tool-paper.txt §2.2), all threads together."""
-    k = BENCH_KERNELS[kernel or p.kernel]
-    per_it = ELEMENT * (k["read_streams"] + k["write_streams"])
-    work = per_it * p.elements_per_thread * p.threads * p.sweeps
-    secs = sorted(p.seconds)
-    return work / secs[0], work / secs[len(secs) // 2], work / secs[-1]
-
-
 def cy_per_cl(p, clock_hz: float, line: float = 64.0) -> float:
     """Single-core time of a point in cy/CL of work (``line / 8`` iterations per CL)."""
     return point_seconds_per_it(p) * clock_hz * line / ELEMENT
@@ -336,7 +325,7 @@ def effective_sizes(topo, sweep: dict) -> dict:
     for pts in sweep.values():
         if len(pts) < 2:
             continue
-        for lv in effective_capacities([p.bytes_per_thread for p in pts], [point_bandwidth(p)[0] for p in pts],
+        for lv in effective_capacities([p.bytes_per_thread for p in pts], [p.bytes_per_s_max for p in pts],
                                        nominal):
             if lv.capacity:
                 found[lv.level].append(lv.capacity)
@@ -366,7 +355,7 @@ def _tables(topo, effective, options, steps) -> dict:
         old = next((q for q in pts if q.threads == n), None)
         if old is None:
             pts.append(p)
-        elif point_bandwidth(p, k)[0] > point_bandwidth(old, k)[0]:
+        elif p.bytes_per_s_max > old.bytes_per_s_max:
             pts[pts.index(old)] = p
     return out
 

@@ -8,16 +8,16 @@ Units are in the key names (``_B``, ``_GB_per_s``, ``_cy``, ``_ns``, ``_Hz``).
 """
 from __future__ import annotations
 
-from .probe import KERNELS, data_caches, point_bandwidth
+from .probe import KERNELS, data_caches
 
 
 def _r(x: float, digits: int = 4) -> float:
     return float(f"{x:.{digits}g}")
 
 
-def bandwidth_row(p, kernel: str | None = None) -> dict:
+def bandwidth_row(p) -> dict:
     """One bandwidth point: size, threads, GB/s max (min-of-K time), median, min, spread."""
-    hi, med, lo = point_bandwidth(p, kernel)
+    hi, med, lo = p.bytes_per_s_max, p.bytes_per_s_median, p.bytes_per_s_min
     return {"threads": p.threads, "bytes_per_thread_B": p.bytes_per_thread, "GB_per_s_max": _r(hi / 1e9),
             "GB_per_s_median": _r(med / 1e9), "GB_per_s_min": _r(lo / 1e9),
             "spread": _r((hi - lo) / hi, 3), "repetitions": len(p.seconds)}
@@ -47,7 +47,7 @@ def _streams(data) -> list:
 def _offsets(data) -> list:
     out = []
     for kernel, level, a, b in data.offsets:
-        ba, bb = point_bandwidth(a, kernel)[0], point_bandwidth(b, kernel)[0]
+        ba, bb = a.bytes_per_s_max, b.bytes_per_s_max
         out.append({"kernel": kernel, "level": level, "aligned_GB_per_s": _r(ba / 1e9),
                     "offset_8B_GB_per_s": _r(bb / 1e9), "time_ratio_misaligned": _r(ba / bb, 3)})
     return out
@@ -77,8 +77,8 @@ def probe_section(data, fits: dict, notes: list) -> dict:
         out["latency"] = [{"size_B": p.size_bytes, "ns_min": _r(p.ns_min), "ns_median": _r(p.ns_median),
                            "ns_max": _r(p.ns_max), **({"cy_min": _r(p.cycles(hz))} if hz else {})}
                           for p in data.latency.points]
-    out["sweep"] = {k: [bandwidth_row(p, k) for p in pts] for k, pts in data.sweep.items()}
-    out["tables"] = {lv: {k: [bandwidth_row(p, k) for p in pts] for k, pts in per.items() if k in KERNELS}
+    out["sweep"] = {k: [bandwidth_row(p) for p in pts] for k, pts in data.sweep.items()}
+    out["tables"] = {lv: {k: [bandwidth_row(p) for p in pts] for k, pts in per.items() if k in KERNELS}
                      for lv, per in data.tables.items()}
     out["concurrent_streams"] = _streams(data)
     out["misaligned"] = _offsets(data)

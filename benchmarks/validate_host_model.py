@@ -48,7 +48,7 @@ from loopmodel.errors import LoopmodelError  # noqa: E402
 from loopmodel.fileio.c_kernel import parse_kernel_file, read_kernel_text  # noqa: E402
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
 from loopmodel.fileio.output import check_new_output, write_new_output  # noqa: E402
-from loopmodel.measure.clock import measure_clock_hz  # noqa: E402
+from loopmodel.measure.clock import pinned_clock_hz  # noqa: E402
 from loopmodel.validation import data_level  # noqa: E402
 from loopmodel.measure.kernel_bench import measure_kernel  # noqa: E402
 from loopmodel.measure.topology import read_topology  # noqa: E402
@@ -98,27 +98,10 @@ def size_for(kernel, target: float) -> dict:
     return {n: lo for n in names}
 
 
-def pinned_clock_hz(cpu: int, times: int = 3) -> float:
+def best_clock_hz(cpu: int, times: int = 3) -> float:
     """The clock of ``cpu`` (the benchmark's): the highest of ``times`` measurements of 20 runs
-    each, this process pinned there meanwhile (a disturbed measurement only reads lower)."""
-    before = os.sched_getaffinity(0)
-    try:
-        os.sched_setaffinity(0, {cpu})
-        return max(measure_clock_hz(runs=20) for _ in range(times))
-    finally:
-        os.sched_setaffinity(0, before)
-
-
-def point_clock_hz(cpu: int) -> float:
-    """A short clock measurement on ``cpu`` (5 runs of 2e7 dependent additions, about 5 ms each):
-    taken right before and after each point, because this clock may move by 10 % within
-    seconds on a shared virtual host."""
-    before = os.sched_getaffinity(0)
-    try:
-        os.sched_setaffinity(0, {cpu})
-        return measure_clock_hz(passes=20_000, runs=5)
-    finally:
-        os.sched_setaffinity(0, before)
+    each (a disturbed measurement only reads lower)."""
+    return max(pinned_clock_hz(cpu, 100_000, 20) for _ in range(times))
 
 
 def _clock_range(rows) -> str:
@@ -151,10 +134,10 @@ def run_point(path, analyzer, machine, defines, args) -> dict:
     predicted = res.ecm.T_ECM[list(res.ecm.T_ECM)[-1]] if res.ecm is not None else None
     if predicted is None:
         raise LoopmodelError("no ECM prediction (T_OL unknown)")
-    before = point_clock_hz(args.cpu) if args.clock == "per-point" else None
+    before = pinned_clock_hz(args.cpu) if args.clock == "per-point" else None
     m = measure_kernel(path, defines, machine=machine, machine_file=args.machine, runs=args.runs,
                        min_time_s=args.min_time, cpu=args.cpu, timeout_s=300)
-    hz = (before + point_clock_hz(args.cpu)) / 2 if before else None
+    hz = (before + pinned_clock_hz(args.cpu)) / 2 if before else None
     return {"clock_hz": hz, "defines": defines, "level": data_level(res), "data_set_B": float(data_set(res.kernel)[0].evaluate(defines)),
             "iterations_per_cl": res.traffic.iterations_per_unit, "predicted_cy_per_cl": predicted,
             "ecm": res.ecm.notation(), "measurement": m}
@@ -236,10 +219,10 @@ def main(argv=None) -> int:
             check_new_output(path, option)
     start = time.time()
     machine = load_machine(a.machine)
-    load_start, clock_start = load_average(), pinned_clock_hz(a.cpu)
+    load_start, clock_start = load_average(), best_clock_hz(a.cpu)
     goal = targets(machine, a.l3_bytes, a.quick)
     rows, notes = measure_all(machine, goal, a)
-    clock_end = pinned_clock_hz(a.cpu)
+    clock_end = best_clock_hz(a.cpu)
     if a.clock == "per-point":
         clock, why = None, "clock measured right before and after each point (per-point)"
         rows = [with_cycles(r, r["clock_hz"]) for r in rows]

@@ -136,6 +136,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     """
     from .. import cache
     from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+    from .clock import pinned_clock_hz
     from .kernel_bench import choose_build, measure_kernel
 
     kernel, _ = parse_kernel_file(path)
@@ -145,7 +146,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     hit = cache.load("bench", key) if use_cache else None
     if isinstance(hit, BenchResult):
         return BenchResult(**{**hit.__dict__, "cached": True})
-    clock = clock or _clock_hz
+    clock = clock or pinned_clock_hz
     before = clock(cpu)
     flush_bytes = _flush_bytes(machine) if cold else 0
     m = (measure or measure_kernel)(path, defines, machine=machine, machine_file=machine_file, runs=repeat,
@@ -181,19 +182,3 @@ def _flush_bytes(machine) -> int:
         caches = data_caches(read_topology())
         last = caches[-1].size if caches else None
     return int(min(max(4 * (last or 0), 256 * 2**20), 2**30))
-
-
-def _clock_hz(cpu) -> float:
-    """A short clock measurement (5 runs of 2e7 dependent additions) on ``cpu``."""
-    import os
-
-    from .clock import measure_clock_hz
-
-    before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    try:
-        if before is not None and cpu is not None:
-            os.sched_setaffinity(0, {cpu})
-        return measure_clock_hz(passes=20_000, runs=5)
-    finally:
-        if before is not None and cpu is not None:
-            os.sched_setaffinity(0, before)

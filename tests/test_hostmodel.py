@@ -408,3 +408,11 @@ def test_training_kernel_decides_between_overlap_hypotheses_the_streams_cannot_t
     assert built.machine.links[1].bandwidth[0].value == pytest.approx(16.0, rel=0.03)
     assert any(e["kernel"] == "box9 (L3)" for e in built.mapping["probe"]["fits"]["links"]["errors"])
     assert len(built.mapping["probe"]["training"]) == 3
+
+
+def test_machine_notes_name_the_probe_only_for_minus_m_host(built):
+    from loopmodel.fileio.host_models import machine_notes
+    (note,) = machine_notes("host", built.machine)
+    assert "probe of this host 'testhost' from 2026-01-01T00:00:00Z" in note
+    assert machine_notes("IvyBridgeEP_E5-2690v2", built.machine) == ()
+    assert machine_notes("host.yml", built.machine) == ()

@@ -341,9 +341,9 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
     machine = _machine(args)
-    if str(args.machine) == "host":
-        from .fileio.host_models import host_note
-        notes = tuple(notes) + (host_note(machine),)
+    from .fileio.host_models import machine_notes
+
+    notes = tuple(notes) + machine_notes(args.machine, machine)
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=args.reassociate, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
@@ -486,9 +486,10 @@ def cmd_app(args) -> int:
         overrides = pt
     spec = read_app(args.file, overrides)
     machine = _machine(args)
-    if str(args.machine) == "host":
-        from .fileio.host_models import host_note
-        sys.stderr.write(f"note: {host_note(machine)}\n")
+    from .fileio.host_models import machine_notes
+
+    for note in machine_notes(args.machine, machine):
+        sys.stderr.write(f"note: {note}\n")
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
     analyses = []

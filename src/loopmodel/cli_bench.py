@@ -10,6 +10,7 @@ Errors are one line.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -50,9 +51,11 @@ def run(args) -> int:
     machine = _machine(args.machine)
     results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
                          args.machine, cold=args.cache == "cold", threads=n) for pt in points for n in counts]
-    if args.machine == "host":
-        from .fileio.host_models import host_note
-        results = [_with_note(r, host_note(machine)) for r in results]
+    from .fileio.host_models import machine_notes
+
+    extra = machine_notes(args.machine, machine)
+    if extra:
+        results = [dataclasses.replace(r, notes=extra + tuple(r.notes)) for r in results]
     if args.json:
         json.dump(_document(results, len(counts) > 1), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -124,12 +127,6 @@ def c_kernel_points(path: str, defines: list, command: str, own_only: bool = Fal
         if missing:
             raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
     return points
-
-
-def _with_note(result, note: str):
-    import dataclasses
-
-    return dataclasses.replace(result, notes=(note,) + tuple(result.notes))
 
 
 def _machine(name):

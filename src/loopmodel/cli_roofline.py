@@ -49,7 +49,9 @@ def run(args) -> int:
 
     plan = [(k, c_kernel_points(k, args.define, "roofline", own_only=True)) for k in args.kernels]
     machine = load_machine(args.machine)
-    points, notes = [], []
+    from .fileio.host_models import machine_notes
+
+    points, notes = [], list(machine_notes(args.machine, machine))
     modes = (False, True) if args.cache == "both" else (args.cache == "cold",)
     for path, pts in plan:
         for cold in modes:

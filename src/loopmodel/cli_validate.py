@@ -53,7 +53,9 @@ def run(args) -> int:
         json.dump([r.to_dict() for r in rows], sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    _render(rows, summary(rows), args)
+    from .fileio.host_models import machine_notes
+
+    _render(rows, summary(rows), args, machine_notes(args.machine, machine))
     return 0
 
 
@@ -67,13 +69,7 @@ def _plot(rows, args) -> None:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
 
 
-def _machine_of(args):
-    from .fileio.machine_files import load_machine
-
-    return load_machine(args.machine)
-
-
-def _render(rows, summ: dict, args) -> None:
+def _render(rows, summ: dict, args, extra_notes: tuple = ()) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -91,9 +87,5 @@ def _render(rows, summ: dict, args) -> None:
                       f"max {100 * s['max_abs_error']:.1f} %")
     console.print("note: measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock "
                   "measured around each size; error = predicted / measured min - 1")
-    notes = [n for r in rows for n in r.bench.notes]
-    if args.machine == "host":
-        from .fileio.host_models import host_note
-        notes.insert(0, host_note(_machine_of(args)))
-    for n in dict.fromkeys(notes):
+    for n in dict.fromkeys(list(extra_notes) + [n for r in rows for n in r.bench.notes]):
         console.print(f"note: {n}")

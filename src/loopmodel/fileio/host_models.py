@@ -79,3 +79,9 @@ def host_note(machine) -> str:
     when = probe.get("date", "an unknown date")
     return (f"machine model: the probe of this host '{probe.get('hostname', socket.gethostname())}' "
             f"from {when} ({host_model_path()})")
+
+
+def machine_notes(name, machine) -> tuple:
+    """The notes every command adds for ``-m NAME``: which probe ``-m host`` rests on (:func:`host_note`);
+    none for a built-in model or a file."""
+    return (host_note(machine),) if str(name) == HOST_NAME else ()

@@ -67,18 +67,13 @@ def measure_points(path: str, machine, points, repeat: int = 10, cpu: int | None
     Raises:
         LoopmodelError: a kernel the model or the benchmark cannot take (one line).
     """
-    from .analysis import Analyzer, Options
-    from .fileio.c_kernel import parse_kernel_file, read_kernel_text
     from .measure.bench import run_bench
-    from .validation import data_level
+    from .validation import data_level, kernel_analyzer
 
-    kernel, _ = parse_kernel_file(path)
+    # cold: one sweep from memory (the caches flushed), so the single-sweep traffic
+    kernel, analyzer = kernel_analyzer(path, machine, machine_file, use_cache, "single" if cold else "repeated")
     if not kernel.flops_per_iteration:
         return [], (f"{path}: no floating-point operations, so no arithmetic intensity: left out",)
-    # cold: one sweep from memory (the caches flushed), so the single-sweep traffic
-    analyzer = Analyzer(kernel, machine, Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path),
-                                                 machine_file=machine_file, use_cache=use_cache,
-                                                 sweeps="single" if cold else "repeated"))
     names = [lv.level for lv in machine.memory_hierarchy]
     out = []
     for pt in points:

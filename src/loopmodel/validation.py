@@ -71,24 +71,38 @@ def summary(rows) -> dict:
     return out
 
 
+def kernel_analyzer(path: str, machine, machine_file: str | None = None, use_cache: bool = True,
+                    sweeps: str = "repeated") -> tuple:
+    """``(kernel, Analyzer)`` for comparing a C kernel's ECM prediction with its measurement:
+    the options of ``loopmodel analyze`` (``--incore auto``) for ECM alone; ``sweeps``
+    ``"single"`` for a kernel run once from memory (cold caches).
+
+    Raises:
+        LoopmodelError: the kernel file cannot be read or parsed (one line).
+    """
+    from .analysis import Analyzer, Options
+    from .fileio.c_kernel import parse_kernel_file, read_kernel_text
+
+    kernel, _ = parse_kernel_file(path)
+    opts = Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=machine_file,
+                   use_cache=use_cache, sweeps=sweeps)
+    return kernel, Analyzer(kernel, machine, opts)
+
+
 def validate(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, use_cache: bool = True,
-             machine_file: str | None = None, progress=None) -> list:
+             machine_file: str | None = None) -> list:
     """:class:`ValidationRow` per set of sizes in ``points``.
 
     Raises:
         LoopmodelError: a kernel the model or the benchmark cannot take (one line).
         ModelError: no ECM prediction (T_OL unknown).
     """
-    from .analysis import Analyzer, Options
     from .errors import ModelError
-    from .fileio.c_kernel import parse_kernel_file, read_kernel_text
     from .measure.bench import run_bench
 
-    kernel, _ = parse_kernel_file(path)
-    analyzer = Analyzer(kernel, machine, Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path),
-                                                 machine_file=machine_file, use_cache=use_cache))
+    _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
     rows = []
-    for i, pt in enumerate(points):
+    for pt in points:
         res = analyzer.run(pt)
         level = data_level(res)
         predicted = res.ecm.T_ECM.get(level)
@@ -96,6 +110,4 @@ def validate(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, 
             raise ModelError(f"no ECM prediction at {pt}: {res.ecm.unknown or 'T_OL unknown'}")
         bench = run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
         rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, _parts(res, level)))
-        if progress:
-            progress(i + 1, len(points))
     return rows

@@ -14,6 +14,7 @@ host and CPU, loopmodel's code and the options (the thesis' result cache, §3.5)
 """
 from __future__ import annotations
 
+import dataclasses
 import platform
 import socket
 from dataclasses import dataclass, field
@@ -145,7 +146,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads)
     hit = cache.load("bench", key) if use_cache else None
     if isinstance(hit, BenchResult):
-        return BenchResult(**{**hit.__dict__, "cached": True})
+        return dataclasses.replace(hit, cached=True)
     clock = clock or pinned_clock_hz
     before = clock(cpu)
     flush_bytes = _flush_bytes(machine) if cold else 0
@@ -157,9 +158,8 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
                   "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
-    counted = getattr(m, "counters", None)
-    notes = tuple(n for n in m.notes if not n.startswith(COUNTERS_NOTE)) + notes_cold + (
-        (next((n for n in m.notes if n.startswith(COUNTERS_NOTE)), COUNTERS_NOTE),) if counted is None else ())
+    said = any(n.startswith(COUNTERS_NOTE) for n in m.notes)  # the measurement's note says why
+    notes = tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,
                       openmp=threads is not None, traffic=_model_traffic(kernel, machine, defines, cold))

@@ -11,9 +11,12 @@ model as measured; what the model assumes is fitted, not guessed
   data in each level, each hypothesis fitted and the one with the smallest residual kept
   (:func:`loopmodel.models.link_fit.fit_links`); the ECM model itself (this package's
   analysis of the benchmark kernels as C loops) says how many bytes cross each link;
-* the memory link's latency penalty (§3.3, eq. 3) from the single-core memory times
-  (:func:`loopmodel.models.calibration.fit_latency_penalty`), next to the estimate from the
-  measured latency and bandwidth;
+* the memory link's latency penalty (§3.3, eq. 3) from the single-core memory times, fitted
+  under each overlap hypothesis with the link bandwidths
+  (:func:`loopmodel.models.link_fit.fit_hypothesis`), next to the estimate from the measured
+  latency and bandwidth;
+* the in-core model's combined load+store limit from the L1 times
+  (:func:`loopmodel.models.calibration.fit_load_store_limit`);
 * the contention parameter p0 (§3.4.4, eq. 5) from the 1..N-core memory curves
   (:func:`loopmodel.models.scaling.fit_p0`).
 
@@ -22,10 +25,12 @@ with a ``probe`` section holding every raw figure and fit (provenance).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .errors import LoopmodelError
-from .measure.probe import BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, host_flags, point_seconds_per_it
+from .measure.probe import (BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, host_flags,
+                            point_seconds_per_it)
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -72,6 +77,7 @@ def build_host_model(data) -> HostModel:
     if not data_caches(data.topology):
         raise MachineError("the caches could not be read (no /sys/devices/system/cpu/cpu*/cache here, e.g. in a "
                            "container): a machine model needs their sizes; probe on the host itself")
+    data = dataclasses.replace(data, host=dict(data.host))  # the llvm-mca choice is added to it; not the caller's
     notes = list(data.notes)
     effective = effective_sizes(data.topology, data.sweep)
     mapping = _skeleton(data, effective, notes)

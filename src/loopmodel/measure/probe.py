@@ -392,7 +392,8 @@ def _extras(topo, effective, options, steps) -> tuple:
 
 def training_sizes(effective: dict) -> dict:
     """Level -> N that puts the training kernel's two N x N arrays at 40 % of that level's
-    effective capacity (the levels after L1), and in memory at 256 MiB."""
+    effective capacity (the levels after L1), and in memory at 4 x the last cache, at least
+    256 MiB."""
     names = list(effective)[1:]
     out = {lv: int(math.sqrt(0.4 * effective[lv] / (2 * ELEMENT))) for lv in names}
     out["MEM"] = int(math.sqrt(max(4 * effective[list(effective)[-1]], 256 * MiB) / (2 * ELEMENT))) if effective else 4096

@@ -141,11 +141,11 @@ def data_caches(topology) -> list:
 
 
 def _memory_cap() -> int:
-    try:
-        pages, size = os.sysconf("SC_AVPHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-        return max(int(pages * size) // 8, 64 * MiB)
-    except (ValueError, OSError, AttributeError):
-        return 256 * MiB
+    """1/8 of the available memory (at least 64 MiB; 256 MiB where it cannot be read)."""
+    from .stream import _available_memory
+
+    avail = _available_memory()
+    return max(avail // 8, 64 * MiB) if avail else 256 * MiB
 
 
 def level_sizes(effective: dict, shared: dict, cores: int) -> dict:

@@ -258,30 +258,34 @@ static void decide(double el, double min_time)
     }
 }
 
-static void measure(lm_thread *t, long reps, double min_time)
+/* team.s sweeps by every thread between two barriers; the elapsed seconds (meaningful on the
+   master thread only, which takes the times) */
+static double timed_sweeps(lm_thread *t)
 {
     double t0 = 0.0;
+#pragma omp barrier
+#pragma omp master
+    t0 = omp_get_wtime();
+    sweeps(t, team.s);
+#pragma omp barrier
+    return omp_get_wtime() - t0;
+}
+
+static void measure(lm_thread *t, long reps, double min_time)
+{
     sweeps(t, 1); /* warm-up */
     for (;;) {
-#pragma omp barrier
+        double elapsed = timed_sweeps(t);
 #pragma omp master
-        t0 = omp_get_wtime();
-        sweeps(t, team.s);
-#pragma omp barrier
-#pragma omp master
-        decide(omp_get_wtime() - t0, min_time);
+        decide(elapsed, min_time);
 #pragma omp barrier
         if (team.stop)
             break;
     }
     for (long r = 0; r < reps; ++r) {
-#pragma omp barrier
+        double elapsed = timed_sweeps(t);
 #pragma omp master
-        t0 = omp_get_wtime();
-        sweeps(t, team.s);
-#pragma omp barrier
-#pragma omp master
-        team.seconds[r] = omp_get_wtime() - t0;
+        team.seconds[r] = elapsed;
     }
 }
 

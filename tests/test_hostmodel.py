@@ -270,6 +270,14 @@ def test_probe_command_rejects_more_cores_than_the_process_may_use(fake_probe, c
     assert "may use" in capsys.readouterr().err and not fake_probe
 
 
+@pytest.mark.parametrize("cores,message", [("0", "must be >= 1"), ("0:2", "must be >= 1"), ("1:x", "--cores: cannot read")])
+def test_probe_command_rejects_bad_core_counts_before_measuring(fake_probe, capsys, cores, message):
+    from loopmodel.cli import main
+    assert main(["machine", "probe", "--cores", cores]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and not fake_probe
+
+
 def test_minus_m_host_without_a_probe_is_a_one_line_hint(monkeypatch, tmp_path, capsys):
     from loopmodel.cli import main
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
@@ -416,3 +424,15 @@ def test_machine_notes_name_the_probe_only_for_minus_m_host(built):
     assert "probe of this host 'testhost' from 2026-01-01T00:00:00Z" in note
     assert machine_notes("IvyBridgeEP_E5-2690v2", built.machine) == ()
     assert machine_notes("host.yml", built.machine) == ()
+
+
+def test_atomic_replacement_leaves_no_temporary_file(tmp_path):
+    from loopmodel.fileio.output import replace_atomically, write_output
+    f = tmp_path / "m.yml"
+    f.write_text("old\n")
+    replace_atomically(str(f), "new\n")
+    assert f.read_text() == "new\n" and [p.name for p in tmp_path.iterdir()] == ["m.yml"]
+    with pytest.raises(OSError):
+        replace_atomically(str(tmp_path / "no-such-dir" / "m.yml"), "x")
+    write_output(str(f), "forced\n", "-o", force=True)
+    assert f.read_text() == "forced\n"

@@ -34,7 +34,7 @@ def run(args) -> int:
     """
     from .fileio.host_models import store_host_model
     from .fileio.machine_writer import UNITS_COMMENT, machine_text
-    from .fileio.output import check_new_output
+    from .fileio.output import check_new_output, write_output
     from .hostmodel import build_host_model
     from .measure.probe import ProbeOptions, run_probe
 
@@ -53,7 +53,7 @@ def run(args) -> int:
               "raw figure and fit.", UNITS_COMMENT]
     text = machine_text(model.mapping, header)
     if args.output:
-        _write(args.output, text, args.force)
+        write_output(args.output, text, "-o", args.force)
     else:
         sys.stdout.write(text)
     stored = None if args.no_store else store_host_model(text)
@@ -63,36 +63,18 @@ def run(args) -> int:
 
 def _cores(text: str | None):
     from .errors import DefineError
-    from .measure.cli_measure import parse_threads
+    from .fileio.defines import count_list
+    from .measure.probe import usable_cpus
 
     if text is None:
         return None
-    cores = parse_threads(text)
-    import os
-
-    most = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = count_list(text, "--cores")
+    if min(cores) < 1:
+        raise DefineError(f"--cores {text}: core counts must be >= 1")
+    most = usable_cpus()
     if max(cores) > most:
         raise DefineError(f"--cores {text}: this process may use {most} CPUs")
     return cores
-
-
-def _write(path: str, text: str, force: bool) -> None:
-    """Create ``path``; with ``force`` replace it atomically (temporary file, then rename)."""
-    import os
-
-    from .errors import DefineError
-    from .fileio.output import write_new_output
-
-    if not force or not os.path.lexists(path):
-        write_new_output(path, text, "-o")
-        return
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "x", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise DefineError(f"-o: cannot write: {exc.strerror or exc}", file=path) from None
 
 
 def _with_progress(work):

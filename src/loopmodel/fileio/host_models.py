@@ -8,13 +8,13 @@ is the one the probe wrote, kept until the next probe of the same host replaces 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import socket
 from pathlib import Path
 
 from .. import cache
 from ..errors import MachineError
+from .output import replace_atomically
 
 #: the ``-m`` name of this host's probed model
 HOST_NAME = "host"
@@ -51,9 +51,7 @@ def store_host_model(text: str) -> Path:
     path = host_model_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        replace_atomically(path, text)
     except OSError as exc:
         raise MachineError(f"cannot keep the probed model for -m host: {exc.strerror or exc}",
                            file=str(path)) from None

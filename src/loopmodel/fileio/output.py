@@ -42,3 +42,37 @@ def write_new_output(path: str, text: str, option: str) -> None:
         raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
     except OSError as exc:
         raise DefineError(f"{option}: cannot write: {exc.strerror or exc}", file=path) from None
+
+
+def replace_atomically(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to a temporary file beside ``path`` and rename it over ``path``, so
+    a reader sees the old file or the whole new one, never half a file.
+
+    Raises:
+        OSError: the folder cannot be written (the temporary file is removed).
+    """
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_output(path: str, text: str, option: str, force: bool = False) -> None:
+    """Create ``path`` (:func:`write_new_output`); with ``force`` (the command's ``--force``) an
+    existing file is replaced atomically (:func:`replace_atomically`).
+
+    Raises:
+        DefineError: as :func:`write_new_output`, or the replacement failed (one line).
+    """
+    if not force or not os.path.lexists(path):
+        write_new_output(path, text, option)
+        return
+    try:
+        replace_atomically(path, text)
+    except OSError as exc:
+        raise DefineError(f"{option}: cannot write: {exc.strerror or exc}", file=path) from None

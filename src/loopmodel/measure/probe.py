@@ -67,12 +67,16 @@ class ProbeOptions:
 
     @classmethod
     def make(cls, cores=None, quick: bool = False, compiler: str = "gcc") -> "ProbeOptions":
-        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        cores = tuple(cores) if cores else tuple(range(1, n + 1))
+        cores = tuple(cores) if cores else tuple(range(1, usable_cpus() + 1))
         if quick:
             cores = tuple(sorted({cores[0], cores[-1]}))
             return cls(cores, True, 3, 0.004, compiler)
         return cls(cores, False, 5, 0.015, compiler)
+
+
+def usable_cpus() -> int:
+    """How many CPUs this process may run on (its affinity mask; the CPU count without one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

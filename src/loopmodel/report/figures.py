@@ -33,7 +33,6 @@ def finish(fig, ax, title: str, legend_loc: str, path: str | None):
     if path is None:
         return fig
     fig.savefig(path, dpi=120)
-    fig.clf()
     import matplotlib.pyplot as plt
     plt.close(fig)
     return None

@@ -351,3 +351,10 @@ def test_clock_measurements_merge_into_one_set_of_runs():
     m = a.merged(b)
     assert m.cpu_s == (1e-6, 1e-6, 2e-6) and m.median_hz == pytest.approx(1e9)
     assert a.merged(None) is a and a.merged(ClockMeasurement(5, (1.0,), (1.0,))) is a
+
+
+@pytest.mark.parametrize("cpu", [-1, 100000])
+def test_pinned_clock_on_a_cpu_the_process_may_not_use_is_one_line(cpu):
+    from loopmodel.measure.clock import pinned_clock_hz
+    with pytest.raises(ToolError, match=f"--cpu {cpu}: not a CPU this process may run on"):
+        pinned_clock_hz(cpu)

@@ -186,11 +186,14 @@ def pinned_clock_hz(cpu: int | None, passes: int = 20_000, runs: int = 5, compil
     the clock of a shared virtual host may move by 10 % within seconds.
 
     Raises:
-        ToolError: as :func:`measure_clock`.
+        ToolError: ``cpu`` is not one this process may run on, or as :func:`measure_clock`.
     """
     import os
 
     before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") and cpu is not None else None
+    if before is not None and cpu not in before:
+        raise ToolError(f"--cpu {cpu}: not a CPU this process may run on "
+                        f"({', '.join(str(c) for c in sorted(before))})")
     try:
         if before is not None:
             os.sched_setaffinity(0, {cpu})

@@ -88,10 +88,90 @@ def delta(state: ChunkState, action) -> ChunkState:
 
 
 def transition(state: ChunkState, action) -> str:
-    """The benchmark a transition is timed by: the action and the state it starts from,
-    e.g. ``"L from M"``, ``"S from S"`` (the paper's L(state, ...) and S(state, ...))."""
-    kind = "S" if isinstance(action, Store) else "L"
-    return f"{kind} from {state.state}"
+    """The benchmark a transition is timed by (:data:`loopmodel.machine.coherence.TRANSITION_KEYS`):
+    the action, the state it starts from and whether the acting thread holds a valid copy,
+    e.g. ``"L M other"`` (a miss on a line another cache holds modified), ``"S E own"``,
+    ``"L I"`` (the paper's L(state, ...) and S(state, ...), §III-C; §IV, Fig. 3 shows why the
+    holder matters). A load by several threads is named by its first thread.
+    """
+    kind, who = ("S", action.thread) if isinstance(action, Store) else ("L", min(action.threads))
+    if state.state == "I":
+        return f"{kind} I"
+    return f"{kind} {state.state} {'own' if who in state.threads else 'other'}"
+
+
+def transition_label(key: str, holders) -> str:
+    """Text for a transition in reports, in the paper's notation: ``"L M other"`` with holders
+    ``{frozenset({0})}`` -> ``"L_t from (M,{0})"``; several holder sets -> ``(M,{u})`` (another
+    thread u); ``own`` -> ``(M,{t})`` / ``(S,Ω∋t)``; ``"L I"`` -> ``"L_t from (I,∅)"``."""
+    parts = key.split()
+    act = f"{parts[0]}_t"
+    if parts[1] == "I":
+        return f"{act} from (I,∅)"
+    st_ = parts[1]
+    if parts[2] == "own":
+        return f"{act} from ({st_},Ω∋t)" if st_ == "S" else f"{act} from ({st_},{{t}})"
+    if len(holders) == 1:
+        (h,) = holders
+        return f"{act} from {ChunkState(st_, h)}"
+    return f"{act} from ({st_},Ω∌t)" if st_ == "S" else f"{act} from ({st_},{{u}})"
+
+
+class ChunkStates:
+    """The state of every element range of every array: an interval map array -> sorted,
+    disjoint ``(start, stop, ChunkState)`` (flat element indices, stop exclusive); ranges not
+    listed are ``(I, ∅)``. Splitting a chunk where another phase's chunk begins keeps the
+    chunks a partition of the arrays, as benchmark-based-coherence-model.txt §III-A requires
+    ("two different chunks cannot share array elements"); adjacent ranges in the same state
+    are merged so the map stays small.
+    """
+
+    def __init__(self, intervals: dict | None = None):
+        self._iv = {a: list(v) for a, v in (intervals or {}).items()}
+
+    def copy(self) -> "ChunkStates":
+        return ChunkStates(self._iv)
+
+    def pieces(self, array: str, start: int, stop: int) -> list:
+        """``[(lo, hi, state), ...]`` covering ``[start, stop)`` in order (gaps: ``(I, ∅)``)."""
+        out, pos = [], start
+        for lo, hi, state in self._iv.get(array, ()):
+            if hi <= pos or lo >= stop:
+                continue
+            if lo > pos:
+                out.append((pos, lo, INVALID))
+            out.append((max(lo, pos), min(hi, stop), state))
+            pos = min(hi, stop)
+        if pos < stop:
+            out.append((pos, stop, INVALID))
+        return out
+
+    def assign(self, array: str, start: int, stop: int, state: ChunkState) -> None:
+        """Set ``[start, stop)`` of ``array`` to ``state``."""
+        if stop <= start:
+            return
+        keep = []
+        for lo, hi, st_ in self._iv.get(array, ()):
+            if hi <= start or lo >= stop:
+                keep.append((lo, hi, st_))
+                continue
+            if lo < start:
+                keep.append((lo, start, st_))
+            if hi > stop:
+                keep.append((stop, hi, st_))
+        keep.append((start, stop, state))
+        keep.sort(key=lambda iv: iv[0])
+        merged = []
+        for iv in keep:
+            if merged and merged[-1][1] == iv[0] and merged[-1][2] == iv[2]:
+                merged[-1] = (merged[-1][0], iv[1], iv[2])
+            else:
+                merged.append(iv)
+        self._iv[array] = merged
+
+    def state_at(self, array: str, index: int) -> ChunkState:
+        """The state of element ``index`` of ``array``."""
+        return self.pieces(array, index, index + 1)[0][2]
 
 
 @dataclass(frozen=True)
@@ -130,58 +210,71 @@ class PhaseTime:
     Attributes:
         seconds: max over threads of max(read time, write time) (Algorithm 1, line 12).
         reads, writes: thread -> seconds.
-        transitions: ``"L from M"`` ... -> seconds summed over the threads that took it
-            (what the phase's time is made of: the user sees which transitions dominate).
-        states: chunk -> state after the phase (the next phase starts from it).
+        transitions: benchmark key (``"L M other"`` ...) -> seconds summed over the threads that
+            took it (what the phase's time is made of).
+        holders: benchmark key -> set of the holder thread sets the transition started from
+            (for :func:`transition_label`).
+        states: :class:`ChunkStates` after the phase (the next phase starts from it).
     """
     seconds: float
     reads: dict
     writes: dict
     transitions: dict
-    states: dict
+    holders: dict
+    states: ChunkStates
 
 
-def phase_time(statements, states: dict, load, store, threads: int) -> PhaseTime:
+def _working_sets(statements) -> dict:
+    """Algorithm 1, lines 1-2: s(t), bytes over all of thread t's chunks in the phase."""
+    work: dict = {}
+    for st_ in statements:
+        for t, c in st_.chunks.items():
+            work[t] = work.get(t, 0) + c.size
+    return work
+
+
+def phase_time(statements, states: ChunkStates, load, store, threads: int) -> PhaseTime:
     """Algorithm 1 of benchmark-based-coherence-model.txt §III-C for one parallel phase (a
     sequential phase is the same with thread 0 alone and ``threads`` = 1).
 
     Each thread's working set s(t) is the total size of its chunks in the phase; every access
     is timed as if on data of that size and scaled by the chunk's share of it:
-    θ_L(t) += L(state, stride, s(t), T) x size / s(t) (stores likewise with S), the chunk's
-    state then follows δ. Reads and writes overlap: the phase takes max over threads of
-    max(θ_L(t), θ_S(t)).
+    θ_L(t) += L(key, stride, s(t), T) x size / s(t) (stores likewise with S), the chunk's
+    state then follows δ. A chunk whose elements are in several states (another phase split
+    it differently) is timed piece by piece. Reads and writes overlap: the phase takes max
+    over threads of max(θ_L(t), θ_S(t)).
 
     Args:
         statements: :class:`Statement` sequence in program order.
-        states: chunk -> :class:`ChunkState` before the phase (missing chunks: ``(I, ∅)``).
-        load, store: timing functions ``f(state, stride B, size B, threads) -> seconds`` from
-            the micro-benchmarks.
+        states: :class:`ChunkStates` before the phase (not changed).
+        load, store: timing functions ``f(key, stride B, size B, threads) -> seconds`` from
+            the micro-benchmarks; ``key`` as :func:`transition` returns.
         threads: T, the threads of the parallel region.
     Returns:
-        :class:`PhaseTime` (``states`` is a new mapping; the argument is not changed).
+        :class:`PhaseTime`.
     """
-    states = dict(states)
-    work: dict = {}
-    for st_ in statements:
-        for t, c in st_.chunks.items():
-            work[t] = work.get(t, 0) + c.size
-    reads: dict = {t: 0.0 for t in work}
-    writes: dict = {t: 0.0 for t in work}
+    states = states.copy()
+    work = _working_sets(statements)
+    acc = {"read": {t: 0.0 for t in work}, "write": {t: 0.0 for t in work}}
     parts: dict = {}
+    holders: dict = {}
     for st_ in statements:
+        f = store if st_.kind == "write" else load
         for t, c in st_.chunks.items():
             if not c.size:
                 continue
-            before = states.get(c, INVALID)
             action = Store(t) if st_.kind == "write" else Load(frozenset({t}))
-            f, acc = (store, writes) if st_.kind == "write" else (load, reads)
-            secs = f(before, c.stride, work[t], threads) * c.size / work[t]
-            acc[t] += secs
-            key = transition(before, action)
-            parts[key] = parts.get(key, 0.0) + secs
-            states[c] = delta(before, action)
+            for lo, hi, before in states.pieces(c.array, c.start, c.stop):
+                share = (hi - lo) / c.step * c.element_size / work[t]
+                secs = f(transition(before, action), c.stride, work[t], threads) * share
+                acc[st_.kind][t] += secs
+                key = transition(before, action)
+                parts[key] = parts.get(key, 0.0) + secs
+                holders.setdefault(key, set()).add(before.threads)
+                states.assign(c.array, lo, hi, delta(before, action))
+    reads, writes = acc["read"], acc["write"]
     total = max((max(reads[t], writes[t]) for t in work), default=0.0)
-    return PhaseTime(total, reads, writes, parts, states)
+    return PhaseTime(total, reads, writes, parts, holders, states)
 
 
 def static_schedule(lo: int, hi: int, threads: int) -> dict:

@@ -1,0 +1,198 @@
+"""Predicted time of an OpenMP program with the coherence-aware model of
+benchmark-based-coherence-model.txt (§III): every phase's accesses become per-thread chunks
+(§III-A), every chunk's MESI state is tracked across the phases (§III-B) and each phase is
+timed by Algorithm 1 (§III-C) from the host's transition benchmarks (§IV).
+
+Chunk extraction (§III-A): the worksharing loop of a ``parallel`` phase is split among the T
+threads with ``schedule(static)`` (:func:`~loopmodel.models.coherence.static_schedule`); the
+other phases run on thread 0. A thread's accesses to one array in one phase are one read and
+one write statement over the bounding triplet of all its references (``x[i-1]`` and
+``x[i+1]`` are one stream whose neighbours are reused from cache, as the paper's DAXPY turns
+element accesses into region accesses); reads come before writes. The bounding triplet is
+exact for dense affine accesses and an over-approximation otherwise (the paper does the same
+for what triplets cannot describe).
+
+Pure functions; no I/O.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ir.omp import OmpProgram, Phase, Repeat
+from .coherence import Chunk, ChunkStates, Statement, phase_time, static_schedule, transition_label
+from .coherence_timing import FALLBACK, Timing
+
+#: Transitions that are misses on data another thread's cache holds exclusively.
+_REMOTE = ("L M other", "L E other", "S M other", "S E other")
+
+
+def _thread_box(phase: Phase, threads: int) -> dict:
+    """thread -> {var: (first value, last value)} of the phase's loops for that thread."""
+    loops = phase.loops
+    if not loops or any(lp.trips == 0 for lp in loops):
+        return {}
+    outer = loops[0]
+    if phase.kind == "parallel":
+        sched = static_schedule(0, outer.trips, threads)
+    else:
+        sched = {0: (0, outer.trips)}
+    inner = {lp.var: (lp.lo, lp.lo + (lp.trips - 1) * lp.step) for lp in loops[1:]}
+    return {t: {outer.var: (outer.lo + a * outer.step, outer.lo + (b - 1) * outer.step), **inner}
+            for t, (a, b) in sched.items()}
+
+
+def _triplet(access, box: dict, steps: dict) -> tuple:
+    """``(start, stop, step)`` (flat elements, stop exclusive) of ``access`` over ``box``."""
+    lo = hi = access.offset
+    step = 0
+    for var, c in access.coeffs:
+        if var not in box or c == 0:
+            continue
+        a, b = box[var]
+        lo += min(c * a, c * b)
+        hi += max(c * a, c * b)
+        if a != b:
+            step = math.gcd(step, abs(c * steps[var]))
+    return lo, hi + 1, step or 1
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    step = math.gcd(math.gcd(a[2], b[2]), abs(b[0] - a[0]))
+    return min(a[0], b[0]), max(a[1], b[1]), step or 1
+
+
+def phase_statements(program: OmpProgram, phase: Phase, threads: int) -> list:
+    """The phase's :class:`~loopmodel.models.coherence.Statement` list for ``threads`` threads:
+    per array, one read statement (if read) then, after all reads, one write statement (if
+    written), each mapping thread -> :class:`~loopmodel.models.coherence.Chunk` (see the
+    module docstring for the bounding triplet)."""
+    boxes = _thread_box(phase, threads)
+    steps = {lp.var: lp.step for lp in phase.loops}
+    regions: dict = {}
+    for acc in phase.accesses:
+        for t, box in boxes.items():
+            tri = _triplet(acc, box, steps)
+            key = (acc.kind, acc.array)
+            per_t = regions.setdefault(key, {})
+            per_t[t] = _merge(per_t[t], tri) if t in per_t else tri
+    out = []
+    for kind in ("read", "write"):
+        for (k, array), per_t in regions.items():
+            if k != kind:
+                continue
+            size = program.arrays[array].element_size
+            out.append(Statement(kind, {t: Chunk(array, a, b, s, size) for t, (a, b, s) in per_t.items()}))
+    return out
+
+
+@dataclass(frozen=True)
+class TransitionTime:
+    """One transition's part of a phase: ``transition`` (paper notation, e.g.
+    ``"L_t from (M,{0})"``), ``benchmark`` (the measured key, e.g. ``"L M other"``),
+    ``seconds`` summed over the threads, ``share`` of the phase's summed thread time (0..1)."""
+    transition: str
+    benchmark: str
+    seconds: float
+    share: float
+
+
+@dataclass(frozen=True)
+class PhasePrediction:
+    """One executed phase: ``index`` (0-based, execution order), ``line``, ``kind``, ``label``,
+    ``iteration`` (None outside repeats), ``seconds`` (Algorithm 1's θ plus the fork/join
+    overhead of a parallel loop), ``overhead_seconds``, ``transitions`` (:class:`TransitionTime`,
+    largest first), ``hints`` and ``notes`` (text)."""
+    index: int
+    line: int
+    kind: str
+    label: str
+    iteration: int | None
+    seconds: float
+    overhead_seconds: float
+    transitions: tuple
+    hints: tuple = ()
+    notes: tuple = ()
+
+
+@dataclass(frozen=True)
+class RepeatTime:
+    """A repeated block: ``line``, ``count`` and the predicted ``seconds`` of each iteration."""
+    line: int
+    count: int
+    seconds: tuple
+
+
+@dataclass(frozen=True)
+class ProgramPrediction:
+    """The whole program on ``threads`` threads: ``total_seconds`` (sum of the phases, one
+    execution from all chunks in (I, ∅)), ``phases`` (:class:`PhasePrediction`, execution
+    order), ``repeats`` (:class:`RepeatTime`), ``notes``."""
+    threads: int
+    total_seconds: float
+    phases: tuple
+    repeats: tuple = ()
+    notes: tuple = ()
+
+
+def _transitions(pt) -> tuple:
+    total = sum(pt.transitions.values()) or 1.0
+    items = [TransitionTime(transition_label(k, pt.holders[k]), k, s, s / total)
+             for k, s in pt.transitions.items()]
+    return tuple(sorted(items, key=lambda x: -x.seconds))
+
+
+def _hints(phase: Phase, parts: tuple, threads: int) -> tuple:
+    if not parts or phase.kind != "parallel" or threads < 2:
+        return ()
+    top = parts[0]
+    if top.benchmark in _REMOTE and top.share >= 0.5:
+        return (f"{100 * top.share:.0f} % of the time in {top.transition}: the threads read data "
+                "another thread's cache holds; initialise the arrays in parallel with the same "
+                "static schedule (first touch) so each thread works on the chunks it wrote",)
+    return ()
+
+
+def predict_program(program: OmpProgram, timing: Timing, threads: int) -> ProgramPrediction:
+    """Predict every phase of ``program`` on ``threads`` threads.
+
+    Args:
+        program: :class:`~loopmodel.ir.omp.OmpProgram`.
+        timing: :class:`~loopmodel.models.coherence_timing.Timing` over the host's table.
+        threads: T >= 1 (parallel phases use T threads, the others thread 0 with T = 1 in the
+            timing functions).
+    Returns:
+        :class:`ProgramPrediction`.
+    Raises:
+        ModelError: T beyond the measured thread counts, or a transition without a timing.
+    """
+    states = ChunkStates()
+    phases, used_fallback = [], set()
+    for index, (phase, iteration) in enumerate(program.phases()):
+        team = threads if phase.kind == "parallel" else 1
+        pt = phase_time(phase_statements(program, phase, team), states, timing.seconds,
+                        timing.seconds, team)
+        states = pt.states
+        used_fallback |= {k for k in pt.transitions if timing.key_for(k) != k}
+        overhead = timing.overhead(threads) if phase.kind == "parallel" else 0.0
+        parts = _transitions(pt)
+        phases.append(PhasePrediction(index, phase.line, phase.kind, phase.label, iteration,
+                                      pt.seconds + overhead, overhead, parts,
+                                      _hints(phase, parts, threads), tuple(phase.notes)))
+    notes = tuple(program.notes) + tuple(
+        f"'{k}' was not measured on this host; timed as '{FALLBACK[k]}'" for k in sorted(used_fallback))
+    return ProgramPrediction(threads, sum(p.seconds for p in phases), tuple(phases),
+                             _repeat_times(program, phases), notes)
+
+
+def _repeat_times(program: OmpProgram, phases: list) -> tuple:
+    out, pos = [], 0
+    for item in program.items:
+        if not isinstance(item, Repeat):
+            pos += 1
+            continue
+        n = len(item.body)
+        per = tuple(sum(p.seconds for p in phases[pos + k * n: pos + (k + 1) * n]) for k in range(item.count))
+        out.append(RepeatTime(item.line, item.count, per))
+        pos += n * item.count
+    return tuple(out)

@@ -1,0 +1,150 @@
+"""The program model over OpenMP phases (benchmark-based-coherence-model.txt §III): chunk
+extraction with static schedules, state tracking across phases, Algorithm 1 per phase, and the
+timing lookup from a measured transition table, on hand-computed programs."""
+from __future__ import annotations
+
+import pytest
+
+from loopmodel.errors import ModelError
+from loopmodel.ir.omp import AffineAccess, LoopBound, OmpArray, OmpProgram, Phase, Repeat
+from loopmodel.machine.coherence import TRANSITION_KEYS, CoherenceTable
+from loopmodel.models.coherence import Chunk
+from loopmodel.models.coherence_timing import Timing
+from loopmodel.models.omp_program import phase_statements, predict_program
+
+SIZES = (4096, 65536, 1 << 20)
+# bytes/s per transition key: remote misses slow, hits fast, memory slowest
+RATE = {k: 20e9 for k in TRANSITION_KEYS}
+RATE.update({"L M other": 5e9, "L E other": 8e9, "L I": 4e9, "S I": 2e9, "S M other": 3e9})
+
+
+def table(threads=(1, 2), overhead=None, drop=()):
+    secs = {k: {t: tuple(s / RATE[k] for s in SIZES) for t in threads} for k in TRANSITION_KEYS if k not in drop}
+    return CoherenceTable(SIZES, threads, secs, region_overhead=overhead or {})
+
+
+def acc(array, kind, c=1, off=0, var="i"):
+    return AffineAccess(array, kind, ((var, c),), off)
+
+
+def program(n, init_kind):
+    arrays = {"x": OmpArray("x", dims=(n,)), "y": OmpArray("y", dims=(n,))}
+    init = Phase(init_kind, (LoopBound("i", 0, n),), (acc("x", "write"), acc("y", "write")), line=3)
+    dot = Phase("parallel", (LoopBound("i", 0, n),), (acc("x", "read"), acc("y", "read")), line=6)
+    return OmpProgram(arrays, (init, dot))
+
+
+def test_dot_product_initialised_by_thread_0_vs_first_touch():
+    """Hand-computed: n = 16384 doubles (128 KiB per vector). After a sequential init, thread 1
+    loads its halves from (M,{0}) at 5 GB/s; thread 0 hits its own at 20 GB/s. With first touch
+    both hit."""
+    n = 16384
+    tm = Timing(table())
+    seq = predict_program(program(n, "sequential"), tm, 2)
+    init_s = 2 * n * 8 / 2e9                      # thread 0 writes 256 KiB from I at 2 GB/s
+    dot_s = n * 8 / 5e9                           # thread 1: 2 x 64 KiB from M other
+    assert seq.phases[0].seconds == pytest.approx(init_s)
+    assert seq.phases[1].seconds == pytest.approx(dot_s)
+    top = seq.phases[1].transitions[0]
+    assert top.transition == "L_t from (M,{0})" and top.benchmark == "L M other"
+    assert top.share == pytest.approx((n * 8 / 5e9) / (n * 8 / 5e9 + n * 8 / 20e9))
+    assert seq.phases[1].hints and "first touch" in seq.phases[1].hints[0]
+    ft = predict_program(program(n, "parallel"), tm, 2)
+    assert ft.phases[0].seconds == pytest.approx(n * 8 / 2e9)
+    assert ft.phases[1].seconds == pytest.approx(n * 8 / 20e9)
+    assert ft.phases[1].transitions[0].transition == "L_t from (M,{t})" and not ft.phases[1].hints
+    assert ft.total_seconds == pytest.approx(n * 8 / 2e9 + n * 8 / 20e9)
+
+
+def test_parallel_overhead_is_added_to_parallel_phases_only():
+    tm = Timing(table(overhead={1: 1e-7, 2: 1e-6}))
+    p = predict_program(program(1000, "sequential"), tm, 2)
+    assert p.phases[0].overhead_seconds == 0 and p.phases[1].overhead_seconds == 1e-6
+
+
+def test_chunks_with_remainders_offsets_and_master():
+    """Static schedule of 10 iterations on 3 threads: 4, 3, 3; reads of a[i-1] and a[i+1]
+    merge to one chunk per thread; a master phase puts everything on thread 0."""
+    arrays = {"a": OmpArray("a", dims=(12,)), "b": OmpArray("b", dims=(12,))}
+    ph = Phase("parallel", (LoopBound("i", 1, 11),),
+               (acc("a", "read", off=-1), acc("a", "read", off=1), acc("b", "write")))
+    prog = OmpProgram(arrays, (ph,))
+    reads, writes = phase_statements(prog, ph, 3)
+    assert reads.kind == "read" and writes.kind == "write"
+    assert reads.chunks == {0: Chunk("a", 0, 6), 1: Chunk("a", 4, 9), 2: Chunk("a", 7, 12)}
+    assert writes.chunks == {0: Chunk("b", 1, 5), 1: Chunk("b", 5, 8), 2: Chunk("b", 8, 11)}
+    m = Phase("master", ph.loops, ph.accesses)
+    (r, w) = phase_statements(prog, m, 3)
+    assert r.chunks == {0: Chunk("a", 0, 12)} and w.chunks == {0: Chunk("b", 1, 11)}
+
+
+def test_two_dimensional_rows_and_strided_columns():
+    """a[i][j] of a 4 x 8 array, rows shared among 2 threads; a column walk a[j][i] gives a
+    strided triplet (step 8)."""
+    arrays = {"a": OmpArray("a", dims=(4, 8))}
+    loops = (LoopBound("i", 0, 4), LoopBound("j", 0, 8))
+    rows = Phase("parallel", loops, (AffineAccess("a", "read", (("i", 8), ("j", 1))),))
+    (st,) = phase_statements(OmpProgram(arrays, (rows,)), rows, 2)
+    assert st.chunks == {0: Chunk("a", 0, 16), 1: Chunk("a", 16, 32)}
+    cols = Phase("parallel", (LoopBound("i", 0, 8), LoopBound("j", 0, 4)),
+                 (AffineAccess("a", "read", (("i", 1), ("j", 8))),))
+    (st,) = phase_statements(OmpProgram(arrays, (cols,)), cols, 2)
+    assert st.chunks[0] == Chunk("a", 0, 28, 1) and st.chunks[1] == Chunk("a", 4, 32, 1)
+    one = Phase("sequential", (LoopBound("j", 0, 4),), (AffineAccess("a", "read", (("j", 8),)),))
+    (st,) = phase_statements(OmpProgram(arrays, (one,)), one, 2)
+    assert st.chunks == {0: Chunk("a", 0, 25, 8)} and st.chunks[0].size == 4 * 8
+
+
+def test_repeats_carry_the_state_between_iterations():
+    """A repeated parallel update y = 2x after a sequential init: iteration 0 reads x from
+    (M,{0}) (thread 1 misses) and writes y from I; iteration 1 finds x shared and y owned."""
+    n = 8192
+    arrays = {"x": OmpArray("x", dims=(n,)), "y": OmpArray("y", dims=(n,))}
+    init = Phase("sequential", (LoopBound("i", 0, n),), (acc("x", "write"),))
+    upd = Phase("parallel", (LoopBound("i", 0, n),), (acc("x", "read"), acc("y", "write")))
+    p = predict_program(OmpProgram(arrays, (init, Repeat(2, (upd,), line=5))), Timing(table()), 2)
+    half = n // 2 * 8
+    ws = 2 * half
+    first = max(ws / 5e9 * half / ws, ws / 2e9 * half / ws)    # thread 1: L M other, S I
+    second = max(ws / 20e9 * half / ws, ws / 20e9 * half / ws)  # L S own, S M own
+    assert [ph.iteration for ph in p.phases] == [None, 0, 1]
+    assert p.repeats[0].seconds == (pytest.approx(first), pytest.approx(second))
+
+
+def test_timing_interpolates_sizes_and_threads_and_falls_back():
+    t = table(threads=(1, 4), drop=("L S other",))
+    tm = Timing(t)
+    assert tm.seconds("L I", 8, 4096, 1) == pytest.approx(4096 / 4e9)
+    assert tm.seconds("L I", 8, 2048, 1) == pytest.approx(2048 / 4e9)        # below: same B/s
+    assert tm.seconds("L I", 8, 1 << 22, 1) == pytest.approx((1 << 22) / 4e9)  # above: plateau
+    assert tm.seconds("L I", 8, 20000, 2) == pytest.approx(20000 / 4e9)      # between T: linear
+    assert tm.seconds("L I", 64, 4096, 1) == pytest.approx(8 * 4096 / 4e9)   # stride: line footprint
+    assert tm.key_for("L S other") == "L E other"
+    with pytest.raises(ModelError, match="1..4 threads"):
+        tm.seconds("L I", 8, 4096, 5)
+    with pytest.raises(ModelError, match="no timing"):
+        Timing(table(drop=("L S other", "L E other"))).seconds("L S other", 8, 4096, 1)
+
+
+def test_log_interpolation_between_sizes():
+    secs = {"L I": {1: (4096 / 4e9, 65536 / 8e9, (1 << 20) / 8e9)}}
+    tm = Timing(CoherenceTable(SIZES, (1,), secs))
+    # midway in log2 between 4 KiB (4 GB/s) and 64 KiB (8 GB/s): time per byte is the mean
+    assert tm.seconds("L I", 8, 16384, 1) == pytest.approx(16384 * (1 / 4e9 + 1 / 8e9) / 2)
+
+
+def test_fallback_is_noted_in_the_prediction():
+    """Thread 1 reads part of the last third, shared by threads 0 and 2 after the first
+    parallel read: 'L S other', which this table lacks (a 2-CPU host cannot set it up), is timed
+    as 'L E other' and the prediction says so."""
+    n = 9 * 512
+    arrays = {"x": OmpArray("x", dims=(n,))}
+    w = Phase("sequential", (LoopBound("i", 0, n),), (acc("x", "write"),))
+    r1 = Phase("parallel", (LoopBound("i", 0, n),), (acc("x", "read"),))
+    r2 = Phase("parallel", (LoopBound("i", 0, n - n // 3),), (acc("x", "read", off=n // 3),))
+    p = predict_program(OmpProgram(arrays, (w, r1, r2)), Timing(table(threads=(1, 2, 3), drop=("L S other",))), 3)
+    assert {t.benchmark for t in p.phases[1].transitions} == {"L M own", "L M other"}
+    assert "L S other" in {t.benchmark for t in p.phases[2].transitions}
+    assert p.notes == ("'L S other' was not measured on this host; timed as 'L E other'",)
+    full = predict_program(OmpProgram(arrays, (w, r1, r2)), Timing(table(threads=(1, 2, 3))), 3)
+    assert not full.notes

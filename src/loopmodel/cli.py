@@ -99,11 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .measure import cli_measure
 
     cli_measure.add_parser(sub)
-    from . import cli_bench, cli_roofline, cli_validate
+    from . import cli_bench, cli_omp, cli_roofline, cli_validate
 
     cli_bench.add_parser(sub)
     cli_validate.add_parser(sub)
     cli_roofline.add_parser(sub)
+    cli_omp.add_parser(sub)
 
     p.machine_parser = _machine_parser(sub)
     return p
@@ -259,6 +260,10 @@ def main(argv=None) -> int:
             from . import cli_roofline
 
             return cli_roofline.run(args)
+        if args.command == "omp":
+            from . import cli_omp
+
+            return cli_omp.run(args)
         if args.command == "measure":
             from .measure import cli_measure
 

@@ -185,14 +185,20 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int) -> Progra
                              _repeat_times(program, phases), notes)
 
 
-def _repeat_times(program: OmpProgram, phases: list) -> tuple:
+def repeat_slices(program: OmpProgram) -> tuple:
+    """``((repeat, ((start, stop), ...)), ...)``: for each :class:`~loopmodel.ir.omp.Repeat`,
+    the executed-phase index range of each of its iterations (execution order)."""
     out, pos = [], 0
     for item in program.items:
         if not isinstance(item, Repeat):
             pos += 1
             continue
         n = len(item.body)
-        per = tuple(sum(p.seconds for p in phases[pos + k * n: pos + (k + 1) * n]) for k in range(item.count))
-        out.append(RepeatTime(item.line, item.count, per))
+        out.append((item, tuple((pos + k * n, pos + (k + 1) * n) for k in range(item.count))))
         pos += n * item.count
     return tuple(out)
+
+
+def _repeat_times(program: OmpProgram, phases: list) -> tuple:
+    return tuple(RepeatTime(rep.line, rep.count, tuple(sum(p.seconds for p in phases[a:b]) for a, b in its))
+                 for rep, its in repeat_slices(program))

@@ -1,0 +1,135 @@
+"""An OpenMP program predicted (and optionally measured) per thread count with the
+coherence-aware model of benchmark-based-coherence-model.txt: the library side of
+``loopmodel omp``.
+
+:func:`analyse_omp` takes a program model and a machine model with a measured ``coherence``
+section and returns one :class:`OmpRow` per thread count; :func:`to_json` renders them.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .errors import ModelError
+from .ir.omp import OmpProgram
+from .machine.model import MachineModel
+from .models.coherence_timing import Timing
+from .models.omp_program import ProgramPrediction, predict_program, repeat_slices
+
+
+@dataclass(frozen=True)
+class OmpRow:
+    """One thread count: ``prediction`` (:class:`~loopmodel.models.omp_program.ProgramPrediction`),
+    ``measured`` (:class:`~loopmodel.measure.omp_bench.ProgramMeasurement` or None),
+    ``speedup`` (predicted time on the smallest thread count / this one),
+    ``measured_speedup`` (same for the measurement, or None)."""
+    threads: int
+    prediction: ProgramPrediction
+    measured: object = None
+    speedup: float = 1.0
+    measured_speedup: float | None = None
+
+
+def coherence_timing(machine: MachineModel, machine_name: str) -> Timing:
+    """The timing functions of ``machine``'s ``coherence`` section.
+
+    Raises:
+        ModelError: the model has no ``coherence`` section (one line telling how to measure it).
+    """
+    if machine.coherence is None:
+        raise ModelError(f"machine model '{machine_name}' has no coherence section (transition timings); "
+                         "measure this host with `loopmodel machine probe --coherence` and use -m host")
+    return Timing(machine.coherence, int(machine.cacheline_size))
+
+
+def _cpus(timing: Timing) -> tuple:
+    if timing.table.cpus:
+        return tuple(timing.table.cpus)
+    return tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else tuple(range(os.cpu_count() or 1))
+
+
+def analyse_omp(program: OmpProgram, machine: MachineModel, threads, *, machine_name: str = "",
+                measure: bool = False, compiler: str = "gcc", min_time_s: float = 0.2,
+                measure_runner=None) -> tuple:
+    """Predict ``program`` for every thread count in ``threads`` and, with ``measure``, run it.
+
+    Args:
+        program: :class:`~loopmodel.ir.omp.OmpProgram`.
+        machine: a model with a ``coherence`` section (measured on this host for ``measure``).
+        threads: thread counts (ints >= 1), each within the measured ones.
+        measure: also run the program (:func:`loopmodel.measure.omp_bench.measure_program`),
+            pinned to the CPUs the transitions were measured on.
+    Returns:
+        tuple of :class:`OmpRow`, in the order of ``threads``.
+    Raises:
+        ModelError: no coherence section, or a thread count outside the measured ones.
+        ToolError: the measurement failed (compiler, run).
+    """
+    timing = coherence_timing(machine, machine_name)
+    top = timing.table.threads[-1]
+    for t in threads:
+        if not 1 <= t <= top:
+            raise ModelError(f"--threads {t}: the coherence table of '{machine_name}' covers 1..{top} threads")
+    preds = [predict_program(program, timing, t) for t in threads]
+    measured = [None] * len(preds)
+    if measure:
+        from .measure.omp_bench import build_harness, measure_program
+
+        exe = None if measure_runner else build_harness(program, compiler)
+        measured = [measure_program(program, t, _cpus(timing), min_time_s=min_time_s, compiler=compiler,
+                                    executable=exe, runner=measure_runner) for t in threads]
+    base = preds[0].total_seconds
+    mbase = measured[0].total_seconds if measured[0] else None
+    return tuple(OmpRow(p.threads, p, m, base / p.total_seconds if p.total_seconds else 1.0,
+                        mbase / m.total_seconds if m and m.total_seconds else None)
+                 for p, m in zip(preds, measured))
+
+
+def _phase_json(ph, measured) -> dict:
+    d = {"index": ph.index, "line": ph.line, "kind": ph.kind, "label": ph.label, "iteration": ph.iteration,
+         "seconds": ph.seconds, "overhead_seconds": ph.overhead_seconds,
+         "transitions": [{"transition": t.transition, "benchmark": t.benchmark, "seconds": t.seconds,
+                          "share": t.share} for t in ph.transitions],
+         "hints": list(ph.hints), "notes": list(ph.notes)}
+    if measured is not None:
+        m = measured.phases[ph.index]
+        d["measured"] = {"seconds": m.seconds, "median_seconds": m.median_seconds, "spread": m.spread,
+                         "error": ph.seconds / m.seconds - 1 if m.seconds > 0 else None}
+    return d
+
+
+def measured_iterations(program: OmpProgram, measured) -> tuple:
+    """Measured seconds per iteration of each repeat (sums of the phases' minima)."""
+    return tuple(tuple(sum(m.seconds for m in measured.phases[a:b]) for a, b in its)
+                 for _, its in repeat_slices(program))
+
+
+def _repeats_json(pred, measured, program) -> list:
+    out = [{"line": rp.line, "count": rp.count, "seconds_per_iteration": list(rp.seconds)} for rp in pred.repeats]
+    if measured is not None:
+        for d, m in zip(out, measured_iterations(program, measured)):
+            d["measured_seconds_per_iteration"] = list(m)
+    return out
+
+
+def to_json(rows, program: OmpProgram, machine_name: str) -> dict:
+    """The JSON document of ``loopmodel omp --json``: ``{"program", "machine", "units",
+    "notes", "threads": [{"threads", "total_seconds", "speedup", "phases": [...], "repeats",
+    "measured"?}]}``; phases in execution order, times in seconds for one execution after the
+    preceding phases; ``error`` = predicted / measured - 1."""
+    out = []
+    for r in rows:
+        p = r.prediction
+        d = {"threads": r.threads, "total_seconds": p.total_seconds, "speedup": r.speedup,
+             "phases": [_phase_json(ph, r.measured) for ph in p.phases],
+             "repeats": _repeats_json(p, r.measured, program)}
+        if r.measured is not None:
+            m = r.measured
+            d["measured"] = {"total_seconds": m.total_seconds, "speedup": r.measured_speedup,
+                             "repetitions": m.repetitions, "cpus": list(m.cpus),
+                             "compiler_flags": list(m.compiler_flags),
+                             "error": p.total_seconds / m.total_seconds - 1 if m.total_seconds > 0 else None}
+        out.append(d)
+    notes = list(dict.fromkeys(n for r in rows for n in r.prediction.notes))
+    return {"program": program.source, "machine": machine_name, "units": {"time": "s", "share": "fraction"},
+            "notes": notes, "threads": out}

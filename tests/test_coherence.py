@@ -210,7 +210,7 @@ def test_chunk_size_and_stride():
     assert Chunk("a", 5, 5).size == 0
 
 
-from loopmodel.models.coherence import chunks_of, master, static_schedule  # noqa: E402
+from loopmodel.models.coherence import static_schedule  # noqa: E402
 
 
 def test_static_schedule_blocks_with_remainders():
@@ -229,9 +229,3 @@ def test_static_schedule_covers_every_iteration_once(lo, n, threads):
     assert covered == list(range(lo, lo + n))
     sizes = [b - a for a, b in sched.values()]
     assert not sizes or max(sizes) - min(sizes) <= 1
-
-
-def test_chunks_for_affine_indices_and_master():
-    ch = chunks_of("x", static_schedule(0, 10, 2), scale=2, offset=1)
-    assert ch[0] == Chunk("x", 1, 10, 2) and ch[0].size == 5 * 8 and ch[1] == Chunk("x", 11, 20, 2)
-    assert master(0, 10) == {0: (0, 10)} and master(4, 4) == {}

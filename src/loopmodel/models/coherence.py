@@ -297,16 +297,3 @@ def static_schedule(lo: int, hi: int, threads: int) -> dict:
             out[t] = (start, start + count)
         start += count
     return out
-
-
-def chunks_of(array: str, schedule: dict, element_size: int = 8, scale: int = 1, offset: int = 0) -> dict:
-    """thread -> :class:`Chunk` of ``array`` for a loop whose iteration i touches element
-    ``scale x i + offset`` (an affine index; scale > 0)."""
-    return {t: Chunk(array, scale * a + offset, scale * (b - 1) + offset + 1, scale, element_size)
-            for t, (a, b) in schedule.items()}
-
-
-def master(lo: int, hi: int) -> dict:
-    """A ``master`` or ``single`` section's loop: every iteration on thread 0 (the paper models
-    ``single`` with thread 0 too)."""
-    return {0: (lo, hi)} if hi > lo else {}

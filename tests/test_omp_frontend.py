@@ -538,6 +538,38 @@ def test_phase_code_compiles_and_runs_in_a_harness(tmp_path):
              "{ t = 2.0; x[i] = t; }\n  #pragma omp single\n  s = 1.0;\n"
              "  #pragma omp for reduction(+:s)\n  for (int i = 0; i < N; ++i) s += x[i];\n}\n")
     assert _build_and_run(q, tmp_path, "block")["s"] == 2001.0
+    sink = parse_omp_c(KITCHEN_SINK, "sink.c")
+    assert {ph.kind for ph, _ in sink.phases()} == {"parallel", "sequential", "master", "single"}
+    assert _build_and_run(sink, tmp_path, "sink")["s"] == 16 * 8 * 3.0
+
+
+KITCHEN_SINK = """\
+#include <math.h>
+#define M 16
+#define N 8
+float a[M][N], b[M][N + 2];
+double v[M * N], s, t = 1.5;
+int i;
+for (i = 0; i < M; i++)
+    for (int j = 0; j < N + 2; ++j) b[i][j] = 1.0f;
+#pragma omp parallel for schedule(static) private(t)
+for (int r = M - 1; r >= 0; --r) {
+    t = 2.0;
+    #pragma omp simd
+    for (int j = 0; j < N; ++j) a[r][j] = t * b[r][j + 1] + sqrtf(b[r][j]);
+}
+#pragma omp parallel
+{
+    #pragma omp master
+    for (int k = 0; k < M * N; k += 2) v[k] = 0.0;
+    #pragma omp barrier
+    #pragma omp single nowait
+    for (int k = 1; k < M * N; k += 2) v[k] = 0.0;
+    #pragma omp for reduction(+:s) nowait
+    for (int p = 0; p < M; ++p)
+        for (int j = 0; j <= N - 1; ++j) { double u = a[p][j]; s += u; }
+}
+"""
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")

@@ -29,6 +29,21 @@ phase of the program are dropped with a note (nothing after them reads them). ``
 ``code_head`` have the ``#define`` values substituted, so they compile wherever the arrays
 and scalars are declared with the same names.
 
+Accesses: every array reference of a phase, statements in source order and, within a
+statement, in execution order (the right-hand side's reads left to right, then the write; a
+compound ``a[i] += ...`` reads ``a[i]`` first). A descending worksharing loop is modelled
+ascending over the same indices (noted: a static schedule hands thread 0 the highest ones).
+``OmpProgram.notes`` holds the program's notes (ignored non-OpenMP pragmas, dropped trailing
+statements) followed by every phase's notes as ``"line N: ..."``.
+
+OpenMP accepted: ``parallel for``, ``for`` (in a ``parallel`` block, or orphaned: one thread),
+``master``/``masked``, ``single``, ``barrier`` between loops, ``simd`` (alone, in
+``parallel for simd`` and ``for simd``: a no-op for the model); clauses ``schedule(static)``,
+``reduction``, ``private``, ``firstprivate``, ``lastprivate``, ``shared``, ``default``,
+``copyprivate``, ``nowait`` (noted: the model keeps the barrier) and the ``simd`` clauses.
+Everything else (other schedules or a chunk size, ``num_threads``, ``collapse``, ``if``,
+``ordered``, tasks, sections, ``critical``/``atomic``/``barrier`` inside loops) is an error.
+
 Every error is a one-line :class:`~loopmodel.errors.KernelError` naming the file and line.
 """
 from __future__ import annotations

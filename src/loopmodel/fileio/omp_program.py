@@ -160,18 +160,17 @@ def _join_pragma_continuations(text: str) -> str:
     return "\n".join(lines)
 
 
+_FUNCTION_HEAD = re.compile(r"^\s*(?:(?:static|inline|extern|const|unsigned|signed|long|short|void|char|int|float|"
+                            r"double)\s+\**\s*)+([A-Za-z_]\w*)\s*\([^;]*\)\s*\{?\s*$")
+
+
 def _reject_function_definitions(text: str, filename: str) -> None:
     """A syntax error from a function definition -> a clearer one-line error (else return)."""
-    from pycparser import c_ast, c_parser
-
-    try:
-        ast = c_parser.CParser().parse(re.sub(r"^\s*#.*$", "", text, flags=re.M), filename)
-    except Exception:  # not a file of top-level definitions either: the original error stands
-        return
-    for ext in ast.ext:
-        if isinstance(ext, c_ast.FuncDef):
+    for n, line in enumerate(text.split("\n"), 1):
+        m = _FUNCTION_HEAD.match(line)
+        if m:
             raise KernelError(f"function definitions are not supported (write the statements of "
-                              f"'{ext.decl.name}' at top level)", file=filename, line=ext.coord.line)
+                              f"'{m.group(1)}' at top level)", file=filename, line=n)
 
 
 def _stop_line(parser, last: int) -> int | None:

@@ -85,8 +85,35 @@ def read_kernel_text(path) -> str:
 
 def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
     """Parse kernel source text; see :func:`parse_kernel_file`."""
-    from pycparser import c_parser
+    items, defaults = parse_wrapped(text, filename)
+    return KernelBuilder(filename).build(items), defaults
 
+
+def parse_wrapped(text: str, filename: str) -> tuple:
+    """Kernel-style C text (declarations and statements at top level) -> pycparser statements.
+
+    Returns:
+        ``(items, defaults)``: the statement nodes (:func:`wrap_source`, :func:`parse_source`)
+        and ``{name: int}`` ``#define`` defaults.
+
+    Raises:
+        KernelError: see :func:`wrap_source` and :func:`parse_source`.
+    """
+    source, defaults = wrap_source(text, filename)
+    return parse_source(source, filename), defaults
+
+
+def wrap_source(text: str, filename: str) -> tuple:
+    """Kernel-style C text -> ``(source, defaults)``: the text wrapped in a function, ready for
+    pycparser, and the ``#define NAME <integer>`` defaults.
+
+    Comments are stripped (positions kept), ``#define`` lines read and ``#include`` lines
+    dropped; ``#pragma`` lines stay (pycparser ``Pragma`` nodes). Every line of ``source`` is
+    one below its line in the file (:meth:`KernelBuilder.err` subtracts it).
+
+    Raises:
+        KernelError: another preprocessor directive or an empty file (``file:line:col``).
+    """
     text = _strip_comments(text)
     defaults: dict = {}
     lines = text.split("\n")
@@ -113,9 +140,22 @@ def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
                           file=filename, line=n, col=line.index("#") + 1)
     if not any(line.strip() for line in lines):
         raise KernelError("kernel file is empty", file=filename)
-    source = _WRAP_HEAD + "\n".join(lines) + "\n}\n"
+    return _WRAP_HEAD + "\n".join(lines) + "\n}\n", defaults
+
+
+def parse_source(source: str, filename: str, parser=None) -> list:
+    """A source from :func:`wrap_source` -> the wrapped function's statement nodes.
+
+    Args:
+        parser: a ``pycparser.c_parser.CParser`` to use (a new one if None).
+
+    Raises:
+        KernelError: a syntax error (``file:line:col`` where pycparser gives one).
+    """
+    from pycparser import c_parser
+
     try:
-        ast = c_parser.CParser().parse(source, filename)
+        ast = (parser or c_parser.CParser()).parse(source, filename)
     except Exception as exc:  # pycparser raises ParseError (and sometimes others)
         msg = str(exc)
         m = re.match(r".*?:(\d+):(\d+):\s*(.*)", msg)
@@ -125,8 +165,7 @@ def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
                 what = f"syntax error before '{what[7:].strip()}'"
             raise KernelError(what, file=filename, line=max(line, 1), col=col) from None
         raise KernelError("syntax error: " + msg.split(": ", 1)[-1], file=filename) from None
-    body = ast.ext[0].body
-    return KernelBuilder(filename).build(body.block_items or []), defaults
+    return ast.ext[0].body.block_items or []
 
 
 class KernelBuilder:

@@ -80,15 +80,22 @@ def parse_kernel_yaml_file(path: str) -> tuple:
     Raises:
         KernelError: the file cannot be read or is not valid YAML of the described form.
     """
-    text = read_kernel_text(path)
+    return parse_kernel_yaml(load_yaml_text(read_kernel_text(path), str(path)), str(path))
+
+
+def load_yaml_text(text: str, filename: str):
+    """YAML text -> Python data (a :class:`yaml.SafeLoader` that also reads ``!!python/tuple``).
+
+    Raises:
+        KernelError: not valid YAML (one line naming ``filename``, line and column).
+    """
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 -- a SafeLoader subclass
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 -- a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         what = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        raise KernelError(f"not valid YAML: {what}", file=str(path),
+        raise KernelError(f"not valid YAML: {what}", file=filename,
                           line=mark.line + 1 if mark else None, col=mark.column + 1 if mark else None) from None
-    return parse_kernel_yaml(data, str(path))
 
 
 def parse_kernel_yaml(data, filename: str = "<kernel.yml>") -> tuple:
@@ -113,6 +120,31 @@ def parse_kernel_yaml(data, filename: str = "<kernel.yml>") -> tuple:
     return _YamlKernel(filename).build(data)
 
 
+def read_expression(builder: KernelBuilder, value, allowed: tuple, what: str) -> Poly:
+    """An integer or an expression string -> Poly, read with ``builder``'s C integer-expression
+    grammar (:meth:`KernelBuilder.affine`: constants, size names, ``+ - *``, affine in the
+    loop indices ``allowed``); ``what`` names the value in messages. Nothing is evaluated as code.
+
+    Raises:
+        KernelError: not an integer or a string, not an expression, or outside the grammar
+            (message only: the caller adds the position).
+    """
+    from pycparser import c_parser
+
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise KernelError(f"{what} must be an integer or an expression such as 'N-1', got {value!r}")
+    if isinstance(value, int):
+        return Poly.const(value)
+    try:
+        ast = c_parser.CParser().parse(f"int __loopmodel_value = ({value});")
+    except Exception:  # pycparser's ParseError (and sometimes others): not an expression
+        raise KernelError(f"cannot read '{value}' as an integer expression") from None
+    try:
+        return builder.affine(ast.ext[0].init, allowed, what)
+    except KernelError as exc:  # its position is in the wrapped text: the caller names the key
+        raise KernelError(f"'{value}': {exc.message}") from None
+
+
 class _YamlKernel:
     """Builds the Kernel; expressions go through the C front-end's ``affine`` grammar."""
 
@@ -126,20 +158,10 @@ class _YamlKernel:
 
     def expr(self, value, allowed: tuple, what: str, where: str) -> Poly:
         """An integer or an expression string -> Poly (C integer-expression grammar, affine in ``allowed``)."""
-        from pycparser import c_parser
-
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise self.err(where, f"{what} must be an integer or an expression such as 'N-1', got {value!r}")
-        if isinstance(value, int):
-            return Poly.const(value)
         try:
-            ast = c_parser.CParser().parse(f"int __loopmodel_value = ({value});")
-        except Exception:  # pycparser's ParseError (and sometimes others): not an expression
-            raise self.err(where, f"cannot read '{value}' as an integer expression") from None
-        try:
-            return self.b.affine(ast.ext[0].init, allowed, what)
-        except KernelError as exc:  # its position is in the wrapped text: name the key instead
-            raise self.err(where, f"'{value}': {exc.message}") from None
+            return read_expression(self.b, value, allowed, what)
+        except KernelError as exc:
+            raise self.err(where, exc.message) from None
 
     def mapping(self, data, key: str) -> dict:
         value = data[key]

@@ -279,3 +279,16 @@ def test_real_run_is_plausible():
     assert all(0 < s < 1e-2 for s in t.region_overhead.values())
     assert t.seconds["L I"][1][1] > t.seconds["L M own"][1][1]  # a flushed chunk comes from memory
     assert set(LOAD_KEYS) & set(t.seconds) == {"L I", "L M own", "L M other"}
+
+
+def test_machine_show_prints_the_section_so_that_it_loads_back(tmp_path, capsys):
+    from loopmodel.cli import main
+    table = small_table()
+    path = tmp_path / "m.yml"
+    path.write_text(machine_text(_example_mapping(table), ["test"]))
+    assert main(["machine", "show", str(path)]) == 0
+    shown = tmp_path / "shown.yml"
+    shown.write_text(capsys.readouterr().out)
+    assert load_machine(str(shown)).coherence == table
+    assert main(["machine", "show", "SkylakeSP_Gold-6148"]) == 0
+    assert "coherence" not in capsys.readouterr().out

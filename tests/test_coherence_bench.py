@@ -292,3 +292,29 @@ def test_machine_show_prints_the_section_so_that_it_loads_back(tmp_path, capsys)
     assert load_machine(str(shown)).coherence == table
     assert main(["machine", "show", "SkylakeSP_Gold-6148"]) == 0
     assert "coherence" not in capsys.readouterr().out
+
+
+def test_coherence_only_cannot_go_with_no_store(monkeypatch, tmp_path, capsys):
+    from loopmodel.cli import main
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
+    assert main(["machine", "probe", "--coherence-only", "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--no-store" in err
+
+
+def test_coherence_and_coherence_only_exclude_each_other(capsys):
+    from loopmodel.cli import main
+    with pytest.raises(SystemExit):
+        main(["machine", "probe", "--coherence", "--coherence-only"])
+    assert "not allowed with" in capsys.readouterr().err
+
+
+def test_one_cpu_per_core_leaves_smt_siblings_out(tmp_path):
+    from loopmodel.measure.topology import one_cpu_per_core
+    for cpu, core in ((0, 0), (1, 1), (2, 0), (3, 1)):
+        top = tmp_path / "sys/devices/system/cpu" / f"cpu{cpu}" / "topology"
+        top.mkdir(parents=True)
+        (top / "physical_package_id").write_text("0\n")
+        (top / "core_id").write_text(f"{core}\n")
+    assert one_cpu_per_core([0, 1, 2, 3], str(tmp_path)) == (0, 1)
+    assert one_cpu_per_core([2, 3, 5], str(tmp_path)) == (2, 3, 5)  # cpu5: no sysfs entry

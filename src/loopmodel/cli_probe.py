@@ -56,6 +56,9 @@ def run(args) -> int:
     toolchain.find_compiler(args.compiler)  # before minutes of work
     cores = _cores(args.cores)
     if getattr(args, "coherence_only", False):
+        if args.no_store:
+            from .errors import DefineError
+            raise DefineError("--coherence-only updates the stored '-m host' model; it cannot go with --no-store")
         return _coherence_only(args, ProbeOptions.make(cores, args.quick, args.compiler, coherence=True))
     options = ProbeOptions.make(cores, args.quick, args.compiler, getattr(args, "coherence", False))
     data = _with_progress(lambda progress: run_probe(options, progress))

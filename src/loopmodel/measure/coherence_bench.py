@@ -213,7 +213,12 @@ def _r(x: float) -> float:
 
 
 def _collect(data: dict, t: int, seconds: dict, spread: dict, notes: list) -> None:
-    """Min-of-K minus the timer overhead and the spread of each key and size, into the tables."""
+    """Min-of-K minus the timer overhead and the spread of each key and size, into the tables.
+
+    A point at or below the timer overhead is kept at a tenth of it (the table holds positive
+    times only); points within :data:`RESOLUTION_FACTOR` x the overhead and noisy points are
+    counted in ``notes``.
+    """
     timer = data["timer_overhead"]
     for key in data["missing"]:
         notes.append(f"'{key}' not measured at T={t}: its initial state needs another thread on a CPU of its "

@@ -266,7 +266,7 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     streams, offsets = _extras(topo, effective, options, steps)
     training = _training(effective, host["compiler_flags"], options, steps)
     coherence = steps.attempt("coherence transitions", probe_coherence, options, last_level_bytes(topo, effective),
-                              steps.progress) if options.coherence else None
+                              steps.progress, root) if options.coherence else None
     clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
@@ -451,19 +451,23 @@ def last_level_bytes(topo, effective: dict) -> int | None:
     return caches[-1].size if caches else None
 
 
-def coherence_plan(options: ProbeOptions, llc_bytes: int | None) -> tuple:
+def coherence_plan(options: ProbeOptions, llc_bytes: int | None, root: str = "/") -> tuple:
     """``(cpus, threads, sizes, repetitions)`` of the probe's coherence step.
 
     Threads T = 1..N (``--quick``: 1 and N), N the largest core count of ``options``; the
-    first max(N, 3) CPUs this process may use (a third one lets ``S other`` be set up); chunk
-    sizes from 4 KiB to 4 x ``llc_bytes`` (32 MiB where unknown), two per octave (``--quick``:
-    powers of two only), each at most the memory cap (:func:`_memory_cap`) over N.
+    first max(N, 3) CPUs this process may use, one per physical core where there are enough
+    cores (:func:`~loopmodel.measure.topology.one_cpu_per_core`; a third CPU lets ``S other``
+    be set up); chunk sizes from 4 KiB to 4 x ``llc_bytes`` (32 MiB where unknown), two per
+    octave (``--quick``: powers of two only), each at most the memory cap (:func:`_memory_cap`)
+    over N. ``root``: where sysfs is found.
     """
     from .coherence_bench import coherence_sizes
+    from .topology import one_cpu_per_core
 
     n = max(options.cores)
     allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(usable_cpus()))
-    cpus = tuple(allowed[:max(n, 3)])
+    cores = one_cpu_per_core(allowed, root)
+    cpus = tuple((list(cores) + [c for c in allowed if c not in cores])[:max(n, 3)])
     threads = tuple(sorted({1, n})) if options.quick else tuple(range(1, n + 1))
     top = max(min(4 * (llc_bytes or 32 * MiB), _memory_cap() // n), 4 * KiB)
     sizes = coherence_sizes(int(top) // 64 * 64, 4 * KiB)
@@ -472,7 +476,7 @@ def coherence_plan(options: ProbeOptions, llc_bytes: int | None) -> tuple:
     return cpus, threads, sizes, options.repetitions
 
 
-def probe_coherence(options: ProbeOptions, llc_bytes: int | None, progress=None) -> tuple:
+def probe_coherence(options: ProbeOptions, llc_bytes: int | None, progress=None, root: str = "/") -> tuple:
     """The coherence step: ``(CoherenceTable, provenance dict)`` (:func:`coherence_plan`,
     :func:`loopmodel.measure.coherence_bench.measure_coherence`).
 
@@ -481,7 +485,7 @@ def probe_coherence(options: ProbeOptions, llc_bytes: int | None, progress=None)
     """
     from .coherence_bench import measure_coherence
 
-    cpus, threads, sizes, reps = coherence_plan(options, llc_bytes)
+    cpus, threads, sizes, reps = coherence_plan(options, llc_bytes, root)
     if progress is not None:
         progress("coherence transitions", 0, 1)
     t0 = time.monotonic()

@@ -707,6 +707,11 @@ def _dump(m) -> dict:
         lvl: {"cores": list(t.cores), **{name: [_q(v, "B/s", 1e9, "G") for v in vals]
                                          for name, vals in t.bandwidths.items()}}
         for lvl, t in m.benchmarks.measurements.items()}
+    d.pop("coherence", None)
+    if m.coherence is not None:
+        from .fileio.machine_writer import coherence_mapping
+
+        d["coherence"] = coherence_mapping(m.coherence)
     return d
 
 

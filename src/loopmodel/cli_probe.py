@@ -1,10 +1,14 @@
 """``loopmodel machine probe``: measure this host and write its machine model.
 
     loopmodel machine probe [-o host.yml] [--quick] [--cores 1:N] [--force] [--compiler gcc]
+                            [--coherence | --coherence-only]
 
 Parses the options, runs :func:`loopmodel.measure.probe.run_probe` with a progress bar on
 stderr, builds the model (:func:`loopmodel.hostmodel.build_host_model`), writes it (``-o``,
-else stdout) and keeps it as this host's model for ``-m host``. Errors are one line.
+else stdout) and keeps it as this host's model for ``-m host``. ``--coherence`` adds the MESI
+transition table (benchmark-based-coherence-model.txt §IV) to the probe;
+``--coherence-only`` measures only that table and adds it to (or replaces it in) the stored
+``-m host`` model, keeping everything else. Errors are one line.
 """
 from __future__ import annotations
 
@@ -24,6 +28,13 @@ def add_arguments(pr) -> None:
     pr.add_argument("--compiler", default="gcc", help="C compiler for the benchmarks (default gcc)")
     pr.add_argument("--no-store", action="store_true",
                     help="do not keep the model as this host's '-m host' model")
+    what = pr.add_mutually_exclusive_group()
+    what.add_argument("--coherence", action="store_true",
+                      help="also measure the MESI transition table (load/store of a chunk in state M, E, S, I at "
+                           "1..N threads, 4 KiB to 4x the last-level cache) into the model's coherence section")
+    what.add_argument("--coherence-only", action="store_true",
+                      help="measure only the MESI transition table and add it to (or replace it in) the stored "
+                           "'-m host' model, keeping everything else in it")
 
 
 def run(args) -> int:
@@ -44,7 +55,12 @@ def run(args) -> int:
 
     toolchain.find_compiler(args.compiler)  # before minutes of work
     cores = _cores(args.cores)
-    options = ProbeOptions.make(cores, args.quick, args.compiler)
+    if getattr(args, "coherence_only", False):
+        if args.no_store:
+            from .errors import DefineError
+            raise DefineError("--coherence-only updates the stored '-m host' model; it cannot go with --no-store")
+        return _coherence_only(args, ProbeOptions.make(cores, args.quick, args.compiler, coherence=True))
+    options = ProbeOptions.make(cores, args.quick, args.compiler, getattr(args, "coherence", False))
     data = _with_progress(lambda progress: run_probe(options, progress))
     model = build_host_model(data)
     header = [f"loopmodel machine model of the host '{data.host.get('hostname')}' ({data.topology.model_name}), "
@@ -104,3 +120,53 @@ def _summary(model, output: str | None, stored) -> None:
              f"{m.links[-1].penalty_load:.2f} cy/CL; p0 {m.contention_p0:.3g}"]
     lines += [f"note: {n}" for n in model.notes]
     sys.stderr.write("\n".join(lines) + "\n")
+
+
+def _coherence_only(args, options) -> int:
+    """``--coherence-only``: measure the transition table and put it into the stored host model.
+
+    Everything else in the stored file stays as it was (its comment lines and sections); the
+    file is replaced atomically. With ``-o`` the updated model is written there too.
+
+    Raises:
+        MachineError: no stored host model, or it cannot be read or written (one line).
+        ToolError: the benchmark fails (one line).
+    """
+    from .errors import MachineError
+    from .fileio.host_models import resolve_host
+    from .fileio.machine_files import read_yaml
+    from .fileio.machine_writer import coherence_mapping, machine_text
+    from .fileio.machine_schema import validate_mapping
+    from .fileio.output import replace_atomically, write_output
+    from .measure.probe import probe_coherence
+
+    path = resolve_host()
+    text = path.read_text(encoding="utf-8")
+    mapping = read_yaml(str(path), text.encode("utf-8"))
+    validate_mapping(mapping, str(path))
+    table, info = _with_progress(lambda progress: probe_coherence(options, _stored_llc(mapping), progress))
+    mapping["coherence"] = coherence_mapping(table)
+    mapping["probe"] = {**(mapping.get("probe") or {}), "coherence": info}
+    header = [ln[2:] if ln.startswith("# ") else ln[1:] for ln in text.splitlines() if ln.startswith("#")]
+    new = machine_text(mapping, header)
+    if args.output:
+        write_output(args.output, new, "-o", args.force)
+    try:
+        replace_atomically(path, new)
+    except OSError as exc:
+        raise MachineError(f"cannot update the stored host model: {exc.strerror or exc}", file=str(path)) from None
+    sys.stderr.write(f"coherence table ({len(table.sizes)} sizes, T = {', '.join(map(str, table.threads))}) added to "
+                     f"{path}" + (f" and written to {args.output}" if args.output else "") + "\n")
+    sys.stderr.write("".join(f"note: {n}\n" for n in table.notes))
+    return 0
+
+
+def _stored_llc(mapping: dict):
+    """The last cache's effective capacity (bytes) a stored probe measured, else its size in the model."""
+    eff = (((mapping.get("probe") or {}).get("fits") or {}).get("effective_capacity_B") or {})
+    if eff:
+        return int(list(eff.values())[-1])
+    from .units import parse_quantity
+
+    caches = [lv for lv in mapping.get("memory_hierarchy", []) if lv.get("level") != "MEM" and lv.get("size")]
+    return int(parse_quantity(caches[-1]["size"], "size")) if caches else None

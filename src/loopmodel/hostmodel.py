@@ -20,6 +20,9 @@ model as measured; what the model assumes is fitted, not guessed
 * the contention parameter p0 (§3.4.4, eq. 5) from the 1..N-core memory curves
   (:func:`loopmodel.models.scaling.fit_p0`).
 
+With ``--coherence`` the measured MESI transition table goes into the ``coherence`` section
+as measured (benchmark-based-coherence-model.txt §IV), its provenance into ``probe.coherence``.
+
 The result is a plain mapping in the machine-file format, validated against the schema,
 with a ``probe`` section holding every raw figure and fit (provenance).
 """
@@ -90,6 +93,10 @@ def build_host_model(data) -> HostModel:
     machine = validate_mapping(mapping, "<probe>")
     fits["latency_estimate"] = _latency_estimate(data, machine)
     mapping, fits["contention_p0"] = _fit_p0(mapping, machine, data, notes)
+    if data.coherence is not None:
+        from .fileio.machine_writer import coherence_mapping
+        mapping["coherence"] = coherence_mapping(data.coherence)
+        notes += [f"coherence: {n}" for n in data.coherence.notes]
     from .measure.provenance import probe_section
     mapping["probe"] = probe_section(data, fits, notes)
     machine = validate_mapping(mapping, "<probe>")

@@ -63,3 +63,13 @@ class CoherenceTable:
                 if len(row) != len(self.sizes) or any(not (x > 0) for x in row):
                     raise ValueError(f"coherence transition '{key}' T={t}: need one positive time "
                                      f"per size ({len(self.sizes)})")
+        for key, per_t in self.spread.items():
+            if key not in self.seconds:
+                raise ValueError(f"coherence spread of '{key}': no timings of that transition")
+            for t, row in per_t.items():
+                if t not in self.seconds[key] or len(row) != len(self.sizes) or any(not (x >= 0) for x in row):
+                    raise ValueError(f"coherence spread of '{key}' T={t}: need one value >= 0 per size "
+                                     f"({len(self.sizes)}) of a measured thread count")
+        for t, s in self.region_overhead.items():
+            if t not in self.threads or not (s >= 0):
+                raise ValueError(f"coherence region overhead T={t}: need seconds >= 0 of a measured thread count")

@@ -178,3 +178,87 @@ def _measured(level, name, vals, cores, kernels) -> tuple:
         return tuple(parse_quantity(x, "bandwidth_s") for x in vals)
     except UnitError as exc:
         raise ValueError(f"measurements.{level}.{name}: {exc}") from None
+
+
+#: keys of a machine file's ``coherence`` section (units in the names) -> CoherenceTable fields
+COHERENCE_KEYS = {"element size [B]": "element_size", "stride [B]": "stride", "sizes [B]": "sizes",
+                  "threads": "threads", "cpus": "cpus", "region overhead [s]": "region_overhead",
+                  "seconds [s]": "seconds", "spread": "spread", "notes": "notes"}
+
+
+def coherence_section(v):
+    """``coherence``: the measured MESI transition table
+    (:class:`~loopmodel.machine.coherence.CoherenceTable`, benchmark-based-coherence-model.txt §IV).
+
+    A file writes ``{element size [B]: 8, stride [B]: 8, sizes [B]: [...], threads: [1, 2],
+    cpus: [0, 1], region overhead [s]: {T: s}, seconds [s]: {key: {T: [s per size]}},
+    spread: {key: {T: [...]}}, notes: [...]}``.
+
+    Raises:
+        ValueError: the key of the section that is wrong and what is wrong (one line).
+    """
+    from .coherence import CoherenceTable
+
+    if v is None or isinstance(v, CoherenceTable):
+        return v
+    if not isinstance(v, dict):
+        raise ValueError("must be a mapping (sizes [B], threads, seconds [s], ...)")
+    unknown = [k for k in v if k not in COHERENCE_KEYS]
+    if unknown:
+        raise ValueError(f"unknown key '{unknown[0]}' (known: {', '.join(COHERENCE_KEYS)})")
+    for k in ("sizes [B]", "threads", "seconds [s]"):
+        if k not in v:
+            raise ValueError(f"'{k}' is missing")
+    out = {"sizes": _ints(v, "sizes [B]"), "threads": _ints(v, "threads"), "cpus": _ints(v, "cpus", ())}
+    for k in ("element size [B]", "stride [B]"):
+        if k in v:
+            if isinstance(v[k], bool) or not isinstance(v[k], int) or v[k] <= 0:
+                raise ValueError(f"'{k}' must be a positive whole number of bytes")
+            out[COHERENCE_KEYS[k]] = v[k]
+    out["region_overhead"] = _per_thread(v.get("region overhead [s]", {}), "region overhead [s]", scalar=True)
+    out["seconds"] = _transition_rows(v["seconds [s]"], "seconds [s]")
+    out["spread"] = _transition_rows(v.get("spread") or {}, "spread")
+    notes = v.get("notes") or []
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise ValueError("'notes' must be a list of strings")
+    try:
+        return CoherenceTable(notes=tuple(notes), **out)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _ints(v: dict, key: str, default=None) -> tuple:
+    vals = v.get(key, default)
+    if not isinstance(vals, (list, tuple)) or not all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
+        raise ValueError(f"'{key}' must be a list of whole numbers")
+    return tuple(vals)
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _per_thread(block, key: str, scalar: bool = False) -> dict:
+    """``{T: value}`` (scalar) or ``{T: [values]}`` with whole-number T."""
+    if not isinstance(block, dict):
+        raise ValueError(f"'{key}' must map thread counts to {'seconds' if scalar else 'lists'}")
+    out = {}
+    for t, val in block.items():
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise ValueError(f"'{key}': thread count {t!r} is not a whole number")
+        if scalar:
+            if not _number(val) or val < 0:
+                raise ValueError(f"'{key}' T={t}: must be a number >= 0")
+            out[t] = float(val)
+        else:
+            if not isinstance(val, list) or not all(_number(x) for x in val):
+                raise ValueError(f"'{key}' T={t}: must be a list of numbers, one per size")
+            out[t] = tuple(float(x) for x in val)
+    return out
+
+
+def _transition_rows(block, key: str) -> dict:
+    """``{transition: {T: (values per size)}}``."""
+    if not isinstance(block, dict):
+        raise ValueError(f"'{key}' must map transitions ('L M other', ...) to thread counts")
+    return {str(k): _per_thread(rows, f"{key}.{k}") for k, rows in block.items()}

@@ -23,6 +23,7 @@ from typing import Annotated, Literal, Optional
 from annotated_types import Ge, Gt, Le
 
 from . import fields as fx
+from .coherence import CoherenceTable
 from .fields import OPS, Convert
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
@@ -228,6 +229,9 @@ class MachineModel:
     ``probe``: provenance of a model measured on its host (``loopmodel machine probe``): the
     host, date, tools, every benchmark's raw figures with their spread and the fits, as plain
     data; the model never reads it.
+    ``coherence``: the measured MESI transition table
+    (:class:`~loopmodel.machine.coherence.CoherenceTable`, benchmark-based-coherence-model.txt
+    §IV), or None where not measured (``loopmodel machine probe --coherence``).
     """
 
     __pydantic_config__ = _STRICT
@@ -253,6 +257,7 @@ class MachineModel:
     compiler: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
     probe: dict = field(default_factory=dict)
+    coherence: Annotated[Optional[CoherenceTable], Convert(fx.coherence_section)] = None
 
     @staticmethod
     def link_name(pair) -> str:

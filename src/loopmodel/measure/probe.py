@@ -15,7 +15,9 @@ per-level bandwidths, the memory penalty and the contention curve):
    effective capacity of every cache is found (:func:`loopmodel.models.link_fit.effective_capacities`);
 5. every benchmark kernel at 1..N cores with its working set inside each level's effective
    capacity (per core for private levels, in total for shared ones), and in memory;
-6. the cost of many concurrent streams and of misaligned (cache-line-split) streaming.
+6. the cost of many concurrent streams and of misaligned (cache-line-split) streaming;
+7. with ``coherence``: the MESI transition table at 1..N threads (:mod:`.coherence_bench`,
+   benchmark-based-coherence-model.txt §IV), chunks from 4 KiB to 4 x the last-level cache.
 
 A step that cannot run (no compiler for an ISA, sysfs missing, pinning refused) leaves a
 note and the probe goes on; the model builder says what it had to assume instead.
@@ -58,20 +60,22 @@ class ProbeOptions:
         repetitions: runs per point (min-of-K; spread from all K).
         min_time_s: shortest duration of one run, seconds.
         compiler: C compiler for the benchmarks.
+        coherence: also measure the MESI transition table (step 7).
     """
     cores: tuple
     quick: bool = False
     repetitions: int = 5
     min_time_s: float = 0.02
     compiler: str = "gcc"
+    coherence: bool = False
 
     @classmethod
-    def make(cls, cores=None, quick: bool = False, compiler: str = "gcc") -> "ProbeOptions":
+    def make(cls, cores=None, quick: bool = False, compiler: str = "gcc", coherence: bool = False) -> "ProbeOptions":
         cores = tuple(cores) if cores else tuple(range(1, usable_cpus() + 1))
         if quick:
             cores = tuple(sorted({cores[0], cores[-1]}))
-            return cls(cores, True, 3, 0.004, compiler)
-        return cls(cores, False, 5, 0.015, compiler)
+            return cls(cores, True, 3, 0.004, compiler, coherence)
+        return cls(cores, False, 5, 0.015, compiler, coherence)
 
 
 def usable_cpus() -> int:
@@ -99,6 +103,9 @@ class ProbeData:
         training: single-core times of :data:`TRAINING_SOURCE` with its data in L2, L3 and
             memory: ``{"kernel", "level", "defines", "seconds_per_it", "clock_Hz"}`` dicts
             (the clock measured right around the point).
+        coherence: :class:`~loopmodel.machine.coherence.CoherenceTable` or None (not asked
+            for or failed).
+        coherence_info: its provenance (:func:`coherence_provenance`), or empty.
     """
     host: dict
     topology: object
@@ -112,6 +119,8 @@ class ProbeData:
     notes: tuple = ()
     options: ProbeOptions | None = None
     training: tuple = ()
+    coherence: object = None
+    coherence_info: dict = field(default_factory=dict)
 
 
 def point_seconds_per_it(p) -> float:
@@ -256,10 +265,12 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     tables = _tables(topo, effective, options, steps)
     streams, offsets = _extras(topo, effective, options, steps)
     training = _training(effective, host["compiler_flags"], options, steps)
+    coherence = steps.attempt("coherence transitions", probe_coherence, options, last_level_bytes(topo, effective),
+                              steps.progress, root) if options.coherence else None
     clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
-                     options, training)
+                     options, training, *(coherence or (None, {})))
 
 
 def _more_clock(clock, options, steps):
@@ -429,3 +440,62 @@ def _training(effective: dict, flags: str, options, steps) -> tuple:
             out.append({"kernel": TRAINING_NAME, "level": level, "defines": {"N": n},
                         "seconds_per_it": m.seconds_per_it_min, "clock_Hz": (before.median_hz + after.median_hz) / 2})
     return tuple(out)
+
+
+def last_level_bytes(topo, effective: dict) -> int | None:
+    """Effective capacity of the last cache (bytes): the probe's measurement, else sysfs; None
+    where neither is known."""
+    if effective:
+        return int(list(effective.values())[-1])
+    caches = data_caches(topo)
+    return caches[-1].size if caches else None
+
+
+def coherence_plan(options: ProbeOptions, llc_bytes: int | None, root: str = "/") -> tuple:
+    """``(cpus, threads, sizes, repetitions)`` of the probe's coherence step.
+
+    Threads T = 1..N (``--quick``: 1 and N), N the largest core count of ``options``; the
+    first max(N, 3) CPUs this process may use, one per physical core where there are enough
+    cores (:func:`~loopmodel.measure.topology.one_cpu_per_core`; a third CPU lets ``S other``
+    be set up); chunk sizes from 4 KiB to 4 x ``llc_bytes`` (32 MiB where unknown), two per
+    octave (``--quick``: powers of two only), each at most the memory cap (:func:`_memory_cap`)
+    over N. ``root``: where sysfs is found.
+    """
+    from .coherence_bench import coherence_sizes
+    from .topology import one_cpu_per_core
+
+    n = max(options.cores)
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(usable_cpus()))
+    cores = one_cpu_per_core(allowed, root)
+    cpus = tuple((list(cores) + [c for c in allowed if c not in cores])[:max(n, 3)])
+    threads = tuple(sorted({1, n})) if options.quick else tuple(range(1, n + 1))
+    top = max(min(4 * (llc_bytes or 32 * MiB), _memory_cap() // n), 4 * KiB)
+    sizes = coherence_sizes(int(top) // 64 * 64, 4 * KiB)
+    if options.quick:
+        sizes = tuple(s for s in sizes if s & (s - 1) == 0) or sizes[:1]
+    return cpus, threads, sizes, options.repetitions
+
+
+def probe_coherence(options: ProbeOptions, llc_bytes: int | None, progress=None, root: str = "/") -> tuple:
+    """The coherence step: ``(CoherenceTable, provenance dict)`` (:func:`coherence_plan`,
+    :func:`loopmodel.measure.coherence_bench.measure_coherence`).
+
+    Raises:
+        ToolError: the benchmark cannot be built or run (one line).
+    """
+    from .coherence_bench import measure_coherence
+
+    cpus, threads, sizes, reps = coherence_plan(options, llc_bytes, root)
+    if progress is not None:
+        progress("coherence transitions", 0, 1)
+    t0 = time.monotonic()
+    table = measure_coherence(cpus, sizes, threads, repetitions=reps, compiler=options.compiler, llc_bytes=llc_bytes)
+    return table, coherence_provenance(table, reps, options.compiler, time.monotonic() - t0)
+
+
+def coherence_provenance(table, repetitions: int, compiler: str, duration_s: float) -> dict:
+    """What the ``probe`` section records about a coherence measurement: date (ISO 8601, UTC),
+    CPUs, repetitions K, compiler, duration in s."""
+    return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpus": list(table.cpus),
+            "threads": list(table.threads), "repetitions": repetitions, "compiler": compiler,
+            "duration_s": round(duration_s, 1)}

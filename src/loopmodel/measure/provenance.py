@@ -65,7 +65,8 @@ def probe_section(data, fits: dict, notes: list) -> dict:
     opts = data.options
     if opts is not None:
         cores = f"{opts.cores[0]}:{opts.cores[-1]}" if len(opts.cores) > 1 else str(opts.cores[0])
-        out["command"] = f"loopmodel machine probe{' --quick' if opts.quick else ''} --cores {cores}"
+        out["command"] = (f"loopmodel machine probe{' --quick' if opts.quick else ''}"
+                          f"{' --coherence' if opts.coherence else ''} --cores {cores}")
         out["repetitions"], out["min_time_s"] = opts.repetitions, opts.min_time_s
     out["topology"] = _topology(data.topology)
     if data.clock is not None:
@@ -84,6 +85,8 @@ def probe_section(data, fits: dict, notes: list) -> dict:
     out["misaligned"] = _offsets(data)
     out["training"] = [{**t, "seconds_per_it": _r(t["seconds_per_it"]), "clock_Hz": _r(t["clock_Hz"], 5)}
                        for t in data.training]
+    if data.coherence_info:
+        out["coherence"] = _plain(data.coherence_info)
     out["fits"] = _plain(fits)
     out["notes"] = list(dict.fromkeys(notes))
     return out

@@ -266,3 +266,18 @@ def _numa(root: str, cpus: tuple, notes: list) -> tuple:
         notes.append("no NUMA nodes in sysfs: one NUMA domain of all CPUs assumed")
         return (cpus,)
     return tuple(domains)
+
+
+def one_cpu_per_core(cpus, root: str = "/") -> tuple:
+    """The first logical CPU of each physical core among ``cpus`` (in their order): SMT
+    siblings of a CPU already taken are left out. A CPU whose core sysfs does not give counts
+    as a core of its own."""
+    cpu_dir = os.path.join(root, "sys/devices/system/cpu")
+    seen, out = set(), []
+    for c in cpus:
+        place = _place(cpu_dir, c, {"places": {}})
+        if place is None or place not in seen:
+            out.append(c)
+            if place is not None:
+                seen.add(place)
+    return tuple(out)

@@ -7,6 +7,7 @@ section and returns one :class:`OmpRow` per thread count; :func:`to_json` render
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -42,6 +43,66 @@ def coherence_timing(machine: MachineModel, machine_name: str) -> Timing:
     return Timing(machine.coherence, int(machine.cacheline_size))
 
 
+def _declarations(program: OmpProgram) -> str:
+    lines = [f"{a.ctype} {a.name}{''.join(f'[{d}]' for d in a.dims)};" for a in program.arrays.values()]
+    return "\n".join(lines + [f"{ctype} {name};" for name, ctype in program.scalars]) + "\n"
+
+
+def _core_per_iteration(phase, kernel, machine: MachineModel) -> float | None:
+    """In-core cycles per iteration of ``kernel`` (the phase's loop nest), or None if unknown.
+
+    The analytic in-core model (kerncraft-tool-paper.txt §2.3, ECM T_OL) of one iteration.
+    A reduction is kept in source order (scalar, latency-bound) unless the loop has an OpenMP
+    ``simd`` directive, which lets the compiler reassociate it; gcc then keeps one vector
+    accumulator, so the reduction's latency chain bounds each SIMD-width group of iterations
+    (dependency latency / lanes), and a multiply-add update becomes an FMA chain
+    (``vfmadd231pd``: the FMA latency).
+    """
+    from .analysis import analytic_incore
+
+    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
+    per_cl = machine.cacheline_size / elem
+    seq = analytic_incore(kernel, machine, per_cl, True, False, "OpenMP loop without simd: source order")
+    if not phase.simd:
+        return None if seq.T_OL is None else seq.T_OL / per_cl
+    vec = analytic_incore(kernel, machine, per_cl, True, True, "OpenMP simd reduction")
+    if vec.T_OL is None:
+        return None
+    chain = seq.dependency or 0.0
+    if chain and vec.operations.get("FMA") and "FMA" in machine.in_core.latency:
+        chain = max(chain, machine.in_core.latency["FMA"])  # the vector chain is contracted to FMAs
+    return max(vec.T_OL / per_cl, chain / max(vec.lanes, 1))
+
+
+def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
+    """``(phase -> in-core seconds per iteration of its loop nest or None, notes)``: the
+    analytic in-core model of each phase's loop nest (:func:`_core_per_iteration`) at the
+    machine's clock. A phase without C code (YAML) or whose nest the kernel front end does not
+    take (e.g. sibling inner loops) has None and a note: its time is its memory time alone."""
+    from .errors import LoopmodelError
+    from .fileio.c_kernel import parse_kernel
+
+    out, notes = {}, []
+    decls = _declarations(program)
+    for phase, _ in program.phases():
+        if phase in out:
+            continue
+        out[phase] = None
+        if not phase.loop_code:
+            notes.append(f"line {phase.line}: no C code, so no in-core time: memory time only")
+            continue
+        try:
+            kernel, _ = parse_kernel(decls + phase.loop_code, f"{program.source}:{phase.line}")
+            cy = _core_per_iteration(phase, kernel, machine)
+        except LoopmodelError as exc:
+            notes.append(f"line {phase.line}: no in-core time ({exc.message}): memory time only")
+            continue
+        out[phase] = None if cy is None else cy / machine.clock
+        if cy is None:
+            notes.append(f"line {phase.line}: the machine model lacks an in-core figure: memory time only")
+    return out, tuple(dict.fromkeys(notes))
+
+
 def _cpus(timing: Timing) -> tuple:
     if timing.table.cpus:
         return tuple(timing.table.cpus)
@@ -70,7 +131,9 @@ def analyse_omp(program: OmpProgram, machine: MachineModel, threads, *, machine_
     for t in threads:
         if not 1 <= t <= top:
             raise ModelError(f"--threads {t}: the coherence table of '{machine_name}' covers 1..{top} threads")
-    preds = [predict_program(program, timing, t) for t in threads]
+    core, core_notes = phase_core_seconds(program, machine)
+    preds = [predict_program(program, timing, t, core) for t in threads]
+    preds = [dataclasses.replace(p, notes=p.notes + core_notes) for p in preds]
     measured = [None] * len(preds)
     if measure:
         from .measure.omp_bench import build_harness, measure_program
@@ -87,7 +150,8 @@ def analyse_omp(program: OmpProgram, machine: MachineModel, threads, *, machine_
 
 def _phase_json(ph, measured) -> dict:
     d = {"index": ph.index, "line": ph.line, "kind": ph.kind, "label": ph.label, "iteration": ph.iteration,
-         "seconds": ph.seconds, "overhead_seconds": ph.overhead_seconds,
+         "seconds": ph.seconds, "memory_seconds": ph.memory_seconds, "core_seconds": ph.core_seconds,
+         "bound": ph.bound, "overhead_seconds": ph.overhead_seconds,
          "transitions": [{"transition": t.transition, "benchmark": t.benchmark, "seconds": t.seconds,
                           "share": t.share} for t in ph.transitions],
          "hints": list(ph.hints), "notes": list(ph.notes)}
@@ -127,7 +191,7 @@ def to_json(rows, program: OmpProgram, machine_name: str) -> dict:
             m = r.measured
             d["measured"] = {"total_seconds": m.total_seconds, "speedup": r.measured_speedup,
                              "repetitions": m.repetitions, "cpus": list(m.cpus),
-                             "compiler_flags": list(m.compiler_flags),
+                             "compiler_flags": list(m.compiler_flags), "omp_wait_policy": m.wait_policy,
                              "error": p.total_seconds / m.total_seconds - 1 if m.total_seconds > 0 else None}
         out.append(d)
     notes = list(dict.fromkeys(n for r in rows for n in r.prediction.notes))

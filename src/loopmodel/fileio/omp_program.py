@@ -638,10 +638,12 @@ class _CProgram(_Resolver):
             notes.append(f"descending worksharing loop '{nest.loops[0].var}' taken as ascending: the static "
                          "schedule gives thread 0 the highest indices, the model the lowest")
         pragma = self.pragma_line(kind, directive)
-        code = "\n".join(pre + ([pragma] if pragma else []) + [self.code_text(node)])
+        loop = self.code_text(node)
+        code = "\n".join(pre + ([pragma] if pragma else []) + [loop])
         line = directive.line if directive is not None else self.line(node)
         return Phase(kind=kind, loops=tuple(nest.loops), accesses=tuple(nest.accesses), line=line,
-                     label=_shorten(nest.label or ""), code=code.rstrip(), notes=tuple(dict.fromkeys(notes)))
+                     label=_shorten(nest.label or ""), code=code.rstrip(), notes=tuple(dict.fromkeys(notes)),
+                     loop_code=loop)
 
     def pragma_line(self, kind: str, directive) -> str:
         """The pragma of a phase's ``code``: as written for ``parallel for`` and ``simd``; rebuilt

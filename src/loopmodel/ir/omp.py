@@ -68,8 +68,10 @@ class Phase:
         accesses: :class:`AffineAccess` tuple in source order.
         line: the source line of the phase (its pragma, or its ``for``).
         label: short text for reports (e.g. ``"s += x[i] * y[i]"``).
-        code: the phase's C text including its pragma line (for the measurement harness;
-            empty for YAML programs).
+        code: the phase's C text including its pragma line and the scalar statements that run
+            with it (for the measurement harness; empty for YAML programs).
+        loop_code: the loop nest alone, sizes substituted (for the in-core analysis; empty for
+            YAML programs).
         notes: over-approximations made by the front end.
     """
     kind: str
@@ -79,6 +81,12 @@ class Phase:
     label: str = ""
     code: str = ""
     notes: tuple = ()
+    loop_code: str = ""
+
+    @property
+    def simd(self) -> bool:
+        """The loop carries an OpenMP ``simd`` directive (its reductions may be reassociated)."""
+        return any(line.strip().startswith("#pragma omp") and " simd" in line for line in self.code.splitlines())
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,16 @@
  * o2 = (t+2) % P (both map threads one to one, so all chunks are set up at once):
  *
  *   I        flush (every line of the chunk is written back and dropped from all caches)
- *   M own    t writes          M other  o1 writes
+ *   M own    flush, t writes   M other  flush, o1 writes
  *   E own    flush, t reads    E other  flush, o1 reads
- *   S own    t writes, o1 reads, t reads
+ *   S own    flush, t writes, o1 reads, t reads
  *   S other  flush, o1 reads, o2 reads    (needs P >= 3; otherwise the key is "missing")
+ *
+ * Every setup starts from a flush, so the initial state is reached from memory, as on a
+ * program's first pass over data it initialises: where a line sits after a write depends on
+ * where it came from (a non-inclusive last-level cache may not keep lines that came from
+ * memory and left the private caches modified, while lines written again in cache stay),
+ * which the MESI state alone does not say.
  *
  * (b) barrier, (c) each of the T threads reads the clock (clock_gettime MONOTONIC), loads
  * (sums, eight independent vector accumulators, result to a volatile) or stores (writes a
@@ -90,14 +96,14 @@ enum { OP_FLUSH = 1, OP_WRITE, OP_READ };
 enum { BY_OWN, BY_O1, BY_O2 };
 typedef struct { int op, by; } lm_step;
 /* By initial state (I, M own, M other, E own, E other, S own, S other): up to three steps. */
-static const lm_step lm_setup[7][3] = {
-    {{OP_FLUSH, BY_OWN}, {0, 0}, {0, 0}},
-    {{OP_WRITE, BY_OWN}, {0, 0}, {0, 0}},
-    {{OP_WRITE, BY_O1}, {0, 0}, {0, 0}},
-    {{OP_FLUSH, BY_OWN}, {OP_READ, BY_OWN}, {0, 0}},
-    {{OP_FLUSH, BY_OWN}, {OP_READ, BY_O1}, {0, 0}},
-    {{OP_WRITE, BY_OWN}, {OP_READ, BY_O1}, {OP_READ, BY_OWN}},
-    {{OP_FLUSH, BY_OWN}, {OP_READ, BY_O1}, {OP_READ, BY_O2}},
+static const lm_step lm_setup[7][4] = {
+    {{OP_FLUSH, BY_OWN}, {0, 0}, {0, 0}, {0, 0}},
+    {{OP_FLUSH, BY_OWN}, {OP_WRITE, BY_OWN}, {0, 0}, {0, 0}},
+    {{OP_FLUSH, BY_OWN}, {OP_WRITE, BY_O1}, {0, 0}, {0, 0}},
+    {{OP_FLUSH, BY_OWN}, {OP_READ, BY_OWN}, {0, 0}, {0, 0}},
+    {{OP_FLUSH, BY_OWN}, {OP_READ, BY_O1}, {0, 0}, {0, 0}},
+    {{OP_FLUSH, BY_OWN}, {OP_WRITE, BY_OWN}, {OP_READ, BY_O1}, {OP_READ, BY_OWN}},
+    {{OP_FLUSH, BY_OWN}, {OP_READ, BY_O1}, {OP_READ, BY_O2}, {0, 0}},
 };
 
 typedef double lm_v __attribute__((vector_size(32)));
@@ -239,7 +245,7 @@ static void lm_do_step(lm_step st, int id, long n, long *counter, double *buffer
 static void lm_repetition(int key, int id, long n, long *counter, double *buffer, long buffer_n)
 {
     const lm_step *steps = lm_setup[key % 7];
-    for (int k = 0; k < 3 && steps[k].op; ++k) {
+    for (int k = 0; k < 4 && steps[k].op; ++k) {
         lm_do_step(steps[k], id, n, counter, buffer, buffer_n);
 #pragma omp barrier
     }

@@ -197,7 +197,8 @@ def measure_coherence(cpus: Sequence[int], sizes: Sequence[int], threads: Sequen
         team = _team_cpus(cpus, t, keys)
         cmd = [exe, ",".join(keys), str(t), ",".join(str(s) for s in sizes), str(repetitions),
                ",".join(str(c) for c in team)] + ([str(flush)] if flush else [])
-        env = dict(os.environ, OMP_NUM_THREADS=str(len(team)), OMP_PROC_BIND="false", OMP_DYNAMIC="false")
+        env = dict(os.environ, OMP_NUM_THREADS=str(len(team)), OMP_PROC_BIND="false", OMP_DYNAMIC="false",
+                   OMP_WAIT_POLICY="active")
         env.pop("OMP_PLACES", None)  # each thread pins itself
         data = parse_output(run(cmd, env), t, team, sizes, keys)
         overhead[t] = _r(data["region_overhead"])

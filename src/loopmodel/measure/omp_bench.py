@@ -130,13 +130,17 @@ class PhaseMeasurement:
 class ProgramMeasurement:
     """The program measured on ``threads`` threads pinned to ``cpus``: ``phases``
     (:class:`PhaseMeasurement`, execution order), ``total_seconds`` (min over repetitions of a
-    whole execution), ``repetitions``, ``compiler_flags``."""
+    whole execution), ``repetitions``, ``compiler_flags``, ``wait_policy`` (``OMP_WAIT_POLICY``:
+    ``active`` unless the environment sets it: threads spin between phases, as the measured
+    fork/join overhead of the model assumes; sleeping threads add their wake-up to a parallel
+    phase that follows a long sequential one)."""
     threads: int
     cpus: tuple
     phases: tuple
     total_seconds: float
     repetitions: int
     compiler_flags: tuple = ()
+    wait_policy: str = "active"
 
 
 FLAGS = ("-O3", "-fopenmp")
@@ -203,6 +207,7 @@ def measure_program(program: OmpProgram, threads: int, cpus, *, min_repetitions:
     exe, flags = executable or (("omp_program", ()) if runner else build_harness(program, compiler))
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close", OMP_DYNAMIC="false",
                OMP_PLACES=",".join(f"{{{c}}}" for c in cpus))
+    env.setdefault("OMP_WAIT_POLICY", "active")
     cmd = [exe, str(min_repetitions), str(max_repetitions), repr(float(min_time_s))]
     run = runner or (lambda c, t, e: toolchain.run_program(c, "the OpenMP program harness", t, e))
     n = sum(1 for _ in program.phases())
@@ -211,4 +216,5 @@ def measure_program(program: OmpProgram, threads: int, cpus, *, min_repetitions:
     phases = tuple(PhaseMeasurement(min(v), statistics.median(v), (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0)
                    for v in per_rep[:n])
     totals = [sum(col[k] for col in per_rep[:n]) for k in range(out["repetitions"])]
-    return ProgramMeasurement(threads, cpus, phases, min(totals), out["repetitions"], tuple(flags))
+    return ProgramMeasurement(threads, cpus, phases, min(totals), out["repetitions"], tuple(flags),
+                              env["OMP_WAIT_POLICY"])

@@ -100,9 +100,12 @@ class TransitionTime:
 @dataclass(frozen=True)
 class PhasePrediction:
     """One executed phase: ``index`` (0-based, execution order), ``line``, ``kind``, ``label``,
-    ``iteration`` (None outside repeats), ``seconds`` (Algorithm 1's θ plus the fork/join
-    overhead of a parallel loop), ``overhead_seconds``, ``transitions`` (:class:`TransitionTime`,
-    largest first), ``hints`` and ``notes`` (text)."""
+    ``iteration`` (None outside repeats), ``seconds`` (per thread the larger of Algorithm 1's
+    memory time and the in-core time, max over threads, plus the fork/join overhead of a
+    parallel loop), ``memory_seconds`` (Algorithm 1's θ), ``core_seconds`` (in-core time of
+    the slowest thread, None where unknown), ``bound`` (``"memory"`` or ``"in-core"``),
+    ``overhead_seconds``, ``transitions`` (:class:`TransitionTime`, largest first), ``hints``
+    and ``notes`` (text)."""
     index: int
     line: int
     kind: str
@@ -113,6 +116,9 @@ class PhasePrediction:
     transitions: tuple
     hints: tuple = ()
     notes: tuple = ()
+    memory_seconds: float = 0.0
+    core_seconds: float | None = None
+    bound: str = "memory"
 
 
 @dataclass(frozen=True)
@@ -153,7 +159,30 @@ def _hints(phase: Phase, parts: tuple, threads: int) -> tuple:
     return ()
 
 
-def predict_program(program: OmpProgram, timing: Timing, threads: int) -> ProgramPrediction:
+def _iterations(phase: Phase, threads: int) -> dict:
+    """thread -> iterations of the whole loop nest it executes."""
+    out = {}
+    for t, box in _thread_box(phase, threads).items():
+        n = 1
+        for lp in phase.loops:
+            a, b = box[lp.var]
+            n *= (b - a) // lp.step + 1
+        out[t] = n
+    return out
+
+
+def _phase_seconds(pt, phase: Phase, team: int, core_per_it) -> tuple:
+    """``(seconds, core seconds or None)``: max over threads of max(θ_L, θ_S, in-core time).
+    Memory transfers and in-core execution overlap (the ECM model's T_OL, ecm-model-slides.txt;
+    benchmark-based-coherence-model.txt §III-C overlaps reads and writes likewise)."""
+    if core_per_it is None:
+        return pt.seconds, None
+    core = {t: n * core_per_it for t, n in _iterations(phase, team).items()}
+    total = max((max(pt.reads.get(t, 0.0), pt.writes.get(t, 0.0), c) for t, c in core.items()), default=pt.seconds)
+    return max(total, pt.seconds), max(core.values(), default=0.0)
+
+
+def predict_program(program: OmpProgram, timing: Timing, threads: int, core: dict | None = None) -> ProgramPrediction:
     """Predict every phase of ``program`` on ``threads`` threads.
 
     Args:
@@ -161,6 +190,9 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int) -> Progra
         timing: :class:`~loopmodel.models.coherence_timing.Timing` over the host's table.
         threads: T >= 1 (parallel phases use T threads, the others thread 0 with T = 1 in the
             timing functions).
+        core: phase -> in-core seconds per iteration of its loop nest on one core (the
+            ECM model's T_OL per iteration / clock), or None per phase where unknown; phases
+            not in it are timed by their memory accesses alone.
     Returns:
         :class:`ProgramPrediction`.
     Raises:
@@ -168,6 +200,7 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int) -> Progra
     """
     states = ChunkStates()
     phases, used_fallback = [], set()
+    core = core or {}
     for index, (phase, iteration) in enumerate(program.phases()):
         team = threads if phase.kind == "parallel" else 1
         pt = phase_time(phase_statements(program, phase, team), states, timing.seconds,
@@ -175,10 +208,13 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int) -> Progra
         states = pt.states
         used_fallback |= {k for k in pt.transitions if timing.key_for(k) != k}
         overhead = timing.overhead(threads) if phase.kind == "parallel" else 0.0
+        seconds, core_s = _phase_seconds(pt, phase, team, core.get(phase))
         parts = _transitions(pt)
+        bound = "in-core" if seconds > pt.seconds else "memory"
+        hints = _hints(phase, parts, threads) if bound == "memory" else ()
         phases.append(PhasePrediction(index, phase.line, phase.kind, phase.label, iteration,
-                                      pt.seconds + overhead, overhead, parts,
-                                      _hints(phase, parts, threads), tuple(phase.notes)))
+                                      seconds + overhead, overhead, parts, hints, tuple(phase.notes),
+                                      pt.seconds, core_s, bound))
     notes = tuple(program.notes) + tuple(
         f"'{k}' was not measured on this host; timed as '{FALLBACK[k]}'" for k in sorted(used_fallback))
     return ProgramPrediction(threads, sum(p.seconds for p in phases), tuple(phases),

@@ -35,7 +35,15 @@ def _totals_table(rows, title: str):
     return t
 
 
+def _dominant(ph) -> str:
+    parts = ", ".join(f"{100 * x.share:.0f} % {x.transition}" for x in ph.transitions[:2])
+    if ph.bound == "in-core":
+        return f"in-core bound ({format_seconds(ph.core_seconds)} > memory {format_seconds(ph.memory_seconds)})"
+    return parts
+
+
 def _phase_table(rows):
+    from rich.markup import escape
     from rich.table import Table
 
     last = rows[-1]
@@ -49,12 +57,13 @@ def _phase_table(rows):
             t.add_column(f"meas. T={r.threads}", justify="right")
     t.add_column(f"dominant transitions (T={last.threads})", justify="left")
     for k, ph in enumerate(last.prediction.phases):
-        cells = [str(ph.index), str(ph.line), ph.kind, "" if ph.iteration is None else str(ph.iteration), ph.label]
+        cells = [str(ph.index), str(ph.line), ph.kind, "" if ph.iteration is None else str(ph.iteration),
+                 escape(ph.label)]
         for r in rows:
             cells.append(format_seconds(r.prediction.phases[k].seconds))
             if r.measured is not None:
                 cells.append(format_seconds(r.measured.phases[k].seconds))
-        cells.append(", ".join(f"{100 * x.share:.0f} % {x.transition}" for x in ph.transitions[:2]))
+        cells.append(escape(_dominant(ph)))
         t.add_row(*cells)
     return t
 
@@ -62,6 +71,7 @@ def _phase_table(rows):
 def render(rows, program, program_name: str, machine_name: str, extra_notes: tuple = ()) -> None:
     """Print the tables, the repeats' time per iteration, hints and notes to stdout."""
     from rich.console import Console
+    from rich.markup import escape
 
     from .. import omp_analysis
 
@@ -79,13 +89,14 @@ def render(rows, program, program_name: str, machine_name: str, extra_notes: tup
     last = rows[-1].prediction
     for ph in last.phases:
         for h in ph.hints:
-            console.print(f"hint (phase {ph.index}, line {ph.line}): {h}")
+            console.print(escape(f"hint (phase {ph.index}, line {ph.line}): {h}"))
     notes = list(extra_notes) + [n for r in rows for n in r.prediction.notes]
-    notes.append("model: chunk states (M,E,S,I) tracked across phases, each phase timed by Algorithm 1 of "
-                 "Putigny et al. from the host's transition benchmarks; a parallel phase includes the "
-                 "measured fork/join overhead")
+    notes.append("model: chunk states (M,E,S,I) tracked across phases, each phase's memory time by Algorithm 1 "
+                 "of Putigny et al. from the host's transition benchmarks, overlapped with the in-core time "
+                 "of its loop (ECM T_OL); a parallel phase adds the measured fork/join overhead")
     if rows[0].measured is not None:
         notes.append("measured: arrays flushed from the caches before each execution, phases timed one by one "
-                     "with omp_get_wtime, min over repetitions; error = predicted / measured - 1")
+                     f"with omp_get_wtime, min over repetitions, OMP_WAIT_POLICY={rows[0].measured.wait_policy}; "
+                     "error = predicted / measured - 1")
     for n in dict.fromkeys(notes):
-        console.print(f"note: {n}")
+        console.print(escape(f"note: {n}"))

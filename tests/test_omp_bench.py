@@ -28,7 +28,7 @@ def test_harness_declares_times_and_numbers_the_phases_in_execution_order():
     src = harness_source(dot_program())
     assert "static double x[4096] __attribute__((aligned(64)));" in src and "static double s;" in src
     assert "#define LM_PHASES 3" in src
-    assert "T[0] = t1 - t0" in src and "T[1 + it * 1 + 0] = t1 - t0" in src
+    assert "lm_T[0] = lm_t1 - lm_t0" in src and "lm_T[1 + it * 1 + 0] = lm_t1 - lm_t0" in src
     assert "lm_flush(x, sizeof x);" in src and "for (int it = 0; it < 2; ++it) {" in src
 
 
@@ -79,3 +79,16 @@ def test_real_run_of_a_small_program():
     assert len(m.phases) == 3 and 3 <= m.repetitions <= 5
     assert all(0 < p.seconds < 1e-3 for p in m.phases)
     assert "-fopenmp" in m.compiler_flags
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_real_run_of_the_cg_example_whose_names_could_clash_with_the_harness():
+    """cg_banded.c has arrays r, p, q, x, b: the harness's own names must not clash; every
+    executed phase (3 set-up + 3 x 5) is timed."""
+    import os
+
+    from loopmodel.fileio.omp_program import read_omp_program
+    prog = read_omp_program("examples/omp/cg_banded.c", {"N": 2000})
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    m = measure_program(prog, 1, (cpu,), min_repetitions=2, max_repetitions=3, min_time_s=0.001)
+    assert len(m.phases) == 3 + 3 * 5 and all(p.seconds > 0 for p in m.phases)

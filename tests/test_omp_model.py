@@ -148,3 +148,37 @@ def test_fallback_is_noted_in_the_prediction():
     assert p.notes == ("'L S other' was not measured on this host; timed as 'L E other'",)
     full = predict_program(OmpProgram(arrays, (w, r1, r2)), Timing(table(threads=(1, 2, 3))), 3)
     assert not full.notes
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 5), st.integers(1, 7), st.integers(1, 3),
+       st.integers(-3, 3), st.integers(0, 3), st.integers(0, 4), st.integers(1, 5))
+def test_chunks_cover_every_touched_element(lo, extra, inner, step, ci, cj, off, threads):
+    """Property: for any 2-deep affine access, each thread's chunk (bounding triplet) contains
+    every flat index the thread touches under schedule(static), on the triplet's lattice, and
+    the threads' iterations are exactly the loop's (brute force)."""
+    hi = lo + extra
+    ci = ci or 1
+    loops = (LoopBound("i", lo, hi, step), LoopBound("j", 0, inner))
+    access = AffineAccess("a", "read", (("i", ci), ("j", cj)), off + 40)
+    arrays = {"a": OmpArray("a", dims=(200,))}
+    ph = Phase("parallel", loops, (access,))
+    stmts = phase_statements(OmpProgram(arrays, (ph,)), ph, threads)
+    values = list(range(lo, hi, step))
+    if not values:
+        assert stmts == []
+        return
+    from loopmodel.models.coherence import static_schedule
+    sched = static_schedule(0, len(values), threads)
+    (st_,) = stmts
+    assert set(st_.chunks) == set(sched)
+    for t, (a, b) in sched.items():
+        c = st_.chunks[t]
+        for i in values[a:b]:
+            for j in range(inner):
+                idx = ci * i + cj * j + off + 40
+                assert c.start <= idx < c.stop and (idx - c.start) % c.step == 0

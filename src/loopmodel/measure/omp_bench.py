@@ -48,9 +48,9 @@ static void lm_flush(void *p, size_t bytes) {
 
 _MAIN = r"""
 int main(int argc, char **argv) {
-    int min_reps = atoi(argv[1]), max_reps = atoi(argv[2]);
-    double min_time = atof(argv[3]);
-    double *lm_t = malloc(sizeof(double) * (size_t)max_reps * LM_PHASES);
+    int lm_min_reps = atoi(argv[1]), lm_max_reps = atoi(argv[2]);
+    double lm_min_time = atof(argv[3]);
+    double *lm_t = malloc(sizeof(double) * (size_t)lm_max_reps * LM_PHASES);
     if (!lm_t) return 2;
     int lm_threads = 1;
     #pragma omp parallel
@@ -60,19 +60,19 @@ int main(int argc, char **argv) {
     }
 %(touch)s
     double lm_start = omp_get_wtime();
-    int r = 0;
-    for (; r < max_reps && (r < min_reps || omp_get_wtime() - lm_start < min_time); ++r) {
-        double *T = lm_t + (size_t)r * LM_PHASES;
+    int lm_r = 0;
+    for (; lm_r < lm_max_reps && (lm_r < lm_min_reps || omp_get_wtime() - lm_start < lm_min_time); ++lm_r) {
+        double *lm_T = lm_t + (size_t)lm_r * LM_PHASES;
 %(flush)s
         LM_FENCE();
-        double t0 = omp_get_wtime(), t1;
+        double lm_t0 = omp_get_wtime(), lm_t1;
 %(body)s
     }
     double lm_check = 0.0%(check)s;
-    printf("{\"threads\": %%d, \"repetitions\": %%d, \"checksum\": %%.17g, \"seconds\": [", lm_threads, r, lm_check);
-    for (int p = 0; p < LM_PHASES; ++p) {
-        printf(p ? ", [" : "[");
-        for (int k = 0; k < r; ++k) printf(k ? ", %%.9e" : "%%.9e", lm_t[(size_t)k * LM_PHASES + p]);
+    printf("{\"threads\": %%d, \"repetitions\": %%d, \"checksum\": %%.17g, \"seconds\": [", lm_threads, lm_r, lm_check);
+    for (int lm_p = 0; lm_p < LM_PHASES; ++lm_p) {
+        printf(lm_p ? ", [" : "[");
+        for (int lm_k = 0; lm_k < lm_r; ++lm_k) printf(lm_k ? ", %%.9e" : "%%.9e", lm_t[(size_t)lm_k * LM_PHASES + lm_p]);
         printf("]");
     }
     printf("]}\n");
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
 
 
 def _stamp(index: str) -> str:
-    return f"t1 = omp_get_wtime(); T[{index}] = t1 - t0; t0 = t1;"
+    return f"lm_t1 = omp_get_wtime(); lm_T[{index}] = lm_t1 - lm_t0; lm_t0 = lm_t1;"
 
 
 def _indent(code: str, pad: str) -> str:

@@ -13,6 +13,7 @@ Pure data and functions; no I/O.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 STATES = ("M", "E", "S", "I")
@@ -128,15 +129,20 @@ class ChunkStates:
 
     def __init__(self, intervals: dict | None = None):
         self._iv = {a: list(v) for a, v in (intervals or {}).items()}
+        self._starts = {a: [iv[0] for iv in v] for a, v in self._iv.items()}
 
     def copy(self) -> "ChunkStates":
         return ChunkStates(self._iv)
 
     def pieces(self, array: str, start: int, stop: int) -> list:
         """``[(lo, hi, state), ...]`` covering ``[start, stop)`` in order (gaps: ``(I, ∅)``)."""
+        ivs = self._iv.get(array, ())
+        k = max(bisect.bisect_right(self._starts.get(array, ()), start) - 1, 0)
         out, pos = [], start
-        for lo, hi, state in self._iv.get(array, ()):
-            if hi <= pos or lo >= stop:
+        for lo, hi, state in ivs[k:]:
+            if lo >= stop:
+                break
+            if hi <= pos:
                 continue
             if lo > pos:
                 out.append((pos, lo, INVALID))
@@ -147,27 +153,38 @@ class ChunkStates:
         return out
 
     def assign(self, array: str, start: int, stop: int, state: ChunkState) -> None:
-        """Set ``[start, stop)`` of ``array`` to ``state``."""
+        """Set ``[start, stop)`` of ``array`` to ``state`` (bisection: O(log n) search plus the
+        splice)."""
         if stop <= start:
             return
-        keep = []
-        for lo, hi, st_ in self._iv.get(array, ()):
-            if hi <= start or lo >= stop:
-                keep.append((lo, hi, st_))
-                continue
-            if lo < start:
-                keep.append((lo, start, st_))
-            if hi > stop:
-                keep.append((stop, hi, st_))
-        keep.append((start, stop, state))
-        keep.sort(key=lambda iv: iv[0])
-        merged = []
-        for iv in keep:
-            if merged and merged[-1][1] == iv[0] and merged[-1][2] == iv[2]:
-                merged[-1] = (merged[-1][0], iv[1], iv[2])
+        ivs = self._iv.setdefault(array, [])
+        starts = self._starts.setdefault(array, [])
+        left = bisect.bisect_right(starts, start) - 1
+        if left < 0 or ivs[left][1] <= start:
+            left += 1
+        right = bisect.bisect_left(starts, stop)
+        new = []
+        if left < right and ivs[left][0] < start:
+            new.append((ivs[left][0], start, ivs[left][2]))
+        new.append((start, stop, state))
+        if left < right and ivs[right - 1][1] > stop:
+            new.append((stop, ivs[right - 1][1], ivs[right - 1][2]))
+        ivs[left:right] = new
+        starts[left:right] = [iv[0] for iv in new]
+        self._merge(ivs, starts, max(left - 1, 0), min(left + len(new) + 1, len(ivs)))
+
+    @staticmethod
+    def _merge(ivs: list, starts: list, a: int, b: int) -> None:
+        """Merge adjacent intervals in the same state between positions ``a`` and ``b``."""
+        k = a
+        while k + 1 < min(b, len(ivs)):
+            x, y = ivs[k], ivs[k + 1]
+            if x[1] == y[0] and x[2] == y[2]:
+                ivs[k:k + 2] = [(x[0], y[1], x[2])]
+                starts[k:k + 2] = [x[0]]
+                b -= 1
             else:
-                merged.append(iv)
-        self._iv[array] = merged
+                k += 1
 
     def state_at(self, array: str, index: int) -> ChunkState:
         """The state of element ``index`` of ``array``."""
@@ -265,10 +282,9 @@ def phase_time(statements, states: ChunkStates, load, store, threads: int) -> Ph
                 continue
             action = Store(t) if st_.kind == "write" else Load(frozenset({t}))
             for lo, hi, before in states.pieces(c.array, c.start, c.stop):
-                share = (hi - lo) / c.step * c.element_size / work[t]
-                secs = f(transition(before, action), c.stride, work[t], threads) * share
-                acc[st_.kind][t] += secs
                 key = transition(before, action)
+                secs = f(key, c.stride, work[t], threads) * (hi - lo) / c.step * c.element_size / work[t]
+                acc[st_.kind][t] += secs
                 parts[key] = parts.get(key, 0.0) + secs
                 holders.setdefault(key, set()).add(before.threads)
                 states.assign(c.array, lo, hi, delta(before, action))

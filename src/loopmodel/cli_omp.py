@@ -76,7 +76,7 @@ def run(args) -> int:
     rows = analyse_omp(program, machine, threads, machine_name=args.machine, measure=args.measure,
                        compiler=args.compiler, min_time_s=args.min_time)
     if args.plot:
-        _plot(rows, args)
+        _plot(rows, program, args)
     if args.json:
         json.dump(to_json(rows, program, args.machine), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -88,11 +88,11 @@ def run(args) -> int:
     return 0
 
 
-def _plot(rows, args) -> None:
+def _plot(rows, program, args) -> None:
     from .errors import LoopmodelError
     from .report.omp_plot import plot
 
     try:
-        plot(rows, args.plot, f"{args.program.rsplit('/', 1)[-1]} on {args.machine}")
+        plot(rows, program, args.plot, f"{args.program.rsplit('/', 1)[-1]} on {args.machine}")
     except OSError as exc:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None

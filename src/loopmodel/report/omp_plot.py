@@ -1,12 +1,33 @@
-"""``loopmodel omp --plot``: predicted (and measured) time of the program vs threads."""
+"""``loopmodel omp --plot``: predicted (and measured) time vs threads, for the whole program and
+for each of its top-level parts (a phase, or one iteration of a repeated block)."""
 from __future__ import annotations
 
 from .figures import finish, pyplot
 
+_MAX_PARTS = 8
 
-def plot(rows, path: str | None, title: str):
-    """Total time in seconds (log scale) vs thread count: the prediction, the measurement when
-    there is one, and ideal scaling from the prediction on the fewest threads.
+
+def _parts(program, phases) -> list:
+    """``[(label, seconds), ...]``: each top-level phase, and each repeat's last iteration."""
+    from ..ir.omp import Repeat
+
+    out, pos = [], 0
+    for item in program.items:
+        if isinstance(item, Repeat):
+            n = len(item.body)
+            last = phases[pos + n * (item.count - 1): pos + n * item.count]
+            out.append((f"iteration (line {item.line})", sum(last)))
+            pos += n * item.count
+        else:
+            out.append((f"line {item.line}: {item.label}", phases[pos]))
+            pos += 1
+    return out
+
+
+def plot(rows, program, path: str | None, title: str):
+    """Time of one execution in seconds (log scale) vs thread count: the whole program
+    (predicted, measured when there is one, ideal scaling) and, up to eight, its top-level
+    parts (thin lines; measured as open markers).
 
     Returns:
         the figure when ``path`` is None, else None (the file is written).
@@ -14,15 +35,25 @@ def plot(rows, path: str | None, title: str):
         ToolError: matplotlib missing. OSError: the file cannot be written.
     """
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     ts = [r.threads for r in rows]
     pred = [r.prediction.total_seconds for r in rows]
-    ax.plot(ts, pred, "o-", label="predicted (coherence model)")
-    if rows[0].measured is not None:
-        ax.plot(ts, [r.measured.total_seconds for r in rows], "s--", label="measured (min of K)")
+    measured = rows[0].measured is not None
+    ax.plot(ts, pred, "o-", color="C0", lw=2, label="program, predicted")
+    if measured:
+        ax.plot(ts, [r.measured.total_seconds for r in rows], "s--", color="C0", lw=2, label="program, measured")
     ax.plot(ts, [pred[0] * ts[0] / t for t in ts], ":", color="grey", label="ideal scaling")
+    per_t = [_parts(program, [p.seconds for p in r.prediction.phases]) for r in rows]
+    meas_t = [_parts(program, [p.seconds for p in r.measured.phases]) for r in rows] if measured else None
+    if len(per_t[0]) > 1:
+        for k, (label, _) in enumerate(per_t[0][:_MAX_PARTS]):
+            color = f"C{k + 1}"
+            ax.plot(ts, [p[k][1] for p in per_t], "-", lw=1, color=color, label=label[:40])
+            if meas_t:
+                ax.plot(ts, [p[k][1] for p in meas_t], "o", mfc="none", color=color)
     ax.set_xlabel("threads")
     ax.set_ylabel("time of one execution [s]")
     ax.set_yscale("log")
     ax.set_xticks(ts)
-    return finish(fig, ax, title, "best", path)
+    return finish(fig, ax, title + (" (lines: predicted; open markers: measured)" if measured else ""),
+                  "best", path)

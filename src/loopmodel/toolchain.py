@@ -95,6 +95,22 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
         return fh.read()
 
 
+def compile_first(source: str, compiler: str, flag_sets, name: str, directory: str, libraries=()) -> tuple:
+    """Compile ``source`` into an executable with the first of ``flag_sets`` that works (e.g.
+    with the native-architecture flag, then without): ``(executable path, flags)``.
+
+    Raises:
+        ToolError: compiler missing, or no flag set compiles (the last compiler error line).
+    """
+    error = None
+    for flags in flag_sets:
+        try:
+            return compile_c(source, compiler, flags, "executable", name, directory, libraries), tuple(flags)
+        except ToolError as exc:
+            error = exc
+    raise error
+
+
 def _run_compiler(cmd: list, compiler: str, flags: tuple, name: str, directory: str) -> None:
     """Run one compiler command line; a failure is one :class:`ToolError` line."""
     try:

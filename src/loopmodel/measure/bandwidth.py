@@ -257,16 +257,8 @@ def _build(compiler: str, directory: str | None) -> tuple:
     if directory is None:
         directory = tempfile.mkdtemp(prefix="loopmodel-bandwidth-")
         atexit.register(shutil.rmtree, directory, True)
-    error = None
-    for flags in flag_candidates():
-        try:
-            exe = toolchain.compile_c(bandwidth_source(), compiler, flags, "executable", "bandwidth", directory)
-        except ToolError as exc:
-            error = exc
-            continue
-        _PROGRAMS[key] = (exe, flags)
-        return _PROGRAMS[key]
-    raise error
+    _PROGRAMS[key] = toolchain.compile_first(bandwidth_source(), compiler, flag_candidates(), "bandwidth", directory)
+    return _PROGRAMS[key]
 
 
 def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s, offset, cpus) -> int:

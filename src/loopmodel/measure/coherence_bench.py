@@ -85,16 +85,9 @@ def build_coherence_program(compiler: str = "gcc") -> tuple:
         return _PROGRAMS[key]
     directory = tempfile.mkdtemp(prefix="loopmodel-coherence-")
     atexit.register(shutil.rmtree, directory, True)
-    error = None
-    for flags in (("-O3", toolchain.native_arch_flag(), "-fopenmp", _KEEP), ("-O3", "-fopenmp", _KEEP)):
-        try:
-            exe = toolchain.compile_c(coherence_source(), compiler, flags, "executable", "coherence", directory)
-        except ToolError as exc:
-            error = exc
-            continue
-        _PROGRAMS[key] = (exe, flags)
-        return _PROGRAMS[key]
-    raise error
+    flag_sets = (("-O3", toolchain.native_arch_flag(), "-fopenmp", _KEEP), ("-O3", "-fopenmp", _KEEP))
+    _PROGRAMS[key] = toolchain.compile_first(coherence_source(), compiler, flag_sets, "coherence", directory)
+    return _PROGRAMS[key]
 
 
 def _team_cpus(cpus: list, threads: int, keys: tuple) -> list:

@@ -100,6 +100,10 @@ def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
         out[phase] = None if cy is None else cy / machine.clock
         if cy is None:
             notes.append(f"line {phase.line}: the machine model lacks an in-core figure: memory time only")
+        elif phase.simd and kernel.recurrences:
+            notes.append(f"line {phase.line}: the simd reduction is timed as gcc compiles it (one vector "
+                         "accumulator: latency / SIMD lanes per iteration); compilers that keep several "
+                         "partial sums run it faster in cache")
     return out, tuple(dict.fromkeys(notes))
 
 

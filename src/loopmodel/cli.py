@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="unit of predictions (default cy/CL; case-insensitive, so Kerncraft's cy/It, It/s work)")
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
+    a.add_argument("--plot", metavar="FILE", help="with a -D range: write the ECM contributions over the size, "
+                                                  "layer-condition transitions marked (PNG, SVG or PDF by extension)")
+    a.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
 
     sc = sub.add_parser("scaling", help="predicted performance per core count (ECM + contention or saturation model)")
     _analysis_args(sc)
@@ -365,8 +368,16 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
 def cmd_analyze(args) -> int:
     if args.json_file:
         check_new_output(args.json_file, "--json")
+    if args.plot:
+        from .report.figures import check_picture_path
+
+        check_picture_path(args.plot)
+        check_new_output(args.plot, "--plot", args.force)
     notes, incore_default = _peer_models(args.pmodel)
-    analyzer, points = _prepare(args, _models(args.pmodel), args.cores, notes, incore_default)
+    models = _models(args.pmodel)
+    analyzer, points = _prepare(args, models, args.cores, notes, incore_default)
+    if args.plot:
+        args.plot_variable = _plot_variable(points, models)
     if len(points) > 1:
         return _analyze_sweep(args, analyzer, points)
     res = analyzer.run(points[0])
@@ -394,6 +405,7 @@ def _analyze_sweep(args, analyzer, points) -> int:
     from .report.text import SweepPrinter
 
     out = sys.stdout
+    plot_points = []
     if args.json and not args.json_file:
         def emit(res):
             out.write(json.dumps(to_dict(res)) + "\n")
@@ -413,6 +425,8 @@ def _analyze_sweep(args, analyzer, points) -> int:
     else:
         printer = SweepPrinter(out.write, out.flush, args.unit, points.largest())
         emit, close = printer.add, printer.close
+    if args.plot:
+        emit = _collecting(emit, plot_points, args.plot_variable)
     # rows on a terminal show the progress themselves; the bar is for output sent elsewhere
     if not args.no_progress and sys.stderr.isatty() and not out.isatty():
         from rich.console import Console
@@ -428,7 +442,60 @@ def _analyze_sweep(args, analyzer, points) -> int:
             emit(analyzer.run(pt))
     if close:
         close()
+    if args.plot:
+        _write_ecm_plot(args, plot_points, analyzer, points[0])
+        if not args.json or args.json_file:
+            out.write(f"plot written to {args.plot}\n")
     return 0
+
+
+def _collecting(emit, plot_points: list, variable: str):
+    """``emit`` that also keeps the :class:`~loopmodel.report.ecm_plot.EcmPoint` of each result."""
+    from .report.ecm_plot import ecm_point
+
+    def both(res):
+        emit(res)
+        plot_points.append(ecm_point(res, variable))
+    return both
+
+
+def _plot_variable(points, models: tuple) -> str:
+    """The size constant ``analyze --plot`` draws over: the one ``-D`` range of ``points``.
+
+    Raises:
+        DefineError: no range, more than one, or no ECM among the models (one line).
+    """
+    from .errors import DefineError
+
+    ranged = [name for name, seq in points.values.items() if len(seq) > 1]
+    if not ranged:
+        raise DefineError("--plot needs a -D range (e.g. -D N=100:10000:100)")
+    if len(ranged) > 1:
+        raise DefineError(f"--plot draws over one size: {' and '.join(ranged)} both vary (give one -D range)")
+    if "ECM" not in models:
+        raise DefineError("--plot draws the ECM contributions: add -p ECM")
+    return ranged[0]
+
+
+def _write_ecm_plot(args, plot_points: list, analyzer, first: dict) -> None:
+    """Write the ECM picture of a sweep (:func:`loopmodel.report.ecm_plot.plot`) to ``args.plot``;
+    the title names the kernel, the machine and the sizes that do not vary (``first``: a point).
+
+    Raises:
+        LoopmodelError: the file cannot be written (one line).
+    """
+    import os
+
+    from .report.ecm_plot import plot
+
+    var = args.plot_variable
+    fixed = ", ".join(f"{n}={v}" for n, v in sorted(first.items()) if n != var)
+    title = f"{os.path.basename(str(args.kernel))} on {analyzer.machine.name}: single-core ECM contributions"
+    title += f" ({fixed})" if fixed else ""
+    try:
+        plot(plot_points, var, args.plot, title)
+    except OSError as exc:
+        raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
 
 
 def cmd_scaling(args) -> int:

@@ -1,0 +1,132 @@
+"""A parameter study as a picture: one report figure (``y``) over one size (``x``), one line per
+kernel and machine (and per option combination).
+
+The rows are flat dicts, one per evaluated point: ``kernel``, ``machine``, a column per size
+constant (``N``), option columns (``cores``, ``cache_predictor``, ...) and flattened report fields
+with dotted names (``ecm.performance.cy/CL``); a row with an ``error`` key is a point that failed
+and is left out. Lines are the groups of rows that agree in every non-numeric column other than
+the dotted report fields (which vary from point to point, e.g. ``ecm.notation``), so a study of two
+kernels on two machines with two cache predictors draws eight lines, each labelled by what tells
+it apart.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+#: suffixes of flattened field names -> the unit they carry (loopmodel's JSON report: units in keys)
+_SUFFIX_UNITS = (("_flop_s", "FLOP/s"), ("_it_per_s", "it/s"), ("_it_s", "it/s"), ("_cy_per_cl", "cy/CL"),
+                 ("_cy_per_it", "cy/it"), ("_b_s", "B/s"), ("_b_per_cy", "B/cy"), ("_hz", "Hz"), ("_b", "B"),
+                 ("_s", "s"), ("_seconds", "s"))
+#: the last part of a dotted name that is a unit itself (``ecm.performance.cy/CL``); also ``unit`` values
+_UNIT_NAMES = ("cy/CL", "cy/it", "it/s", "FLOP/s", "LUP/s", "B/s", "B/cy", "GB/s")
+#: columns that name no option (never split lines)
+_NOT_OPTIONS = ("error",)
+
+
+def unit_of(name: str) -> str | None:
+    """The unit in a (flattened) field name: ``ecm.performance.cy/CL`` -> ``cy/CL``,
+    ``roofline.performance_flop_s`` -> ``FLOP/s``, ``ecm.T_OL`` -> None (unknown)."""
+    last = name.rsplit(".", 1)[-1]
+    for unit in _UNIT_NAMES:
+        if last.lower() == unit.lower():
+            return unit
+    low = last.lower()
+    return next((unit for suffix, unit in _SUFFIX_UNITS if low.endswith(suffix)), None)
+
+
+def _number(value) -> float | None:
+    """A finite float, or None (missing, null, ``"inf"``, text, bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _group_columns(rows: list, x: str, y: str) -> list:
+    """The columns whose values tell the lines apart: ``kernel`` and ``machine`` (when present),
+    then every other non-numeric column without a dot that differs between rows."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    out = [k for k in ("kernel", "machine") if k in keys]
+    for k in keys:
+        if k in out or k in (x, y) or k in _NOT_OPTIONS or "." in k:
+            continue
+        values = [r.get(k) for r in rows]
+        if all(v is None or isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            continue  # a numeric column: a size or a count, not an option name
+        if len({repr(v) for v in values}) > 1:
+            out.append(k)
+    return out
+
+
+def _short(column: str, value) -> str:
+    """A group column's value as shown: kernel and machine files by their name."""
+    return os.path.basename(str(value)) if column in ("kernel", "machine") else str(value)
+
+
+def _label(named: dict) -> str:
+    """``kernel on machine, col=value, ...`` of the columns in ``named`` (an empty dict: "")."""
+    head = " on ".join(_short(k, named[k]) for k in ("kernel", "machine") if k in named)
+    rest = ", ".join(f"{k}={v}" for k, v in named.items() if k not in ("kernel", "machine"))
+    return ", ".join(t for t in (head, rest) if t)
+
+
+def study_lines(rows, x: str, y: str) -> tuple:
+    """``(common, [(label, xs, ys), ...])``: the points of each group, sorted by x, labelled by
+    the columns that differ between the groups; ``common`` labels what all groups share (for the
+    title). Rows with ``error``, or without a finite number in ``x`` or ``y``, are left out (a
+    group left empty draws nothing)."""
+    rows = [r for r in rows if not r.get("error")]
+    columns = _group_columns(rows, x, y)
+    groups: dict = {}
+    for r in rows:
+        xv, yv = _number(r.get(x)), _number(r.get(y))
+        if xv is None or yv is None:
+            continue
+        groups.setdefault(tuple(str(r.get(c)) for c in columns), []).append((xv, yv))
+    differ = [i for i, c in enumerate(columns) if len({key[i] for key in groups}) > 1]
+    common = _label({c: v for i, (c, v) in enumerate(zip(columns, next(iter(groups), ()))) if i not in differ})
+    lines = [(_label({columns[i]: key[i] for i in differ}) or "all points", [p[0] for p in sorted(pts)],
+              [p[1] for p in sorted(pts)]) for key, pts in groups.items()]
+    return common, lines
+
+
+def plot_study(rows, path, x, y="ecm.performance.cy/CL", title=""):
+    """Draw ``y`` over ``x`` for the study ``rows`` (flat dicts, see the module text).
+
+    Args:
+        rows: iterable of dicts; failed points carry an ``error`` key and are skipped.
+        path: PNG, SVG or PDF file (format by extension), or None.
+        x: the column on the x axis (a size constant, e.g. ``N``); log scale when its
+            positive values span more than two decades.
+        y: the column on the y axis; its unit comes from its name (:func:`unit_of`).
+        title: the picture's title (default: ``y over x``).
+    Returns:
+        the matplotlib figure when ``path`` is None (tests inspect its artists), else None.
+    Raises:
+        ToolError: matplotlib missing. OSError: the file cannot be written.
+    """
+    from .ecm_plot import plain_log_x
+    from .figures import finish, pyplot
+
+    plt = pyplot()
+    common, lines = study_lines(list(rows), x, y)
+    fig, ax = plt.subplots(figsize=(7.6, 4.6))
+    for label, xs, ys in lines:
+        ax.plot(xs, ys, "o-" if len(xs) <= 30 else "-", ms=3, lw=1.3, label=label)
+    xs_all = [v for _, xs, _ in lines for v in xs]
+    if xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) > 100:
+        plain_log_x(ax)
+    unit = unit_of(y)
+    ax.set_xlabel(x if unit_of(x) is None else f"{x} [{unit_of(x)}]")
+    ax.set_ylabel(f"{y.rsplit('.', 1)[0] if unit and '/' in y.rsplit('.', 1)[-1] else y}"
+                  + (f" [{unit}]" if unit else ""))
+    if not lines:
+        ax.text(0.5, 0.5, "no points to draw (every row failed or lacks the columns)", ha="center",
+                transform=ax.transAxes, fontsize=8)
+    title = title or f"{y} over {x}"
+    title += f" ({common})" if common else ""
+    below = max((len(label) for label, _, _ in lines), default=0) > 32
+    if below:
+        fig.set_size_inches(7.6, 4.6 + 0.17 * ((len(lines) + 1) // 2))
+    return finish(fig, ax, title, "upper left", path, legend_outside="below" if below else True)

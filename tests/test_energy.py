@@ -16,6 +16,7 @@ from loopmodel.errors import MachineError, ToolError
 from loopmodel.fileio.machine_writer import UNITS_COMMENT, machine_text, power_mapping
 from loopmodel.machine.fields import power_section
 from loopmodel.machine.power import PowerSection
+from loopmodel.measure.probe import ProbeOptions
 from loopmodel.models.power import (chip_power, core_bound_optimal_clock, ecm_performance, energy_grid,
                                     operating_point, optima)
 
@@ -405,3 +406,42 @@ def test_probe_without_energy_counters_leaves_a_note_and_goes_on(tmp_path):
 def test_probe_cli_lists_power():
     r = run_cli("machine", "probe", "--help")
     assert "--power" in r.stdout
+
+
+def test_unwritable_clock_means_one_clock(tmp_path):
+    from loopmodel.measure.power_probe import settable_clocks
+
+    root = str(tmp_path)
+    _fake_sysfs(root)
+    assert settable_clocks((0, 1), root)[0] == (1.2e9, 1.8e9, 2.4e9)
+    assert settable_clocks((0, 1), root, count=2)[0] == (1.2e9, 2.4e9)
+    os.chmod(os.path.join(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_max_freq"), 0o444)
+    if os.access(os.path.join(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_max_freq"), os.W_OK):
+        pytest.skip("running as root: file modes do not stop writes")
+    assert settable_clocks((0, 1), root) == ((), {})
+
+
+def test_host_model_keeps_the_power_section_and_its_provenance():
+    import dataclasses
+
+    from test_hostmodel import synthetic_probe
+
+    from loopmodel.hostmodel import build_host_model
+
+    section = PowerSection(20.0, per_core=8.0, at_clock=3e9, source="measured with RAPL", notes=("one clock",))
+    info = {"domains": ["package-0"], "samples": [{"cores": 1, "clock_Hz": 3e9, "seconds": 1.0, "joules": 28.0,
+                                                   "watts": 28.0}]}
+    data = dataclasses.replace(synthetic_probe(), power=section, power_info=info,
+                               options=ProbeOptions((1, 2), False, 5, 0.01, "gcc", power=True))
+    built = build_host_model(data)
+    assert built.machine.power == section
+    assert built.mapping["power"]["per core"] == "8 W" and built.mapping["probe"]["power"]["domains"] == ["package-0"]
+    assert "--power" in built.mapping["probe"]["command"]
+    assert "power: one clock" in built.notes
+
+
+def test_stream_runner_runs_the_real_triad_briefly():
+    from loopmodel.measure.power_probe import stream_runner
+
+    run = stream_runner("gcc", size_bytes=6 * 1024 * 1024)
+    run(1, 0.05)  # raises ToolError if the program fails

@@ -133,7 +133,7 @@ def energy_delta_uj(before: int, after: int, max_range_uj: int) -> int:
 
 def settable_clocks(cpus, root: str = "/", count: int = 3) -> tuple:
     """``(clocks in Hz ascending, original scaling_max_freq values in kHz)`` when every CPU's
-    ``scaling_max_freq`` is writable, else ``((), {})``. The clocks: ``count`` of
+    ``scaling_max_freq`` is writable (its own value written back is accepted), else ``((), {})``. The clocks: ``count`` of
     ``scaling_available_frequencies`` (lowest, highest, evenly between), else of
     ``cpuinfo_min_freq`` .. ``cpuinfo_max_freq``."""
     orig = {}
@@ -143,6 +143,8 @@ def settable_clocks(cpus, root: str = "/", count: int = 3) -> tuple:
             return (), {}
         try:
             orig[c] = _read_int(path)
+            with open(path, "w", encoding="ascii") as fh:  # the same value: is the write accepted?
+                fh.write(f"{orig[c]}\n")
         except (OSError, ValueError):
             return (), {}
     d = os.path.join(root, CPUFREQ.format(cpu=cpus[0]))

@@ -102,9 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .measure import cli_measure
 
     cli_measure.add_parser(sub)
-    from . import cli_bench, cli_omp, cli_roofline, cli_validate
+    from . import cli_bench, cli_energy, cli_omp, cli_roofline, cli_validate
 
     cli_bench.add_parser(sub)
+    cli_energy.add_parser(sub)
     cli_validate.add_parser(sub)
     cli_roofline.add_parser(sub)
     cli_omp.add_parser(sub)
@@ -259,6 +260,10 @@ def main(argv=None) -> int:
             from . import cli_validate
 
             return cli_validate.run(args)
+        if args.command == "energy":
+            from . import cli_energy
+
+            return cli_energy.run(args)
         if args.command == "roofline":
             from . import cli_roofline
 
@@ -779,6 +784,11 @@ def _dump(m) -> dict:
         from .fileio.machine_writer import coherence_mapping
 
         d["coherence"] = coherence_mapping(m.coherence)
+    d.pop("power", None)
+    if m.power is not None:
+        from .fileio.machine_writer import power_mapping
+
+        d["power"] = power_mapping(m.power)
     return d
 
 

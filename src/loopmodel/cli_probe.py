@@ -1,14 +1,15 @@
 """``loopmodel machine probe``: measure this host and write its machine model.
 
     loopmodel machine probe [-o host.yml] [--quick] [--cores 1:N] [--force] [--compiler gcc]
-                            [--coherence | --coherence-only]
+                            [--coherence | --coherence-only] [--power]
 
 Parses the options, runs :func:`loopmodel.measure.probe.run_probe` with a progress bar on
 stderr, builds the model (:func:`loopmodel.hostmodel.build_host_model`), writes it (``-o``,
 else stdout) and keeps it as this host's model for ``-m host``. ``--coherence`` adds the MESI
 transition table (benchmark-based-coherence-model.txt §IV) to the probe;
 ``--coherence-only`` measures only that table and adds it to (or replaces it in) the stored
-``-m host`` model, keeping everything else. Errors are one line.
+``-m host`` model, keeping everything else. ``--power`` adds the chip power model fitted to
+RAPL package power (:mod:`loopmodel.measure.power_probe`). Errors are one line.
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def add_arguments(pr) -> None:
     pr.add_argument("--compiler", default="gcc", help="C compiler for the benchmarks (default gcc)")
     pr.add_argument("--no-store", action="store_true",
                     help="do not keep the model as this host's '-m host' model")
+    pr.add_argument("--power", action="store_true",
+                    help="also measure package power (Linux powercap/RAPL) of a streaming kernel at 1..N cores, at "
+                         "several clocks where cpufreq lets the clock be set, and fit the chip power model W0 + "
+                         "(W1·f + W2·f²)·n into the model's power section (a note where no counters are readable)")
     what = pr.add_mutually_exclusive_group()
     what.add_argument("--coherence", action="store_true",
                       help="also measure the MESI transition table (load/store of a chunk in state M, E, S, I at "
@@ -56,11 +61,14 @@ def run(args) -> int:
     toolchain.find_compiler(args.compiler)  # before minutes of work
     cores = _cores(args.cores)
     if getattr(args, "coherence_only", False):
+        from .errors import DefineError
         if args.no_store:
-            from .errors import DefineError
             raise DefineError("--coherence-only updates the stored '-m host' model; it cannot go with --no-store")
+        if getattr(args, "power", False):
+            raise DefineError("--power is part of a full probe; it cannot go with --coherence-only")
         return _coherence_only(args, ProbeOptions.make(cores, args.quick, args.compiler, coherence=True))
-    options = ProbeOptions.make(cores, args.quick, args.compiler, getattr(args, "coherence", False))
+    options = ProbeOptions.make(cores, args.quick, args.compiler, getattr(args, "coherence", False),
+                                getattr(args, "power", False))
     data = _with_progress(lambda progress: run_probe(options, progress))
     model = build_host_model(data)
     header = [f"loopmodel machine model of the host '{data.host.get('hostname')}' ({data.topology.model_name}), "

@@ -22,6 +22,8 @@ model as measured; what the model assumes is fitted, not guessed
 
 With ``--coherence`` the measured MESI transition table goes into the ``coherence`` section
 as measured (benchmark-based-coherence-model.txt §IV), its provenance into ``probe.coherence``.
+With ``--power`` the fitted chip power model W0, W1, W2 (or W0 and the power per core at the
+one clock measured) goes into the ``power`` section, the runs into ``probe.power``.
 
 The result is a plain mapping in the machine-file format, validated against the schema,
 with a ``probe`` section holding every raw figure and fit (provenance).
@@ -97,6 +99,10 @@ def build_host_model(data) -> HostModel:
         from .fileio.machine_writer import coherence_mapping
         mapping["coherence"] = coherence_mapping(data.coherence)
         notes += [f"coherence: {n}" for n in data.coherence.notes]
+    if getattr(data, "power", None) is not None:
+        from .fileio.machine_writer import power_mapping
+        mapping["power"] = power_mapping(data.power)
+        notes += [f"power: {n}" for n in data.power.notes]
     from .measure.provenance import probe_section
     mapping["probe"] = probe_section(data, fits, notes)
     machine = validate_mapping(mapping, "<probe>")

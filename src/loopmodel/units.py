@@ -88,3 +88,37 @@ def format_si(value: float, unit: str) -> str:
         if abs(value) >= f:
             return f"{value / f:.2f} {prefix}{unit}"
     return f"{value:.2f} {unit}"
+
+
+_POWER_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([mk]?)W\s*(?:/\s*([kMG]?)Hz\s*(\^\s*2|²)?)?\s*$")
+_POWER_PREFIX = {"": 1.0, "m": 1e-3, "k": 1e3}
+_POWER_UNITS = ("W", "W/GHz", "W/GHz^2")
+
+
+def parse_power(value, order: int = 0) -> float:
+    """Parse a power or a coefficient of the power model in the clock frequency:
+    ``"23.6 W"`` (``order`` 0, W), ``"1.9 W/GHz"`` (1, W/Hz), ``"1.2 W/GHz^2"`` (2, W/Hz^2;
+    ``W/GHz²`` too). Prefixes: mW, kW; Hz, kHz, MHz, GHz.
+
+    Returns:
+        float in W, W/Hz or W/Hz^2 (base units). Order 0 must be >= 0; the coefficients of
+        order 1 and 2 may be negative (a fitted polynomial), not their sum at a clock.
+
+    Raises:
+        UnitError: not a number with the unit of ``order`` (one line).
+    """
+    want = _POWER_UNITS[order]
+    example = ("23.6 W", "1.9 W/GHz", "1.2 W/GHz^2")[order]
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)) \
+            or re.fullmatch(r"\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*", str(value)):
+        raise UnitError(f"'{value}' has no unit; write e.g. '{example}'")
+    m = _POWER_RE.match(str(value))
+    got = 0 if m and m.group(3) is None else 2 if m and m.group(4) else 1
+    if not m or got != order:
+        raise UnitError(f"cannot read '{value}' as a quantity in {want} (e.g. '{example}')")
+    number = float(m.group(1)) * _POWER_PREFIX[m.group(2)]
+    if order == 0 and number < 0:
+        raise UnitError(f"'{value}' must be zero or positive")
+    if order:
+        number /= _PREFIX[m.group(3)] ** order
+    return number

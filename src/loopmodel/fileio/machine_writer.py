@@ -8,7 +8,8 @@ from __future__ import annotations
 UNITS_COMMENT = ("Units are explicit: clock in GHz, sizes in B, link bandwidths in B/cy (per direction for "
                  "duplex: full), penalties in cy per cache line, measured bandwidths in GB/s (without "
                  "write-allocate traffic). in_core.throughput: instructions per cycle at full SIMD width; "
-                 "latency in cy. coherence: units in the key names ([B], [s]).")
+                 "latency in cy. coherence: units in the key names ([B], [s]). power: W0 in W, W1 in W/GHz, W2 in "
+                 "W/GHz^2.")
 
 
 def machine_text(mapping: dict, header: list) -> str:
@@ -46,3 +47,53 @@ def coherence_mapping(table) -> dict:
             "cpus": [int(c) for c in table.cpus],
             "region overhead [s]": {int(t): float(s) for t, s in table.region_overhead.items()},
             "seconds [s]": rows(table.seconds), "spread": rows(table.spread), "notes": list(table.notes)}
+
+
+def _num(x: float) -> str:
+    """Shortest text that reads back to ``x`` exactly (``repr``), integers without a point."""
+    return str(int(x)) if x == int(x) and abs(x) < 1e15 else repr(x)
+
+
+def _scaled(value: float, scale: float, unit: str, base_unit: str) -> str:
+    """``value`` (base units) as the shortest ``"<value/scale> unit"`` that reads back to exactly
+    ``value`` (:func:`loopmodel.units.parse_power` divides by ``scale``); else in ``base_unit``."""
+    for digits in range(1, 18):
+        text = f"{value * scale:.{digits}g}"
+        if float(text) / scale == value:
+            return f"{text} {unit}"
+    return f"{_num(value)} {base_unit}"
+
+
+def _per_ghz(value: float, order: int) -> str:
+    """W/Hz^order -> ``"1.9 W/GHz"``/``"1.2 W/GHz^2"`` that reads back to ``value``."""
+    suffix = "^2" if order == 2 else ""
+    return _scaled(value, 1e9 ** order, f"W/GHz{suffix}", f"W/Hz{suffix}")
+
+
+def _ghz(value: float) -> str:
+    for digits in range(1, 18):
+        text = f"{value / 1e9:.{digits}g}"
+        if float(text) * 1e9 == value:
+            return f"{text} GHz"
+    return f"{_num(value)} Hz"
+
+
+def power_mapping(section) -> dict:
+    """The ``power`` section of a machine file for a :class:`~loopmodel.machine.power.PowerSection`
+    (plain YAML data, units in the values; read back by
+    :func:`loopmodel.machine.fields.power_section` into an equal section)."""
+    out = {"W0": _scaled(section.w0, 1.0, "W", "W")}
+    if section.w1 is not None:
+        out["W1"] = _per_ghz(section.w1, 1)
+        out["W2"] = _per_ghz(section.w2, 2)
+    if section.per_core is not None:
+        out["per core"] = _scaled(section.per_core, 1.0, "W", "W")
+        out["at clock"] = _ghz(section.at_clock)
+    if section.clock_min is not None:
+        out["clock range"] = [_ghz(section.clock_min), _ghz(section.clock_max)]
+    if section.clock_step is not None:
+        out["clock step"] = _ghz(section.clock_step)
+    out["source"] = section.source
+    if section.notes:
+        out["notes"] = list(section.notes)
+    return out

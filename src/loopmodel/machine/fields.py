@@ -262,3 +262,60 @@ def _transition_rows(block, key: str) -> dict:
     if not isinstance(block, dict):
         raise ValueError(f"'{key}' must map transitions ('L M other', ...) to thread counts")
     return {str(k): _per_thread(rows, f"{key}.{k}") for k, rows in block.items()}
+
+
+#: keys of a machine file's ``power`` section -> (PowerSection field, unit kind)
+POWER_KEYS = {"W0": ("w0", 0), "W1": ("w1", 1), "W2": ("w2", 2), "per core": ("per_core", 0),
+              "at clock": ("at_clock", "frequency"), "clock range": ("clock_range", "frequency"),
+              "clock step": ("clock_step", "frequency"), "source": ("source", None), "notes": ("notes", None)}
+
+
+def power_section(v):
+    """``power``: the chip power model W = W0 + (W1·f + W2·f²)·n
+    (:class:`~loopmodel.machine.power.PowerSection`, ecm-model-slides.txt "A simple power model
+    for multicore chips").
+
+    A file writes ``{W0: 23.6 W, W1: 1.9 W/GHz, W2: 1.2 W/GHz^2, clock range: [1.2 GHz, 2.7 GHz],
+    clock step: 0.1 GHz, source: '...', notes: [...]}``; a probe at one clock writes ``per core:
+    7.1 W`` and ``at clock: 2.2 GHz`` instead of W1 and W2.
+
+    Raises:
+        ValueError: the key of the section that is wrong and what is wrong (one line).
+    """
+    from ..units import parse_power
+    from .power import PowerSection
+
+    if v is None or isinstance(v, PowerSection):
+        return v
+    if not isinstance(v, dict):
+        raise ValueError("must be a mapping (W0, W1, W2, clock range, clock step, source)")
+    unknown = [k for k in v if k not in POWER_KEYS]
+    if unknown:
+        raise ValueError(f"unknown key '{unknown[0]}' (known: {', '.join(POWER_KEYS)})")
+    if "W0" not in v:
+        raise ValueError("'W0' is missing")
+    out = {}
+    for key, (name, kind) in POWER_KEYS.items():
+        if key not in v or kind is None:
+            continue
+        try:
+            if key == "clock range":
+                rng = v[key]
+                if not isinstance(rng, list) or len(rng) != 2:
+                    raise UnitError("must be two clocks [lowest, highest], e.g. [1.2 GHz, 2.7 GHz]")
+                out["clock_min"], out["clock_max"] = (parse_quantity(x, "frequency") for x in rng)
+            elif isinstance(kind, int):
+                out[name] = parse_power(v[key], kind)
+            else:
+                out[name] = parse_quantity(v[key], kind)
+        except UnitError as exc:
+            raise ValueError(f"'{key}': {exc}") from None
+    if not isinstance(v.get("source", ""), str):
+        raise ValueError("'source' must be a string")
+    notes = v.get("notes") or []
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise ValueError("'notes' must be a list of strings")
+    try:
+        return PowerSection(source=v.get("source", ""), notes=tuple(notes), **out)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None

@@ -25,6 +25,7 @@ from annotated_types import Ge, Gt, Le
 from . import fields as fx
 from .coherence import CoherenceTable
 from .fields import OPS, Convert
+from .power import PowerSection
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
            "BenchmarkKernel", "LevelMeasurements", "Benchmarks", "MachineModel"]
@@ -232,6 +233,9 @@ class MachineModel:
     ``coherence``: the measured MESI transition table
     (:class:`~loopmodel.machine.coherence.CoherenceTable`, benchmark-based-coherence-model.txt
     §IV), or None where not measured (``loopmodel machine probe --coherence``).
+    ``power``: the chip power model W0, W1, W2 (:class:`~loopmodel.machine.power.PowerSection`,
+    ecm-model-slides.txt "A simple power model for multicore chips"), or None where not known
+    (``loopmodel machine probe --power`` measures it where RAPL counters are readable).
     """
 
     __pydantic_config__ = _STRICT
@@ -258,6 +262,7 @@ class MachineModel:
     sources: list = field(default_factory=list)
     probe: dict = field(default_factory=dict)
     coherence: Annotated[Optional[CoherenceTable], Convert(fx.coherence_section)] = None
+    power: Annotated[Optional[PowerSection], Convert(fx.power_section)] = None
 
     @staticmethod
     def link_name(pair) -> str:

@@ -17,7 +17,10 @@ per-level bandwidths, the memory penalty and the contention curve):
    capacity (per core for private levels, in total for shared ones), and in memory;
 6. the cost of many concurrent streams and of misaligned (cache-line-split) streaming;
 7. with ``coherence``: the MESI transition table at 1..N threads (:mod:`.coherence_bench`,
-   benchmark-based-coherence-model.txt §IV), chunks from 4 KiB to 4 x the last-level cache.
+   benchmark-based-coherence-model.txt §IV), chunks from 4 KiB to 4 x the last-level cache;
+8. with ``power``: package power (RAPL) of a streaming kernel at 1..N cores and, where the
+   clock can be set, several clocks, fitted to the chip power model W0 + (W1·f + W2·f²)·n
+   (:mod:`.power_probe`, ecm-model-slides.txt "A simple power model for multicore chips").
 
 A step that cannot run (no compiler for an ISA, sysfs missing, pinning refused) leaves a
 note and the probe goes on; the model builder says what it had to assume instead.
@@ -61,6 +64,7 @@ class ProbeOptions:
         min_time_s: shortest duration of one run, seconds.
         compiler: C compiler for the benchmarks.
         coherence: also measure the MESI transition table (step 7).
+        power: also measure the chip power model (step 8).
     """
     cores: tuple
     quick: bool = False
@@ -68,14 +72,16 @@ class ProbeOptions:
     min_time_s: float = 0.02
     compiler: str = "gcc"
     coherence: bool = False
+    power: bool = False
 
     @classmethod
-    def make(cls, cores=None, quick: bool = False, compiler: str = "gcc", coherence: bool = False) -> "ProbeOptions":
+    def make(cls, cores=None, quick: bool = False, compiler: str = "gcc", coherence: bool = False,
+             power: bool = False) -> "ProbeOptions":
         cores = tuple(cores) if cores else tuple(range(1, usable_cpus() + 1))
         if quick:
             cores = tuple(sorted({cores[0], cores[-1]}))
-            return cls(cores, True, 3, 0.004, compiler, coherence)
-        return cls(cores, False, 5, 0.015, compiler, coherence)
+            return cls(cores, True, 3, 0.004, compiler, coherence, power)
+        return cls(cores, False, 5, 0.015, compiler, coherence, power)
 
 
 def usable_cpus() -> int:
@@ -106,6 +112,9 @@ class ProbeData:
         coherence: :class:`~loopmodel.machine.coherence.CoherenceTable` or None (not asked
             for or failed).
         coherence_info: its provenance (:func:`coherence_provenance`), or empty.
+        power: :class:`~loopmodel.machine.power.PowerSection` or None (not asked for, no
+            energy counters, or failed: then a note says why).
+        power_info: its provenance (the runs and the fit), or empty.
     """
     host: dict
     topology: object
@@ -121,6 +130,8 @@ class ProbeData:
     training: tuple = ()
     coherence: object = None
     coherence_info: dict = field(default_factory=dict)
+    power: object = None
+    power_info: dict = field(default_factory=dict)
 
 
 def point_seconds_per_it(p) -> float:
@@ -267,10 +278,25 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     training = _training(effective, host["compiler_flags"], options, steps)
     coherence = steps.attempt("coherence transitions", probe_coherence, options, last_level_bytes(topo, effective),
                               steps.progress, root) if options.coherence else None
+    power = _power(options, clock.median_hz if clock else None, steps, root) if options.power else None
     clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
-                     options, training, *(coherence or (None, {})))
+                     options, training, *(coherence or (None, {})), *(power or (None, {})))
+
+
+def _power(options, clock_hz, steps, root: str = "/"):
+    """Step 8: ``(PowerSection, provenance)``, or None with a note (no energy counters, a failing
+    run); the probe goes on either way."""
+    from .power_probe import NO_COUNTERS, probe_power
+
+    try:
+        return probe_power(list(options.cores), clock_hz, root, seconds=0.5 if options.quick else 1.0,
+                           compiler=options.compiler, clock_count=2 if options.quick else 3,
+                           progress=steps.progress)
+    except LoopmodelError as exc:
+        steps.notes.append(str(exc) if str(exc) == NO_COUNTERS else f"power: not measured ({exc})")
+        return None
 
 
 def _more_clock(clock, options, steps):

@@ -66,7 +66,8 @@ def probe_section(data, fits: dict, notes: list) -> dict:
     if opts is not None:
         cores = f"{opts.cores[0]}:{opts.cores[-1]}" if len(opts.cores) > 1 else str(opts.cores[0])
         out["command"] = (f"loopmodel machine probe{' --quick' if opts.quick else ''}"
-                          f"{' --coherence' if opts.coherence else ''} --cores {cores}")
+                          f"{' --coherence' if opts.coherence else ''}"
+                          f"{' --power' if getattr(opts, 'power', False) else ''} --cores {cores}")
         out["repetitions"], out["min_time_s"] = opts.repetitions, opts.min_time_s
     out["topology"] = _topology(data.topology)
     if data.clock is not None:
@@ -87,6 +88,8 @@ def probe_section(data, fits: dict, notes: list) -> dict:
                        for t in data.training]
     if data.coherence_info:
         out["coherence"] = _plain(data.coherence_info)
+    if getattr(data, "power_info", None):
+        out["power"] = _plain(data.power_info)
     out["fits"] = _plain(fits)
     out["notes"] = list(dict.fromkeys(notes))
     return out

@@ -1,0 +1,121 @@
+"""Rendering of energy-to-solution predictions (text table, JSON, Z-plot).
+
+Units: clock in Hz (GHz in tables), power in W, performance in it/s, energy per unit of
+work in J/it (nJ/it in tables); ``saving`` and ``slowdown`` are fractions. The Z-plot is
+ecm-model-slides.txt's "Energy to solution vs. performance on the socket": energy per unit
+of work over performance, one line per clock, one point per core count.
+"""
+from __future__ import annotations
+
+from ..units import format_si
+
+
+def point_dict(p, unit: str) -> dict:
+    """One operating point as JSON (units in the key names)."""
+    return {"cores": p.cores, "clock_Hz": p.clock_hz, "power_W": p.power_w, "it_per_s": p.it_per_s,
+            "energy_J_per_unit": p.energy_j_per_unit, "unit": unit, "limit": p.limit}
+
+
+def to_dict(result, context: dict) -> dict:
+    """One JSON document: ``context`` (kernel, machine, defines, power coefficients), the points,
+    both optima, the saving and the notes."""
+    return {**context, "model": result.model,
+            "points": [point_dict(p, result.unit) for p in result.points],
+            "optimum": {"energy": point_dict(result.energy_optimum, result.unit),
+                        "performance": point_dict(result.performance_optimum, result.unit)},
+            "saving": {"energy_fraction": result.saving, "slowdown_fraction": result.slowdown,
+                       "energy_J_per_unit": (result.performance_optimum.energy_j_per_unit
+                                             - result.energy_optimum.energy_j_per_unit),
+                       "vs_all_cores_highest_clock_fraction": result.reference_saving},
+            "reference": point_dict(result.reference, result.unit) if result.reference else None,
+            "notes": list(result.notes)}
+
+
+def _nj(e: float) -> str:
+    return f"{e * 1e9:.3f}"
+
+
+def describe(p, unit: str) -> str:
+    """``'4 cores at 1.6 GHz: 35.2 W, 1.24 Git/s, 28.4 nJ/it'``."""
+    return (f"{p.cores} core{'s' if p.cores != 1 else ''} at {p.clock_hz / 1e9:g} GHz: {p.power_w:.1f} W, "
+            f"{format_si(p.it_per_s, unit + '/s')}, {_nj(p.energy_j_per_unit)} nJ/{unit}")
+
+
+def render(result, title: str, console, power_line: str) -> None:
+    """The table of every operating point, then both optima and the saving."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    console.print(escape(title))
+    console.print(escape(power_line))
+    u = result.unit
+    t = Table(title=f"Energy to solution per operating point ({result.model} model)", title_justify="left")
+    for col in ("clock [GHz]", "cores", "power [W]", f"performance [{u}/s]", f"energy [nJ/{u}]", "limit", "optimum"):
+        t.add_column(escape(col), justify="left" if col in ("limit", "optimum") else "right", no_wrap=True)
+    for p in result.points:
+        mark = " ".join(name for name, o in (("energy", result.energy_optimum),
+                                             ("performance", result.performance_optimum)) if o == p)
+        style = "bold" if mark else None
+        t.add_row(f"{p.clock_hz / 1e9:g}", str(p.cores), f"{p.power_w:.1f}", format_si(p.it_per_s, ""),
+                  _nj(p.energy_j_per_unit), p.limit, mark, style=style)
+    console.print(t)
+    console.print(f"energy-optimal:      {describe(result.energy_optimum, u)}")
+    console.print(f"performance-optimal: {describe(result.performance_optimum, u)}")
+    console.print(f"saving: {100 * result.saving:.1f} % energy per {u} at the energy-optimal point, "
+                  f"{100 * result.slowdown:.1f} % slower than the performance-optimal point")
+    if result.reference is not None and result.reference not in (result.energy_optimum, result.performance_optimum):
+        console.print(f"all cores at the highest clock: {describe(result.reference, u)}; the energy-optimal point "
+                      f"saves {100 * result.reference_saving:.1f} % of its energy")
+    for n in result.notes:
+        console.print(escape(f"note: {n}"))
+
+
+def plot(result, title: str, path: str | None):
+    """The Z-plot: energy per unit of work (nJ/it) over performance (Git/s), one line per clock
+    with a point per core count, both optima marked. Writes ``path`` (format by extension);
+    with ``path`` None returns the figure.
+
+    Raises:
+        ToolError: no matplotlib; OSError: the file cannot be written.
+    """
+    from .figures import pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9.0, 5.0))
+    clocks = sorted({p.clock_hz for p in result.points})
+    cmap = plt.get_cmap("viridis")
+    u = result.unit
+    for i, f in enumerate(clocks):
+        pts = sorted((p for p in result.points if p.clock_hz == f), key=lambda p: p.cores)
+        colour = cmap(i / max(len(clocks) - 1, 1))
+        ax.plot([p.it_per_s / 1e9 for p in pts], [p.energy_j_per_unit * 1e9 for p in pts], marker="o", ms=3,
+                lw=1, color=colour, label=f"{f / 1e9:g} GHz" if len(clocks) <= 12 or i % 2 == 0 or i == len(clocks) - 1
+                else None)
+        if i in (0, len(clocks) - 1):  # core counts along the lowest and highest clock
+            for p in pts:
+                ax.annotate(str(p.cores), (p.it_per_s / 1e9, p.energy_j_per_unit * 1e9), fontsize=6,
+                            xytext=(3, 3), textcoords="offset points", color=colour)
+    marks = [(result.energy_optimum, "*", "red", "energy optimum"),
+             (result.performance_optimum, "D", "black", "performance optimum")]
+    if result.reference is not None:
+        marks.append((result.reference, "s", "grey", "all cores, highest clock"))
+    for o, marker, colour, name in marks:
+        ax.plot([o.it_per_s / 1e9], [o.energy_j_per_unit * 1e9], marker=marker, ms=13 if marker == "*" else 9,
+                color=colour, ls="none", mfc=colour if marker == "*" else "none", mew=1.5,
+                label=f"{name}: {o.cores} cores, {o.clock_hz / 1e9:g} GHz")
+    ax.set_xlabel(f"performance [G{u}/s]")
+    ax.set_ylabel(f"energy to solution [nJ/{u}]")
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(left=0)
+    ref = (f"; {100 * result.reference_saving:.1f} % less than all cores at the highest clock"
+           if result.reference is not None else "")
+    ax.set_title(f"{title} (numbers: core counts)\nenergy optimum: {100 * result.saving:.1f} % less energy, "
+                 f"{100 * result.slowdown:.1f} % slower than the performance optimum{ref}", fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    if path is None:
+        return fig
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None

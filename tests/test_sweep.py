@@ -122,6 +122,19 @@ def test_options_map_onto_analyze_arguments():
     assert sw.option_tokens("compiler_flags", "-O3 -ffast-math") == ["--compiler-flags=-O3 -ffast-math"]
     assert {"cache_predictor", "incore", "cores", "sweeps", "clock"} <= sw.option_names()
     assert not {"json", "unit", "machine", "define", "verbose"} & sw.option_names()
+    aliases = sw.option_aliases()
+    assert aliases["incore_model"] == "incore" and aliases["mem_bw"] == "mem_bw" and "no_reassociation" not in aliases
+
+
+def test_option_spellings(tmp_path):
+    study = sw.read_study(write_study(tmp_path, """\
+        kernels: [KERNELS/daxpy.c]
+        machines: [SkylakeSP_Gold-6148]
+        options: {incore-model: [analytic], reassociate: [false], nt_stores: [true, false]}
+    """))
+    assert study.options == {"incore": ("analytic",), "reassociate": (False,), "nt_stores": (True, False)}
+    assert [c.argv for c in sw.chunks(study)] == [("--incore=analytic", "--no-reassociation", "--nt-stores"),
+                                                  ("--incore=analytic", "--no-reassociation")]
 
 
 # ---------------------------------------------------------------- points
@@ -265,3 +278,20 @@ def test_dask_is_imported_only_by_the_sweep():
             "('dask', 'distributed', 'pyarrow'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stderr == "[]"
+
+
+def test_points_with_different_iterations_per_cl_match_analyze(tmp_path, capsys, fresh_cache):
+    """A size-dependent stride changes it/CL between points: each point's in-core time is its own."""
+    (tmp_path / "strided.c").write_text("double a[M*N], b[M*N];\nfor (int i = 0; i < M; ++i)\n"
+                                        "    b[i*N] = a[i*N] + a[i*N];\n")
+    study = sw.read_study(write_study(tmp_path, """\
+        kernels: [strided.c]
+        machines: [SkylakeSP_Gold-6148]
+        defines: {M: 1000, N: "1:2"}
+        options: {incore: [analytic]}
+    """))
+    rows = sw.run_study(study, None)[0].rows()
+    assert [r["iterations_per_cl"] for r in rows] == [8, 4]
+    assert [r["incore.T_nOL"] for r in rows] == [1.0, 0.5]
+    for row in rows:
+        assert_row_is_analyze(capsys, row, study)

@@ -63,7 +63,7 @@ def run(args) -> int:
     if args.plot and x is None:
         raise DefineError("--plot needs a define that takes several values (the x axis)", file=args.study)
     start = time.perf_counter()
-    with _progress(args, study.points()) as advance:  # the cluster starts only if a task is not cached
+    with _Progress(args, study.points()) as advance:  # the cluster starts only if a task is not cached
         table, stats = run_study(study, lambda: dask_client(args.dask, args.workers), not args.no_cache, advance)
     elapsed = time.perf_counter() - start
     _write(table, args.output, fmt, args.force)
@@ -126,7 +126,7 @@ def _write(table, path: str | None, fmt: str, force: bool) -> None:
     write_output(path, parquet_bytes(table) if fmt == "parquet" else csv_text(table), "-o", force)
 
 
-class _progress:
+class _Progress:
     """A rich progress bar on stderr (a terminal, without ``--no-progress``) fed with points done;
     as a context manager it gives the ``advance(n)`` callback, or None without a bar."""
 

@@ -137,13 +137,38 @@ class Chunk:
 
 @dataclass(frozen=True)
 class ChunkResult:
-    """What a task returns: ``columns`` (flattened report fields and ``error``), ``rows`` (one
-    tuple of values per point, None where the point has no such field) and ``clean`` (False
-    when a point failed for a reason other than a one-line loopmodel error: not cached)."""
+    """What a task returns, compactly (most fields are the same for every point of a task).
+
+    Attributes:
+        columns: the flattened report fields and ``error``, in the order they first appear.
+        shared: column -> value that every point of the task has (sent once).
+        rows: one tuple per point: the values of the other columns (in ``columns`` order),
+            None where the point has no such field.
+        clean: False when a point failed for a reason other than a one-line loopmodel error
+            (such a task is not cached).
+    """
 
     columns: tuple
+    shared: dict
     rows: list
     clean: bool = True
+
+    @classmethod
+    def of(cls, rows: list, clean: bool = True) -> "ChunkResult":
+        """From one flat dict per point."""
+        columns = tuple(dict.fromkeys(c for r in rows for c in r))
+        first = rows[0] if rows else {}
+        shared = {c: v for c, v in first.items()
+                  if all(c in r and type(r[c]) is type(v) and r[c] == v for r in rows)}
+        rest = [c for c in columns if c not in shared]
+        return cls(columns, shared, [tuple(r.get(c) for c in rest) for r in rows], clean)
+
+    def dicts(self):
+        """One flat dict per point (every column of the task, in ``columns`` order)."""
+        rest = [c for c in self.columns if c not in self.shared]
+        for values in self.rows:
+            own = dict(zip(rest, values))
+            yield {c: self.shared[c] if c in self.shared else own[c] for c in self.columns}
 
 
 # ---------------------------------------------------------------- study file
@@ -258,13 +283,15 @@ def _options(data, path: str) -> tuple:
     """``options`` -> ``(option -> tuple of values, option -> tuple of argument tuples)``."""
     if not isinstance(data, dict):
         raise StudyError("expected a mapping of analyze options to lists of values", file=path, where="options")
-    known = option_names()
+    known = option_aliases()
     options, tokens = {}, {}
     for key, values in data.items():
-        name = str(key).replace("-", "_")
-        if name not in known:
-            raise StudyError(f"unknown analyze option (choose {', '.join(sorted(known))})", file=path,
+        name = known.get(str(key).replace("-", "_"))
+        if name is None:
+            raise StudyError(f"unknown analyze option (choose {', '.join(sorted(option_names()))})", file=path,
                              where=f"options.{key}")
+        if name in options:
+            raise StudyError(f"given twice (as {name})", file=path, where=f"options.{key}")
         values = values if isinstance(values, list) else [values]
         if not values:
             raise StudyError("expected a non-empty list of values", file=path, where=f"options.{key}")
@@ -310,6 +337,20 @@ def _actions() -> dict:
 def option_names() -> set:
     """The options a study may vary (analyze's argparse dests, e.g. ``cache_predictor``)."""
     return set(_actions())
+
+
+def option_aliases() -> dict:
+    """Name in a study -> option (argparse dest): the dest itself, and each long option name
+    with ``_`` for ``-`` (``incore_model`` -> ``incore``); not the names of switches that set a
+    fixed value (``no_reassociation``: write ``reassociate: false``)."""
+    out = {}
+    for dest, actions in _actions().items():
+        out[dest] = dest
+        for a in actions:
+            if isinstance(a, argparse._StoreConstAction) and not isinstance(a, argparse._StoreTrueAction):
+                continue
+            out.update({f.lstrip("-").replace("-", "_"): dest for f in a.option_strings if f.startswith("--")})
+    return out
 
 
 def _flag(action) -> str:
@@ -446,8 +487,8 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
         analyzer, base = _prepared(k.path, k.digest, m.spec, m.digest, chunk.argv)
     except Exception as exc:  # every point of the task fails the same way
         message, clean = _one_line(exc)
-        return ChunkResult(("error",), [(message,)] * len(chunk.points), clean)
-    columns, rows, clean = {"error": 0}, [], True
+        return ChunkResult.of([{"error": message}] * len(chunk.points), clean)
+    rows, clean = [], True
     for point in chunk.points:
         try:
             # through JSON text, so that the values are those analyze --json prints
@@ -456,11 +497,8 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
         except Exception as exc:
             message, ok = _one_line(exc)
             flat, clean = {"error": message}, clean and ok
-        for name in flat:
-            columns.setdefault(name, len(columns))
         rows.append(flat)
-    names = tuple(columns)
-    return ChunkResult(names, [tuple(r.get(n) for n in names) for r in rows], clean)
+    return ChunkResult.of(rows, clean)
 
 
 # ---------------------------------------------------------------- the result cache
@@ -547,8 +585,8 @@ def run_study(study: Study, client=None, use_cache: bool = True, advance=None) -
     table = Table(study.columns())
     for c, res in zip(tasks, results):
         lead = _lead(study, c)
-        for point, row in zip(c.points, res.rows):
-            table.add({**lead, **point, **dict(zip(res.columns, row))})
+        for point, row in zip(c.points, res.dicts()):
+            table.add({**lead, **point, **row})
     failed = sum(1 for e in table.columns["error"] if e is not None)
     return table, SweepStats(table.n, failed, cached, len(todo))
 
@@ -573,15 +611,14 @@ def _computed(client, tasks: list):
 
     futures = client.map(run_chunk, tasks, pure=False)
     owner = {f.key: c for f, c in zip(futures, tasks)}
-    done = as_completed(futures)
+    done = as_completed(futures, with_results=True, raise_errors=False)  # results fetched in batches
     del futures  # each result is let go once read
-    for fut in done:
+    for fut, res in done:
         c = owner[fut.key]
-        try:
-            res = fut.result()
-        except Exception as exc:
+        if not isinstance(res, ChunkResult):  # the task raised, or its worker died
+            exc = fut.exception() if fut.status == "error" else res
             message = f"worker failed: {type(exc).__name__}: {exc}".replace("\n", " ")
-            res = ChunkResult(("error",), [(message,)] * len(c.points), clean=False)
+            res = ChunkResult.of([{"error": message}] * len(c.points), clean=False)
         fut.release()
         yield c, res
 
@@ -596,6 +633,7 @@ def dask_client(address: str | None = None, workers: int | None = None):
         LoopmodelError: the scheduler cannot be reached (one line).
     """
     import logging
+    import warnings
 
     from distributed import Client, LocalCluster
 
@@ -610,8 +648,10 @@ def dask_client(address: str | None = None, workers: int | None = None):
         return
     n = workers or len(os.sched_getaffinity(0))
     try:
-        cluster = LocalCluster(n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        with warnings.catch_warnings():  # its HTTP port taken (another cluster): it takes another, say nothing
+            warnings.filterwarnings("ignore", message="Port .* is already in use")
+            cluster = LocalCluster(n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
     except RuntimeError as exc:  # e.g. a worker process that cannot start
         raise LoopmodelError(f"cannot start a local Dask cluster of {n} worker(s): {exc}") from None
     with cluster, Client(cluster) as client:

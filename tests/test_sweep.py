@@ -295,3 +295,15 @@ def test_points_with_different_iterations_per_cl_match_analyze(tmp_path, capsys,
     assert [r["incore.T_nOL"] for r in rows] == [1.0, 0.5]
     for row in rows:
         assert_row_is_analyze(capsys, row, study)
+
+
+def test_unexpected_failure_is_an_error_row_and_not_cached(tmp_path, monkeypatch, fresh_cache):
+    def broken(*args):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(sw, "_prepared", broken)
+    study = sw.read_study(write_study(tmp_path, TINY))
+    for _ in range(2):
+        table, stats = sw.run_study(study, None)
+        assert stats.cached == 0 and stats.failed == stats.points == 8
+        assert set(table.columns["error"]) == {"internal error: RuntimeError: boom second line"}

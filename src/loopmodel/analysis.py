@@ -187,7 +187,7 @@ class Analyzer:
                               f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
-        self._incore = None
+        self._incore = {}  # iterations per CL of work -> analytic in-core result
         self._compiled_memo = {}
 
     def run(self, defines: dict) -> AnalysisResult:
@@ -235,10 +235,11 @@ class Analyzer:
         """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""
         opt = self.options
         if opt.incore == "analytic" or opt.kernel_text is None:
-            if self._incore is None:
-                self._incore = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
-                                               *self._reassociation)
-            return self._incore, None
+            # keyed by it/CL: a size-dependent stride changes it between points
+            if it_per_unit not in self._incore:
+                self._incore[it_per_unit] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
+                                                            *self._reassociation)
+            return self._incore[it_per_unit], None
         return self._compiled_incore(defines, it_per_unit)
 
     def _unknown_incore(self, incore) -> str:

@@ -3,6 +3,7 @@
     loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline -p RooflineASM] [--json]
     loopmodel machine list | show NAME | convert KERNCRAFT.yml [-o OUT.yml]
     loopmodel codegen KERNEL [-D N=1000]
+    loopmodel sweep STUDY.yml [--workers N | --dask ADDRESS] [-o results.parquet]
 """
 from __future__ import annotations
 
@@ -102,13 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .measure import cli_measure
 
     cli_measure.add_parser(sub)
-    from . import cli_bench, cli_energy, cli_omp, cli_roofline, cli_validate
+    from . import cli_bench, cli_energy, cli_omp, cli_roofline, cli_sweep, cli_validate
 
     cli_bench.add_parser(sub)
     cli_energy.add_parser(sub)
     cli_validate.add_parser(sub)
     cli_roofline.add_parser(sub)
     cli_omp.add_parser(sub)
+    cli_sweep.add_parser(sub)
 
     p.machine_parser = _machine_parser(sub)
     return p
@@ -272,6 +274,10 @@ def main(argv=None) -> int:
             from . import cli_omp
 
             return cli_omp.run(args)
+        if args.command == "sweep":
+            from . import cli_sweep
+
+            return cli_sweep.run(args)
         if args.command == "measure":
             from .measure import cli_measure
 

@@ -29,14 +29,14 @@ def check_new_output(path: str, option: str, force: bool = False) -> None:
         raise DefineError(f"{option}: folder {folder} is not writable", file=path)
 
 
-def write_new_output(path: str, text: str, option: str) -> None:
-    """Create ``path`` with ``text`` (UTF-8); never replaces a file.
+def write_new_output(path: str, text: str | bytes, option: str) -> None:
+    """Create ``path`` with ``text`` (str: UTF-8; bytes: as they are); never replaces a file.
 
     Raises:
         DefineError: the file exists by now, or the system refuses to write it (one line).
     """
     try:
-        with open(path, "x", encoding="utf-8") as fh:  # "x": never replaces a file created meanwhile
+        with _open_new(path, text) as fh:  # "x": never replaces a file created meanwhile
             fh.write(text)
     except FileExistsError:
         raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
@@ -44,16 +44,21 @@ def write_new_output(path: str, text: str, option: str) -> None:
         raise DefineError(f"{option}: cannot write: {exc.strerror or exc}", file=path) from None
 
 
-def replace_atomically(path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a temporary file beside ``path`` and rename it over ``path``, so
-    a reader sees the old file or the whole new one, never half a file.
+def _open_new(path, data: str | bytes):
+    """``path`` opened for exclusive creation: binary for bytes, UTF-8 text for str."""
+    return open(path, "xb") if isinstance(data, bytes) else open(path, "x", encoding="utf-8")
+
+
+def replace_atomically(path, text: str | bytes) -> None:
+    """Write ``text`` (str: UTF-8; bytes: as they are) to a temporary file beside ``path`` and
+    rename it over ``path``, so a reader sees the old file or the whole new one, never half a file.
 
     Raises:
         OSError: the folder cannot be written (the temporary file is removed).
     """
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "x", encoding="utf-8") as fh:
+        with _open_new(tmp, text) as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError:
@@ -62,7 +67,7 @@ def replace_atomically(path, text: str) -> None:
         raise
 
 
-def write_output(path: str, text: str, option: str, force: bool = False) -> None:
+def write_output(path: str, text: str | bytes, option: str, force: bool = False) -> None:
     """Create ``path`` (:func:`write_new_output`); with ``force`` (the command's ``--force``) an
     existing file is replaced atomically (:func:`replace_atomically`).
 

@@ -252,14 +252,15 @@ def test_plot_is_called_with_rows_and_the_varying_define(tmp_path, monkeypatch, 
 
     calls = []
     fake = types.ModuleType("loopmodel.report.study_plot")
-    fake.plot_study = lambda rows, path, x, y="ecm.performance.cy/CL", title=None: calls.append(
-        (rows, path, x, y, title))
+    fake.plot_study = lambda rows, path, x, y="ecm.performance.cy/CL", title=None, group=None: calls.append(
+        (rows, path, x, y, title, group))
     monkeypatch.setitem(sys.modules, "loopmodel.report.study_plot", fake)
     study = write_study(tmp_path, TINY)
     png = str(tmp_path / "p.png")
     assert main(["sweep", study, "-o", str(tmp_path / "r.csv"), "--plot", png]) == 0
-    (rows, path, x, y, title), = calls
+    (rows, path, x, y, title, group), = calls
     assert path == png and x == "N" and y == "ecm.performance.cy/CL" and "study.yml" in title
+    assert group[:2] == ("kernel", "machine") and "N" not in group   # lines: kernel x machine x options
     assert len(rows) == 8 and rows[0]["N"] == 1000 and "ecm.performance.cy/CL" in rows[0]
 
 

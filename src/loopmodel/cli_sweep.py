@@ -68,7 +68,8 @@ def run(args) -> int:
     elapsed = time.perf_counter() - start
     _write(table, args.output, fmt, args.force)
     if args.plot:
-        _plot(plot_study, table, args, x, DEFAULT_Y)
+        group = ("kernel", "machine", *(d for d in study.defines if d != x), *study.options)
+        _plot(plot_study, table, args, x, DEFAULT_Y, group)
     sys.stderr.write(f"sweep: {stats.points} points ({stats.failed} failed, {stats.cached} from the cache) "
                      f"in {elapsed:.1f} s{f'; written to {args.output}' if args.output else ''}\n")
     return 0
@@ -106,12 +107,12 @@ def _plot_function():
     return plot_study
 
 
-def _plot(plot_study, table, args, x: str, y: str) -> None:
+def _plot(plot_study, table, args, x: str, y: str, group: tuple) -> None:
     from .errors import LoopmodelError
 
     title = f"{os.path.basename(args.study)}: {y} over {x}"
     try:
-        plot_study(table.rows(), args.plot, x, y=y, title=title)
+        plot_study(table.rows(), args.plot, x, y=y, title=title, group=group)
     except OSError as exc:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
 

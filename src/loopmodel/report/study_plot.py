@@ -67,17 +67,19 @@ def _short(column: str, value) -> str:
 def _label(named: dict) -> str:
     """``kernel on machine, col=value, ...`` of the columns in ``named`` (an empty dict: "")."""
     head = " on ".join(_short(k, named[k]) for k in ("kernel", "machine") if k in named)
-    rest = ", ".join(f"{k}={v}" for k, v in named.items() if k not in ("kernel", "machine"))
+    rest = ", ".join(f"{k}={v}" for k, v in named.items()
+                     if k not in ("kernel", "machine") and v not in (None, "None", ""))
     return ", ".join(t for t in (head, rest) if t)
 
 
-def study_lines(rows, x: str, y: str) -> tuple:
+def study_lines(rows, x: str, y: str, group=None) -> tuple:
     """``(common, [(label, xs, ys), ...])``: the points of each group, sorted by x, labelled by
     the columns that differ between the groups; ``common`` labels what all groups share (for the
-    title). Rows with ``error``, or without a finite number in ``x`` or ``y``, are left out (a
-    group left empty draws nothing)."""
+    title). ``group``: the columns that tell the lines apart (default: found from the rows, see
+    :func:`_group_columns`). Rows with ``error``, or without a finite number in ``x`` or ``y``,
+    are left out (a group left empty draws nothing)."""
     rows = [r for r in rows if not r.get("error")]
-    columns = _group_columns(rows, x, y)
+    columns = list(group) if group is not None else _group_columns(rows, x, y)
     groups: dict = {}
     for r in rows:
         xv, yv = _number(r.get(x)), _number(r.get(y))
@@ -91,7 +93,7 @@ def study_lines(rows, x: str, y: str) -> tuple:
     return common, lines
 
 
-def plot_study(rows, path, x, y="ecm.performance.cy/CL", title=""):
+def plot_study(rows, path, x, y="ecm.performance.cy/CL", title="", group=None):
     """Draw ``y`` over ``x`` for the study ``rows`` (flat dicts, see the module text).
 
     Args:
@@ -101,6 +103,8 @@ def plot_study(rows, path, x, y="ecm.performance.cy/CL", title=""):
             positive values span more than two decades.
         y: the column on the y axis; its unit comes from its name (:func:`unit_of`).
         title: the picture's title (default: ``y over x``).
+        group: the columns that tell the lines apart (e.g. a study's kernel, machine and
+            option columns); None: found from the rows.
     Returns:
         the matplotlib figure when ``path`` is None (tests inspect its artists), else None.
     Raises:
@@ -110,7 +114,7 @@ def plot_study(rows, path, x, y="ecm.performance.cy/CL", title=""):
     from .figures import finish, pyplot
 
     plt = pyplot()
-    common, lines = study_lines(list(rows), x, y)
+    common, lines = study_lines(list(rows), x, y, group)
     fig, ax = plt.subplots(figsize=(7.6, 4.6))
     for label, xs, ys in lines:
         ax.plot(xs, ys, "o-" if len(xs) <= 30 else "-", ms=3, lw=1.3, label=label)

@@ -186,6 +186,19 @@ COHERENCE_KEYS = {"element size [B]": "element_size", "stride [B]": "stride", "s
                   "seconds [s]": "seconds", "spread": "spread", "notes": "notes"}
 
 
+def _section_keys(v, known, hint: str) -> None:
+    """A section must be a mapping of known keys.
+
+    Raises:
+        ValueError: not a mapping, or the first unknown key (one line).
+    """
+    if not isinstance(v, dict):
+        raise ValueError(f"must be a mapping ({hint})")
+    unknown = [k for k in v if k not in known]
+    if unknown:
+        raise ValueError(f"unknown key '{unknown[0]}' (known: {', '.join(known)})")
+
+
 def coherence_section(v):
     """``coherence``: the measured MESI transition table
     (:class:`~loopmodel.machine.coherence.CoherenceTable`, benchmark-based-coherence-model.txt §IV).
@@ -201,11 +214,7 @@ def coherence_section(v):
 
     if v is None or isinstance(v, CoherenceTable):
         return v
-    if not isinstance(v, dict):
-        raise ValueError("must be a mapping (sizes [B], threads, seconds [s], ...)")
-    unknown = [k for k in v if k not in COHERENCE_KEYS]
-    if unknown:
-        raise ValueError(f"unknown key '{unknown[0]}' (known: {', '.join(COHERENCE_KEYS)})")
+    _section_keys(v, COHERENCE_KEYS, "sizes [B], threads, seconds [s], ...")
     for k in ("sizes [B]", "threads", "seconds [s]"):
         if k not in v:
             raise ValueError(f"'{k}' is missing")
@@ -287,11 +296,7 @@ def power_section(v):
 
     if v is None or isinstance(v, PowerSection):
         return v
-    if not isinstance(v, dict):
-        raise ValueError("must be a mapping (W0, W1, W2, clock range, clock step, source)")
-    unknown = [k for k in v if k not in POWER_KEYS]
-    if unknown:
-        raise ValueError(f"unknown key '{unknown[0]}' (known: {', '.join(POWER_KEYS)})")
+    _section_keys(v, POWER_KEYS, "W0, W1, W2, clock range, clock step, source")
     if "W0" not in v:
         raise ValueError("'W0' is missing")
     out = {}

@@ -78,7 +78,7 @@ def plot(result, title: str, path: str | None):
     Raises:
         ToolError: no matplotlib; OSError: the file cannot be written.
     """
-    from .figures import pyplot
+    from .figures import finish, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9.0, 5.0))
@@ -109,13 +109,6 @@ def plot(result, title: str, path: str | None):
     ax.set_xlim(left=0)
     ref = (f"; {100 * result.reference_saving:.1f} % less than all cores at the highest clock"
            if result.reference is not None else "")
-    ax.set_title(f"{title} (numbers: core counts)\nenergy optimum: {100 * result.saving:.1f} % less energy, "
-                 f"{100 * result.slowdown:.1f} % slower than the performance optimum{ref}", fontsize=8)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.tight_layout()
-    if path is None:
-        return fig
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return None
+    text = (f"{title} (numbers: core counts)\nenergy optimum: {100 * result.saving:.1f} % less energy, "
+            f"{100 * result.slowdown:.1f} % slower than the performance optimum{ref}")
+    return finish(fig, ax, text, "upper left", path, legend_outside=True)

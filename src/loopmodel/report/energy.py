@@ -107,7 +107,7 @@ def plot(result, title: str, path: str | None):
     ax.set_ylabel(f"energy to solution [nJ/{u}]")
     ax.set_ylim(bottom=0)
     ax.set_xlim(left=0)
-    ref = (f"; {100 * result.reference_saving:.1f} % less than all cores at the highest clock"
+    ref = (f";\n{100 * result.reference_saving:.1f} % less than all cores at the highest clock"
            if result.reference is not None else "")
     text = (f"{title} (numbers: core counts)\nenergy optimum: {100 * result.saving:.1f} % less energy, "
             f"{100 * result.slowdown:.1f} % slower than the performance optimum{ref}")

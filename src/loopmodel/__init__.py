@@ -1,3 +1,40 @@
-"""loopmodel: analytic performance modeling (layer conditions, ECM, Roofline) of loop kernels."""
+"""loopmodel: analytic performance modeling (layer conditions, ECM, Roofline) of loop kernels.
+
+The public API (imported on first use, so that ``import loopmodel`` stays cheap)::
+
+    import loopmodel
+    r = loopmodel.analyze("examples/kernels/triad.c", "SkylakeSP_Gold-6148", {"N": 10**6})
+    r.ecm.T_ECM["MEM"]          # cy/CL
+    df = loopmodel.sweep("examples/kernels/triad.c", "SkylakeSP_Gold-6148", {"N": range(1000, 10**6, 1000)})
+
+See docs/api.md.
+"""
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it (``sweep``: the callable module loopmodel/sweep.py)
+_LAZY = {
+    "analyze": "api", "sweep": "sweep", "scaling": "api", "bench": "api", "validate": "api",
+    "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
+    "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",
+    "ModelError": "errors", "ToolError": "errors", "OptionError": "errors", "UsageError": "errors",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'loopmodel' has no attribute '{name}'")
+    import importlib
+
+    mod = importlib.import_module(f".{module}", __name__)
+    # loopmodel.sweep: the submodule, callable as loopmodel.api.sweep (importing it sets the attribute)
+    value = mod if name == module else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import __version__
@@ -345,12 +346,14 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
             raise DefineError(f"--mem-bw: {exc}") from None
     alignment = _bytes_option("--array-alignment", args.array_alignment, minimum=1)
     padding = _bytes_option("--array-padding", args.array_padding, minimum=0)
-    kernel, defaults, text, kernel_notes = load_kernel_file(args.kernel)
+    # a loopmodel.Kernel (Python API) carries what load_kernel_file reads
+    parts = getattr(args.kernel, "parts", None)
+    kernel, defaults, text, kernel_notes = parts() if parts else load_kernel_file(args.kernel)
     incore = args.incore or incore_default
     if text is None and (incore in ("llvm-mca", "osaca") or "RooflineASM" in models):
         what = f"--incore {incore}" if incore in ("llvm-mca", "osaca") else "-p RooflineASM"
         raise DefineError(f"{what} compiles the kernel and needs C code; a YAML kernel description has "
-                          "none (use --incore analytic, or the C kernel)", file=args.kernel)
+                          "none (use --incore analytic, or the C kernel)", file=str(args.kernel))
     if text is None and incore == "auto":
         kernel_notes += ("YAML kernel description: no C code to compile, so the in-core part is the analytic "
                          "model's (llvm-mca and OSACA need the C kernel)",)
@@ -362,7 +365,7 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
     machine = _machine(args)
     from .fileio.host_models import machine_notes
 
-    notes = tuple(notes) + machine_notes(args.machine, machine)
+    notes = tuple(notes) + machine_notes(machine_name(args.machine), machine)
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=args.reassociate, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
@@ -372,8 +375,22 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
                    kernel_text=text, notes=tuple(notes) + kernel_notes,
                    incore_defines=points.largest() if len(points) > 1 else None,
                    assume_aligned=_alignment_option(args.assume_aligned), trust_machine_flags=args.trust_machine_flags,
-                   machine_file=str(args.machine))
+                   machine_file=machine_name(args.machine))
     return Analyzer(kernel, machine, opts), points
+
+
+def prepare_analyze(args):
+    """``loopmodel analyze``'s parsed arguments -> ``(Analyzer, points, models)``: the models of
+    ``-p`` (Kerncraft's names mapped, their notes and in-core default applied), the analyzer and
+    the lazy size points of :func:`_prepare`. The CLI and :func:`loopmodel.analyze` both call it.
+
+    Raises:
+        LoopmodelError: a bad kernel, machine, define or option (one line).
+    """
+    notes, incore_default = _peer_models(args.pmodel)
+    models = _models(args.pmodel)
+    analyzer, points = _prepare(args, models, args.cores, notes, incore_default)
+    return analyzer, points, models
 
 
 def cmd_analyze(args) -> int:
@@ -384,9 +401,7 @@ def cmd_analyze(args) -> int:
 
         check_picture_path(args.plot)
         check_new_output(args.plot, "--plot", args.force)
-    notes, incore_default = _peer_models(args.pmodel)
-    models = _models(args.pmodel)
-    analyzer, points = _prepare(args, models, args.cores, notes, incore_default)
+    analyzer, points, models = prepare_analyze(args)
     if args.plot:
         args.plot_variable = _plot_variable(points, models)
     if len(points) > 1:
@@ -510,32 +525,12 @@ def _write_ecm_plot(args, plot_points: list, analyzer, first: dict) -> None:
 
 
 def cmd_scaling(args) -> int:
-    from .errors import DefineError, LoopmodelError
-    from .models.scaling import fit_p0, scaling
+    from .errors import LoopmodelError
     from .report import scaling as rep
 
     if args.plot:
         check_new_output(args.plot, "--plot", args.force)
-    analyzer, points = _prepare(args, ("ECM",), 1)
-    if len(points) != 1:
-        raise DefineError("scaling takes one value per size constant, not a range")
-    res = analyzer.run(points[0])
-    res.ecm.require_known()
-    m = analyzer.machine
-    cores = _core_list(args.cores, m.cores_per_socket * m.sockets)
-    if args.data_in not in res.ecm.T_ECM:
-        raise DefineError(f"--data-in {args.data_in}: no such level (choose {', '.join(res.ecm.T_ECM)})")
-    measured = _read_measured(args.measured) if args.measured else None
-    it = res.traffic.iterations_per_unit
-    p0, fit = args.p0, None
-    if args.fit_p0:
-        if not measured:
-            raise DefineError("--fit-p0 needs --measured")
-        fit = fit_p0(res.ecm, m, measured, it, args.placement)
-        p0 = fit[0]
-    models = ("contention", "saturation") if args.model == "both" else (args.model,)
-    _check_p0(p0)
-    results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in) for mdl in models]
+    results, res, measured, fit = scaling_results(args)
     if args.plot:
         try:
             rep.plot(results, res, args.plot, measured)
@@ -551,6 +546,45 @@ def cmd_scaling(args) -> int:
     if args.plot:
         sys.stdout.write(f"plot written to {args.plot}\n")
     return 0
+
+
+def scaling_results(args) -> tuple:
+    """``loopmodel scaling``'s parsed arguments -> ``(results, analysis, measured, fit)``: one
+    :class:`~loopmodel.models.scaling.ScalingResult` per model, the single-core analysis, the
+    measured points ({cores: it/s}, or None; ``args.measured`` is a path or such a mapping) and
+    ``(p0, rms relative error)`` of ``--fit-p0`` (or None). The CLI and :func:`loopmodel.scaling`
+    both call it.
+
+    Raises:
+        LoopmodelError: bad sizes, cores, p0, level or measured file (one line).
+    """
+    from .errors import DefineError
+    from .models.scaling import fit_p0, scaling
+
+    analyzer, points = _prepare(args, ("ECM",), 1)
+    if len(points) != 1:
+        raise DefineError("scaling takes one value per size constant, not a range")
+    res = analyzer.run(points[0])
+    res.ecm.require_known()
+    m = analyzer.machine
+    cores = _core_list(args.cores, m.cores_per_socket * m.sockets)
+    if args.data_in not in res.ecm.T_ECM:
+        raise DefineError(f"--data-in {args.data_in}: no such level (choose {', '.join(res.ecm.T_ECM)})")
+    measured = args.measured
+    if isinstance(measured, (str, os.PathLike)):
+        measured = _read_measured(measured)
+    measured = {int(c): float(v) for c, v in measured.items()} if measured else None
+    it = res.traffic.iterations_per_unit
+    p0, fit = args.p0, None
+    if args.fit_p0:
+        if not measured:
+            raise DefineError("--fit-p0 needs --measured")
+        fit = fit_p0(res.ecm, m, measured, it, args.placement)
+        p0 = fit[0]
+    models = ("contention", "saturation") if args.model == "both" else (args.model,)
+    _check_p0(p0)
+    results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in) for mdl in models]
+    return results, res, measured, fit
 
 
 def cmd_app(args) -> int:
@@ -603,13 +637,24 @@ def _machine(args):
     from .fileio.machine_files import load_machine
     from .units import UnitError, parse_quantity
 
-    machine = load_machine(args.machine)
+    if isinstance(args.machine, (str, os.PathLike)):
+        machine = load_machine(args.machine)
+    else:  # the Python API's loopmodel.Machine, or a MachineModel
+        machine = getattr(args.machine, "model", args.machine)
     if args.clock:
         try:
             machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
         except UnitError as exc:
             raise DefineError(f"--clock: {exc}") from None
     return machine
+
+
+def machine_name(spec) -> str:
+    """What ``-m`` names: the text given, or for a :class:`loopmodel.Machine` the name or path it
+    was loaded from (a bare ``MachineModel``: its ``name``)."""
+    if isinstance(spec, (str, os.PathLike)):
+        return str(spec)
+    return getattr(spec, "spec", None) or spec.name
 
 
 def _check_p0(p0: float | None) -> None:

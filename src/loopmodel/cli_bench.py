@@ -43,6 +43,23 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
     """
+    results, curve = bench_results(args)
+    if args.json:
+        json.dump(_document(results, curve), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _render(results)
+    return 0
+
+
+def bench_results(args) -> tuple:
+    """``bench``'s parsed arguments -> ``(results, curve)``: one
+    :class:`~loopmodel.measure.bench.BenchResult` per size and thread count, and whether they
+    form a scaling curve (several thread counts). The CLI and :func:`loopmodel.bench` both call it.
+
+    Raises:
+        LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
+    """
     from .measure.bench import run_bench
 
     points = c_kernel_points(args.kernel, args.define, "bench")
@@ -56,12 +73,12 @@ def run(args) -> int:
     extra = machine_notes(args.machine, machine)
     if extra:
         results = [dataclasses.replace(r, notes=extra + tuple(r.notes)) for r in results]
-    if args.json:
-        json.dump(_document(results, len(counts) > 1), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
-    _render(results)
-    return 0
+    return results, len(counts) > 1
+
+
+def document(results, curve: bool):
+    """The JSON document of ``bench --json`` (see :func:`_document`)."""
+    return _document(results, curve)
 
 
 def _check(args) -> None:

@@ -34,19 +34,12 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors.
     """
-    from .errors import DefineError
-    from .cli_bench import c_kernel_points
-    from .fileio.machine_files import load_machine
-    from .validation import summary, validate
+    from .validation import summary
 
-    points = c_kernel_points(args.kernel, args.define, "validate")
-    if args.repeat < 1:
-        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
     if args.plot:
         from .fileio.output import check_new_output
         check_new_output(args.plot, "--plot", args.force)
-    machine = load_machine(args.machine)
-    rows = validate(args.kernel, machine, points, args.repeat, args.cpu, not args.no_cache, args.machine)
+    rows, machine = validation_rows(args)
     if args.plot:
         _plot(rows, args)
     if args.json:
@@ -57,6 +50,27 @@ def run(args) -> int:
 
     _render(rows, summary(rows), args, machine_notes(args.machine, machine))
     return 0
+
+
+def validation_rows(args) -> tuple:
+    """``validate``'s parsed arguments -> ``(rows, machine)``: one
+    :class:`~loopmodel.validation.ValidationRow` per size and the machine model. The CLI and
+    :func:`loopmodel.validate` both call it.
+
+    Raises:
+        LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
+    """
+    from .cli_bench import c_kernel_points
+    from .errors import DefineError
+    from .fileio.machine_files import load_machine
+    from .validation import validate
+
+    points = c_kernel_points(args.kernel, args.define, "validate")
+    if args.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
+    machine = load_machine(args.machine)
+    rows = validate(args.kernel, machine, points, args.repeat, args.cpu, not args.no_cache, args.machine)
+    return rows, machine
 
 
 def _plot(rows, args) -> None:

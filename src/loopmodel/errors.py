@@ -65,3 +65,8 @@ class OptionError(ToolError):
     """What an explicit option (``--compiler``, ``--compiler-flags``, ``--asm-block``,
     ``--pointer-increment``) asked for cannot be done. Unlike other tool errors it is never
     turned into a fallback under ``--incore auto``: the user asked for it by name."""
+
+
+class UsageError(LoopmodelError):
+    """A bad argument of the Python API or an option value the command line would refuse
+    (an unknown option name, a value outside its choices): the one line argparse prints."""

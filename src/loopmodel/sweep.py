@@ -14,6 +14,10 @@ Each point becomes one row of a :class:`Table`: ``kernel`` (as given), ``machine
 given), one column per define, one per option, ``error`` (the point's one-line error, else
 None) and the JSON report's fields flattened with dots (:func:`flatten`). dask and pyarrow
 are imported only inside the functions that need them.
+
+Called, this module is the Python API's :func:`loopmodel.api.sweep`
+(``loopmodel.sweep(kernel, machine, {"N": range(...)})``): the package's attribute ``sweep``
+is this module once it is imported, so the module itself takes the call.
 """
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ import itertools
 import json
 import os
 import platform
+import sys
+import types
 from dataclasses import dataclass
 
 from .errors import LoopmodelError
@@ -357,7 +363,7 @@ def _flag(action) -> str:
     return next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
 
 
-def option_tokens(name: str, value) -> list:
+def option_tokens(name: str, value, actions: dict | None = None) -> list:
     """analyze arguments that set option ``name`` (argparse dest) to ``value``: a switch is
     given for True and left out for False, ``reassociate`` takes True, False or None, an
     appending option (``pmodel``) a value or a list, any other option one value (None: its
@@ -365,8 +371,10 @@ def option_tokens(name: str, value) -> list:
 
     Raises:
         StudyError: the value does not fit the option (one line, no file).
+
+    ``actions``: option -> its argparse actions, of another command (default: analyze's).
     """
-    actions = _actions()[name]
+    actions = (_actions() if actions is None else actions)[name]
     a = actions[0]
     if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
         if not isinstance(value, bool):
@@ -461,8 +469,7 @@ def _prepared(kernel_path: str, kernel_digest: str, machine_spec: str, machine_d
     from . import cli
 
     args = analyze_parser().parse_args([kernel_path, "-m", machine_spec, *argv])
-    notes, incore_default = cli._peer_models(args.pmodel)
-    analyzer, points = cli._prepare(args, cli._models(args.pmodel), args.cores, notes, incore_default)
+    analyzer, points, _ = cli.prepare_analyze(args)
     return analyzer, dict(points.base)
 
 
@@ -480,8 +487,6 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
     Returns:
         :class:`ChunkResult`; a point that fails has only ``error`` (its one-line error).
     """
-    from .report.json_report import to_dict
-
     k, m = chunk.kernel, chunk.machine
     try:
         analyzer, base = _prepared(k.path, k.digest, m.spec, m.digest, chunk.argv)
@@ -490,15 +495,26 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
         return ChunkResult.of([{"error": message}] * len(chunk.points), clean)
     rows, clean = [], True
     for point in chunk.points:
-        try:
-            # through JSON text, so that the values are those analyze --json prints
-            flat = flatten(json.loads(json.dumps(to_dict(analyzer.run({**base, **point})))))
-            flat["error"] = None
-        except Exception as exc:
-            message, ok = _one_line(exc)
-            flat, clean = {"error": message}, clean and ok
+        flat, ok = point_row(analyzer, {**base, **point})
         rows.append(flat)
+        clean = clean and ok
     return ChunkResult.of(rows, clean)
+
+
+def point_row(analyzer, point: dict) -> tuple:
+    """One point as a row: ``(flat, clean)``, ``flat`` the JSON report of ``analyzer.run(point)``
+    flattened (:func:`flatten`) with ``error`` None, or only ``error`` (the one-line error) when
+    the point fails; ``clean`` False for a failure other than a loopmodel error."""
+    from .report.json_report import to_dict
+
+    try:
+        # through JSON text, so that the values are those analyze --json prints
+        flat = flatten(json.loads(json.dumps(to_dict(analyzer.run(point)))))
+        flat["error"] = None
+        return flat, True
+    except Exception as exc:
+        message, ok = _one_line(exc)
+        return {"error": message}, ok
 
 
 # ---------------------------------------------------------------- the result cache
@@ -725,3 +741,15 @@ def _arrow_column(values: list):
     except (pa.ArrowInvalid, OverflowError):
         pass
     return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`loopmodel.api.sweep` (see the module docstring)."""
+
+    def __call__(self, *args, **kwargs):
+        from .api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,624 @@
+"""The Python API: ``loopmodel.analyze``, ``sweep``, ``scaling``, ``bench``, ``validate`` and the
+data objects :class:`Kernel`, :class:`Machine`, :class:`Result`.
+
+Every function takes the options of its command line counterpart by their argparse names
+(``loopmodel analyze --cache-predictor sim`` is ``analyze(..., cache_predictor="sim")``). The
+options are turned into that command's arguments and parsed by the command's own parser, so
+that defaults, accepted values and error messages are the command line's; then the same
+library function the command calls computes the result (:func:`loopmodel.cli.prepare_analyze`,
+:func:`loopmodel.cli.scaling_results`, :func:`loopmodel.cli_bench.bench_results`,
+:func:`loopmodel.cli_validate.validation_rows`). ``to_dict()`` returns the document the
+command prints with ``--json``.
+
+Models and formulas: see the modules named in each result's docstring (layer conditions and
+ECM: kerncraft-tool-paper.txt §2; Roofline: §2.2).
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import html
+import json
+import os
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .errors import DefineError, UsageError
+
+#: options of each command that the API gives as arguments of its own or leaves out (output only)
+_NOT_OPTIONS = {
+    "analyze": {"help", "kernel", "machine", "define", "pmodel", "json", "json_file", "verbose", "no_progress",
+                "plot", "force"},
+    "scaling": {"help", "kernel", "machine", "define", "json", "plot", "force"},
+    "bench": {"help", "kernel", "machine", "define", "json"},
+    "validate": {"help", "kernel", "machine", "define", "json", "plot", "force"},
+}
+_PLACEHOLDER = "KERNEL"
+
+
+# ---------------------------------------------------------------- data objects
+
+
+@dataclass(frozen=True, repr=False)
+class Kernel:
+    """A parsed loop kernel (immutable).
+
+    Attributes:
+        model: the :class:`loopmodel.ir.kernel.Kernel`; its fields are also read through this
+            object: ``source`` (file name), ``arrays`` (name -> ``Array``: ``ctype``,
+            ``element_size`` in bytes, ``dims``), ``loops`` (outermost first: ``index``,
+            ``start``, ``stop`` exclusive, ``step`` in iterations), ``operations`` (count per
+            innermost iteration by type), ``flops_per_iteration`` (FLOP/it),
+            ``constants`` (size constants), ``recurrences``, ``pragmas``, ``swaps``.
+        text: the C source (None for a YAML kernel description: no code to compile).
+        defaults: ``#define`` defaults, constant -> int (elements or iterations, as the
+            kernel uses them).
+        notes: one-line notes on what a YAML description leaves out.
+    """
+
+    model: object
+    text: str | None
+    defaults: MappingProxyType
+    notes: tuple = ()
+
+    @classmethod
+    def from_file(cls, path) -> "Kernel":
+        """Read a C kernel or a Kerncraft YAML kernel description (by suffix).
+
+        Raises:
+            KernelError: unreadable, malformed or unsupported (one line naming the file).
+        """
+        from .fileio.kernel_yaml import load_kernel_file
+
+        kernel, defaults, text, notes = load_kernel_file(os.fspath(path))
+        return cls(kernel, text, MappingProxyType(dict(defaults)), tuple(notes))
+
+    @classmethod
+    def from_source(cls, text: str, name: str = "<kernel>") -> "Kernel":
+        """Parse C kernel text (``name`` stands for the file in messages and reports).
+
+        Raises:
+            KernelError: malformed or unsupported code (one line, ``name:line:col``).
+        """
+        from .fileio.c_kernel import parse_kernel
+
+        kernel, defaults = parse_kernel(text, name)
+        return cls(kernel, text, MappingProxyType(dict(defaults)))
+
+    def parts(self) -> tuple:
+        """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_yaml.load_kernel_file`
+        returns them."""
+        return self.model, dict(self.defaults), self.text, self.notes
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    def __str__(self) -> str:
+        return str(self.model.source)
+
+    def __repr__(self) -> str:
+        loops = ", ".join(f"{lp.index}={lp.start}..{lp.stop}" for lp in self.model.loops)
+        return (f"Kernel({self.model.source!r}, loops: {loops}, arrays: {', '.join(self.model.arrays)}, "
+                f"constants: {', '.join(sorted(self.model.constants)) or 'none'})")
+
+
+@dataclass(frozen=True, repr=False)
+class Machine:
+    """A validated machine model (immutable).
+
+    Attributes:
+        model: the :class:`loopmodel.machine.model.MachineModel`; its fields are also read
+            through this object: ``name``, ``clock`` (Hz), ``cores_per_socket``, ``sockets``,
+            ``cacheline_size`` (bytes), ``memory_hierarchy`` (``level`` names, ``size`` in bytes, MEM last),
+            ``links`` (bandwidths in B/cy or B/s), ``in_core`` (throughputs per cycle),
+            ``contention_p0``.
+        spec: what it was loaded from: a built-in name, a path or ``host``.
+    """
+
+    model: object
+    spec: str
+
+    @classmethod
+    def load(cls, name_or_path) -> "Machine":
+        """A built-in model by name (:meth:`list`), a machine YAML file (loopmodel's or
+        Kerncraft's format) or ``"host"`` (this host's last probe).
+
+        Raises:
+            MachineError: unknown name, missing file or invalid model (one line).
+        """
+        from .fileio.machine_files import load_machine
+
+        spec = os.fspath(name_or_path)
+        return cls(load_machine(spec), spec)
+
+    @staticmethod
+    def list() -> tuple:
+        """The names of the built-in machine models."""
+        from .fileio.machine_files import builtin_names
+
+        return tuple(builtin_names())
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    def __repr__(self) -> str:
+        m = self.model
+        levels = ", ".join(lv.level for lv in m.memory_hierarchy)
+        return (f"Machine({self.spec!r}, {m.model_name or m.name}, {m.clock / 1e9:g} GHz, "
+                f"{m.sockets}x{m.cores_per_socket} cores, {levels})")
+
+
+# ---------------------------------------------------------------- arguments
+
+
+@functools.lru_cache(maxsize=None)
+def _parser(command: str) -> argparse.ArgumentParser:
+    """The command line parser of ``command``; its errors raise :class:`UsageError`."""
+    from .cli import build_parser
+
+    def error(message):
+        raise UsageError(message)
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    parser = sub.choices[command]
+    parser.error = error
+    return parser
+
+
+def _actions(command: str) -> dict:
+    """Option name -> argparse actions of ``command``: argparse dests and long option names
+    with ``_`` (``incore_model`` -> ``incore``), without the ones the API sets itself."""
+    out = {}
+    for a in _parser(command)._actions:
+        if not a.option_strings or a.dest in _NOT_OPTIONS[command] or a.help == argparse.SUPPRESS:
+            continue
+        out.setdefault(a.dest, []).append(a)
+    aliases = {}
+    for dest, acts in out.items():
+        for a in acts:
+            if type(a) is argparse._StoreConstAction:  # --no-reassociation: write reassociate=False
+                continue
+            aliases.update({f.lstrip("-").replace("-", "_"): dest for f in a.option_strings if f.startswith("--")})
+    return {**{k: out[v] for k, v in aliases.items()}, **out}
+
+
+def _option_argv(command: str, options: dict) -> list:
+    """``{name: value}`` -> the command's arguments; unknown names and bad values raise
+    :class:`UsageError` (one line)."""
+    from .sweep import StudyError, option_tokens
+
+    actions = _actions(command)
+    argv = []
+    for name, value in options.items():
+        if name not in actions:
+            raise UsageError(f"unknown option '{name}' of {command} (choose {', '.join(sorted(actions))})")
+        try:
+            argv += option_tokens(actions[name][0].dest, value, {actions[name][0].dest: actions[name]})
+        except StudyError as exc:
+            raise UsageError(f"{name}: {exc.message}") from None
+    return argv
+
+
+def define_argv(defines) -> list:
+    """``defines`` -> ``-D`` texts: a mapping name -> int, ``range`` (step > 0), list of ints or
+    ``-D`` value text (``"100:2000:100"``, ``"N=100:2000:100"``); or ``-D`` texts
+    (``"N=1000"`` or a list of them); None: none.
+
+    Raises:
+        DefineError: a value of another type, or an empty range or list (one line).
+    """
+    if defines is None:
+        return []
+    if isinstance(defines, str):
+        return [defines]
+    if not hasattr(defines, "items"):
+        return [str(d) for d in defines]
+    out = []
+    for name, value in defines.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if isinstance(value, (list, tuple)) and not value:
+            raise DefineError(f"-D {name}: no values")
+        for v in values:
+            out.append(_define_text(name, v))
+    return out
+
+
+def _define_text(name: str, v) -> str:
+    if isinstance(v, range):
+        if not len(v) or v.step < 1:
+            raise DefineError(f"-D {name}: the range {v} has no ascending sizes")
+        return f"{name}={v.start}:{v[-1]}:{v.step}"
+    if isinstance(v, str):
+        return v if v.startswith(f"{name}=") else f"{name}={v}"
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise DefineError(f"-D {name}: expected an int, a range, a list or '-D' text, got {v!r}")
+    return f"{name}={v}"
+
+
+def _kernel_arg(kernel):
+    """A path (as given, so that reports name it as the command line does), or a :class:`Kernel`
+    for C text (it has a newline, ``{`` or ``;`` and names no existing file)."""
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str) and any(c in kernel for c in "\n{;") and not os.path.exists(kernel):
+        return Kernel.from_source(kernel)
+    if isinstance(kernel, (str, os.PathLike)):
+        return os.fspath(kernel)
+    raise UsageError(f"kernel: expected a path, C source text or a loopmodel.Kernel, got {type(kernel).__name__}")
+
+
+def _machine_arg(machine):
+    if isinstance(machine, (str, os.PathLike)):
+        return os.fspath(machine)
+    if isinstance(machine, Machine) or hasattr(machine, "memory_hierarchy"):
+        return machine
+    raise UsageError(f"machine: expected a name, a path, 'host' or a loopmodel.Machine, got {type(machine).__name__}")
+
+
+def _args(command: str, kernel, machine, defines, options: dict, extra: tuple = ()) -> argparse.Namespace:
+    """The parsed arguments of ``loopmodel COMMAND`` for these inputs (kernel and machine objects
+    put in after parsing)."""
+    argv = [_PLACEHOLDER] + (["-m", "MACHINE"] if machine is not None else [])
+    argv += [f"--define={d}" for d in define_argv(defines)] + list(extra) + _option_argv(command, options)
+    args = _parser(command).parse_args(argv)
+    args.kernel = _kernel_arg(kernel)
+    if machine is not None:
+        args.machine = _machine_arg(machine)
+    return args
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, repr=False)
+class Result:
+    """One analysis: a kernel on a machine at one set of sizes (immutable).
+
+    Attributes:
+        analysis: the :class:`loopmodel.analysis.AnalysisResult` the command line renders.
+        unit: the unit of :attr:`performance` (``unit=`` of :func:`analyze`: ``cy/CL``,
+            ``cy/it``, ``it/s``, ``FLOP/s`` or ``LUP/s``).
+    """
+
+    analysis: object
+    unit: str = "cy/CL"
+
+    @property
+    def kernel(self):
+        """The :class:`loopmodel.ir.kernel.Kernel` analyzed."""
+        return self.analysis.kernel
+
+    @property
+    def machine(self):
+        """The :class:`loopmodel.machine.model.MachineModel` (``--clock`` applied)."""
+        return self.analysis.machine
+
+    @property
+    def defines(self) -> MappingProxyType:
+        """Size constant -> int."""
+        return MappingProxyType(dict(self.analysis.defines))
+
+    @property
+    def layer_conditions(self) -> tuple:
+        """Per cache level (``level``, ``cache_size`` in bytes, ``states``: each condition with
+        ``requirement_bytes``, ``condition``, ``hits``, ``misses``; ``selected``), from
+        :mod:`loopmodel.predictors.layer_conditions` (kerncraft-tool-paper.txt §2.1)."""
+        return tuple(self.analysis.lc_levels)
+
+    @property
+    def traffic(self):
+        """:class:`loopmodel.predictors.traffic.TrafficPrediction`: ``levels`` with
+        ``loads_cl``/``stores_cl`` (cache lines) and ``bytes`` per CL of work,
+        ``iterations_per_unit`` (it/CL), ``predictor``."""
+        return self.analysis.traffic
+
+    @property
+    def incore(self):
+        """:class:`loopmodel.models.incore.InCoreResult` (``T_OL``, ``T_nOL`` in cy/CL,
+        ``source``), or None when no requested model needs it."""
+        return self.analysis.incore
+
+    @property
+    def ecm(self):
+        """:class:`loopmodel.models.ecm.ECMResult` or None: ``T_ECM`` (data location -> cy/CL,
+        e.g. ``result.ecm.T_ECM["MEM"]``), ``T_OL``/``T_nOL`` and ``contributions`` in cy/CL,
+        ``notation()``, ``prediction_notation()``, ``saturation_cores``
+        (kerncraft-tool-paper.txt §2.3)."""
+        return self.analysis.ecm
+
+    @property
+    def roofline(self):
+        """:class:`loopmodel.models.roofline.RooflineResult` or None: ``performance`` (FLOP/s),
+        ``time`` (cy/CL), ``bottleneck``, ``levels`` (intensity in FLOP/B, bandwidth in B/s)."""
+        return self.analysis.roofline
+
+    @property
+    def roofline_asm(self):
+        """The Roofline with the CPU roof of the compiled block (``models=("RooflineASM",)``), or None."""
+        return self.analysis.roofline_asm
+
+    @property
+    def notes(self) -> tuple:
+        """One-line notes on how the figures were obtained."""
+        return tuple(self.analysis.notes)
+
+    @property
+    def performance(self) -> float | None:
+        """The ECM prediction for the active cores in :attr:`unit` (None without ECM or when unknown)."""
+        e = self.analysis.ecm
+        if not e:
+            return None
+        from .report.units import convert_all
+
+        return convert_all(e.multicore(self.analysis.options.cores), self.analysis)[self.unit]
+
+    def to_dict(self) -> dict:
+        """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""
+        from .report.json_report import to_dict
+
+        return json.loads(json.dumps(to_dict(self.analysis)))
+
+    def _head(self) -> tuple:
+        a = self.analysis
+        sizes = ", ".join(f"{k}={v}" for k, v in a.defines.items())
+        return str(a.kernel.source), a.machine.name, sizes
+
+    def __repr__(self) -> str:
+        kernel, machine, sizes = self._head()
+        out = f"Result({kernel} on {machine}, {sizes or 'no sizes'}"
+        e = self.analysis.ecm
+        if e:
+            perf = self.performance
+            out += f", ECM {e.notation()}, prediction {e.prediction_notation()}"
+            out += f", {self.unit} {'unknown' if perf is None else f'{perf:.4g}'}"
+        elif self.analysis.roofline:
+            out += f", Roofline {self.analysis.roofline.performance:.4g} FLOP/s"
+        return out + ")"
+
+    def _repr_html_(self) -> str:
+        kernel, machine, sizes = self._head()
+        a, esc = self.analysis, html.escape
+        rows = []
+        for lt in a.traffic.levels:
+            t = a.ecm.T_ECM.get(lt.level) if a.ecm else None
+            rows.append(f"<tr><td>{esc(str(lt.level))}</td><td>{lt.bytes:.4g}</td>"
+                        f"<td>{'' if t is None else f'{t:.4g}'}</td></tr>")
+        head = f"<p><b>{esc(kernel)}</b> on <b>{esc(machine)}</b> ({esc(sizes or 'no sizes')})</p>"
+        if a.ecm:
+            head += f"<p>ECM {esc(a.ecm.notation())}; prediction {esc(a.ecm.prediction_notation())}</p>"
+        table = ("<table><tr><th>data from</th><th>traffic B/CL</th><th>T_ECM cy/CL</th></tr>"
+                 + "".join(rows) + "</table>")
+        notes = "".join(f"<li>{esc(n)}</li>" for n in a.notes)
+        return head + table + (f"<ul>{notes}</ul>" if notes else "")
+
+
+@dataclass(frozen=True)
+class ScalingReport:
+    """Predicted performance per core count (:func:`scaling`).
+
+    Attributes:
+        curves: one :class:`loopmodel.models.scaling.ScalingResult` per model, its ``points``
+            with ``cores``, ``it_per_s`` (it/s), ``utilization``.
+        analysis: the single-core :class:`Result`.
+        measured: cores -> measured it/s, or None.
+        fit: ``(p0, rms relative error)`` of ``fit_p0=True``, or None.
+    """
+
+    curves: tuple
+    analysis: Result
+    measured: MappingProxyType | None = None
+    fit: tuple | None = None
+
+    def to_dict(self) -> dict:
+        """The document ``loopmodel scaling ... --json`` prints."""
+        from .report.scaling import to_dict
+
+        measured = dict(self.measured) if self.measured is not None else None
+        return json.loads(json.dumps(to_dict(list(self.curves), self.analysis.analysis, measured, self.fit)))
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    """Measurements of :func:`bench`: one :class:`loopmodel.measure.bench.BenchResult` per size
+    and thread count (``figures()``: ``cy_per_CL``, ``seconds_per_it``, ``it_per_s``,
+    ``FLOP_per_s`` as (min, median, max)); ``curve``: several thread counts of one size."""
+
+    results: tuple
+    curve: bool = False
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __getitem__(self, i):
+        return self.results[i]
+
+    def to_dict(self):
+        """The document ``loopmodel bench ... --json`` prints (an object, or a list for several sizes)."""
+        from .cli_bench import document
+
+        return json.loads(json.dumps(document(list(self.results), self.curve)))
+
+
+# ---------------------------------------------------------------- functions
+
+
+def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **options) -> Result:
+    """Analyze a kernel on a machine at one set of sizes, as ``loopmodel analyze`` does.
+
+    Args:
+        kernel: a C kernel file or Kerncraft YAML description (path), C source text, or a
+            :class:`Kernel`.
+        machine: a built-in name (:meth:`Machine.list`), a machine YAML path, ``"host"``, or a
+            :class:`Machine`.
+        defines: size constant -> int (one value each; see :func:`define_argv` for the forms);
+            the kernel's ``#define`` defaults fill the rest.
+        models: of ``LC``, ``ECM``, ``Roofline``, ``RooflineASM`` (Kerncraft's names accepted).
+        options: ``loopmodel analyze`` options by name, with its defaults: ``cores`` (1),
+            ``unit`` ("cy/CL"), ``incore`` ("auto"), ``cache_predictor`` ("lc"), ``sweeps``
+            ("repeated"), ``clock`` (text such as "2.2 GHz"), ``cache_factor``, ``mem_bw``,
+            ``scalar``, ``reassociate``, ``lc_variable``, ``array_alignment``, ``array_padding``,
+            ``compiler``, ``compiler_flags``, ``asm_block``, ``pointer_increment``,
+            ``assume_aligned``, ``trust_machine_flags``, ``no_cache``, ``nt_stores``.
+
+    Returns:
+        :class:`Result`.
+
+    Raises:
+        LoopmodelError: a bad kernel (KernelError), machine (MachineError), size (DefineError),
+            option (UsageError) or a failing tool (ToolError); the command line's one line.
+    """
+    from .cli import prepare_analyze
+
+    args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
+    analyzer, points, _ = prepare_analyze(args)
+    if len(points) != 1:
+        raise DefineError("analyze takes one value per size constant; use loopmodel.sweep for ranges")
+    return Result(analyzer.run(points[0]), args.unit)
+
+
+def _model_argv(models) -> tuple:
+    if isinstance(models, str):
+        models = (models,)
+    return tuple(f"--pmodel={m}" for m in models)
+
+
+def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **options):
+    """Analyze every point of a size sweep, as ``loopmodel sweep`` does for a study of one
+    kernel, one machine and one option set.
+
+    Args:
+        kernel, machine, models, options: as for :func:`analyze`.
+        defines: size constant -> int, ``range`` (e.g. ``range(100, 2001, 100)``), list of
+            ints or ``-D`` range text (``"100:2000:100"``, stop included); the product of all
+            is swept, the last constant fastest.
+
+    Returns:
+        ``pandas.DataFrame``, one row per point, with the columns of the study table
+        (:mod:`loopmodel.sweep`): ``kernel``, ``machine`` (as given), one per define, one per
+        option given, ``error`` (a point's one-line error, else None), then the JSON report's
+        fields flattened with dots (``ecm.T_ECM.MEM`` in cy/CL, ``ecm.performance.it/s``, ...).
+        A compiled in-core analysis (``incore`` other than analytic) is done once, at the
+        largest sizes, as ``loopmodel analyze`` does for a ``-D`` range.
+
+    Raises:
+        LoopmodelError: what :func:`analyze` raises for the inputs (a failing point gives a row
+            with ``error`` instead).
+    """
+    import pandas as pd
+
+    from .cli import prepare_analyze
+    from .sweep import FIXED_COLUMNS, Table, point_row
+
+    args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
+    analyzer, points, _ = prepare_analyze(args)
+    names = list(points.values)
+    lead = {"kernel": str(args.kernel), "machine": machine_label(machine)}
+    opts = dict(options)
+    if tuple(models) != ("LC", "ECM", "Roofline"):
+        opts["pmodel"] = list(models) if not isinstance(models, str) else models
+    lead.update({n: json.dumps(v) if isinstance(v, (list, tuple, dict)) else v for n, v in opts.items()})
+    table = Table(FIXED_COLUMNS + tuple(names) + tuple(opts) + ("error",))
+    for point in points:
+        flat, _ = point_row(analyzer, point)
+        table.add({**lead, **{n: point[n] for n in names}, **flat})
+    return pd.DataFrame(table.columns)
+
+
+def machine_label(machine) -> str:
+    """The ``machine`` column of a sweep: the name or path given (a :class:`Machine`: its spec)."""
+    from .cli import machine_name
+
+    return machine_name(machine)
+
+
+def scaling(kernel, machine, defines=None, *, measured=None, **options) -> ScalingReport:
+    """Predicted performance per core count, as ``loopmodel scaling`` computes it.
+
+    Args:
+        kernel, machine, defines: as for :func:`analyze` (one value per size).
+        measured: measured points, a ``loopmodel measure --json`` / ``bench --threads 1:N --json``
+            file, or a mapping cores -> it/s.
+        options: ``loopmodel scaling`` options by name: ``cores`` ("1:N", "1,2,4", an int or a
+            list; default 1 .. all cores), ``model`` ("contention", "saturation" or "both"),
+            ``p0``, ``placement`` ("first-touch" or "one-domain"), ``data_in`` ("MEM"),
+            ``fit_p0``, and the analysis options of :func:`analyze`.
+
+    Returns:
+        :class:`ScalingReport`.
+
+    Raises:
+        LoopmodelError: bad inputs (one line, as the command line prints).
+    """
+    from .cli import scaling_results
+
+    if isinstance(options.get("cores"), (list, tuple, range)):
+        options["cores"] = ",".join(str(c) for c in options["cores"])
+    args = _args("scaling", kernel, machine, defines, options)
+    args.measured = os.fspath(measured) if isinstance(measured, os.PathLike) else measured
+    results, res, meas, fit = scaling_results(args)
+    return ScalingReport(tuple(results), Result(res), None if meas is None else MappingProxyType(meas), fit)
+
+
+def bench(kernel, defines=None, machine=None, **options) -> BenchReport:
+    """Measure a C kernel on this host, as ``loopmodel bench`` does (compiles and runs it).
+
+    Args:
+        kernel: a C kernel file.
+        defines: sizes (forms of :func:`define_argv`); a range measures each size.
+        machine: the machine model whose compiler and flags to use (default: the host's
+            ``-O3 -march=native``), a name, path or ``"host"``.
+        options: ``repeat`` (10), ``cache`` ("warm"/"cold"), ``cpu`` (0), ``threads`` (N or
+            "1:N"), ``timeout`` (s, 120), ``no_cache``.
+
+    Returns:
+        :class:`BenchReport`.
+
+    Raises:
+        LoopmodelError: bad inputs, no compiler, or a failing run (one line).
+    """
+    from .cli_bench import bench_results
+
+    if machine is not None and not isinstance(machine, (str, os.PathLike)):
+        machine = machine_label(machine)
+    args = _args("bench", kernel, None, defines, options, () if machine is None else (f"--machine={machine}",))
+    results, curve = bench_results(args)
+    return BenchReport(tuple(results), curve)
+
+
+def validate(kernel, machine, defines=None, **options):
+    """The ECM prediction next to the measurement on this host, per size (``loopmodel validate``).
+
+    Args:
+        kernel: a C kernel file. machine: this host's model (``"host"`` or a probe file).
+        defines: sizes (forms of :func:`define_argv`).
+        options: ``repeat`` (10), ``cpu`` (0), ``no_cache``.
+
+    Returns:
+        ``pandas.DataFrame``: one row per size, the fields of ``validate --json`` flattened
+        (``defines.N``, ``data_location``, ``predicted_cy_per_CL``, ``measured_cy_per_CL_min``,
+        ``relative_error``, ...); ``attrs["summary"]``: per data location the number of points
+        and the median and largest |relative error|.
+
+    Raises:
+        LoopmodelError: bad inputs, no compiler, or a failing run (one line).
+    """
+    import pandas as pd
+
+    from .cli_validate import validation_rows
+    from .sweep import flatten
+    from .validation import summary
+
+    if not isinstance(machine, (str, os.PathLike)):
+        machine = machine_label(machine)
+    args = _args("validate", kernel, os.fspath(machine), defines, options)
+    rows, _ = validation_rows(args)
+    df = pd.DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in rows])
+    df.attrs["summary"] = summary(rows)
+    return df

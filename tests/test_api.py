@@ -174,9 +174,21 @@ def test_sweep_dataframe_equals_the_study_table(tmp_path):
                     assert x == y, col
 
 
+def test_sweep_is_the_module_and_the_function():
+    import inspect
+
+    import loopmodel.sweep as sw
+
+    assert loopmodel.sweep is sw and callable(sw) and sw.flatten({"a": {"b": 1}}) == {"a.b": 1}
+    assert list(inspect.signature(loopmodel.sweep).parameters)[:3] == ["kernel", "machine", "defines"]
+
+
 def test_sweep_failing_point_is_an_error_row():
     df = loopmodel.sweep(str(KERNELS / "triad.c"), SKX, {"N": [1000, 2000]}, incore="analytic", cores=1)
     assert list(df["N"]) == [1000, 2000] and df["error"].isna().all() and "ecm.T_ECM.MEM" in df
+    bad = loopmodel.sweep(str(KERNELS / "2d-5pt.c"), SKX, {"N": [1000, 2000]}, incore="analytic")
+    assert list(bad.columns) == ["kernel", "machine", "N", "incore", "error"]
+    assert all(e.startswith("no value for M: give -D M=<size>") for e in bad["error"])
     with pytest.raises(loopmodel.DefineError, match="no constant 'Q'"):
         loopmodel.sweep(str(KERNELS / "triad.c"), SKX, {"Q": 10})
 

@@ -753,3 +753,13 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+
+
+def __getattr__(name):
+    if name == "__signature__":  # inspect.signature(loopmodel.sweep): the API function's
+        import inspect
+
+        from .api import sweep
+
+        return inspect.signature(sweep)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,7 +41,7 @@ FIXED_COLUMNS = ("kernel", "machine")
 NOT_OPTIONS = frozenset({"help", "machine", "define", "json", "json_file", "verbose", "no_progress", "unit",
                          "plot", "force", "output"})
 #: the report's fields a row holds (``y`` of the study plot)
-DEFAULT_Y = "ecm.performance.cy/CL"
+DEFAULT_Y = "ecm.performance.cy_per_cl"
 
 
 class StudyError(LoopmodelError):
@@ -440,7 +440,7 @@ def chunks(study: Study, size: int = CHUNK_POINTS) -> list:
 
 
 def flatten(doc: dict, prefix: str = "") -> dict:
-    """A JSON document -> one level: nested mappings joined with dots (``ecm.T_ECM.MEM``);
+    """A JSON document -> one level: nested mappings joined with dots (``ecm.T_ECM_cy_per_cl.MEM``);
     lists and empty mappings as JSON text; numbers, strings, booleans and None as they are."""
     out = {}
     for key, value in doc.items():
@@ -481,6 +481,7 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
         :class:`ChunkResult`; a point that fails has only ``error`` (its one-line error).
     """
     from .report.json_report import to_dict
+    from .report.schema import ENVELOPE
 
     k, m = chunk.kernel, chunk.machine
     try:
@@ -492,7 +493,8 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
     for point in chunk.points:
         try:
             # through JSON text, so that the values are those analyze --json prints
-            flat = flatten(json.loads(json.dumps(to_dict(analyzer.run({**base, **point})))))
+            doc = json.loads(json.dumps(to_dict(analyzer.run({**base, **point}))))
+            flat = flatten({n: v for n, v in doc.items() if n not in ENVELOPE})
             flat["error"] = None
         except Exception as exc:
             message, ok = _one_line(exc)

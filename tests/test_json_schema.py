@@ -114,3 +114,19 @@ def test_machine_file_reference_is_up_to_date():
     for key in ("`clock`", "`cores_per_socket`", "`memory_hierarchy[]`", "`penalty_load`", "`contention_p0`"):
         assert key in text
     assert "| `clock` | number | Hz (with a unit: '2.7 GHz') | yes |" in text
+
+
+def test_library_defaults_equal_the_cli_defaults():
+    """``Options()`` analyses as ``loopmodel analyze`` without options does (in-core ``auto``)."""
+    from loopmodel.analysis import MODELS, Options
+    from loopmodel.cli import _peer_models, build_parser
+    from loopmodel.units import parse_quantity
+
+    args = build_parser().parse_args(["analyze", "k.c", "-m", "m"])
+    o = Options()
+    assert args.incore is None and o.incore == _peer_models(args.pmodel)[1] == "auto"
+    assert (o.cores, o.cache_factor, o.cache_predictor, o.sweeps, o.nt_stores, o.reassociate, o.vectorize) == (
+        args.cores, args.cache_factor, args.cache_predictor, args.sweeps, args.nt_stores, args.reassociate,
+        not args.scalar)
+    assert o.array_alignment == parse_quantity(args.array_alignment, "size")
+    assert args.array_padding == "0 B" and o.array_padding == 0 and o.models == MODELS

@@ -108,17 +108,43 @@ def _nested(tp):
     return None
 
 
-def _section(cls, path: str, out: list, seen: set) -> None:
+def _paths(cls, path: str, found: dict) -> dict:
+    """``{dataclass: [key paths]}`` of every section under ``cls`` (a class may sit at several)."""
+    found.setdefault(cls, []).append(path)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    for f in dataclasses.fields(cls):
+        tp, conv, _, _ = _unwrap(hints[f.name])
+        sub = _nested(tp) if conv is None or conv.__name__ in _SAME_SHAPE else None
+        if sub is not None and sub not in found:
+            _paths(sub, _key_path(path, f.name, tp), found)
+        elif sub is not None:
+            found[sub].append(_key_path(path, f.name, tp))
+    return found
+
+
+def _key_path(path: str, name: str, tp) -> str:
+    item = "[]" if typing.get_origin(tp) in (list, tuple) else "{name}" if typing.get_origin(tp) is dict else ""
+    return f"{path}.{name}{item}" if path else f"{name}{item}"
+
+
+def _written(name: str, conv, out: list) -> None:
+    """A section whose file form a conversion reads: its docstring, up to ``Raises:``."""
+    doc = (inspect.getdoc(conv) or "").split("\nRaises:")[0].strip()
+    out += [f"## `{name}` (as written in a file)", "", " ".join(doc.split()), ""]
+
+
+def _section(cls, path: str, out: list, seen: set, paths: dict) -> None:
     """Append the table of ``cls`` (keys under ``path``) and then those of its nested sections."""
     if cls in seen:
         return
     seen.add(cls)
     hints = typing.get_type_hints(cls, include_extras=True)
     summary = " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
-    out += [f"## `{path}` ({cls.__name__})", "", summary, "",
+    title = ", ".join(f"`{p}`" for p in paths.get(cls, [path]))
+    out += [f"## {title} ({cls.__name__})", "", summary, "",
             "| key | type | unit / constraint | required | default | description |",
             "|---|---|---|---|---|---|"]
-    nested = []
+    nested, written = [], []
     for f in dataclasses.fields(cls):
         tp, conv, cons, optional = _unwrap(hints[f.name])
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
@@ -132,11 +158,14 @@ def _section(cls, path: str, out: list, seen: set) -> None:
                    f"{'yes' if required else 'no'} | {_default(f)} | {text} |")
         sub = _nested(tp) if conv is None or conv.__name__ in _SAME_SHAPE else None
         if sub is not None:
-            item = "[]" if typing.get_origin(tp) in (list, tuple) else "{name}" if typing.get_origin(tp) is dict else ""
-            nested.append((sub, f"{path}.{f.name}{item}" if path else f"{f.name}{item}"))
+            nested.append((sub, _key_path(path, f.name, tp)))
+        elif conv is not None and _nested(tp) is not None:
+            written.append((_key_path(path, f.name, tp), conv))
     out.append("")
     for sub, sub_path in nested:
-        _section(sub, sub_path, out, seen)
+        _section(sub, sub_path, out, seen, paths)
+    for name, conv in written:
+        _written(name, conv, out)
 
 
 def reference() -> str:
@@ -148,7 +177,7 @@ def reference() -> str:
            "(`loopmodel.machine.model`); do not edit by hand. Keys not listed are errors. Values with a",
            "unit are written with it (`2.7 GHz`, `32 KiB`, `64 B/cy`, `63.4 GB/s`) and held in base units",
            "(Hz, B, B/cy, B/s, cy).", ""]
-    _section(MachineModel, "", out, set())
+    _section(MachineModel, "", out, set(), _paths(MachineModel, "", {}))
     out[7] = out[7].replace("## ``", "## top level")
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -249,9 +249,9 @@ def rows_for(job: Job, peer: dict, out) -> list:
                  f"peer error: {peer['error']}")]
     if job.kind == "incore":
         return [compare(job, "T_OL (peer T_comp)", peer["T_comp"],
-                        lambda o: o.doc["incore"]["T_OL"], out),
+                        lambda o: o.doc["incore"]["T_OL_cy_per_cl"], out),
                 compare(job, "T_nOL (peer T_RegL1)", peer["T_RegL1"],
-                        lambda o: o.doc["incore"]["T_nOL"], out)]
+                        lambda o: o.doc["incore"]["T_nOL_cy_per_cl"], out)]
     rows, upper = [], "L1"
     for level, cycles in peer["terms"]:
         rows.append(compare(job, f"T_{upper}{level}", cycles, ecm_term(level), out))

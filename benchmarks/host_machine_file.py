@@ -18,11 +18,11 @@ import sys
 def main(template: str, results: str, out: str) -> int:
     if os.path.exists(out):
         sys.exit(f"{out} exists; not overwritten")
-    clock = json.load(open(os.path.join(results, "clock.json")))["clock_hz"]
+    clock = json.load(open(os.path.join(results, "clock.json")))["clock_Hz"]
     meas = {}
     for k in ("daxpby", "triad"):
         doc = json.load(open(os.path.join(results, f"{k}.json")))
-        meas[k] = {p["threads"]: p["bytes_per_s_no_wa"] for p in doc["points"]}
+        meas[k] = {p["threads"]: p["bandwidth_no_wa_B_s"] for p in doc["points"]}
     cores = sorted(meas["daxpby"])
     text = open(template).read().replace("@CLOCK@", f"{clock / 1e9:.3f} GHz")
     lines = ["benchmarks:", "  kernels:",

@@ -38,12 +38,12 @@ def main() -> int:
         fh.write(info)
     clock = measure_clock_hz()
     with open(os.path.join(a.out, "clock.json"), "w") as fh:
-        json.dump({"clock_hz": clock}, fh)
+        json.dump({"clock_Hz": clock}, fh)
     print(f"clock {clock / 1e9:.3f} GHz", flush=True)
     for kernel in ("daxpby", "triad"):
         res = run_stream(kernel, list(range(1, a.threads + 1)), a.size_mib << 20, a.repetitions, a.min_time)
         doc = res.to_dict()
-        doc["clock_hz"] = clock
+        doc["clock_Hz"] = clock
         with open(os.path.join(a.out, f"{kernel}.json"), "w") as fh:
             json.dump(doc, fh, indent=1)
         for p in res.points:

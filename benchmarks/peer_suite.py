@@ -195,7 +195,7 @@ def ecm_term(level: str):
     def get(o: Outcome):
         for c in o.doc["ecm"]["contributions"]:
             if c["name"].upper().endswith(level.upper()):
-                return _num(c.get("busy_cycles", c["cycles"]))
+                return _num(c.get("busy_cy_per_cl", c["time_cy_per_cl"]))
         raise KeyError(f"no ECM contribution ending in {level}")
     return get
 
@@ -214,7 +214,7 @@ def intensity_it_per_b(model: str, i: int):
     """Iterations per byte at Roofline level ``i``: loopmodel's iterations per CL over
     the level's bytes per CL (inf where no byte moves, as the peer prints it)."""
     def get(o: Outcome):
-        b = _num(o.doc[model]["levels"][i]["bytes_per_cl"])
+        b = _num(o.doc[model]["levels"][i]["volume_B_per_cl"])
         return math.inf if b == 0 else o.doc["iterations_per_cl"] / b
     return get
 
@@ -241,8 +241,8 @@ def _ecm_data_checks(l2, l3, mem, mem_places, l3_places=None):
 
 
 def _incore_checks(t_comp, t_regl1):
-    return (Check("T_OL [cy/CL] (peer T_comp)", t_comp, ("rel", 0.2), field("incore", "T_OL")),
-            Check("T_nOL [cy/CL] (peer T_RegL1)", t_regl1, ("rel", 0.2), field("incore", "T_nOL")))
+    return (Check("T_OL [cy/CL] (peer T_comp)", t_comp, ("rel", 0.2), field("incore", "T_OL_cy_per_cl")),
+            Check("T_nOL [cy/CL] (peer T_RegL1)", t_regl1, ("rel", 0.2), field("incore", "T_nOL_cy_per_cl")))
 
 
 def ecm_cases() -> list:

@@ -59,7 +59,7 @@ def main() -> int:
         machine = load_machine(os.path.join(ROOT, "examples", "machines", mfile))
         for kernel in ("daxpby", "triad"):
             path = os.path.join(ROOT, "benchmarks", "results", host, f"{kernel}.json")
-            meas = {p["threads"]: p["it_per_s"] for p in json.load(open(path))["points"]}
+            meas = {p["threads"]: p["it_s"] for p in json.load(open(path))["points"]}
             cores = sorted(meas)
             res = _analysis(kernel, machine)
             it = res.traffic.iterations_per_unit

@@ -31,7 +31,9 @@ def run_cli(*args, cwd=None, timeout=60) -> subprocess.CompletedProcess:
 
 
 def analyze(kernel: str, machine: str, defines: dict, **options):
-    """Library-level analysis of an example kernel (or a kernel path)."""
+    """Library-level analysis of an example kernel (or a kernel path); the analytic in-core model
+    unless ``incore`` is given (the library's default is the CLI's ``auto``)."""
+    options.setdefault("incore", "analytic")
     from loopmodel.analysis import Analyzer, Options
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.fileio.machine_files import load_machine
@@ -143,3 +145,13 @@ SNB_MCA_RESOURCES = """Resources:
 Resource pressure per iteration:
 [0]    [1]    [2]    [3]    [4]    [5]    [6.0]  [6.1]
 """
+
+
+def schema_errors(doc: dict, command: str) -> list:
+    """Errors of a ``--json`` document against the committed ``docs/schema/<command>.schema.json``."""
+    import json as _json
+
+    from loopmodel.report.json_schema import validate
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "schema" / f"{command}.schema.json"
+    return validate(doc, _json.loads(path.read_text()))

@@ -78,8 +78,8 @@ def test_result_attributes_and_repr():
     k = str(KERNELS / "triad.c")
     res = loopmodel.analyze(k, SKX, {"N": 10 ** 6}, incore="analytic", unit="it/s", cores=2)
     doc = res.to_dict()
-    assert res.ecm.T_ECM["MEM"] == doc["ecm"]["T_ECM"]["MEM"] > 0
-    assert res.performance == doc["ecm"]["performance"]["it/s"]
+    assert res.ecm.T_ECM["MEM"] == doc["ecm"]["T_ECM_cy_per_cl"]["MEM"] > 0
+    assert res.performance == doc["ecm"]["performance"]["it_s"]
     assert res.incore.source == doc["incore"]["source"] and res.roofline.performance == \
         doc["roofline"]["performance_flop_s"]
     assert [lv.level for lv in res.traffic.levels] == [t["level"] for t in doc["traffic"]]
@@ -185,7 +185,7 @@ def test_sweep_is_the_module_and_the_function():
 
 def test_sweep_failing_point_is_an_error_row():
     df = loopmodel.sweep(str(KERNELS / "triad.c"), SKX, {"N": [1000, 2000]}, incore="analytic", cores=1)
-    assert list(df["N"]) == [1000, 2000] and df["error"].isna().all() and "ecm.T_ECM.MEM" in df
+    assert list(df["N"]) == [1000, 2000] and df["error"].isna().all() and "ecm.T_ECM_cy_per_cl.MEM" in df
     bad = loopmodel.sweep(str(KERNELS / "2d-5pt.c"), SKX, {"N": [1000, 2000]}, incore="analytic")
     assert list(bad.columns) == ["kernel", "machine", "N", "incore", "error"]
     assert all(e.startswith("no value for M: give -D M=<size>") for e in bad["error"])
@@ -223,11 +223,13 @@ def test_bench_and_validate_documents_equal_cli_json():
     _no_compiler(proc)
     rep = loopmodel.bench(k, {"N": 2000}, repeat=2)
     assert len(rep) == 1 and rep[0].cached  # the command line's measurement
-    assert {**rep.to_dict(), "cached": False} == json.loads(proc.stdout)
+    doc = rep.to_dict()
+    doc["points"] = [{**p, "cached": False} for p in doc["points"]]
+    assert doc == json.loads(proc.stdout)
     proc = run_cli("validate", k, "-m", SKX, "-D", "N=1000:2000:1000", "--repeat", "2", "--json", cwd=ROOT)
     _no_compiler(proc)
     df = loopmodel.validate(k, SKX, {"N": range(1000, 2001, 1000)}, repeat=2)
     import loopmodel.sweep as sw
 
-    assert df.to_dict("records") == [sw.flatten(r) for r in json.loads(proc.stdout)]
+    assert df.to_dict("records") == [sw.flatten(r) for r in json.loads(proc.stdout)["points"]]
     assert set(df.attrs["summary"]) == set(df["data_location"])

@@ -86,7 +86,7 @@ def test_cli_app_json_and_overrides():
     assert doc["cores"] == [1, 10]
     assert [k["name"] for k in doc["kernels"]] == ["stencil", "dot", "daxpby", "norm", "gs forward", "gs backward"]
     assert doc["kernels"][1]["defines"]["NN"] == 4000 * 2000
-    assert doc["total_s"]["1"] == pytest.approx(sum(k["seconds"]["1"] for k in doc["kernels"]))
+    assert doc["total_s"]["1"] == pytest.approx(sum(k["time_s"]["1"] for k in doc["kernels"]))
     text = run_cli("app", PCG, "-m", SNC, "--cores", "1:2", "--incore", "analytic")
     assert text.returncode == 0, text.stderr
     assert "time [ms]" in text.stdout and "speedup" in text.stdout and "gs backward" in text.stdout

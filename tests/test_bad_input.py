@@ -361,4 +361,4 @@ def test_transposed_access_falls_back_to_simulation(tmp_path):
     assert doc["layer_conditions"] == []
     assert any("layer conditions do not apply" in n and "cache simulation instead" in n for n in doc["notes"])
     # a[i][j] walks a column: every iteration touches a new line of a (8 CL per CL of b), b and a[j][i] stream
-    assert 9.5 <= doc["traffic"][0]["loads_cl"] <= 10.5
+    assert 9.5 <= doc["traffic"][0]["loads_cl_per_cl"] <= 10.5

@@ -11,6 +11,7 @@ import pytest
 
 from loopmodel.measure.bench import COUNTERS_NOTE, run_bench
 from loopmodel.measure.kernel_bench import KernelMeasurement
+from helpers import schema_errors
 
 HAVE_GCC = shutil.which("gcc") is not None
 
@@ -36,7 +37,7 @@ def test_units_from_seconds_and_the_clock(tmp_path, monkeypatch):
     assert f["cy_per_it"][0] == pytest.approx(3.0) and f["cy_per_CL"][0] == pytest.approx(24.0)  # 8 it/CL
     assert f["FLOP_per_s"][0] == pytest.approx(2e9)  # daxpy: 2 FLOP/it
     doc = r.to_dict()["measurement"]
-    assert doc["cy_per_CL_min"] == pytest.approx(24.0) and doc["counters"] is None and doc["cache"] == "warm"
+    assert doc["time_min_cy_per_cl"] == pytest.approx(24.0) and doc["counters"] is None and doc["cache"] == "warm"
     assert doc["repetitions"] == 3 and doc["threads"] == 1 and doc["clock_Hz"] == pytest.approx(3e9)
     assert COUNTERS_NOTE in r.notes and calls[0][2]["runs"] == 3
 
@@ -65,10 +66,14 @@ def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
                         "--repeat", "3", "--json"], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "LOOPMODEL_CACHE_DIR": env_dir})
     assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    out = json.loads(p.stdout)
+    assert out["schema_version"] == "1" and len(out["points"]) == 1  # one size: the shape of a sweep
+    assert schema_errors(out, "bench") == []
+    doc = out["points"][0]
     m = doc["measurement"]
-    assert m["seconds_per_it_min"] <= m["seconds_per_it_median"] <= m["seconds_per_it_max"]
-    assert 0.05 < m["cy_per_CL_min"] < 500 and m["repetitions"] == 3 and m["counters"] is None
+    assert doc["threads"] == 1 and doc["it_s"] == m["max_it_s"]
+    assert m["time_min_s_per_it"] <= m["time_median_s_per_it"] <= m["time_max_s_per_it"]
+    assert 0.05 < m["time_min_cy_per_cl"] < 500 and m["repetitions"] == 3 and m["counters"] is None
     assert len(doc["notes"]) == 1 and doc["notes"][0].startswith(COUNTERS_NOTE)
 
 
@@ -144,7 +149,7 @@ def test_two_threads_share_a_real_kernel(tmp_path, monkeypatch):
     r = run_bench("examples/kernels/dot.c", {"N": 20000}, repeat=3, threads=2)
     d = r.to_dict()["measurement"]
     assert d["threads"] == 2 and d["openmp"] and "-fopenmp" in d["flags"]
-    assert d["seconds_per_it_min"] > 0
+    assert d["time_min_s_per_it"] > 0
 
 
 def test_bench_threads_must_be_positive():
@@ -207,8 +212,8 @@ def test_link_bandwidths_from_model_traffic_and_measured_rate(tmp_path, monkeypa
     m = load_machine("IvyBridgeEP_E5-2690v2")
     r = run_bench("examples/kernels/daxpy.c", {"N": 100_000_000}, machine=m, repeat=3, measure=measure,
                   clock=lambda cpu: 3e9)
-    gbs = r.to_dict()["measurement"]["GB_per_s_model_traffic"]
-    assert gbs["L3MEM"] == pytest.approx(24.0)  # 24 B/it (x, y in; y out) at 1 Git/s
+    bw = r.to_dict()["measurement"]["model_traffic_B_s"]
+    assert bw["L3MEM"] == pytest.approx(24e9)  # 24 B/it (x, y in; y out) at 1 Git/s
     assert run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure,
                      clock=lambda cpu: 3e9).traffic == {}  # no machine model: no traffic
 

@@ -126,22 +126,22 @@ def test_json_document_structure(runs):
 
     assert [t["level"] for t in doc["traffic"]] == ["L1", "L2", "L3"]
     for t in doc["traffic"]:
-        assert _num(t["loads_cl"]) and _num(t["stores_cl"]) and _num(t["bytes"])
-        assert t["bytes"] == (t["loads_cl"] + t["stores_cl"]) * 64
-    assert [(t["loads_cl"], t["stores_cl"]) for t in doc["traffic"]] == [(19, 1), (11, 1), (11, 1)]
+        assert _num(t["loads_cl_per_cl"]) and _num(t["stores_cl_per_cl"]) and _num(t["volume_B_per_cl"])
+        assert t["volume_B_per_cl"] == (t["loads_cl_per_cl"] + t["stores_cl_per_cl"]) * 64
+    assert [(t["loads_cl_per_cl"], t["stores_cl_per_cl"]) for t in doc["traffic"]] == [(19, 1), (11, 1), (11, 1)]
 
     e = doc["ecm"]
-    assert e["unit"] == "cy/CL"
-    assert _num(e["T_OL"]) and _num(e["T_nOL"])
+    assert "unit" not in e  # units are in the keys (_cy_per_cl)
+    assert _num(e["T_OL_cy_per_cl"]) and _num(e["T_nOL_cy_per_cl"])
     assert [c["name"] for c in e["contributions"]] == ["L1L2", "L2L3", "L3MEM"]
-    assert all(_num(c["cycles"]) for c in e["contributions"])
-    assert set(e["T_ECM"]) == {"L1", "L2", "L3", "MEM"}
-    assert all(_num(v) for v in e["T_ECM"].values())
+    assert all(_num(c["time_cy_per_cl"]) for c in e["contributions"])
+    assert set(e["T_ECM_cy_per_cl"]) == {"L1", "L2", "L3", "MEM"}
+    assert all(_num(v) for v in e["T_ECM_cy_per_cl"].values())
     assert isinstance(e["saturation_cores"], int) and e["saturation_cores"] == 4
     # T_nOL + transfers: 54.0 + 40.0 + 24.0 + 47.80 = 165.80 cy/CL (kerncraft-tool-paper.txt Listing 4:
     # 54.0 + 40.0 + 24.0 + 48.5 = 166.5 with the bandwidth measured there)
-    assert [c["cycles"] for c in e["contributions"]] == pytest.approx([40.0, 24.0, 47.80], abs=0.01)
-    assert e["T_nOL"] == pytest.approx(54.0) and e["T_ECM"]["MEM"] == pytest.approx(165.80, abs=0.01)
+    assert [c["time_cy_per_cl"] for c in e["contributions"]] == pytest.approx([40.0, 24.0, 47.80], abs=0.01)
+    assert e["T_nOL_cy_per_cl"] == pytest.approx(54.0) and e["T_ECM_cy_per_cl"]["MEM"] == pytest.approx(165.80, abs=0.01)
 
     r = doc["roofline"]
     assert [lv["level"] for lv in r["levels"]] == ["L1", "L2", "L3", "MEM"]
@@ -218,7 +218,7 @@ def test_sweep_json_list(runs):
     assert isinstance(docs, list) and len(docs) == 3
     assert [d["defines"] for d in docs] == [{"M": 100, "N": n} for n in (100, 200, 300)]
     for d in docs:
-        assert set(d["ecm"]["T_ECM"]) == {"L1", "L2", "L3", "MEM"}
+        assert set(d["ecm"]["T_ECM_cy_per_cl"]) == {"L1", "L2", "L3", "MEM"}
 
 
 def test_sweep_cartesian_product_json(runs):
@@ -292,11 +292,11 @@ def test_units(runs, unit):
 def test_json_performance_units(runs):
     doc = js(runs, "ecm_only_json")
     perf = doc["ecm"]["performance"]
-    assert set(perf) == set(UNITS)
+    assert set(perf) == {"cy_per_cl", "cy_per_it", "it_s", "lup_s", "flop_s"}
     # 2D 5-pt, IVB, M=100, N=1000: T_ECM,Mem = 20 cy/CL; 8 it/CL -> 2.5 cy/it; 3 GHz / 2.5 cy = 1.2 G it/s
     # (one lattice update per iteration), 4 FLOP/it -> 4.8 GFLOP/s
-    assert doc["ecm"]["T_ECM"]["MEM"] == pytest.approx(20.0)
-    assert perf == pytest.approx({"cy/CL": 20.0, "cy/it": 2.5, "it/s": 1.2e9, "LUP/s": 1.2e9, "FLOP/s": 4.8e9})
+    assert doc["ecm"]["T_ECM_cy_per_cl"]["MEM"] == pytest.approx(20.0)
+    assert perf == pytest.approx({"cy_per_cl": 20.0, "cy_per_it": 2.5, "it_s": 1.2e9, "lup_s": 1.2e9, "flop_s": 4.8e9})
 
 
 def test_verbose_kernel_summary(runs):
@@ -332,7 +332,7 @@ def test_cores_divide_shared_l3(runs):
     # multicore: P(n) = min(n P1, P_sat) -> max(T_ECM_MEM / n, T_L3MEM)
     e = four["ecm"]
     # max(165.80 / 4, 47.80) = max(41.45, 47.80): the memory interface is saturated at 4 cores
-    assert e["multicore_T_ECM_MEM"] == pytest.approx(47.80, abs=0.01)
+    assert e["multicore_T_ECM_MEM_cy_per_cl"] == pytest.approx(47.80, abs=0.01)
     assert "4 cores, data in memory" in ok(runs, "cores4_text")
 
 
@@ -342,8 +342,8 @@ def test_no_reassociation_makes_dot_latency_bound(runs):
     assert free["incore"]["dependency_cy_per_it"] == 0
     assert strict["incore"]["dependency_cy_per_it"] == 3.0  # ADD latency on IVB
     assert strict["incore"]["simd_lanes"] == 1
-    assert strict["ecm"]["T_OL"] == pytest.approx(3.0 * 8)
-    assert strict["ecm"]["T_OL"] > free["ecm"]["T_OL"]
+    assert strict["ecm"]["T_OL_cy_per_cl"] == pytest.approx(3.0 * 8)
+    assert strict["ecm"]["T_OL_cy_per_cl"] > free["ecm"]["T_OL_cy_per_cl"]
 
 
 def test_scalar_option(runs):

@@ -107,7 +107,7 @@ def test_dot_default_is_latency_bound_with_gcc_flags():
     d = _json("analyze", DOT, "-m", SNB, "-D", "N=1000", "-p", "ECM", "--incore", "analytic", "--json")
     r = d["incore"]["reassociation"]
     assert r["assumed"] is False and "gcc" in r["source"] and "-ffast-math" in r["source"]
-    assert d["incore"]["T_OL"] == pytest.approx(24.0) and d["incore"]["simd_lanes"] == 1
+    assert d["incore"]["T_OL_cy_per_cl"] == pytest.approx(24.0) and d["incore"]["simd_lanes"] == 1
     assert any("kept in source order" in n and "--reassociation" in n for n in d["notes"])
 
 
@@ -120,7 +120,7 @@ def test_dot_partial_sums_when_the_compiler_would(extra, source_has):
     d = _json("analyze", DOT, "-m", SNB, "-D", "N=1000", "-p", "ECM", "--incore", "analytic", "--json", *extra)
     r = d["incore"]["reassociation"]
     assert r["assumed"] is True and source_has in r["source"]
-    assert d["incore"]["T_OL"] == pytest.approx(2.0) and d["incore"]["simd_lanes"] == 4
+    assert d["incore"]["T_OL_cy_per_cl"] == pytest.approx(2.0) and d["incore"]["simd_lanes"] == 4
 
 
 def test_no_reassociation_overrides_intel_default():
@@ -138,7 +138,7 @@ def test_analytic_dot_agrees_with_llvm_mca_on_gccs_code():
     ana = _json("analyze", DOT, "-m", SNB, "-D", "N=1000", "-p", "ECM", "--incore", "analytic", "--json")
     mca = _json("analyze", DOT, "-m", SNB, "-D", "N=1000", "-p", "ECM", "--incore", "llvm-mca", "--json")
     assert any("latency-bound" in n for n in mca["notes"])
-    assert ana["ecm"]["T_OL"] == pytest.approx(mca["ecm"]["T_OL"], rel=0.1)
+    assert ana["ecm"]["T_OL_cy_per_cl"] == pytest.approx(mca["ecm"]["T_OL_cy_per_cl"], rel=0.1)
 
 
 # --- the compiler knows what it would know about user code -------------------------------------

@@ -158,7 +158,7 @@ def test_cli_llvm_mca_json():
     # AVX split into 16 B halves: llvm-mca counts 7 load uops per pass (4 it), 14 per CL on 2 load ports:
     # 7 cy; but the 32 B operand of vaddpd is two 16 B transfers on IVB: 128 B per pass, 256 B per CL over
     # 2 x 16 B/cy = 8 cy (the L1 data-path bound; ecm-model-slides.txt, IVB 2D 5-pt: T_nOL = 8.0 cy)
-    assert doc["ecm"]["T_nOL"] == pytest.approx(8.0, abs=0.05)
+    assert doc["ecm"]["T_nOL_cy_per_cl"] == pytest.approx(8.0, abs=0.05)
     assert any("in-core from llvm-mca" in n for n in doc["notes"])
     ci = doc["incore"]["compiled"]
     assert ci["iterations_per_pass"] == 4 and ci["pointer_increment_B"] == 32
@@ -171,7 +171,7 @@ def test_cli_llvm_mca_json():
     # lists: 4.5 / 4 * 8 = 9.0 cy/CL, the T_OL of ecm-model-slides.txt's Kerncraft 2D 5-pt example (9.0 cy)
     over = {k: v for k, v in ci["balanced_ports_cy_per_pass"].items() if k.startswith("SBPort")}
     assert over == pytest.approx({"SBPort0": 3.0, "SBPort1": 3.0, "SBPort23": 4.5, "SBPort4": 2.0, "SBPort5": 3.0})
-    assert doc["ecm"]["T_OL"] == pytest.approx(9.0)
+    assert doc["ecm"]["T_OL_cy_per_cl"] == pytest.approx(9.0)
 
 
 @needs_tools
@@ -301,7 +301,7 @@ def test_roofline_asm_cpu_roof_from_block():
     # the block: T_OL = 57.0 (SBPort23: 28.5 cy per 4 it), T_nOL = 54.0 cy/CL
     # -> 41 FLOP/it * 8 it/CL / 57 cy * 2.7 GHz = 15.54 GFLOP/s
     t_core = 57.0
-    assert (doc["incore"]["T_OL"], doc["incore"]["T_nOL"]) == pytest.approx((57.0, 54.0))
+    assert (doc["incore"]["T_OL_cy_per_cl"], doc["incore"]["T_nOL_cy_per_cl"]) == pytest.approx((57.0, 54.0))
     assert ra["cpu_time_cy_per_cl"] == pytest.approx(t_core) and ra["cpu_roof_source"].startswith("llvm-mca")
     assert ra["cpu_performance_flop_s"] == pytest.approx(15.54e9, rel=1e-3)
     assert r["cpu_roof_source"] == "peak FLOP/s" and r["cpu_time_cy_per_cl"] <= t_core  # peak: 27 ADD per 4 it

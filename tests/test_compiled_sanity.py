@@ -103,7 +103,7 @@ def test_scalar_ijk_matmul_is_analysed_at_one_iteration_per_pass(tmp_path):
     doc = json.loads(p.stdout)["incore"]
     assert doc["compiled"]["iterations_per_pass"] == 1.0
     assert doc["compiled"]["pointer_increment_B"] == 8.0
-    assert doc["T_OL"] == pytest.approx(4.0, abs=0.1)
+    assert doc["T_OL_cy_per_cl"] == pytest.approx(4.0, abs=0.1)
 
 
 # --- refusals ---------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ def test_block_with_calls_is_refused(tmp_path):
     p = run_cli("analyze", k, "-m", SKX, "-D", "N=2000", "-p", "ECM", "--incore", "auto", "--json", timeout=120)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["incore"]["source"] == "analytic" and doc["incore"]["T_OL"] is None
+    assert doc["incore"]["source"] == "analytic" and doc["incore"]["T_OL_cy_per_cl"] is None
     assert "calls exp" in p.stdout and "function call is not modelled" in p.stdout
 
 
@@ -224,7 +224,7 @@ def test_openmp_pragma_does_not_change_the_analysed_block(tmp_path):
         docs.append(json.loads(p.stdout)["incore"])
     assert "-fopenmp" in docs[1]["compiled"]["flags"]
     assert docs[1]["compiled"]["block"] == docs[0]["compiled"]["block"]
-    assert (docs[1]["T_OL"], docs[1]["T_nOL"]) == (docs[0]["T_OL"], docs[0]["T_nOL"])
+    assert (docs[1]["T_OL_cy_per_cl"], docs[1]["T_nOL_cy_per_cl"]) == (docs[0]["T_OL_cy_per_cl"], docs[0]["T_nOL_cy_per_cl"])
 
 
 COLUMN = """double a[N][N], b[N][N];
@@ -246,4 +246,4 @@ def test_size_dependent_stride_of_the_written_array_is_evaluated(tmp_path):
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)["incore"]
     assert (doc["compiled"]["iterations_per_pass"], doc["compiled"]["pointer_increment_B"]) == (1.0, 8000.0)
-    assert doc["T_OL"] == pytest.approx(1.0, abs=0.05)
+    assert doc["T_OL_cy_per_cl"] == pytest.approx(1.0, abs=0.05)

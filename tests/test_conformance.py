@@ -117,7 +117,7 @@ def test_3d7pt_ecm_cli_mem_bw():
     p = run_cli("analyze", KERNELS / "3d-7pt.c", "-m", IVB, "-D", "M=800", "-D", "N=800",
                 "--mem-bw", "63.4 GB/s", "-p", "ECM", "--json")
     assert p.returncode == 0, p.stderr
-    c = {x["name"]: x["cycles"] for x in json.loads(p.stdout)["ecm"]["contributions"]}
+    c = {x["name"]: x["time_cy_per_cl"] for x in json.loads(p.stdout)["ecm"]["contributions"]}
     assert c["L1L2"] == pytest.approx(14.0)
     assert c["L2L3"] == pytest.approx(10.0)
     assert c["L3MEM"] == pytest.approx(9.1, abs=0.05)

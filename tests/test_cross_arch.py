@@ -101,7 +101,7 @@ def test_verbose_prints_table3_contributions():
     by = doc["ecm"]["by_location"]
     assert set(by) == {"L1", "L2", "L3", "MEM"}
     l3 = {c["name"]: c for c in by["L3"]["contributions"]}
-    assert l3["L2L3"]["busy_cycles"] == pytest.approx(6.0) and by["L3"]["T_ECM"] == pytest.approx(6.0)
+    assert l3["L2L3"]["busy_cy_per_cl"] == pytest.approx(6.0) and by["L3"]["T_ECM_cy_per_cl"] == pytest.approx(6.0)
 
 
 def test_write_allocate_reaches_memory_through_a_victim_l3():

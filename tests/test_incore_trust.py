@@ -226,7 +226,7 @@ def test_sandy_bridge_triad_moves_16_bytes_per_port_and_cycle(analyzer):
                 "--assume-aligned", "32", "--json", "--no-cache")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["ecm"]["T_nOL"] == pytest.approx(4.0) and doc["ecm"]["T_OL"] == pytest.approx(4.0)
+    assert doc["ecm"]["T_nOL_cy_per_cl"] == pytest.approx(4.0) and doc["ecm"]["T_OL_cy_per_cl"] == pytest.approx(4.0)
     assert any("L1 load data paths" in n for n in doc["notes"])
 
 

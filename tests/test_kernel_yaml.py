@@ -58,7 +58,7 @@ def _doc(capsys, kernel, defines, *extra):
 
 def _data_terms(doc) -> dict:
     return {"layer_conditions": doc["layer_conditions"], "traffic": doc["traffic"],
-            "ecm": [(c["name"], c["busy_cycles"]) for c in doc["ecm"]["contributions"]],
+            "ecm": [(c["name"], c["busy_cy_per_cl"]) for c in doc["ecm"]["contributions"]],
             "roofline_levels": doc["roofline"]["levels"]}
 
 
@@ -90,7 +90,7 @@ def test_yaml_kernel_analyzes_through_the_cli_with_a_note(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0
     assert any("YAML kernel description" in n and "analytic" in n for n in doc["notes"])
-    assert doc["incore"]["T_OL"] is not None and doc["roofline"]["performance_flop_s"] is not None
+    assert doc["incore"]["T_OL_cy_per_cl"] is not None and doc["roofline"]["performance_flop_s"] is not None
 
 
 @pytest.mark.parametrize("argv, what", [(["--incore", "llvm-mca"], "--incore llvm-mca"),

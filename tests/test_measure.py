@@ -18,6 +18,7 @@ from loopmodel.errors import DefineError, LoopmodelError, ToolError
 from loopmodel.measure import DEFAULT_FLAGS, KERNEL_NAMES, StreamPoint, StreamResult, cli_measure, run_stream
 from loopmodel.measure.clock import ClockMeasurement, clock_source, measure_clock_hz
 from loopmodel.measure.stream import KERNELS, make_point, parse_output, stream_source
+from helpers import schema_errors
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc needed")
 
@@ -89,11 +90,11 @@ def test_plausible_values(measured, kernel):
 
 def test_json_document_has_units_in_keys(measured):
     doc = json.loads(json.dumps(measured["triad"].to_dict()))
-    assert doc["size_bytes"] == measured["triad"].size_bytes and doc["bytes_per_it"] == 32
+    assert doc["size_B"] == measured["triad"].size_bytes and doc["volume_B_per_it"] == 32
     assert doc["environment"] == {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_DYNAMIC": "false"}
     pt = doc["points"][0]
-    for key in ("threads", "seconds_per_sweep", "seconds_per_sweep_min", "seconds_per_sweep_max", "it_per_s",
-                "bytes_per_s", "bytes_per_s_no_wa", "bytes_per_it"):
+    for key in ("threads", "time_per_sweep_s", "time_per_sweep_min_s", "time_per_sweep_max_s", "it_s",
+                "bandwidth_B_s", "bandwidth_no_wa_B_s", "volume_B_per_it"):
         assert key in pt
 
 
@@ -275,12 +276,12 @@ def test_cli_json_and_output_file(tmp_path, capsys):
     assert cli_measure.run(_parse("daxpby", *FAST_ARGS, "--json", "--clock", "-o", str(out))) == 0
     printed = json.loads(capsys.readouterr().out)
     assert json.loads(out.read_text()) == printed
-    assert printed["kernel"] == "daxpby" and printed["size_bytes"] == SIZE and printed["bytes_per_it"] == 24
-    assert 0.5e9 < printed["clock_hz"] < 6e9
+    assert printed["kernel"] == "daxpby" and printed["size_B"] == SIZE and printed["volume_B_per_it"] == 24
+    assert schema_errors(printed, "measure") == [] and 0.5e9 < printed["clock_Hz"] < 6e9
     assert [p["threads"] for p in printed["points"]] == THREADS
     for p in printed["points"]:
-        assert p["bytes_per_s"] == pytest.approx(p["it_per_s"] * 24)
-        assert p["seconds_per_sweep"] > 0
+        assert p["bandwidth_B_s"] == pytest.approx(p["it_s"] * 24)
+        assert p["time_per_sweep_s"] > 0
 
 
 def test_cli_refuses_to_overwrite(tmp_path, capsys):

@@ -40,10 +40,10 @@ def test_dot_thread0_json_names_the_remote_transition(machine):
     assert dot["transitions"][0]["benchmark"] == "L M other" and 0 < dot["transitions"][0]["share"] <= 1
     assert dot["hints"] and "first touch" in dot["hints"][0]
     # thread 1 reads 2 x 400 kB from (M,{0}) at 5 GB/s (memory time; in-core time is smaller)
-    assert dot["memory_seconds"] == pytest.approx(800e3 / 5e9, rel=1e-6)
-    assert dot["seconds"] == pytest.approx(max(dot["memory_seconds"], dot["core_seconds"]) + 5e-7)
-    assert two["total_seconds"] == pytest.approx(init["seconds"] + dot["seconds"])
-    assert d["units"]["time"] == "s"
+    assert dot["memory_time_s"] == pytest.approx(800e3 / 5e9, rel=1e-6)
+    assert dot["time_s"] == pytest.approx(max(dot["memory_time_s"], dot["core_time_s"]) + 5e-7)
+    assert two["total_time_s"] == pytest.approx(init["time_s"] + dot["time_s"])
+    assert "units" not in d and d["schema_version"] == "1"  # units are in the keys (_s)
 
 
 def test_first_touch_scales_and_the_table_renders(machine):
@@ -57,10 +57,10 @@ def test_cg_repeats_report_time_per_iteration(machine):
     r = run_cli("omp", "examples/omp/cg_banded.c", "-m", machine, "--json", "-D", "N=20000")
     d = json.loads(r.stdout)
     rep = d["threads"][0]["repeats"][0]
-    assert rep["count"] == 3 and len(rep["seconds_per_iteration"]) == 3
+    assert rep["count"] == 3 and len(rep["time_s_per_it"]) == 3
     phases = d["threads"][0]["phases"]
     assert [p["iteration"] for p in phases[-5:]] == [2] * 5
-    assert sum(p["seconds"] for p in phases[-5:]) == pytest.approx(rep["seconds_per_iteration"][-1])
+    assert sum(p["time_s"] for p in phases[-5:]) == pytest.approx(rep["time_s_per_it"][-1])
 
 
 def test_yaml_program_and_plot(machine, tmp_path):
@@ -106,5 +106,5 @@ def test_measure_runs_the_program(machine):
                 "--measure", "--min-time", "0.01", "--json")
     assert r.returncode == 0, r.stderr
     t = json.loads(r.stdout)["threads"][0]
-    assert t["measured"]["total_seconds"] > 0 and t["measured"]["omp_wait_policy"] == "active"
-    assert all(p["measured"]["seconds"] > 0 for p in t["phases"])
+    assert t["measured"]["total_time_s"] > 0 and t["measured"]["omp_wait_policy"] == "active"
+    assert all(p["measured"]["time_s"] > 0 for p in t["phases"])

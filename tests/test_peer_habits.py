@@ -70,7 +70,7 @@ def test_incore_model_aliases(capsys, option, peer, native):
     a = _json(capsys, TRIAD, "-m", SNB, "-D", "N=1000", option, peer, "-p", "ECM")
     b = _json(capsys, TRIAD, "-m", SNB, "-D", "N=1000", "--incore", native, "-p", "ECM")
     assert a == b
-    assert a["incore"]["T_OL"] == b["incore"]["T_OL"] and a["incore"]["T_OL"] is not None
+    assert a["incore"]["T_OL_cy_per_cl"] == b["incore"]["T_OL_cy_per_cl"] and a["incore"]["T_OL_cy_per_cl"] is not None
 
 
 def test_incore_iaca_is_refused_in_one_line(capsys):
@@ -97,7 +97,7 @@ def test_ecmdata_is_ecm_with_the_analytic_incore_part(capsys):
     assert _without_notes(peer) == _without_notes(native)
     assert any("ECMData" in n and "T_L1L2" in n for n in peer["notes"])
     # the peer's data terms for this case (its tests/test_kerncraft.py, ECMData with SIM): 6, 6, 0 cy/CL
-    terms = {c["name"]: c["busy_cycles"] for c in peer["ecm"]["contributions"]}
+    terms = {c["name"]: c["busy_cy_per_cl"] for c in peer["ecm"]["contributions"]}
     assert terms["L1L2"] == pytest.approx(6, rel=0.05) and terms["L2L3"] == pytest.approx(6, rel=0.05)
 
 

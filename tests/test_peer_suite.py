@@ -27,9 +27,9 @@ PEER_SRC = os.environ.get("LOOPMODEL_PEER_SRC")
 def _doc(**over):
     """A minimal loopmodel JSON point with ECM contributions and layer conditions."""
     doc = {"defines": {"N": 1000, "M": 50},
-           "ecm": {"contributions": [{"name": "L1L2", "cycles": 6.5, "busy_cycles": 6.0},
-                                     {"name": "L2L3", "cycles": 6.0, "busy_cycles": 6.0},
-                                     {"name": "L3MEM", "cycles": 13.1, "busy_cycles": 13.1}]},
+           "ecm": {"contributions": [{"name": "L1L2", "time_cy_per_cl": 6.5, "busy_cy_per_cl": 6.0},
+                                     {"name": "L2L3", "time_cy_per_cl": 6.0, "busy_cy_per_cl": 6.0},
+                                     {"name": "L3MEM", "time_cy_per_cl": 13.1, "busy_cy_per_cl": 13.1}]},
            "layer_conditions": [{"level": "L1", "conditions": [
                {"dimension": 1, "hits": 2, "misses": 6, "evicts": 1, "max_size_exact": "inf"},
                {"dimension": 2, "hits": 4, "misses": 4, "evicts": 1, "max_size_exact": 683.3333333}]}]}
@@ -165,7 +165,7 @@ def test_compare_flags_beyond_tolerance_and_honours_documented(monkeypatch):
 
 
 def test_rows_follow_the_peer_levels_and_summary_counts():
-    out = _out(_doc(incore={"T_OL": 9.0, "T_nOL": 6.0}))
+    out = _out(_doc(incore={"T_OL_cy_per_cl": 9.0, "T_nOL_cy_per_cl": 6.0}))
     rows = cp.rows_for(JOB, {"terms": [["L2", 6.0], ["L3", 6.0], ["MEM", 12.0]]}, out)
     assert [r[4] for r in rows] == ["T_L1L2", "T_L2L3", "T_L3MEM"]
     inc = cp.Job("incore", "triad", "SandyBridgeEP_E5-2680", "mem", JOB.defines)

@@ -257,7 +257,7 @@ def _analyzer(kernel_name, machine, cores):
     from loopmodel.analysis import Analyzer, Options
 
     k, _ = parse_kernel_file(str(KERNELS / kernel_name))
-    return Analyzer(k, load_machine(machine), Options(cores=cores))
+    return Analyzer(k, load_machine(machine), Options(cores=cores, incore="analytic"))
 
 
 def test_examples_present():

@@ -62,16 +62,16 @@ def test_ecm_without_div_throughput_reports_the_transfers():
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     e = doc["ecm"]
-    assert e["T_OL"] is None and doc["incore"]["T_OL"] is None
-    assert e["T_nOL"] > 0 and [c["name"] for c in e["contributions"]] == ["L1L2", "L2MEM"]
-    assert all(c["cycles"] > 0 for c in e["contributions"])
-    assert set(e["T_ECM"]) == {"L1", "L2", "MEM"} and all(v is None for v in e["T_ECM"].values())
+    assert e["T_OL_cy_per_cl"] is None and doc["incore"]["T_OL_cy_per_cl"] is None
+    assert e["T_nOL_cy_per_cl"] > 0 and [c["name"] for c in e["contributions"]] == ["L1L2", "L2MEM"]
+    assert all(c["time_cy_per_cl"] > 0 for c in e["contributions"])
+    assert set(e["T_ECM_cy_per_cl"]) == {"L1", "L2", "MEM"} and all(v is None for v in e["T_ECM_cy_per_cl"].values())
     # eq. 4 without T_OL (A64FX: only T_OL overlaps): T_nOL plus the transfers up to the level
     # T_nOL = 2304 B loaded per CL / 64 B/cy = 36.0; L1L2 = (2304 + 256) B / 64 B/cy = 40.0; L2MEM = 11.62 cy/CL:
     # eq. 4 without T_OL: L1 36.0, L2 36 + 40 = 76.0, MEM 76 + 11.62 = 87.62
-    assert [c["cycles"] for c in e["contributions"]] == pytest.approx([40.0, 11.62], abs=0.01)
-    assert e["T_transfer"] == pytest.approx({"L1": 36.0, "L2": 76.0, "MEM": 87.62}, abs=0.01)
-    assert e["saturation_cores"] is None and e["multicore_T_ECM_MEM"] is None
+    assert [c["time_cy_per_cl"] for c in e["contributions"]] == pytest.approx([40.0, 11.62], abs=0.01)
+    assert e["T_transfer_cy_per_cl"] == pytest.approx({"L1": 36.0, "L2": 76.0, "MEM": 87.62}, abs=0.01)
+    assert e["saturation_cores"] is None and e["multicore_T_ECM_MEM_cy_per_cl"] is None
     assert all(v is None for v in e["performance"].values())
     assert "DIV" in e["unknown"] and e["notation"].startswith("{ n/a || ")
     assert any("no throughput for DIV" in n for n in doc["notes"])
@@ -221,7 +221,7 @@ def test_million_point_sweep_streams_json_lines():
     assert len(lines) == 3, err
     docs = [json.loads(line) for line in lines]  # each line one complete document
     assert [d["defines"]["N"] for d in docs] == [1, 2, 3]
-    assert all(set(d["ecm"]["T_ECM"]) == {"L1", "L2", "L3", "MEM"} for d in docs)
+    assert all(set(d["ecm"]["T_ECM_cy_per_cl"]) == {"L1", "L2", "L3", "MEM"} for d in docs)
     assert rc == 0 and err == ""  # closed pipe: quiet end, no traceback
 
 

@@ -62,17 +62,17 @@ def test_daxpby_power9_one_saturation_point_by_hand():
     curve = sc["curves"][0]
     for n, doc in an.items():
         e = doc["ecm"]
-        assert e["T_ECM"]["MEM"] == pytest.approx(t_ecm)
+        assert e["T_ECM_cy_per_cl"]["MEM"] == pytest.approx(t_ecm)
         assert e["memory_busy_cy_per_cl"] == pytest.approx(t_mem)
         assert e["saturation_cores"] == curve["saturation_cores"] == n_s
-        assert e["performance"]["it/s"] == pytest.approx(min(n * 8 * nums["clock"] / t_ecm, p_sat))
-        assert e["saturated_it_per_s_per_domain"] == pytest.approx(curve["saturated_it_per_s_per_domain"])
-        assert e["saturated_it_per_s_per_domain"] == pytest.approx(p_sat)
+        assert e["performance"]["it_s"] == pytest.approx(min(n * 8 * nums["clock"] / t_ecm, p_sat))
+        assert e["saturated_per_domain_it_s"] == pytest.approx(curve["saturated_per_domain_it_s"])
+        assert e["saturated_per_domain_it_s"] == pytest.approx(p_sat)
         # the predicted performance for n cores: min(n P1, P_sat), the same in both commands
         point = curve["points"][n - 1]
         assert point["cores"] == n
-        assert e["performance"]["it/s"] == pytest.approx(point["it_per_s"])
-        assert e["performance"]["it/s"] == pytest.approx(min(n * 8 * nums["clock"] / t_ecm, p_sat))
+        assert e["performance"]["it_s"] == pytest.approx(point["it_s"])
+        assert e["performance"]["it_s"] == pytest.approx(min(n * 8 * nums["clock"] / t_ecm, p_sat))
 
 
 def test_no_memory_traffic_saturates_nowhere():
@@ -82,9 +82,9 @@ def test_no_memory_traffic_saturates_nowhere():
     an = _json("analyze", *args, "--cores", "4", "--json")
     sc = _json("scaling", *args, "--cores", "1:4", "--json")
     assert an["ecm"]["memory_busy_cy_per_cl"] == 0
-    assert an["ecm"]["saturation_cores"] is None and an["ecm"]["saturated_it_per_s_per_domain"] is None
-    assert sc["curves"][0]["saturation_cores"] is None and sc["curves"][0]["saturated_it_per_s_per_domain"] is None
-    assert an["ecm"]["performance"]["it/s"] == pytest.approx(sc["curves"][0]["points"][3]["it_per_s"])
+    assert an["ecm"]["saturation_cores"] is None and an["ecm"]["saturated_per_domain_it_s"] is None
+    assert sc["curves"][0]["saturation_cores"] is None and sc["curves"][0]["saturated_per_domain_it_s"] is None
+    assert an["ecm"]["performance"]["it_s"] == pytest.approx(sc["curves"][0]["points"][3]["it_s"])
     for cmd, more in (("analyze", ("--cores", "4")), ("scaling", ("--cores", "1:4"))):
         p = run_main_inprocess((cmd, *args, *more), ROOT)
         assert p.returncode == 0 and "no memory traffic: nothing to saturate" in p.stdout, (cmd, p.stdout)
@@ -115,16 +115,16 @@ def test_analyze_and_scaling_agree(machine, kernel, defines):
         assert docs[n].ecm.T_ECM == pytest.approx(one.ecm.T_ECM)  # data in memory at any core count
         e = json_report.to_dict(docs[n])["ecm"]
         assert e["saturation_cores"] == sc["saturation_cores"]
-        assert e["performance"]["it/s"] == pytest.approx(point["it_per_s"]), n
-    p_sat = sc["saturated_it_per_s_per_domain"]
+        assert e["performance"]["it_s"] == pytest.approx(point["it_s"]), n
+    p_sat = sc["saturated_per_domain_it_s"]
     if p_sat is not None:
         assert p_sat == pytest.approx(it * m.clock / sum(c.busy for c in one.ecm.contributions
                                                          if c.name.endswith("MEM")))
         assert sc["saturation_cores"] == math.ceil(p_sat / p1 - 1e-9)
     for n, point in zip(counts, sc["points"]):
         e = json_report.to_dict(docs[n])["ecm"]
-        assert e["saturated_it_per_s_per_domain"] == pytest.approx(p_sat)
+        assert e["saturated_per_domain_it_s"] == pytest.approx(p_sat)
         if not docs[n].ecm.shared_links["MEM"]:
             full, rest = divmod(n, per_dom)
             expect = full * min(per_dom * p1, p_sat) + min(rest * p1, p_sat)
-            assert point["it_per_s"] == pytest.approx(expect)
+            assert point["it_s"] == pytest.approx(expect)

@@ -248,4 +248,4 @@ def test_cli_json_reports_simulation():
     assert doc["traffic_predictor"] == "SIM"
     assert [lv["type"] for lv in doc["simulation"]["levels"]] == ["non-inclusive", "non-inclusive", "victim"]
     assert [a["address"] % 4096 for a in doc["simulation"]["arrays"].values()] == [0, 64, 128]
-    assert {"hits", "misses", "evicts_cl", "loads_cl", "stores_cl"} <= set(doc["traffic"][0])
+    assert {"hits_per_cl", "misses_per_cl", "evicts_cl_per_cl", "loads_cl_per_cl", "stores_cl_per_cl"} <= set(doc["traffic"][0])

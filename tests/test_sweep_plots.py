@@ -184,10 +184,10 @@ def _study_rows() -> list:
         for machine in (IVB, "SkylakeSP_Gold-6148"):
             for n in (100, 1000, 10_000, 100_000):
                 rows.append({"kernel": kernel, "machine": machine, "N": n, "cores": 1,
-                             "ecm.performance.cy/CL": 10.0 + math.log10(n), "ecm.notation": f"{{ {n} }}"})
+                             "ecm.performance.cy_per_cl": 10.0 + math.log10(n), "ecm.notation": f"{{ {n} }}"})
     rows.append({"kernel": "examples/kernels/daxpy.c", "machine": IVB, "N": 50, "error": "no value for M"})
     rows.append({"kernel": "examples/kernels/daxpy.c", "machine": IVB, "N": 200_000,
-                 "ecm.performance.cy/CL": None})  # unknown (T_OL missing): left out
+                 "ecm.performance.cy_per_cl": None})  # unknown (T_OL missing): left out
     return rows
 
 
@@ -206,7 +206,7 @@ def test_study_one_line_per_kernel_and_machine_errors_skipped():
 def test_study_option_columns_split_and_label_the_lines():
     rows = [{**r, "cache_predictor": cp} for r in _study_rows() if "triad" in r["kernel"] and r["machine"] == IVB
             for cp in ("lc", "sim")]
-    common, lines = study_lines(rows, "N", "ecm.performance.cy/CL")
+    common, lines = study_lines(rows, "N", "ecm.performance.cy_per_cl")
     assert common == f"triad.c on {IVB}" and [label for label, _, _ in lines] == ["cache_predictor=lc",
                                                                                   "cache_predictor=sim"]
     ax = plot_study(rows, None, "N").axes[0]
@@ -214,15 +214,16 @@ def test_study_option_columns_split_and_label_the_lines():
 
 
 def test_study_linear_axis_within_two_decades_and_units_from_names(tmp_path):
-    rows = [{"kernel": "k.c", "machine": "m", "N": n, "ecm.performance.it/s": 1e9 / n,
+    rows = [{"kernel": "k.c", "machine": "m", "N": n, "ecm.performance.it_s": 1e9 / n,
              "roofline.performance_flop_s": 2e9 / n} for n in range(10, 501, 10)]
-    ax = plot_study(rows, None, "N", y="ecm.performance.it/s").axes[0]
+    ax = plot_study(rows, None, "N", y="ecm.performance.it_s").axes[0]
     assert ax.get_xscale() == "linear" and ax.get_ylabel() == "ecm.performance [it/s]"
     ax = plot_study(rows, None, "N", y="roofline.performance_flop_s").axes[0]
     assert ax.get_ylabel() == "roofline.performance_flop_s [FLOP/s]"
-    assert unit_of("ecm.T_OL") is None and unit_of("ecm.performance.LUP/s") == "LUP/s"
+    assert unit_of("kernel.file") is None and unit_of("ecm.performance.lup_s") == "LUP/s"
+    assert unit_of("ecm.T_ECM_cy_per_cl.MEM") == "cy/CL" and unit_of("ecm.T_OL_cy_per_cl") == "cy/CL"
     out = tmp_path / "study.png"
-    assert plot_study(rows, str(out), "N", y="ecm.performance.it/s") is None
+    assert plot_study(rows, str(out), "N", y="ecm.performance.it_s") is None
     assert out.read_bytes()[:8] == PNG
 
 

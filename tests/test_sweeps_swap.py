@@ -206,9 +206,9 @@ def test_cli_reports_the_sweeps():
     assert rep["sweeps"] == "repeated" and one["sweeps"] == "single"
     assert rep["layer_conditions"][2]["whole_data_set"]["held"] is True
     assert one["layer_conditions"][2]["whole_data_set"] is None
-    mem = {c["name"]: c["cycles"] for c in rep["ecm"]["contributions"]}["L3MEM"]
+    mem = {c["name"]: c["time_cy_per_cl"] for c in rep["ecm"]["contributions"]}["L3MEM"]
     assert mem == 0
-    assert {c["name"]: c["cycles"] for c in one["ecm"]["contributions"]}["L3MEM"] == pytest.approx(12.19, abs=0.01)
+    assert {c["name"]: c["time_cy_per_cl"] for c in one["ecm"]["contributions"]}["L3MEM"] == pytest.approx(12.19, abs=0.01)
     assert "--sweeps single" in text.stdout.splitlines()[0]
     assert "Whole data set" not in text.stdout
     rep_text = run_cli(*args)

@@ -12,6 +12,7 @@ from loopmodel.fileio.machine_files import load_machine
 from loopmodel.measure.bench import BenchResult
 from loopmodel.measure.kernel_bench import KernelMeasurement
 from loopmodel.validation import summary, validate
+from helpers import schema_errors
 
 MACHINE = "IvyBridgeEP_E5-2690v2"
 
@@ -37,7 +38,7 @@ def test_rows_give_location_prediction_measurement_and_error(fake_bench):
     assert rows[0].measured[0] == pytest.approx(10.0)
     assert rows[0].error == pytest.approx(rows[0].predicted / 10 - 1)
     d = rows[1].to_dict()
-    assert d["data_location"] == "MEM" and d["measured_cy_per_CL_min"] == pytest.approx(10.0)
+    assert d["data_location"] == "MEM" and d["measured_min_cy_per_cl"] == pytest.approx(10.0)
     assert d["relative_error"] == pytest.approx(rows[1].predicted / 10 - 1)
     s = summary(rows)
     assert s["L1"]["points"] == 1 and s["MEM"]["max_abs_error"] == pytest.approx(abs(rows[1].error))
@@ -49,7 +50,8 @@ def test_validate_command_json(fake_bench, capsys):
     from loopmodel.cli import main
     assert main(["validate", "examples/kernels/daxpy.c", "-m", MACHINE, "-D", "N=1000", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert len(doc) == 1 and doc[0]["data_location"] == "L1" and "relative_error" in doc[0]
+    assert doc["schema_version"] == "1" and len(doc["points"]) == 1 and schema_errors(doc, "validate") == []
+    assert doc["points"][0]["data_location"] == "L1" and "relative_error" in doc["points"][0]
 
 
 @pytest.mark.parametrize("argv,message", [

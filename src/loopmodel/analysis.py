@@ -46,8 +46,9 @@ class Options:
         sweeps: ``"repeated"`` (steady state of a kernel run again and again:
             a cache holding the whole data set keeps it between sweeps) or
             ``"single"`` (a kernel run once), for both traffic predictors.
-        incore: ``"analytic"``, ``"llvm-mca"``, ``"osaca"`` or ``"auto"`` (the
-            first analyzer that works for the machine, analytic as last resort).
+        incore: ``"analytic"``, ``"llvm-mca"``, ``"osaca"`` or ``"auto"`` (default, as
+            ``loopmodel analyze``'s: the first analyzer that works for the machine,
+            analytic as last resort).
         compiler, compiler_flags, asm_block, pointer_increment: for the
             compiled in-core analysis (None: machine model / heuristics).
         incore_defines: sizes at which the compiled in-core analysis is done (None:
@@ -76,7 +77,7 @@ class Options:
     array_padding: int = 0
     nt_stores: bool = False
     sweeps: str = "repeated"
-    incore: str = "analytic"
+    incore: str = "auto"
     compiler: str | None = None
     compiler_flags: str | None = None
     asm_block: str | None = None

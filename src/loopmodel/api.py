@@ -352,9 +352,9 @@ class Result:
         e = self.analysis.ecm
         if not e:
             return None
-        from .report.units import convert_all
+        from .report.units import UNIT_KEYS, convert_all
 
-        return convert_all(e.multicore(self.analysis.options.cores), self.analysis)[self.unit]
+        return convert_all(e.multicore(self.analysis.options.cores), self.analysis)[UNIT_KEYS[self.unit]]
 
     def to_dict(self) -> dict:
         """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""
@@ -440,7 +440,7 @@ class BenchReport:
         return self.results[i]
 
     def to_dict(self):
-        """The document ``loopmodel bench ... --json`` prints (an object, or a list for several sizes)."""
+        """The document ``loopmodel bench ... --json`` prints (``{..., "points": [...]}``)."""
         from .cli_bench import document
 
         return json.loads(json.dumps(document(list(self.results), self.curve)))
@@ -503,7 +503,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
         ``pandas.DataFrame``, one row per point, with the columns of the study table
         (:mod:`loopmodel.sweep`): ``kernel``, ``machine`` (as given), one per define, one per
         option given, ``error`` (a point's one-line error, else None), then the JSON report's
-        fields flattened with dots (``ecm.T_ECM.MEM`` in cy/CL, ``ecm.performance.it/s``, ...).
+        fields flattened with dots (``ecm.T_ECM_cy_per_cl.MEM`` in cy/CL, ``ecm.performance.it_s``, ...).
         A compiled in-core analysis (``incore`` other than analytic) is done once, at the
         largest sizes, as ``loopmodel analyze`` does for a ``-D`` range.
 

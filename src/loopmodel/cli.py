@@ -683,19 +683,21 @@ def _core_list(text: str | None, most: int) -> list:
 
 
 def _read_measured(path: str) -> dict:
-    """Measured points -> {cores: it/s} from ``loopmodel measure --json`` output (``points`` with
-    ``threads``/``cores`` and ``it_per_s``)."""
+    """Measured points -> {cores: it/s} from ``loopmodel bench`` / ``measure --json`` output
+    (``points`` with ``threads``/``cores`` and ``it_s``)."""
     from .errors import DefineError
 
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
         pts = doc["points"] if isinstance(doc, dict) else doc
-        return {int(p.get("threads", p.get("cores"))): float(p["it_per_s"]) for p in pts}
+        # it_per_s: files written before schema version 1
+        return {int(p.get("threads", p.get("cores"))): float(p["it_s"] if "it_s" in p else p["it_per_s"])
+                for p in pts}
     except OSError as exc:
         raise DefineError(f"--measured {path}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_per_s'") from None
+        raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_s'") from None
 
 
 def cmd_codegen(args) -> int:

@@ -110,15 +110,15 @@ def _thread_counts(text: str | None, n_points: int) -> list:
 
 
 def _document(results, curve: bool):
-    """JSON: one object per size (a list for a sweep); for a range of thread counts one object
-    whose ``points`` (``threads``, ``it_per_s``) ``loopmodel scaling --measured`` reads."""
-    if curve:
-        r0 = results[0]
-        return {"kernel": r0.kernel, "defines": r0.defines,
-                "points": [{"threads": r.threads, "it_per_s": r.figures()["it_per_s"][0], **r.to_dict()}
-                           for r in results]}
-    docs = [r.to_dict() for r in results]
-    return docs[0] if len(docs) == 1 else docs
+    """JSON: one document of the same shape for one size, a sweep of sizes and a range of thread
+    counts (``curve``, whose ``points`` (``threads``, ``it_s``) ``loopmodel scaling --measured``
+    reads): ``{"schema_version", "loopmodel_version", "kernel", "points": [...]}``."""
+    from .report.schema import document
+
+    del curve  # the same shape either way
+    return document({"kernel": results[0].kernel,
+                     "points": [{"threads": r.threads, "it_s": r.figures()["it_per_s"][0], **r.to_dict()}
+                                for r in results]})
 
 
 def c_kernel_points(path: str, defines: list, command: str, own_only: bool = False) -> list:
@@ -176,7 +176,7 @@ def _render(results) -> None:
     if any(r.cached for r in results):
         notes.append("from the per-user cache (--no-cache measures again)")
     for r in results:
-        gbs = r.to_dict()["measurement"]["GB_per_s_model_traffic"]
+        gbs = {k: v / 1e9 for k, v in r.to_dict()["measurement"]["model_traffic_B_s"].items()}
         if gbs:
             console.print(" ".join(f"{k}={v}" for k, v in r.defines.items()) + ": GB/s on each link (model traffic x "
                           "measured it/s): " + ", ".join(f"{k} {v:.1f}" for k, v in gbs.items()))

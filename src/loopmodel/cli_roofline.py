@@ -68,13 +68,21 @@ def run(args) -> int:
         except OSError as exc:
             raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
     if args.json:
-        json.dump({"roofs": [{"kind": r.kind, "label": r.label, "value": r.value,
-                              "unit": "FLOP/s" if r.kind == "compute" else "B/s"} for r in top],
-                   "points": [p.to_dict() for p in points], "notes": notes}, sys.stdout, indent=1)
+        json.dump(document(top, points, notes), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     _render(points, top, notes, args)
     return 0
+
+
+def document(top, points, notes) -> dict:
+    """The ``--json`` document: the roofs (``peak_flop_s`` or ``bandwidth_B_s``), the measured
+    :class:`~loopmodel.roofline_measured.RooflinePoint` s and the notes."""
+    from .report.schema import document as envelope
+
+    return envelope({"roofs": [{"kind": r.kind, "label": r.label,
+                                ("peak_flop_s" if r.kind == "compute" else "bandwidth_B_s"): r.value} for r in top],
+                     "points": [p.to_dict() for p in points], "notes": list(notes)})
 
 
 def _render(points, top, notes, args) -> None:

@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
     s.add_argument("-o", "--output", metavar="FILE", help="results.parquet or results.csv (default: CSV on stdout); "
                                                           "an existing file is kept unless --force")
     s.add_argument("--force", action="store_true", help="overwrite an existing -o or --plot file")
-    s.add_argument("--plot", metavar="FILE", help="plot ecm.performance.cy/CL over the first define that varies "
+    s.add_argument("--plot", metavar="FILE", help="plot ecm.performance.cy_per_cl over the first define that varies "
                                                   "(PNG, SVG or PDF by extension)")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the per-user result cache")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")

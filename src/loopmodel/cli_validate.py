@@ -43,7 +43,7 @@ def run(args) -> int:
     if args.plot:
         _plot(rows, args)
     if args.json:
-        json.dump([r.to_dict() for r in rows], sys.stdout, indent=1)
+        json.dump(document(str(args.kernel), rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     from .fileio.host_models import machine_notes
@@ -71,6 +71,13 @@ def validation_rows(args) -> tuple:
     machine = load_machine(args.machine)
     rows = validate(args.kernel, machine, points, args.repeat, args.cpu, not args.no_cache, args.machine)
     return rows, machine
+
+
+def document(kernel: str, rows: list) -> dict:
+    """The ``--json`` document: one point per size (:meth:`~loopmodel.validation.ValidationRow.to_dict`)."""
+    from .report.schema import document as envelope
+
+    return envelope({"kernel": kernel, "points": [r.to_dict() for r in rows]})
 
 
 def _plot(rows, args) -> None:

@@ -154,14 +154,14 @@ def analyse_omp(program: OmpProgram, machine: MachineModel, threads, *, machine_
 
 def _phase_json(ph, measured) -> dict:
     d = {"index": ph.index, "line": ph.line, "kind": ph.kind, "label": ph.label, "iteration": ph.iteration,
-         "seconds": ph.seconds, "memory_seconds": ph.memory_seconds, "core_seconds": ph.core_seconds,
-         "bound": ph.bound, "overhead_seconds": ph.overhead_seconds,
-         "transitions": [{"transition": t.transition, "benchmark": t.benchmark, "seconds": t.seconds,
+         "time_s": ph.seconds, "memory_time_s": ph.memory_seconds, "core_time_s": ph.core_seconds,
+         "bound": ph.bound, "overhead_time_s": ph.overhead_seconds,
+         "transitions": [{"transition": t.transition, "benchmark": t.benchmark, "time_s": t.seconds,
                           "share": t.share} for t in ph.transitions],
          "hints": list(ph.hints), "notes": list(ph.notes)}
     if measured is not None:
         m = measured.phases[ph.index]
-        d["measured"] = {"seconds": m.seconds, "median_seconds": m.median_seconds, "spread": m.spread,
+        d["measured"] = {"time_s": m.seconds, "median_time_s": m.median_seconds, "spread": m.spread,
                          "error": ph.seconds / m.seconds - 1 if m.seconds > 0 else None}
     return d
 
@@ -173,31 +173,32 @@ def measured_iterations(program: OmpProgram, measured) -> tuple:
 
 
 def _repeats_json(pred, measured, program) -> list:
-    out = [{"line": rp.line, "count": rp.count, "seconds_per_iteration": list(rp.seconds)} for rp in pred.repeats]
+    out = [{"line": rp.line, "count": rp.count, "time_s_per_it": list(rp.seconds)} for rp in pred.repeats]
     if measured is not None:
         for d, m in zip(out, measured_iterations(program, measured)):
-            d["measured_seconds_per_iteration"] = list(m)
+            d["measured_time_s_per_it"] = list(m)
     return out
 
 
 def to_json(rows, program: OmpProgram, machine_name: str) -> dict:
-    """The JSON document of ``loopmodel omp --json``: ``{"program", "machine", "units",
-    "notes", "threads": [{"threads", "total_seconds", "speedup", "phases": [...], "repeats",
-    "measured"?}]}``; phases in execution order, times in seconds for one execution after the
-    preceding phases; ``error`` = predicted / measured - 1."""
+    """The JSON document of ``loopmodel omp --json``: ``{"schema_version", "loopmodel_version",
+    "program", "machine", "notes", "threads": [{"threads", "total_time_s", "speedup", "phases": [...],
+    "repeats", "measured"?}]}``; phases in execution order, times (``_s``) for one execution after
+    the preceding phases; ``share`` a fraction; ``error`` = predicted / measured - 1."""
     out = []
     for r in rows:
         p = r.prediction
-        d = {"threads": r.threads, "total_seconds": p.total_seconds, "speedup": r.speedup,
+        d = {"threads": r.threads, "total_time_s": p.total_seconds, "speedup": r.speedup,
              "phases": [_phase_json(ph, r.measured) for ph in p.phases],
              "repeats": _repeats_json(p, r.measured, program)}
         if r.measured is not None:
             m = r.measured
-            d["measured"] = {"total_seconds": m.total_seconds, "speedup": r.measured_speedup,
+            d["measured"] = {"total_time_s": m.total_seconds, "speedup": r.measured_speedup,
                              "repetitions": m.repetitions, "cpus": list(m.cpus),
                              "compiler_flags": list(m.compiler_flags), "omp_wait_policy": m.wait_policy,
                              "error": p.total_seconds / m.total_seconds - 1 if m.total_seconds > 0 else None}
         out.append(d)
     notes = list(dict.fromkeys(n for r in rows for n in r.prediction.notes))
-    return {"program": program.source, "machine": machine_name, "units": {"time": "s", "share": "fraction"},
-            "notes": notes, "threads": out}
+    from .report.schema import document
+
+    return document({"program": program.source, "machine": machine_name, "notes": notes, "threads": out})

@@ -31,9 +31,9 @@ class RooflinePoint:
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "defines": dict(self.defines), "data_location": self.level,
-                "arithmetic_intensity_FLOP_per_B": self.intensity, "measured_FLOP_per_s_max": self.measured[0],
-                "measured_FLOP_per_s_median": self.measured[1], "measured_FLOP_per_s_min": self.measured[2],
-                "predicted_FLOP_per_s": self.predicted, "cache": self.cache}
+                "arithmetic_intensity_flop_per_B": self.intensity, "measured_max_flop_s": self.measured[0],
+                "measured_median_flop_s": self.measured[1], "measured_min_flop_s": self.measured[2],
+                "predicted_flop_s": self.predicted, "cache": self.cache}
 
 
 @dataclass(frozen=True)

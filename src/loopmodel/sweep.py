@@ -47,7 +47,7 @@ FIXED_COLUMNS = ("kernel", "machine")
 NOT_OPTIONS = frozenset({"help", "machine", "define", "json", "json_file", "verbose", "no_progress", "unit",
                          "plot", "force", "output"})
 #: the report's fields a row holds (``y`` of the study plot)
-DEFAULT_Y = "ecm.performance.cy/CL"
+DEFAULT_Y = "ecm.performance.cy_per_cl"
 
 
 class StudyError(LoopmodelError):
@@ -448,7 +448,7 @@ def chunks(study: Study, size: int = CHUNK_POINTS) -> list:
 
 
 def flatten(doc: dict, prefix: str = "") -> dict:
-    """A JSON document -> one level: nested mappings joined with dots (``ecm.T_ECM.MEM``);
+    """A JSON document -> one level: nested mappings joined with dots (``ecm.T_ECM_cy_per_cl.MEM``);
     lists and empty mappings as JSON text; numbers, strings, booleans and None as they are."""
     out = {}
     for key, value in doc.items():
@@ -506,10 +506,13 @@ def point_row(analyzer, point: dict) -> tuple:
     flattened (:func:`flatten`) with ``error`` None, or only ``error`` (the one-line error) when
     the point fails; ``clean`` False for a failure other than a loopmodel error."""
     from .report.json_report import to_dict
+    from .report.schema import ENVELOPE
 
     try:
-        # through JSON text, so that the values are those analyze --json prints
-        flat = flatten(json.loads(json.dumps(to_dict(analyzer.run(point)))))
+        # through JSON text, so that the values are those analyze --json prints (the envelope,
+        # schema and tool version, is not a column)
+        doc = json.loads(json.dumps(to_dict(analyzer.run(point))))
+        flat = flatten({n: v for n, v in doc.items() if n not in ENVELOPE})
         flat["error"] = None
         return flat, True
     except Exception as exc:

@@ -42,8 +42,8 @@ class ValidationRow:
 
     def to_dict(self) -> dict:
         lo, med, hi = self.measured
-        return {"defines": dict(self.defines), "data_location": self.level, "predicted_cy_per_CL": self.predicted,
-                "measured_cy_per_CL_min": lo, "measured_cy_per_CL_median": med, "measured_cy_per_CL_max": hi,
+        return {"defines": dict(self.defines), "data_location": self.level, "predicted_cy_per_cl": self.predicted,
+                "measured_min_cy_per_cl": lo, "measured_median_cy_per_cl": med, "measured_max_cy_per_cl": hi,
                 "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz}
 
 

@@ -65,15 +65,17 @@ class BenchResult:
                 "it_per_s": tuple(1 / x for x in s), "FLOP_per_s": tuple(self.flops_per_iteration / x for x in s)}
 
     def to_dict(self) -> dict:
-        """The ``--json`` document: units in every key."""
+        """One point of the ``--json`` document (naming rule: :mod:`loopmodel.report.schema`):
+        ``time_{min,median,max}_{s_per_it,cy_per_it,cy_per_cl}``, ``max_it_s``, ``max_flop_s``,
+        ``model_traffic_B_s`` (the model's bytes per iteration per level at ``max_it_s``)."""
         f, m = self.figures(), self.measurement
         block = {}
-        for key, unit in (("seconds_per_it", "seconds_per_it"), ("cy_per_it", "cy_per_it"), ("cy_per_CL", "cy_per_CL")):
+        for key, unit in (("seconds_per_it", "s_per_it"), ("cy_per_it", "cy_per_it"), ("cy_per_CL", "cy_per_cl")):
             for stat, v in zip(("min", "median", "max"), f[key]):
-                block[f"{unit}_{stat}"] = v
-        block["GB_per_s_model_traffic"] = {k: v * f["it_per_s"][0] / 1e9 for k, v in self.traffic.items()}
-        block.update({"it_per_s_max": f["it_per_s"][0], "LUP_per_s_max": f["it_per_s"][0],
-                      "FLOP_per_s_max": f["FLOP_per_s"][0], "iqr_seconds_per_it": m.iqr, "cov": m.cov,
+                block[f"time_{stat}_{unit}"] = v
+        block["model_traffic_B_s"] = {k: v * f["it_per_s"][0] for k, v in self.traffic.items()}
+        block.update({"max_it_s": f["it_per_s"][0], "max_lup_s": f["it_per_s"][0],
+                      "max_flop_s": f["FLOP_per_s"][0], "iqr_s_per_it": m.iqr, "cov": m.cov,
                       "repetitions": len(m.seconds_per_call), "calls_per_repetition": m.reps_per_run,
                       "cache": self.cache, "clock_Hz": self.clock_hz, "threads": self.threads, "openmp": self.openmp,
                       "counters": _per_it(m.counters),

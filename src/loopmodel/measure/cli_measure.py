@@ -84,11 +84,13 @@ def _parse_size(text: str) -> float:
 
 
 def to_document(result, clock_hz: float | None = None) -> dict:
-    """The JSON document of ``loopmodel measure`` (units in the key names)."""
+    """The JSON document of ``loopmodel measure`` (naming rule: :mod:`loopmodel.report.schema`)."""
+    from ..report.schema import document
+
     doc = result.to_dict()
     if clock_hz is not None:
-        doc["clock_hz"] = clock_hz
-    return doc
+        doc["clock_Hz"] = clock_hz
+    return document(doc)
 
 
 def run(args) -> int:

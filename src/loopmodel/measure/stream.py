@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
@@ -125,13 +125,21 @@ class StreamResult:
             "flags": list(self.flags),
             "environment": dict(OMP_ENVIRONMENT),
             "n_elements": self.n_elements,
-            "size_bytes": self.size_bytes,
+            "size_B": self.size_bytes,
             "repetitions": self.repetitions,
             "min_time_s": self.min_time_s,
-            "bytes_per_it": self.bytes_per_it,
-            "bytes_per_it_no_wa": self.bytes_per_it_no_wa,
-            "points": [asdict(p) for p in self.points],
+            "volume_B_per_it": self.bytes_per_it,
+            "volume_no_wa_B_per_it": self.bytes_per_it_no_wa,
+            "points": [_point_dict(p) for p in self.points],
         }
+
+
+def _point_dict(p: StreamPoint) -> dict:
+    """One thread count as JSON (naming rule: :mod:`loopmodel.report.schema`)."""
+    return {"threads": p.threads, "time_per_sweep_s": p.seconds_per_sweep,
+            "time_per_sweep_min_s": p.seconds_per_sweep_min, "time_per_sweep_max_s": p.seconds_per_sweep_max,
+            "it_s": p.it_per_s, "bandwidth_B_s": p.bytes_per_s, "bandwidth_no_wa_B_s": p.bytes_per_s_no_wa,
+            "volume_B_per_it": p.bytes_per_it, "volume_no_wa_B_per_it": p.bytes_per_it_no_wa, "sweeps": p.sweeps}
 
 
 def host_description() -> str:

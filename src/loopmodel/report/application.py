@@ -1,12 +1,14 @@
 """Rendering of application (loop-sequence) predictions: seconds per application iteration."""
 from __future__ import annotations
 
+from .schema import document
+
 
 def to_dict(pred) -> dict:
     """JSON document; times in seconds (``_s``), ECM in cy/CL."""
-    return {
+    return document({
         "application": pred.spec.name, "file": pred.spec.source, "machine": pred.machine.name,
-        "clock_hz": pred.machine.clock, "model": pred.model, "cores": list(pred.cores),
+        "clock_Hz": pred.machine.clock, "model": pred.model, "cores": list(pred.cores),
         "total_s": {str(n): t for n, t in pred.total_seconds.items()},
         "kernels": [{
             "name": kp.kernel.name, "file": kp.kernel.path, "count": kp.kernel.count,
@@ -15,10 +17,10 @@ def to_dict(pred) -> dict:
             "incore_source": kp.analysis.incore.source, "T_OL_cy_per_cl": kp.analysis.ecm.T_OL,
             "T_nOL_cy_per_cl": kp.analysis.ecm.T_nOL, "dependency_cy_per_it": kp.analysis.incore.dependency,
             "T_ECM_MEM_cy_per_cl": kp.analysis.ecm.T_ECM["MEM"], "notation": kp.analysis.ecm.notation(),
-            "seconds": {str(n): t for n, t in kp.seconds.items()},
+            "time_s": {str(n): t for n, t in kp.seconds.items()},
             "saturation_cores": kp.scaling.saturation_cores,
         } for kp in pred.kernels],
-    }
+    })
 
 
 def render(pred, console) -> None:

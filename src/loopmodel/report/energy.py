@@ -8,27 +8,28 @@ of work over performance, one line per clock, one point per core count.
 from __future__ import annotations
 
 from ..units import format_si
+from .schema import document
 
 
 def point_dict(p, unit: str) -> dict:
     """One operating point as JSON (units in the key names)."""
-    return {"cores": p.cores, "clock_Hz": p.clock_hz, "power_W": p.power_w, "it_per_s": p.it_per_s,
-            "energy_J_per_unit": p.energy_j_per_unit, "unit": unit, "limit": p.limit}
+    return {"cores": p.cores, "clock_Hz": p.clock_hz, "power_W": p.power_w, "it_s": p.it_per_s,
+            "energy_J_per_unit": p.energy_j_per_unit, "work_unit": unit, "limit": p.limit}
 
 
 def to_dict(result, context: dict) -> dict:
     """One JSON document: ``context`` (kernel, machine, defines, power coefficients), the points,
     both optima, the saving and the notes."""
-    return {**context, "model": result.model,
+    return document({**context, "model": result.model,
             "points": [point_dict(p, result.unit) for p in result.points],
-            "optimum": {"energy": point_dict(result.energy_optimum, result.unit),
-                        "performance": point_dict(result.performance_optimum, result.unit)},
+            "optimum": point_dict(result.energy_optimum, result.unit),
+            "performance_optimum": point_dict(result.performance_optimum, result.unit),
             "saving": {"energy_fraction": result.saving, "slowdown_fraction": result.slowdown,
                        "energy_J_per_unit": (result.performance_optimum.energy_j_per_unit
                                              - result.energy_optimum.energy_j_per_unit),
                        "vs_all_cores_highest_clock_fraction": result.reference_saving},
             "reference": point_dict(result.reference, result.unit) if result.reference else None,
-            "notes": list(result.notes)}
+            "notes": list(result.notes)})
 
 
 def _nj(e: float) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..predictors.layer_conditions import transition_size
+from .schema import document
 from .units import convert_all
 
 
@@ -27,9 +28,9 @@ def _sorted(d: dict) -> dict:
 
 
 def to_dict(res) -> dict:
-    """One JSON-ready document for one analysis.
+    """One JSON-ready document for one analysis (naming rule: :mod:`loopmodel.report.schema`).
 
-    Keys: ``kernel``, ``machine``, ``defines``, ``cores``, ``sweeps``, ``layer_conditions``,
+    Keys: ``schema_version``, ``loopmodel_version``, ``kernel``, ``machine``, ``defines``, ``cores``, ``sweeps``, ``layer_conditions``,
     ``traffic``, ``incore`` (null when no requested model needs it), ``ecm``, ``roofline``,
     ``roofline_asm``, ``performance``, ``notes``.
     """
@@ -49,10 +50,10 @@ def to_dict(res) -> dict:
     }
     doc["traffic_predictor"] = res.traffic.predictor
     for lt in res.traffic.levels:
-        doc["traffic"].append({"level": lt.level, "loads_cl": lt.loads_cl, "stores_cl": lt.stores_cl,
-                               "bytes": lt.bytes, "load_bytes": lt.load_bytes, "store_bytes": lt.store_bytes,
-                               "hits": lt.hits, "misses": lt.misses, "evicts_cl": lt.evicts_cl,
-                               "unit": "per CL of work"})
+        doc["traffic"].append({"level": lt.level, "loads_cl_per_cl": lt.loads_cl, "stores_cl_per_cl": lt.stores_cl,
+                               "volume_B_per_cl": lt.bytes, "load_volume_B_per_cl": lt.load_bytes,
+                               "store_volume_B_per_cl": lt.store_bytes, "hits_per_cl": lt.hits,
+                               "misses_per_cl": lt.misses, "evicts_cl_per_cl": lt.evicts_cl})
     if res.simulation is not None:
         doc["simulation"] = _simulation(res.simulation)
     doc["incore"] = _incore(res) if res.incore is not None else None
@@ -61,7 +62,7 @@ def to_dict(res) -> dict:
     for key, r in (("roofline", res.roofline), ("roofline_asm", res.roofline_asm)):
         if r:
             doc[key] = _roofline(r)
-    return doc
+    return document(doc)
 
 
 def _kernel(k) -> dict:
@@ -127,28 +128,28 @@ def _simulation(si) -> dict:
 def _ecm(res) -> dict:
     e, m = res.ecm, res.machine
     return {
-        "unit": "cy/CL", "T_OL": e.T_OL, "T_nOL": e.T_nOL,
+        "T_OL_cy_per_cl": e.T_OL, "T_nOL_cy_per_cl": e.T_nOL,
         "contributions": [_contribution(c) for c in e.contributions],
-        "by_location": {lvl: {"T_ECM": e.T_ECM[lvl], "contributions": [_contribution(c) for c in parts]}
+        "by_location": {lvl: {"T_ECM_cy_per_cl": e.T_ECM[lvl], "contributions": [_contribution(c) for c in parts]}
                         for lvl, parts in e.by_location.items()},
         "memory_busy_cy_per_cl": e.memory_busy,
-        "T_ECM": dict(e.T_ECM),
-        "T_transfer": dict(e.T_transfer),
+        "T_ECM_cy_per_cl": dict(e.T_ECM),
+        "T_transfer_cy_per_cl": dict(e.T_transfer),
         "unknown": e.unknown,
         "overlapping": list(e.overlapping),
         "saturation_cores": e.saturation_cores,
-        "saturated_it_per_s_per_domain": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
+        "saturated_per_domain_it_s": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
         "notation": e.notation(),
         "prediction_notation": e.prediction_notation(),
-        "multicore_T_ECM_MEM": e.multicore(res.options.cores),
+        "multicore_T_ECM_MEM_cy_per_cl": e.multicore(res.options.cores),
         "performance": convert_all(e.multicore(res.options.cores), res),
     }
 
 
 def _incore(res) -> dict:
     ic = res.incore
-    out = {"source": ic.source, "unit": "cy/CL", "T_OL": ic.T_OL, "T_nOL": ic.T_nOL,
-           "simd_lanes": ic.lanes, "components": dict(ic.components),
+    out = {"source": ic.source, "T_OL_cy_per_cl": ic.T_OL, "T_nOL_cy_per_cl": ic.T_nOL,
+           "simd_lanes": ic.lanes, "components_cy_per_cl": dict(ic.components),
            "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
     if getattr(ic, "reassociation", None) is not None:  # analytic model: partial sums assumed, and why
         out["reassociation"] = dict(ic.reassociation)
@@ -172,7 +173,7 @@ def _roofline(r) -> dict:
         "cpu_performance_flop_s": _num(r.cpu_performance),
         "cpu_time_cy_per_cl": r.cpu_time,
         "cpu_roof_source": r.cpu_source,
-        "levels": [{"level": lv.level, "bytes_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
+        "levels": [{"level": lv.level, "volume_B_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
                     "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
                     "performance_flop_s": _num(lv.performance), "time_cy_per_cl": lv.time} for lv in r.levels],
         "bottleneck": r.bottleneck,
@@ -183,8 +184,8 @@ def _roofline(r) -> dict:
 
 
 def _contribution(c) -> dict:
-    return {"name": c.name, "cycles": c.cycles, "busy_cycles": c.busy, "penalty_cycles": c.penalty,
-            "bytes_in": c.bytes_in, "bytes_out": c.bytes_out, "bandwidth_B_per_cy": list(c.bandwidth),
+    return {"name": c.name, "time_cy_per_cl": c.cycles, "busy_cy_per_cl": c.busy, "penalty_cy_per_cl": c.penalty,
+            "in_B_per_cl": c.bytes_in, "out_B_per_cl": c.bytes_out, "bandwidth_B_per_cy": list(c.bandwidth),
             "bandwidth_source": c.source}
 
 

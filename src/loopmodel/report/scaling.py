@@ -6,6 +6,7 @@ cy/CL; the measured comparison gives the relative error (predicted / measured - 
 from __future__ import annotations
 
 from ..units import format_si
+from .schema import document
 
 
 def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | None = None) -> dict:
@@ -13,7 +14,7 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
     k = analysis.kernel
     doc = {
         "kernel": k.source, "machine": analysis.machine.name, "defines": dict(analysis.defines),
-        "clock_hz": analysis.machine.clock,
+        "clock_Hz": analysis.machine.clock,
         "single_core_T_ECM_cy_per_cl": results[0].single_core_cy_per_cl,
         "memory_busy_cy_per_cl": results[0].memory_busy_cy_per_cl,
         "iterations_per_cl": results[0].it_per_cl,
@@ -24,17 +25,17 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
     for r in results:
         doc["curves"].append({
             "model": r.model, "placement": r.placement, "data_in": r.location, "p0": r.p0,
-            "saturation_cores": r.saturation_cores, "saturated_it_per_s_per_domain": r.saturated_it_per_s,
-            "points": [{"cores": p.cores, "numa_domains": p.domains, "it_per_s": p.it_per_s,
-                        "flop_per_s": p.it_per_s * k.flops_per_iteration, "rate_cl_per_cy": p.rate_cl_per_cy,
+            "saturation_cores": r.saturation_cores, "saturated_per_domain_it_s": r.saturated_it_per_s,
+            "points": [{"cores": p.cores, "numa_domains": p.domains, "it_s": p.it_per_s,
+                        "flop_s": p.it_per_s * k.flops_per_iteration, "rate_cl_per_cy": p.rate_cl_per_cy,
                         "utilization": p.utilization, "limit": p.limit,
-                        **({"measured_it_per_s": measured[p.cores],
+                        **({"measured_it_s": measured[p.cores],
                             "relative_error": p.it_per_s / measured[p.cores] - 1}
                            if measured and p.cores in measured else {})} for p in r.points],
         })
     if fit is not None:
         doc["fitted_p0"], doc["fit_rms_relative_error"] = fit
-    return doc
+    return document(doc)
 
 
 def render(results: list, analysis, console, measured: dict | None = None, fit: tuple | None = None) -> None:

@@ -3,7 +3,7 @@ kernel and machine (and per option combination).
 
 The rows are flat dicts, one per evaluated point: ``kernel``, ``machine``, a column per size
 constant (``N``), option columns (``cores``, ``cache_predictor``, ...) and flattened report fields
-with dotted names (``ecm.performance.cy/CL``); a row with an ``error`` key is a point that failed
+with dotted names (``ecm.performance.cy_per_cl``); a row with an ``error`` key is a point that failed
 and is left out. Lines are the groups of rows that agree in every non-numeric column other than
 the dotted report fields (which vary from point to point, e.g. ``ecm.notation``), so a study of two
 kernels on two machines with two cache predictors draws eight lines, each labelled by what tells
@@ -16,18 +16,29 @@ import os
 
 #: suffixes of flattened field names -> the unit they carry (loopmodel's JSON report: units in keys)
 _SUFFIX_UNITS = (("_flop_s", "FLOP/s"), ("_it_per_s", "it/s"), ("_it_s", "it/s"), ("_cy_per_cl", "cy/CL"),
-                 ("_cy_per_it", "cy/it"), ("_b_s", "B/s"), ("_b_per_cy", "B/cy"), ("_hz", "Hz"), ("_b", "B"),
+                 ("_lup_s", "LUP/s"), ("_cy_per_it", "cy/it"), ("_b_s", "B/s"), ("_b_per_cy", "B/cy"), ("_hz", "Hz"), ("_b", "B"),
                  ("_s", "s"), ("_seconds", "s"))
-#: the last part of a dotted name that is a unit itself (``ecm.performance.cy/CL``); also ``unit`` values
+#: the last part of a dotted name that is a unit itself (``ecm.performance.cy_per_cl``); also ``unit`` values
 _UNIT_NAMES = ("cy/CL", "cy/it", "it/s", "FLOP/s", "LUP/s", "B/s", "B/cy", "GB/s")
+#: the last part of a dotted name that is a unit key (``ecm.performance.cy_per_cl``)
+_UNIT_KEYS = {"cy_per_cl": "cy/CL", "cy_per_it": "cy/it", "it_s": "it/s", "flop_s": "FLOP/s", "lup_s": "LUP/s"}
 #: columns that name no option (never split lines)
 _NOT_OPTIONS = ("error",)
 
 
 def unit_of(name: str) -> str | None:
-    """The unit in a (flattened) field name: ``ecm.performance.cy/CL`` -> ``cy/CL``,
-    ``roofline.performance_flop_s`` -> ``FLOP/s``, ``ecm.T_OL`` -> None (unknown)."""
-    last = name.rsplit(".", 1)[-1]
+    """The unit in a (flattened) field name: ``ecm.performance.cy_per_cl`` -> ``cy/CL``,
+    ``roofline.performance_flop_s`` -> ``FLOP/s``, ``ecm.T_ECM_cy_per_cl.MEM`` -> ``cy/CL``, ``kernel.file`` -> None (unknown)."""
+    for part in reversed(name.split(".")):  # ecm.T_ECM_cy_per_cl.MEM: the unit of the mapping
+        unit = _part_unit(part)
+        if unit:
+            return unit
+    return None
+
+
+def _part_unit(last: str) -> str | None:
+    if last in _UNIT_KEYS:
+        return _UNIT_KEYS[last]
     for unit in _UNIT_NAMES:
         if last.lower() == unit.lower():
             return unit
@@ -93,7 +104,7 @@ def study_lines(rows, x: str, y: str, group=None) -> tuple:
     return common, lines
 
 
-def plot_study(rows, path, x, y="ecm.performance.cy/CL", title="", group=None):
+def plot_study(rows, path, x, y="ecm.performance.cy_per_cl", title="", group=None):
     """Draw ``y`` over ``x`` for the study ``rows`` (flat dicts, see the module text).
 
     Args:
@@ -123,7 +134,8 @@ def plot_study(rows, path, x, y="ecm.performance.cy/CL", title="", group=None):
         plain_log_x(ax)
     unit = unit_of(y)
     ax.set_xlabel(x if unit_of(x) is None else f"{x} [{unit_of(x)}]")
-    ax.set_ylabel(f"{y.rsplit('.', 1)[0] if unit and '/' in y.rsplit('.', 1)[-1] else y}"
+    last = y.rsplit('.', 1)[-1]
+    ax.set_ylabel(f"{y.rsplit('.', 1)[0] if unit and ('/' in last or last in _UNIT_KEYS) else y}"
                   + (f" [{unit}]" if unit else ""))
     if not lines:
         ax.text(0.5, 0.5, "no points to draw (every row failed or lacks the columns)", ha="center",

@@ -26,7 +26,12 @@ def convert(cy_per_cl: float | None, unit: str, iterations_per_cl: float, clock_
     raise ValueError(unit)
 
 
+#: the JSON key of each unit (:mod:`loopmodel.report.schema`'s spelling)
+UNIT_KEYS = {"cy/CL": "cy_per_cl", "cy/it": "cy_per_it", "it/s": "it_s", "FLOP/s": "flop_s", "LUP/s": "lup_s"}
+
+
 def convert_all(cy_per_cl: float | None, res) -> dict:
-    """All units for one time, keyed by unit name (for JSON); values None for an unknown time."""
+    """All units for one time, keyed by :data:`UNIT_KEYS` (for JSON); values None for an unknown time."""
     it = res.traffic.iterations_per_unit
-    return {u: convert(cy_per_cl, u, it, res.machine.clock, res.kernel.flops_per_iteration) for u in UNITS}
+    return {UNIT_KEYS[u]: convert(cy_per_cl, u, it, res.machine.clock, res.kernel.flops_per_iteration)
+            for u in UNITS}

@@ -1,0 +1,198 @@
+"""Reference of every machine-file key, generated from the machine-model dataclasses.
+
+The schema is declared once, by :mod:`loopmodel.machine.model` (field names are the YAML
+keys, defaults the file's defaults, ``Annotated`` metadata the constraints and the unit
+conversions of :mod:`loopmodel.machine.fields`); this module writes it out as Markdown:
+one table per section with each key, its type and unit, whether it is required (with
+the default otherwise) and the text of the section's docstring that describes it.
+
+``python -m loopmodel.fileio.machine_reference [FILE]`` prints it (or writes ``FILE``);
+``docs/machine-file.md`` is its output, checked by the tests.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import sys
+import typing
+
+from annotated_types import Ge, Gt, Le
+
+#: the unit of each value conversion (:mod:`loopmodel.machine.fields`), as a file writes it
+_CONVERSION_UNITS = {
+    "quantity_frequency": "Hz (with a unit: '2.7 GHz')",
+    "quantity_size": "B (with a unit: '32 KiB')",
+    "quantity_bandwidth_cy": "B/cy (with a unit: '64 B/cy')",
+    "quantity_bandwidth_s": "B/s (with a unit: '63.4 GB/s')",
+    "quantity_cycles": "cy (with a unit: '4 cy')",
+    "optional_size": "B (with a unit: '32 KiB')",
+    "penalty": "cy per CL (with a unit: '4 cy'; a plain 0 allowed)",
+    "latencies": "cy per operation type",
+    "throughputs": "instructions/cy per operation type",
+    "link_bandwidths": "B/cy or B/s (with a unit), or 'measured'",
+}
+
+
+#: conversions that check a section without changing its shape (its keys are the dataclass's)
+_SAME_SHAPE = ("hierarchy",)
+
+
+def _unwrap(tp):
+    """``(base type, conversion function or None, constraints, optional)`` of an annotation."""
+    conv, cons, optional = None, [], False
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            base, *meta = typing.get_args(tp)
+            for m in meta:
+                if hasattr(m, "fn"):
+                    conv = m.fn
+                elif isinstance(m, Gt):
+                    cons.append(f"> {m.gt}")
+                elif isinstance(m, Ge):
+                    cons.append(f">= {m.ge}")
+                elif isinstance(m, Le):
+                    cons.append(f"<= {m.le}")
+            tp = base
+        elif origin is typing.Union and type(None) in typing.get_args(tp):
+            optional = True
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            tp = args[0]
+        else:
+            return tp, conv, cons, optional
+
+
+def _type_name(tp) -> str:
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in typing.get_args(tp))
+    if dataclasses.is_dataclass(tp):
+        return f"mapping ({tp.__name__})"
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        return "list" + (f" of {_type_name(_unwrap(args[0])[0])}" if args else "")
+    if origin is dict:
+        return f"mapping of {_type_name(_unwrap(typing.get_args(tp)[1])[0])}"
+    return {str: "text", float: "number", int: "integer", bool: "true/false", list: "list",
+            dict: "mapping"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _description(cls, name: str) -> str:
+    """The sentences of ``cls``'s docstring that name the field ``name`` (one line)."""
+    doc = " ".join((inspect.getdoc(cls) or "").split())
+    sentences = re.split(r"(?<=[.;])\s+(?=[A-Z`(])", doc)
+    hits = [s for s in sentences if re.search(rf"``{re.escape(name)}(``|[=:(])", s)]
+    return " ".join(hits).replace("|", "\\|")
+
+
+def _default(f) -> str:
+    if f.default is not dataclasses.MISSING:
+        return "" if f.default in ("", None) else f"`{f.default!r}`"
+    if f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+        return "" if not value or dataclasses.is_dataclass(value) else f"`{value!r}`"
+    return ""
+
+
+def _nested(tp):
+    """The dataclass a field's values are (directly, or as list items / mapping values), or None."""
+    if dataclasses.is_dataclass(tp):
+        return tp
+    origin = typing.get_origin(tp)
+    args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+    if origin in (list, tuple) and args:
+        return _nested(_unwrap(args[0])[0])
+    if origin is dict and len(args) == 2:
+        return _nested(_unwrap(args[1])[0])
+    return None
+
+
+def _paths(cls, path: str, found: dict) -> dict:
+    """``{dataclass: [key paths]}`` of every section under ``cls`` (a class may sit at several)."""
+    found.setdefault(cls, []).append(path)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    for f in dataclasses.fields(cls):
+        tp, conv, _, _ = _unwrap(hints[f.name])
+        sub = _nested(tp) if conv is None or conv.__name__ in _SAME_SHAPE else None
+        if sub is not None and sub not in found:
+            _paths(sub, _key_path(path, f.name, tp), found)
+        elif sub is not None:
+            found[sub].append(_key_path(path, f.name, tp))
+    return found
+
+
+def _key_path(path: str, name: str, tp) -> str:
+    item = "[]" if typing.get_origin(tp) in (list, tuple) else "{name}" if typing.get_origin(tp) is dict else ""
+    return f"{path}.{name}{item}" if path else f"{name}{item}"
+
+
+def _written(name: str, conv, out: list) -> None:
+    """A section whose file form a conversion reads: its docstring, up to ``Raises:``."""
+    doc = (inspect.getdoc(conv) or "").split("\nRaises:")[0].strip()
+    out += [f"## `{name}` (as written in a file)", "", " ".join(doc.split()), ""]
+
+
+def _section(cls, path: str, out: list, seen: set, paths: dict) -> None:
+    """Append the table of ``cls`` (keys under ``path``) and then those of its nested sections."""
+    if cls in seen:
+        return
+    seen.add(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    summary = " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
+    title = ", ".join(f"`{p}`" for p in paths.get(cls, [path]))
+    out += [f"## {title} ({cls.__name__})", "", summary, "",
+            "| key | type | unit / constraint | required | default | description |",
+            "|---|---|---|---|---|---|"]
+    nested, written = [], []
+    for f in dataclasses.fields(cls):
+        tp, conv, cons, optional = _unwrap(hints[f.name])
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        unit = _CONVERSION_UNITS.get(getattr(conv, "__name__", ""), "")
+        text = _description(cls, f.name)
+        if conv is not None and not unit and not text:
+            first = (inspect.getdoc(conv) or "").split("\n\n")[0]
+            text = (text + " " if text else "") + "Written as: " + " ".join(first.split()).replace("|", "\\|")
+        typ = _type_name(tp) + (" or null" if optional else "")
+        out.append(f"| `{f.name}` | {typ} | {'; '.join([unit] + cons if unit else cons)} | "
+                   f"{'yes' if required else 'no'} | {_default(f)} | {text} |")
+        sub = _nested(tp) if conv is None or conv.__name__ in _SAME_SHAPE else None
+        if sub is not None:
+            nested.append((sub, _key_path(path, f.name, tp)))
+        elif conv is not None and _nested(tp) is not None:
+            written.append((_key_path(path, f.name, tp), conv))
+    out.append("")
+    for sub, sub_path in nested:
+        _section(sub, sub_path, out, seen, paths)
+    for name, conv in written:
+        _written(name, conv, out)
+
+
+def reference() -> str:
+    """The Markdown reference of every machine-file key (``docs/machine-file.md``)."""
+    from ..machine.model import MachineModel
+
+    out = ["# Machine-file reference", "",
+           "Generated by `python -m loopmodel.fileio.machine_reference` from the machine-model dataclasses",
+           "(`loopmodel.machine.model`); do not edit by hand. Keys not listed are errors. Values with a",
+           "unit are written with it (`2.7 GHz`, `32 KiB`, `64 B/cy`, `63.4 GB/s`) and held in base units",
+           "(Hz, B, B/cy, B/s, cy).", ""]
+    _section(MachineModel, "", out, set(), _paths(MachineModel, "", {}))
+    out[7] = out[7].replace("## ``", "## top level")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main(argv: list | None = None) -> int:
+    """Print the reference, or write it to the file given as the only argument."""
+    argv = sys.argv[1:] if argv is None else argv
+    text = reference()
+    if argv:
+        with open(argv[0], "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

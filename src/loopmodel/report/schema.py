@@ -1,0 +1,30 @@
+"""The envelope and the key-naming rule of every JSON document loopmodel prints.
+
+Naming rule (all commands): keys are snake_case; a key whose value has a unit ends in
+that unit, spelled as in the text and made identifier-safe: ``_Hz``, ``_B``, ``_s``,
+``_W``, ``_J``, ``_cy``; a rate per second is ``_<unit>_s`` (``_B_s``, ``_flop_s``,
+``_it_s``, ``_lup_s``); any other quotient is ``_<unit>_per_<unit>`` (``_cy_per_cl``,
+``_cy_per_it``, ``_B_per_cy``, ``_flop_per_B``, ``_J_per_it``). Names of model
+quantities keep the notation of the papers and take the suffix too (``T_OL_cy_per_cl``,
+``T_ECM_cy_per_cl``). Dimensionless counts and ratios (cores, iterations, fractions,
+relative errors) have no suffix. No object carries a separate ``unit`` field for its
+keys. A mapping keyed by units (``performance``) uses the same spellings as keys
+(``cy_per_cl``, ``it_s``, ...).
+
+Every document (every line of JSON Lines) starts with ``schema_version`` (this module's
+:data:`SCHEMA_VERSION`, raised when a key is renamed or removed) and ``loopmodel_version``.
+"""
+from __future__ import annotations
+
+#: version of the JSON output schema (docs/schema/<command>.schema.json)
+SCHEMA_VERSION = "1"
+
+#: the envelope keys every document starts with
+ENVELOPE = ("schema_version", "loopmodel_version")
+
+
+def document(body: dict) -> dict:
+    """``body`` behind the envelope keys (``schema_version``, ``loopmodel_version``)."""
+    from .. import __version__
+
+    return {"schema_version": SCHEMA_VERSION, "loopmodel_version": __version__, **body}

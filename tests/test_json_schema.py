@@ -1,0 +1,132 @@
+"""One output schema: every ``--json`` document carries ``schema_version`` and
+``loopmodel_version``, follows one key-naming rule (units in the key, :mod:`loopmodel.report.schema`),
+validates against the committed JSON Schema (``docs/schema/<command>.schema.json``), and the
+committed schemas and machine-file reference are what their generators write."""
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from loopmodel import __version__
+from loopmodel.report import json_schema
+from loopmodel.report.schema import SCHEMA_VERSION
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "docs" / "schema"
+
+#: a key: snake_case words; unit tokens and model names (T_OL, T_ECM, W0) may be upper case
+KEY = re.compile(r"^[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*$")
+#: spellings the rule replaced: lower-case hz, *_per_s rates, unit words, unit-less byte/cycle counts
+OLD = re.compile(r"(_hz$|_per_s$|_per_s_|seconds|bytes|cycles|^unit$|^units$|_FLOP_|GB_)")
+
+
+#: the samples compile (analyze's RooflineASM, omp --measure) and run llvm-mca
+TOOLS = bool(shutil.which("llvm-mca") and shutil.which("gcc"))
+
+
+@pytest.fixture(scope="module")
+def samples():
+    if not TOOLS:
+        pytest.skip("the schema samples need gcc and llvm-mca")
+    return json_schema.sample_documents(str(ROOT))
+
+
+@pytest.fixture(scope="module")
+def others(tmp_path_factory):
+    """Documents of other inputs than the samples the schemas were generated from."""
+    tmp = tmp_path_factory.mktemp("schema")
+    machine = json_schema.coherence_machine(str(tmp))
+    env = dict(os.environ, LOOPMODEL_CACHE_DIR=str(tmp / "cache"))
+    runs = {
+        "analyze": ["analyze", "examples/kernels/triad.c", "-m", "HaswellEP_E5-2695v3", "-D", "N=2000000",
+                    "-i", "analytic", "--cores", "4", "--json"],
+        "scaling": ["scaling", "examples/kernels/triad.c", "-m", "Zen_EPYC-7451", "-D", "N=50000000", "--json"],
+        "app": ["app", "examples/pcg/pcg.yml", "-m", "HaswellEP_E5-2695v3", "--incore", "analytic", "--json"],
+        "energy": ["energy", "examples/kernels/daxpy.c", "-m", "SandyBridgeEP_E5-2680", "-D", "N=10000000",
+                   "--w0", "23.6 W", "--w1", "1.9 W/GHz", "--w2", "1.2 W/GHz^2", "--clock", "1.2:2.7:0.5 GHz",
+                   "--json"],
+        "omp": ["omp", "examples/omp/dot_firsttouch.c", "-m", machine, "-D", "N=100000", "--threads", "1,2",
+                "--json"],
+    }
+    return {c: json_schema.run_sample(argv, str(ROOT), env) for c, argv in runs.items()}
+
+
+def _keys(value, parent=""):
+    """Every object key of a document, except those of mappings keyed by data."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if parent not in json_schema.MAP_KEYS:
+                yield k
+            yield from _keys(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v, parent)
+
+
+def test_every_document_has_the_envelope_and_follows_the_naming_rule(samples, others):
+    for command, docs in list(samples.items()) + list(others.items()):
+        for doc in docs:
+            assert list(doc)[:2] == ["schema_version", "loopmodel_version"], command
+            assert doc["schema_version"] == SCHEMA_VERSION and doc["loopmodel_version"] == __version__
+            bad = sorted({k for k in _keys(doc) if not KEY.match(k) or OLD.search(k)})
+            assert not bad, f"{command}: keys against the naming rule: {bad}"
+
+
+def test_a_sweep_line_has_the_shape_of_one_point(samples):
+    lines = [d for d in samples["analyze"] if d["kernel"]["file"].endswith("dot.c")]
+    assert len(lines) == 3 and all(not json_schema.validate(d, _schema("analyze")) for d in lines)
+
+
+def _schema(command: str) -> dict:
+    return json.loads((SCHEMAS / f"{command}.schema.json").read_text())
+
+
+def test_real_output_validates_against_the_committed_schemas(others):
+    for command, docs in others.items():
+        for doc in docs:
+            assert json_schema.validate(doc, _schema(command)) == [], command
+
+
+def test_the_checker_reports_unknown_missing_and_mistyped_keys():
+    schema = json_schema.document_schema("x", [{"schema_version": "1", "a_s": 1.0, "n": [1]}])
+    assert json_schema.validate({"schema_version": "1", "a_s": 2.0, "n": []}, schema) == []
+    errs = json_schema.validate({"schema_version": "2", "a_s": "x", "n": [1], "b": 1}, schema)
+    assert errs == ["$.schema_version: expected '1'", "$.a_s: string, expected null or number", "$: unknown key 'b'"]
+    assert json_schema.validate({"schema_version": "1", "n": [1]}, schema) == ["$: missing key 'a_s'"]
+
+
+def test_committed_schemas_are_up_to_date(samples):
+    for command, docs in samples.items():
+        text = json_schema.schema_text(json_schema.document_schema(command, docs))
+        assert (SCHEMAS / f"{command}.schema.json").read_text() == text, (
+            f"docs/schema/{command}.schema.json is stale: run python -m loopmodel.report.json_schema")
+
+
+def test_machine_file_reference_is_up_to_date():
+    from loopmodel.fileio.machine_reference import reference
+
+    text = reference()
+    assert (ROOT / "docs" / "machine-file.md").read_text() == text, (
+        "docs/machine-file.md is stale: run python -m loopmodel.fileio.machine_reference docs/machine-file.md")
+    for key in ("`clock`", "`cores_per_socket`", "`memory_hierarchy[]`", "`penalty_load`", "`contention_p0`"):
+        assert key in text
+    assert "| `clock` | number | Hz (with a unit: '2.7 GHz') | yes |" in text
+
+
+def test_library_defaults_equal_the_cli_defaults():
+    """``Options()`` analyses as ``loopmodel analyze`` without options does (in-core ``auto``)."""
+    from loopmodel.analysis import MODELS, Options
+    from loopmodel.cli import _peer_models, build_parser
+    from loopmodel.units import parse_quantity
+
+    args = build_parser().parse_args(["analyze", "k.c", "-m", "m"])
+    o = Options()
+    assert args.incore is None and o.incore == _peer_models(args.pmodel)[1] == "auto"
+    assert (o.cores, o.cache_factor, o.cache_predictor, o.sweeps, o.nt_stores, o.reassociate, o.vectorize) == (
+        args.cores, args.cache_factor, args.cache_predictor, args.sweeps, args.nt_stores, args.reassociate,
+        not args.scalar)
+    assert o.array_alignment == parse_quantity(args.array_alignment, "size")
+    assert args.array_padding == "0 B" and o.array_padding == 0 and o.models == MODELS

@@ -146,6 +146,28 @@ def test_cycles_from_seconds_with_a_fake_runner():
     assert d["clock_hz"] == 2.4e9 and d["isa"] == "x86"
 
 
+def test_cycles_counted_against_the_reference_chain():
+    """With the reference chain's timings each repetition's clock is its own (48 000 adds in
+    1.6e-5 s: 3 GHz), whatever clock the caller measured; at_clock keeps such cycles."""
+    def run(cmd):
+        reps = int(cmd[2])
+        return json.dumps({"form": cmd[4], "pinned": 1, "iterations": 1000, "instructions_per_iteration": 48,
+                           "seconds": [1e-5] * reps, "reference_instructions": 48000,
+                           "reference_seconds": [1.6e-5, 2e-5, 1.6e-5][:reps]}) + "\n"
+    forms = ib.instruction_forms("x86", SKX)[:2]
+    r = ib.run_incore("x86", SKX, 2.4e9, repetitions=3, runner=run, forms=forms)
+    p = r.points[0]
+    # 1e-5 s x (48000 / 1.6e-5 s) / 48000 instructions = 0.625 cy; the slower reference: 0.5 cy
+    assert r.calibrated and p.cycles_min == pytest.approx(0.5) and p.cycles_max == pytest.approx(0.625)
+    assert r.at_clock(4e9).points == r.points and r.at_clock(4e9).clock_hz == 4e9
+    uncal = ib.run_incore("x86", SKX, 2.4e9, repetitions=3, runner=fake_runner()[0], forms=forms)
+    assert not uncal.calibrated and uncal.at_clock(4.8e9).points[0].cycles_min == pytest.approx(1.0)
+    bad = ib.run_incore("x86", SKX, 2.4e9, repetitions=2, forms=forms[:1], runner=lambda cmd: json.dumps(
+        {"form": cmd[4], "iterations": 1, "instructions_per_iteration": 48, "seconds": [1e-5, 1e-5],
+         "reference_instructions": 48, "reference_seconds": [0.0, 1.0]}))
+    assert bad.points == () and "unreadable reference" in bad.notes[0]
+
+
 def test_failing_forms_and_unpinned_runs_become_notes():
     run, _ = fake_runner(pinned=0, fail=("div_64_tp",))
     r = ib.run_incore("x86", SKX, 2e9, repetitions=2, runner=run)
@@ -236,3 +258,4 @@ def test_real_add_and_load_on_this_host():
     assert 2.0 * 0.9 <= r.latency("ADD", 16) <= 8.0
     assert 0.5 <= r.throughput("ADD", 16) <= 4.0
     assert 0.5 <= r.throughput("LOAD", 16) <= 4.0
+    assert r.calibrated  # counted against the reference chain run beside each repetition

@@ -38,14 +38,17 @@ iteration count doubles until a run lasts ``min_time_s``, then ``repetitions`` r
 length give the minimum, median and maximum.
 
 Units: seconds per run from the program; cycles per instruction =
-``seconds * clock_hz / (iterations * instructions per iteration)`` with the caller's core
-clock (:func:`loopmodel.measure.clock.measure_clock_hz`, Hz); widths in bytes (8 scalar,
-16, 32, 64); throughput in instructions per cycle.
+``seconds * f / (iterations * instructions per iteration)``, where f is the clock of that
+repetition: the program runs a reference chain of dependent register-to-register integer adds
+(1 cy each, as :mod:`loopmodel.measure.clock` assumes) right after each repetition and f =
+adds / its seconds, so a clock that moves between the caller's clock measurement and the run
+(turbo, a shared VM) does not enter the cycles; output without the reference (older programs,
+fakes) uses the caller's ``clock_hz`` (:func:`loopmodel.measure.clock.measure_clock_hz`, Hz).
+Widths in bytes (8 scalar, 16, 32, 64); throughput in instructions per cycle.
 
-Limits: with turbo the clock of the measuring run may differ from the caller's clock
-measurement; AVX-512 code may run at a lower licence clock on some Intel cores (figures
-then read slower in cycles of the scalar clock). SVE is not measured (its vector length is
-not known when the source is generated).
+Limits: AVX-512 code may run at a lower licence clock on some Intel cores than the integer
+reference right after it (figures then read slower in cycles of the scalar clock). SVE is
+not measured (its vector length is not known when the source is generated).
 """
 from __future__ import annotations
 
@@ -155,15 +158,23 @@ class InCoreBenchResult:
     Attributes:
         isa: ``x86`` or ``aarch64`` (or what the caller gave). clock_hz: the clock used (Hz).
         points: :class:`InstructionPoint` per measured form. notes: forms left out and why.
+        calibrated: the cycles were counted against a reference chain of dependent integer
+            adds (1 cy each) timed right after each repetition, so clock changes between the
+            clock measurement and the benchmark (turbo, a shared VM) do not enter them.
     """
     isa: str
     clock_hz: float
     points: tuple
     notes: tuple = ()
+    calibrated: bool = False
 
     def at_clock(self, clock_hz: float) -> "InCoreBenchResult":
         """The same measurements converted to cycles at ``clock_hz`` instead (cycles scale with
-        the clock: the seconds measured are what they were)."""
+        the clock: the seconds measured are what they were). Cycles counted against the
+        reference chain run beside each repetition (``calibrated``) do not depend on a clock
+        figure and are kept."""
+        if self.calibrated:
+            return dataclasses.replace(self, clock_hz=clock_hz)
         f = clock_hz / self.clock_hz
         pts = tuple(dataclasses.replace(p, cycles_min=p.cycles_min * f, cycles_median=p.cycles_median * f,
                                         cycles_max=p.cycles_max * f) for p in self.points)
@@ -185,8 +196,8 @@ class InCoreBenchResult:
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary; units are in the key names."""
-        return {"isa": self.isa, "clock_hz": self.clock_hz, "points": [p.to_dict() for p in self.points],
-                "notes": list(self.notes)}
+        return {"isa": self.isa, "clock_hz": self.clock_hz, "calibrated": self.calibrated,
+                "points": [p.to_dict() for p in self.points], "notes": list(self.notes)}
 
 
 def _family(isa: str) -> str | None:
@@ -361,13 +372,28 @@ int main(int argc, char **argv)
                 break;
             n *= 2;
         }
+        long m = 16;
+        for (;;) { /* the reference chain, calibrated to the same duration */
+            double t0 = lm_now();
+            lm_ref(m);
+            if (lm_now() - t0 >= min_time || m > (1L << 40))
+                break;
+            m *= 2;
+        }
+        double ref[reps > 0 ? reps : 1];
         printf("{\"form\": \"%%s\", \"pinned\": %%d, \"iterations\": %%ld, \"instructions_per_iteration\": %%d, "
                "\"seconds\": [", argv[a], pinned, n, lm_forms[f].per_iteration);
         for (int r = 0; r < reps; ++r) {
             double t0 = lm_now();
             lm_forms[f].fn(n);
-            printf("%%s%%.9g", r ? ", " : "", lm_now() - t0);
+            double t1 = lm_now();
+            lm_ref(m);
+            ref[r] = lm_now() - t1;
+            printf("%%s%%.9g", r ? ", " : "", t1 - t0);
         }
+        printf("], \"reference_instructions\": %%ld, \"reference_seconds\": [", m * %(ref_unroll)d);
+        for (int r = 0; r < reps; ++r)
+            printf("%%s%%.9g", r ? ", " : "", ref[r]);
         printf("]}\n");
         fflush(stdout);
     }
@@ -410,11 +436,28 @@ def _function(form: InstructionForm) -> str:
             f'        : {clobbers}, "cc", "memory");\n    return n;\n}}\n')
 
 
+#: per family: one instruction of the reference chain, a dependent integer add of a register
+#: (1 cy latency on every x86-64 and AArch64 core: the clock reference of
+#: :mod:`loopmodel.measure.clock` too; not an immediate, which some cores fold at rename)
+_REF_ADD = {"x86": "add %[one], %[x]", "aarch64": "add %[x], %[x], %[one]"}
+
+
+def _reference(family: str) -> str:
+    """``static long lm_ref(long n)``: n passes of UNROLL dependent integer adds."""
+    lines = ["1:", *([_REF_ADD[family]] * UNROLL), *_LOOP[family]]
+    asm = "\n".join(f'        "{ln}\\n\\t"' for ln in lines)
+    return ("/* reference chain: dependent integer adds, 1 cy each */\nstatic long lm_ref(long n)\n{\n"
+            f"    long x = 0;\n    __asm__ volatile(\n{asm}\n"
+            '        : [n] "+r"(n), [x] "+r"(x)\n        : [one] "r"(1L)\n        : "cc");\n    return x;\n}\n')
+
+
 def incore_source(forms) -> str:
-    """The C program measuring ``forms`` (list of :class:`InstructionForm`, one ISA family)."""
+    """The C program measuring ``forms`` (list of :class:`InstructionForm`, one ISA family),
+    each repetition followed by the reference chain (:func:`_reference`)."""
     table = "\n".join(f'    {{"{f.name}", bench_{f.name}, {len(f.body)}}},' for f in forms) or "    {0, 0, 0},"
-    return (_HEAD % (BUFFER_BYTES + 2 * LINE) + "\n" + "\n".join(_function(f) for f in forms)
-            + _MAIN % {"table": table})
+    family = forms[0].isa if forms else "x86"
+    return (_HEAD % (BUFFER_BYTES + 2 * LINE) + "\n" + _reference(family) + "\n"
+            + "\n".join(_function(f) for f in forms) + _MAIN % {"table": table, "ref_unroll": UNROLL})
 
 
 def compile_flags(isa: str) -> tuple:
@@ -423,7 +466,9 @@ def compile_flags(isa: str) -> tuple:
 
 
 def parse_line(line: str, form: InstructionForm, repetitions: int) -> tuple:
-    """``(pinned, iterations, instructions per iteration, [seconds per repetition])``.
+    """``(pinned, iterations, instructions per iteration, [seconds per repetition], reference)``;
+    ``reference``: ``(instructions, [seconds per repetition])`` of the reference chain, or None
+    (output without it).
 
     Raises:
         ToolError: the line is not the program's JSON for ``form`` (one line).
@@ -437,13 +482,28 @@ def parse_line(line: str, form: InstructionForm, repetitions: int) -> tuple:
             raise ValueError
     except (ValueError, KeyError, TypeError):
         raise ToolError(f"in-core benchmark: unreadable output for {form.name}: {line.strip()[:120]!r}") from None
-    return bool(d.get("pinned", 1)), iterations, per_it, seconds
+    ref = None
+    if "reference_seconds" in d:
+        try:
+            ref_s = [float(x) for x in d["reference_seconds"]]
+            ref_n = int(d["reference_instructions"])
+            if len(ref_s) != repetitions or min(ref_s) <= 0 or ref_n < 1:
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            raise ToolError(f"in-core benchmark: unreadable reference for {form.name}: {line.strip()[:120]!r}") from None
+        ref = (ref_n, ref_s)
+    return bool(d.get("pinned", 1)), iterations, per_it, seconds, ref
 
 
 def make_point(form: InstructionForm, iterations: int, per_iteration: int, seconds: list,
-               clock_hz: float) -> InstructionPoint:
-    """Cycles per instruction = seconds * clock_hz / (iterations * per_iteration), min/median/max."""
-    cy = sorted(s * clock_hz / (iterations * per_iteration) for s in seconds)
+               clock_hz: float, reference: tuple | None = None) -> InstructionPoint:
+    """Cycles per instruction = seconds * f / (iterations * per_iteration), min/median/max; f is
+    ``clock_hz``, or, with ``reference`` ``(instructions, seconds)``, the clock of each
+    repetition from the reference chain timed right after it (instructions / seconds: 1 cy
+    per dependent integer add)."""
+    clocks = ([n / t for n, t in zip([reference[0]] * len(seconds), reference[1])] if reference
+              else [clock_hz] * len(seconds))
+    cy = sorted(s * f / (iterations * per_iteration) for s, f in zip(seconds, clocks))
     mid = len(cy) // 2
     median = cy[mid] if len(cy) % 2 else (cy[mid - 1] + cy[mid]) / 2
     return InstructionPoint(form.op, form.width, form.kind, form.form, cy[0], median, cy[-1])
@@ -514,12 +574,13 @@ def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_ti
             run = lambda cmd: toolchain.run_program(cmd, "the in-core benchmark", 60.0 + repetitions * min_time_s * 4)  # noqa: E731
         else:
             exe, notes, run = "incore", [], runner
-        points, unpinned = [], False
+        points, unpinned, calibrated = [], False, True
         for i, form in enumerate(forms):
             try:
                 line = run([exe, str(cpu), str(repetitions), repr(float(min_time_s)), form.name])
-                pinned, iterations, per_it, seconds = parse_line(line, form, repetitions)
-                points.append(make_point(form, iterations, per_it, seconds, clock_hz))
+                pinned, iterations, per_it, seconds, ref = parse_line(line, form, repetitions)
+                points.append(make_point(form, iterations, per_it, seconds, clock_hz, ref))
+                calibrated = calibrated and ref is not None
                 unpinned |= not pinned
             except ToolError as exc:
                 notes.append(f"{form.name} ({form.form}) left out: {exc}")
@@ -527,7 +588,7 @@ def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_ti
                 progress(i + 1, len(forms))
     if unpinned:
         notes.append(f"could not pin to CPU {cpu}: figures may mix CPUs")
-    return InCoreBenchResult(family, float(clock_hz), tuple(points), tuple(notes))
+    return InCoreBenchResult(family, float(clock_hz), tuple(points), tuple(notes), calibrated and bool(points))
 
 
 def _sig3(x: float) -> float:

@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int lm_pin(const char *list, int index); /* pin.c, appended to this source */
+
 #define LM_ALIGN 4096
 #define LM_MAX_ARRAYS 24
 #define LM_MAX_THREADS 4096
@@ -289,23 +291,6 @@ static void measure(lm_thread *t, long reps, double min_time)
     }
 }
 
-static int pin(const char *list, int index)
-{
-    /* the index-th number of the comma-separated list */
-    const char *q = list;
-    for (int k = 0; k < index && q; ++k) {
-        q = strchr(q, ',');
-        if (q)
-            ++q;
-    }
-    if (!q || !*q)
-        return -1;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(atoi(q), &set);
-    return sched_setaffinity(0, sizeof set, &set);
-}
-
 static void run_team(int threads, int kind, int arrays, long n, long offset, long reps, double min_time,
                      const char *cpus)
 {
@@ -314,7 +299,7 @@ static void run_team(int threads, int kind, int arrays, long n, long offset, lon
     {
         lm_thread t = {.kind = kind, .arrays = arrays, .n = n, .done = 0, .sum = 0.0};
         int id = omp_get_thread_num();
-        if ((cpus && pin(cpus, id) != 0) || setup(&t, offset) != 0) {
+        if ((cpus && lm_pin(cpus, id) != 0) || setup(&t, offset) != 0) {
 #pragma omp atomic write
             team.failed = 1;
         }

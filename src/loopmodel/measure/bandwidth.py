@@ -206,9 +206,17 @@ class BandwidthPoint:
         }
 
 
+def team_program_source(file_name: str) -> str:
+    """The C source of a pinned-team benchmark program shipped in this package (``bandwidth.c``,
+    ``coherence.c``) with the shared pinning helper ``pin.c`` appended (the program declares
+    ``lm_pin``; appended, not prepended, so compiler messages keep the file's line numbers)."""
+    files = resources.files(__package__)
+    return "\n".join(files.joinpath(name).read_text(encoding="utf-8") for name in (file_name, "pin.c"))
+
+
 def bandwidth_source() -> str:
     """The C source of the benchmark."""
-    return resources.files(__package__).joinpath("bandwidth.c").read_text(encoding="utf-8")
+    return team_program_source("bandwidth.c")
 
 
 def flag_candidates(machine: str | None = None) -> list:

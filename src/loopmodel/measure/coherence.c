@@ -67,6 +67,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int lm_pin(const char *list, int index); /* pin.c, appended to this source */
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -272,22 +274,6 @@ static void lm_repetition(int key, int id, long n, long *counter, double *buffer
         }
     }
 #pragma omp barrier
-}
-
-static int lm_pin(const char *list, int index)
-{
-    const char *q = list;
-    for (int k = 0; k < index && q; ++k) {
-        q = strchr(q, ',');
-        if (q)
-            ++q;
-    }
-    if (!q || !*q)
-        return -1;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(atoi(q), &set);
-    return sched_setaffinity(0, sizeof set, &set);
 }
 
 /* Allocate, pin, first-touch; 0 on success. */

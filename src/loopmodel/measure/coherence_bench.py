@@ -22,7 +22,6 @@ import os
 import platform
 import shutil
 import tempfile
-from importlib import resources
 from typing import Callable, Sequence
 
 from .. import toolchain
@@ -68,7 +67,9 @@ def coherence_sizes(max_bytes: int, min_bytes: int = 4096) -> tuple:
 
 def coherence_source() -> str:
     """The C source of the benchmark."""
-    return resources.files(__package__).joinpath("coherence.c").read_text(encoding="utf-8")
+    from .bandwidth import team_program_source
+
+    return team_program_source("coherence.c")
 
 
 def build_coherence_program(compiler: str = "gcc") -> tuple:

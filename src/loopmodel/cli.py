@@ -37,6 +37,13 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+#: subcommands that live in a module of their own (``add_parser(sub)`` and ``run(args)``), in
+#: the order ``--help`` lists them
+COMMAND_MODULES = {"measure": ".measure.cli_measure", "bench": ".cli_bench", "energy": ".cli_energy",
+                   "validate": ".cli_validate", "roofline": ".cli_roofline", "omp": ".cli_omp",
+                   "sweep": ".cli_sweep"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .report.units import UNITS
 
@@ -101,17 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="use the machine file's compiler flags and name without the allow-list check")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
 
-    from .measure import cli_measure
+    import importlib
 
-    cli_measure.add_parser(sub)
-    from . import cli_bench, cli_energy, cli_omp, cli_roofline, cli_sweep, cli_validate
-
-    cli_bench.add_parser(sub)
-    cli_energy.add_parser(sub)
-    cli_validate.add_parser(sub)
-    cli_roofline.add_parser(sub)
-    cli_omp.add_parser(sub)
-    cli_sweep.add_parser(sub)
+    for module in COMMAND_MODULES.values():
+        importlib.import_module(module, __package__).add_parser(sub)
 
     p.machine_parser = _machine_parser(sub)
     return p
@@ -255,34 +255,10 @@ def main(argv=None) -> int:
             return cmd_scaling(args)
         if args.command == "app":
             return cmd_app(args)
-        if args.command == "bench":
-            from . import cli_bench
+        if args.command in COMMAND_MODULES:
+            import importlib
 
-            return cli_bench.run(args)
-        if args.command == "validate":
-            from . import cli_validate
-
-            return cli_validate.run(args)
-        if args.command == "energy":
-            from . import cli_energy
-
-            return cli_energy.run(args)
-        if args.command == "roofline":
-            from . import cli_roofline
-
-            return cli_roofline.run(args)
-        if args.command == "omp":
-            from . import cli_omp
-
-            return cli_omp.run(args)
-        if args.command == "sweep":
-            from . import cli_sweep
-
-            return cli_sweep.run(args)
-        if args.command == "measure":
-            from .measure import cli_measure
-
-            return cli_measure.run(args)
+            return importlib.import_module(COMMAND_MODULES[args.command], __package__).run(args)
         parser.print_help()
         return 2
     except LoopmodelError as exc:

@@ -44,6 +44,19 @@ COMMAND_MODULES = {"measure": ".measure.cli_measure", "bench": ".cli_bench", "en
                    "sweep": ".cli_sweep"}
 
 
+def multicore_args(p, models: tuple, default_cores: str) -> None:
+    """The multicore options ``scaling`` and ``energy`` share: ``--cores``, ``--model`` (one of
+    ``models``, default contention), ``--p0``, ``--placement``, ``--data-in``."""
+    p.add_argument("--cores", "-c", default=None, metavar="RANGE",
+                   help=f"core counts: 1:N (default {default_cores}), 1,2,4 or N")
+    p.add_argument("--model", choices=models, default="contention",
+                   help="multicore model (default contention, paper eq. 5; saturation: min(n P1, P_sat))")
+    p.add_argument("--p0", type=float, help="contention parameter p0 (default: the machine model's)")
+    p.add_argument("--placement", choices=("first-touch", "one-domain"), default="first-touch",
+                   help="memory pages in every ccNUMA domain used (default) or all in one domain")
+    p.add_argument("--data-in", default="MEM", metavar="LEVEL", help="memory level the data are in (default MEM)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .report.units import UNITS
 
@@ -73,14 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("scaling", help="predicted performance per core count (ECM + contention or saturation model)")
     _analysis_args(sc)
-    sc.add_argument("--cores", "-c", default=None, metavar="RANGE",
-                    help="core counts: 1:N (default 1:cores per socket), 1,2,4 or N")
-    sc.add_argument("--model", choices=("contention", "saturation", "both"), default="contention",
-                    help="multicore model (default contention, paper eq. 5; saturation: min(n P1, P_sat))")
-    sc.add_argument("--p0", type=float, help="contention parameter p0 (default: the machine model's)")
-    sc.add_argument("--placement", choices=("first-touch", "one-domain"), default="first-touch",
-                    help="memory pages in every ccNUMA domain used (default) or all in one domain")
-    sc.add_argument("--data-in", default="MEM", metavar="LEVEL", help="memory level the data are in (default MEM)")
+    multicore_args(sc, ("contention", "saturation", "both"), "1:cores per socket")
     sc.add_argument("--measured", metavar="JSON", help="measured points ('loopmodel measure --json' output) to "
                                                        "compare with (table, error, plot)")
     sc.add_argument("--fit-p0", action="store_true", help="fit p0 to the --measured points")

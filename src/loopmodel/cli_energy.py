@@ -24,7 +24,7 @@ _CLOCK_PREFIX = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 
 def add_parser(sub) -> None:
     """The ``energy`` subcommand on ``sub``."""
-    from .cli import _analysis_args
+    from .cli import _analysis_args, multicore_args
 
     e = sub.add_parser("energy", help="energy to solution and performance per (cores, clock); the energy-optimal "
                                       "operating point (ECM + multicore + chip power model)")
@@ -37,18 +37,11 @@ def add_parser(sub) -> None:
                            "model's clock); core-cycle work scales with the clock, memory bandwidth does not")
         if action.dest == "json":
             action.help = "print one JSON document (points, optimum, saving, notes)"
-    e.add_argument("--cores", "-c", default=None, metavar="RANGE",
-                   help="core counts: 1:N (default 1:cores per socket, one chip), 1,2,4 or N")
+    multicore_args(e, ("contention", "saturation"), "1:cores per socket, one chip")
     e.add_argument("--w0", metavar="POWER", help="static chip power W0, e.g. '23.6 W' (default: the machine's power "
                                                  "section)")
     e.add_argument("--w1", metavar="W/GHz", help="dynamic power per core, linear term W1, e.g. '1.9 W/GHz'")
     e.add_argument("--w2", metavar="W/GHz^2", help="dynamic power per core, quadratic term W2, e.g. '1.2 W/GHz^2'")
-    e.add_argument("--model", choices=("contention", "saturation"), default="contention",
-                   help="multicore model (default contention, as 'scaling'; saturation: min(n P1, P_sat))")
-    e.add_argument("--p0", type=float, help="contention parameter p0 (default: the machine model's)")
-    e.add_argument("--placement", choices=("first-touch", "one-domain"), default="first-touch",
-                   help="memory pages in every ccNUMA domain used (default) or all in one domain")
-    e.add_argument("--data-in", default="MEM", metavar="LEVEL", help="memory level the data are in (default MEM)")
     e.add_argument("--plot", metavar="PNG", help="write the Z-plot: energy per iteration vs performance, one line "
                                                  "per clock (PNG, SVG or PDF by extension)")
     e.add_argument("--force", action="store_true", help="overwrite an existing --plot file")

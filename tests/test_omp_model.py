@@ -207,3 +207,11 @@ def test_in_core_time_of_reductions_with_and_without_simd():
                          "p.yml")
     core, notes = phase_core_seconds(yml, m)
     assert list(core.values()) == [None] and "no C code" in notes[0]
+
+
+def test_item_slices_number_the_executed_phases():
+    """A phase, a repeat of 2 phases x 3 iterations, a phase: executed phases 0, 1..6, 7."""
+    ph = Phase("sequential", (LoopBound("i", 0, 4),), (acc("x", "read"),))
+    prog = OmpProgram({"x": OmpArray("x", dims=(4,))}, (ph, Repeat(3, (ph, ph)), ph))
+    assert [s for _, s in prog.item_slices()] == [((0, 1),), ((1, 3), (3, 5), (5, 7)), ((7, 8),)]
+    assert sum(1 for _ in prog.phases()) == 8 and OmpArray("a", dims=(2, 3)).declarator == "a[2][3]"

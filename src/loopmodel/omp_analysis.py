@@ -44,7 +44,7 @@ def coherence_timing(machine: MachineModel, machine_name: str) -> Timing:
 
 
 def _declarations(program: OmpProgram) -> str:
-    lines = [f"{a.ctype} {a.name}{''.join(f'[{d}]' for d in a.dims)};" for a in program.arrays.values()]
+    lines = [f"{a.ctype} {a.declarator};" for a in program.arrays.values()]
     return "\n".join(lines + [f"{ctype} {name};" for name, ctype in program.scalars]) + "\n"
 
 

@@ -24,6 +24,11 @@ class OmpArray:
     dims: tuple = ()
 
     @property
+    def declarator(self) -> str:
+        """The C declarator: ``x[1000]``, ``a[100][200]``."""
+        return self.name + "".join(f"[{d}]" for d in self.dims)
+
+    @property
     def length(self) -> int:
         """Elements in the whole array."""
         n = 1
@@ -111,6 +116,18 @@ class OmpProgram:
     notes: tuple = ()
     source: str = ""
     defines: dict = field(default_factory=dict)
+
+    def item_slices(self) -> tuple:
+        """``((item, ((start, stop), ...)), ...)`` for every item in program order: the index range
+        of the executed phases (as :meth:`phases` yields them) of a :class:`Phase` (one range)
+        or of each iteration of a :class:`Repeat` (one range per iteration)."""
+        out, pos = [], 0
+        for item in self.items:
+            n = len(item.body) if isinstance(item, Repeat) else 1
+            count = item.count if isinstance(item, Repeat) else 1
+            out.append((item, tuple((pos + k * n, pos + (k + 1) * n) for k in range(count))))
+            pos += n * count
+        return tuple(out)
 
     def phases(self):
         """``(phase, iteration)`` pairs in execution order; ``iteration`` is ``None`` outside

@@ -93,11 +93,11 @@ def harness_source(program: OmpProgram) -> str:
     """The C text of the timing harness for ``program`` (see the module docstring); phases
     are numbered in execution order (repeats unrolled), as
     :meth:`~loopmodel.ir.omp.OmpProgram.phases` yields them."""
-    decls = [f"static {a.ctype} {a.name}{''.join(f'[{d}]' for d in a.dims)} __attribute__((aligned(64)));"
-             for a in program.arrays.values()]
+    decls = [f"static {a.ctype} {a.declarator} __attribute__((aligned(64)));" for a in program.arrays.values()]
     decls += [f"static {ctype} {name};" for name, ctype in program.scalars]
-    body, pos = [], 0
-    for item in program.items:
+    body = []
+    for item, slices in program.item_slices():
+        pos = slices[0][0]
         if isinstance(item, Repeat):
             n = len(item.body)
             body.append(f"        {item.code_head} {{")
@@ -105,16 +105,15 @@ def harness_source(program: OmpProgram) -> str:
                 body.append(_indent(ph.code, "            "))
                 body.append("            " + _stamp(f"{pos} + {item.var} * {n} + {j}"))
             body.append("        }")
-            pos += n * item.count
         else:
             body += [_indent(item.code, "        "), "        " + _stamp(str(pos))]
-            pos += 1
+    executed = sum(1 for _ in program.phases())
     names = list(program.arrays)
     touch = "\n".join(f"    memset({a}, 0, sizeof {a});" for a in names)
     flush = "\n".join(f"        lm_flush({a}, sizeof {a});" for a in names)
     check = "".join(f" + (double){name}" for name, ctype in program.scalars if ctype in ("double", "float"))
     main = _MAIN % {"touch": touch, "flush": flush, "body": "\n".join(body), "check": check}
-    return _HEAD + "\n".join(decls) + f"\n#define LM_PHASES {max(pos, 1)}\n" + main
+    return _HEAD + "\n".join(decls) + f"\n#define LM_PHASES {max(executed, 1)}\n" + main
 
 
 @dataclass(frozen=True)

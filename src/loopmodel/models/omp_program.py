@@ -224,15 +224,7 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int, core: dic
 def repeat_slices(program: OmpProgram) -> tuple:
     """``((repeat, ((start, stop), ...)), ...)``: for each :class:`~loopmodel.ir.omp.Repeat`,
     the executed-phase index range of each of its iterations (execution order)."""
-    out, pos = [], 0
-    for item in program.items:
-        if not isinstance(item, Repeat):
-            pos += 1
-            continue
-        n = len(item.body)
-        out.append((item, tuple((pos + k * n, pos + (k + 1) * n) for k in range(item.count))))
-        pos += n * item.count
-    return tuple(out)
+    return tuple((item, its) for item, its in program.item_slices() if isinstance(item, Repeat))
 
 
 def _repeat_times(program: OmpProgram, phases: list) -> tuple:

@@ -11,16 +11,11 @@ def _parts(program, phases) -> list:
     """``[(label, seconds), ...]``: each top-level phase, and each repeat's last iteration."""
     from ..ir.omp import Repeat
 
-    out, pos = [], 0
-    for item in program.items:
-        if isinstance(item, Repeat):
-            n = len(item.body)
-            last = phases[pos + n * (item.count - 1): pos + n * item.count]
-            out.append((f"iteration (line {item.line})", sum(last)))
-            pos += n * item.count
-        else:
-            out.append((f"line {item.line}: {item.label}", phases[pos]))
-            pos += 1
+    out = []
+    for item, slices in program.item_slices():
+        a, b = slices[-1]
+        label = f"iteration (line {item.line})" if isinstance(item, Repeat) else f"line {item.line}: {item.label}"
+        out.append((label, sum(phases[a:b])))
     return out
 
 

@@ -8,7 +8,6 @@ section and returns one :class:`OmpRow` per thread count; :func:`to_json` render
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 
 from .errors import ModelError
@@ -110,7 +109,9 @@ def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
 def _cpus(timing: Timing) -> tuple:
     if timing.table.cpus:
         return tuple(timing.table.cpus)
-    return tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else tuple(range(os.cpu_count() or 1))
+    from .measure.topology import allowed_cpus
+
+    return allowed_cpus()
 
 
 def analyse_omp(program: OmpProgram, machine: MachineModel, threads, *, machine_name: str = "",

@@ -272,7 +272,9 @@ def _build(compiler: str, directory: str | None) -> tuple:
 def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s, offset, cpus) -> int:
     """Validate; the elements per array (whole cache lines)."""
     info = kernel_info(kernel)
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from .topology import allowed_cpus
+
+    usable = len(allowed_cpus())
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= usable:
         raise ToolError(f"thread count {threads!r} out of range: this process may use {usable} "
                         f"{'CPU' if usable == 1 else 'CPUs'}, use 1 to {usable}")
@@ -302,7 +304,9 @@ def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s,
 
 def _check_cpus(cpus, threads) -> None:
     cpus = list(cpus)
-    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    from .topology import allowed_cpus
+
+    allowed = allowed_cpus()
     if len(cpus) < threads:
         raise ToolError(f"{len(cpus)} CPUs given for {threads} threads (one CPU per thread)")
     used = cpus[:threads]

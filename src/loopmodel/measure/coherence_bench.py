@@ -111,7 +111,9 @@ def _check(cpus, sizes, threads, keys, repetitions) -> tuple:
         raise ToolError(f"coherence thread counts must be whole numbers >= 1, got {threads!r}")
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= 1000:
         raise ToolError(f"repetitions must be a whole number from 1 to 1000, got {repetitions!r}")
-    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    from .topology import allowed_cpus
+
+    allowed = allowed_cpus()
     wrong = [c for c in cpus if isinstance(c, bool) or not isinstance(c, int) or c not in allowed]
     if wrong:
         raise ToolError(f"CPU {wrong[0]!r} is not one this process may run on ({sorted(allowed)})")

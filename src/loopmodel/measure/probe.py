@@ -86,7 +86,9 @@ class ProbeOptions:
 
 def usable_cpus() -> int:
     """How many CPUs this process may run on (its affinity mask; the CPU count without one)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from .topology import allowed_cpus
+
+    return len(allowed_cpus())
 
 
 @dataclass(frozen=True)
@@ -492,7 +494,9 @@ def coherence_plan(options: ProbeOptions, llc_bytes: int | None, root: str = "/"
     from .topology import one_cpu_per_core
 
     n = max(options.cores)
-    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(usable_cpus()))
+    from .topology import allowed_cpus
+
+    allowed = allowed_cpus()
     cores = one_cpu_per_core(allowed, root)
     cpus = tuple((list(cores) + [c for c in allowed if c not in cores])[:max(n, 3)])
     threads = tuple(sorted({1, n})) if options.quick else tuple(range(1, n + 1))

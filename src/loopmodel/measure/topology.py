@@ -90,6 +90,14 @@ class HostTopology:
         return max(1, self.cores // max(1, self.sockets))
 
 
+def allowed_cpus() -> tuple:
+    """The logical CPUs this process may run on, ascending (its affinity mask; every CPU
+    ``0 .. os.cpu_count() - 1`` where the platform has no affinity call)."""
+    if hasattr(os, "sched_getaffinity"):
+        return tuple(sorted(os.sched_getaffinity(0)))
+    return tuple(range(os.cpu_count() or 1))
+
+
 def parse_cpu_list(text: str) -> tuple:
     """``"0-3,8,10-11"`` -> ``(0, 1, 2, 3, 8, 10, 11)``.
 

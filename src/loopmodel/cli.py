@@ -541,12 +541,11 @@ def scaling_results(args) -> tuple:
         LoopmodelError: bad sizes, cores, p0, level or measured file (one line).
     """
     from .errors import DefineError
+    from .fileio.defines import one_point
     from .models.scaling import fit_p0, scaling
 
     analyzer, points = _prepare(args, ("ECM",), 1)
-    if len(points) != 1:
-        raise DefineError("scaling takes one value per size constant, not a range")
-    res = analyzer.run(points[0])
+    res = analyzer.run(one_point(points, "scaling"))
     res.ecm.require_known()
     m = analyzer.machine
     cores = _core_list(args.cores, m.cores_per_socket * m.sockets)
@@ -571,19 +570,13 @@ def scaling_results(args) -> tuple:
 
 def cmd_app(args) -> int:
     from .analysis import Analyzer, Options
-    from .errors import DefineError
     from .fileio.app_file import read_app
-    from .fileio.defines import expand
+    from .fileio.defines import expand, one_point
     from .fileio.kernel_yaml import load_kernel_file
     from .models.application import predict
     from .report import application as rep
 
-    overrides = {}
-    for pt in expand(args.define, {}):
-        if overrides:
-            raise DefineError("app takes one value per size, not a range")
-        overrides = pt
-    spec = read_app(args.file, overrides)
+    spec = read_app(args.file, one_point(expand(args.define, {}), "app"))
     machine = _machine(args)
     from .fileio.host_models import machine_notes
 
@@ -686,21 +679,19 @@ def cmd_codegen(args) -> int:
     from .compiled.codegen import generate_c
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand
+    from .fileio.defines import expand, one_point
     from .fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(args.kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
     kernel, defaults = parse_kernel_file(args.kernel)
-    points = expand(args.define, defaults)
-    if len(points) != 1:
-        raise DefineError("codegen takes one value per size constant, not a range")
-    missing = kernel.free_constants(points[0])
+    point = one_point(expand(args.define, defaults), "codegen")
+    missing = kernel.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
     with open(args.kernel, encoding="utf-8") as fh:
         text = fh.read()
-    sys.stdout.write(generate_c(kernel, text, points[0], assume_aligned=_alignment_option(args.assume_aligned)))
+    sys.stdout.write(generate_c(kernel, text, point, assume_aligned=_alignment_option(args.assume_aligned)))
     return 0
 
 

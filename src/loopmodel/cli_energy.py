@@ -140,6 +140,7 @@ def run(args) -> int:
     """
     from .cli import _check_p0, _core_list, _prepare
     from .errors import DefineError, LoopmodelError
+    from .fileio.defines import one_point
     from .fileio.output import check_new_output
     from .models.power import ecm_performance, energy_grid
 
@@ -150,9 +151,7 @@ def run(args) -> int:
         clock_list(clock_text)  # bad --clock before the analysis
     analyzer, points = _prepare(args, ("ECM",), 1)
     args.clock = clock_text
-    if len(points) != 1:
-        raise DefineError("energy takes one value per size constant, not a range")
-    res = analyzer.run(points[0])
+    res = analyzer.run(one_point(points, "energy"))
     res.ecm.require_known()
     m = analyzer.machine
     if args.data_in not in res.ecm.T_ECM:

@@ -37,16 +37,9 @@ def add_parser(sub) -> None:
 
 
 def _defines(texts) -> dict:
-    from .errors import DefineError
-    from .fileio.defines import parse_define
+    from .fileio.defines import expand, one_point
 
-    out = {}
-    for t in texts:
-        name, values = parse_define(t)
-        if len(values) != 1:
-            raise DefineError(f"-D {t}: omp takes one value per size constant, not a range")
-        out[name] = values[0]
-    return out
+    return one_point(expand(texts, {}), "omp")
 
 
 def run(args) -> int:

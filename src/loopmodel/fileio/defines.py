@@ -173,6 +173,18 @@ def expand(define_texts: list, defaults: dict | None = None) -> list:
     return list(sweep(define_texts, defaults))
 
 
+def one_point(points: list, command: str) -> dict:
+    """The only point of a ``-D`` expansion for a command that takes one value per size
+    constant.
+
+    Raises:
+        DefineError: several points (a range was given), naming ``command``.
+    """
+    if len(points) != 1:
+        raise DefineError(f"{command} takes one value per size constant, not a range")
+    return points[0]
+
+
 def count_list(text: str, option: str) -> list:
     """``'1:4'`` -> [1, 2, 3, 4]; ``'1:8:2'`` -> [1, 3, 5, 7]; ``'1,2,4'``; ``'3'`` (core or
     thread counts of ``--cores`` / ``--threads``). Duplicates are dropped, the order is kept.

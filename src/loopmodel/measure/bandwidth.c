@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int lm_pin(const char *list, int index); /* pin.c, appended to this source */
+/* team_common.c, appended to this source */
+static int lm_pin(const char *list, int index);
+static long lm_number(const char *text, long lo, long hi, const char *what);
 
 #define LM_ALIGN 4096
 #define LM_MAX_ARRAYS 24
@@ -339,17 +341,6 @@ static int parse_kernel(const char *name, int *kind, int *arrays)
     return 0;
 }
 
-static long number(const char *text, long lo, long hi, const char *what)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || end == text || v < lo || v > hi) {
-        fprintf(stderr, "bad %s '%s' (%ld to %ld)\n", what, text, lo, hi);
-        exit(2);
-    }
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 7 && argc != 8) {
@@ -361,10 +352,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown kernel '%s' (load, copy, update, triad, daxpy, streams:1 .. streams:24)\n", argv[1]);
         return 2;
     }
-    int threads = (int)number(argv[2], 1, LM_MAX_THREADS, "THREADS");
-    long n = number(argv[3], 1, 1L << 40, "ELEMENTS");
-    long offset = number(argv[4], 0, LM_ALIGN - 8, "OFFSET_BYTES");
-    long reps = number(argv[5], 1, LM_MAX_REPS, "REPETITIONS");
+    int threads = (int)lm_number(argv[2], 1, LM_MAX_THREADS, "THREADS");
+    long n = lm_number(argv[3], 1, 1L << 40, "ELEMENTS");
+    long offset = lm_number(argv[4], 0, LM_ALIGN - 8, "OFFSET_BYTES");
+    long reps = lm_number(argv[5], 1, LM_MAX_REPS, "REPETITIONS");
     char *end;
     double min_time = strtod(argv[6], &end);
     if (*end || !(min_time > 0.0) || min_time > 3600.0 || offset % 8) {

@@ -208,10 +208,10 @@ class BandwidthPoint:
 
 def team_program_source(file_name: str) -> str:
     """The C source of a pinned-team benchmark program shipped in this package (``bandwidth.c``,
-    ``coherence.c``) with the shared pinning helper ``pin.c`` appended (the program declares
-    ``lm_pin``; appended, not prepended, so compiler messages keep the file's line numbers)."""
+    ``coherence.c``) with the shared helpers of ``team_common.c`` appended (the program
+    declares them; appended, not prepended, so compiler messages keep the file's line numbers)."""
     files = resources.files(__package__)
-    return "\n".join(files.joinpath(name).read_text(encoding="utf-8") for name in (file_name, "pin.c"))
+    return "\n".join(files.joinpath(name).read_text(encoding="utf-8") for name in (file_name, "team_common.c"))
 
 
 def bandwidth_source() -> str:

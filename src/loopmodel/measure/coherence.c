@@ -68,7 +68,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int lm_pin(const char *list, int index); /* pin.c, appended to this source */
+/* team_common.c, appended to this source */
+static int lm_pin(const char *list, int index);
+static long lm_number(const char *text, long lo, long hi, const char *what);
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -367,17 +369,6 @@ static double lm_region_overhead(int threads)
             best = t1 - t0;
     }
     return best;
-}
-
-static long lm_number(const char *text, long lo, long hi, const char *what)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || end == text || v < lo || v > hi) {
-        fprintf(stderr, "bad %s '%s' (%ld to %ld)\n", what, text, lo, hi);
-        exit(2);
-    }
-    return v;
 }
 
 /* The keys of the comma-separated list; -1: unknown key. */

@@ -38,12 +38,14 @@ iteration count doubles until a run lasts ``min_time_s``, then ``repetitions`` r
 length give the minimum, median and maximum.
 
 Units: seconds per run from the program; cycles per instruction =
-``seconds * f / (iterations * instructions per iteration)``, where f is the clock of that
-repetition: the program runs a reference chain of dependent register-to-register integer adds
+``seconds * f / (iterations * instructions per iteration)``, where f is the clock beside
+the form: the program runs a reference chain of dependent register-to-register integer adds
 (1 cy each, as :mod:`loopmodel.measure.clock` assumes) right after each repetition and f =
-adds / its seconds, so a clock that moves between the caller's clock measurement and the run
-(turbo, a shared VM) does not enter the cycles; output without the reference (older programs,
-fakes) uses the caller's ``clock_hz`` (:func:`loopmodel.measure.clock.measure_clock_hz`, Hz).
+adds / the fastest of those runs (a preempted run only reads slower), so a clock that moves
+between the caller's clock measurement and the run (turbo, a shared VM) does not enter the
+cycles; where f and the caller's clock differ by more than 20 % a note names the forms.
+Output without the reference (older programs, fakes) uses the caller's ``clock_hz``
+(:func:`loopmodel.measure.clock.measure_clock_hz`, Hz).
 Widths in bytes (8 scalar, 16, 32, 64); throughput in instructions per cycle.
 
 Limits: AVX-512 code may run at a lower licence clock on some Intel cores than the integer
@@ -65,6 +67,9 @@ from ..errors import ToolError
 
 #: instructions per loop pass (4 blocks of 12 accumulators)
 UNROLL = 48
+#: relative difference between the reference chain's clock and the caller's clock above which
+#: a note names the form (turbo steps and VM noise stay below it)
+CLOCK_TOLERANCE = 0.2
 #: independent accumulators of a throughput loop
 ACCUMULATORS = 12
 #: registers the loop reads but never writes (after the accumulators)
@@ -159,7 +164,7 @@ class InCoreBenchResult:
         isa: ``x86`` or ``aarch64`` (or what the caller gave). clock_hz: the clock used (Hz).
         points: :class:`InstructionPoint` per measured form. notes: forms left out and why.
         calibrated: the cycles were counted against a reference chain of dependent integer
-            adds (1 cy each) timed right after each repetition, so clock changes between the
+            adds (1 cy each) timed right after the repetitions, so clock changes between the
             clock measurement and the benchmark (turbo, a shared VM) do not enter them.
     """
     isa: str
@@ -497,16 +502,23 @@ def parse_line(line: str, form: InstructionForm, repetitions: int) -> tuple:
 
 def make_point(form: InstructionForm, iterations: int, per_iteration: int, seconds: list,
                clock_hz: float, reference: tuple | None = None) -> InstructionPoint:
-    """Cycles per instruction = seconds * f / (iterations * per_iteration), min/median/max; f is
-    ``clock_hz``, or, with ``reference`` ``(instructions, seconds)``, the clock of each
-    repetition from the reference chain timed right after it (instructions / seconds: 1 cy
-    per dependent integer add)."""
-    clocks = ([n / t for n, t in zip([reference[0]] * len(seconds), reference[1])] if reference
-              else [clock_hz] * len(seconds))
-    cy = sorted(s * f / (iterations * per_iteration) for s, f in zip(seconds, clocks))
+    """Cycles per instruction = seconds * f / (iterations * per_iteration), min/median/max over
+    the repetitions; f is ``clock_hz``, or, with ``reference`` ``(instructions, seconds)``,
+    :func:`reference_clock_hz` of the chain timed beside this form's repetitions."""
+    f = reference_clock_hz(reference) if reference else clock_hz
+    cy = sorted(s * f / (iterations * per_iteration) for s in seconds)
     mid = len(cy) // 2
     median = cy[mid] if len(cy) % 2 else (cy[mid - 1] + cy[mid]) / 2
     return InstructionPoint(form.op, form.width, form.kind, form.form, cy[0], median, cy[-1])
+
+
+def reference_clock_hz(reference: tuple) -> float:
+    """The clock (Hz) of the reference chain ``(instructions, [seconds per repetition])``:
+    instructions / the fastest repetition (1 cy per dependent integer add). The fastest, as
+    for the form's own times: preemption on a shared host only lengthens a run, and a clock
+    taken per repetition from a preempted reference would read low and make that repetition's
+    cycles the (wrong) minimum."""
+    return reference[0] / min(reference[1])
 
 
 def _build(forms: list, compiler: str, flags: tuple, directory: str) -> tuple:
@@ -574,7 +586,7 @@ def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_ti
             run = lambda cmd: toolchain.run_program(cmd, "the in-core benchmark", 60.0 + repetitions * min_time_s * 4)  # noqa: E731
         else:
             exe, notes, run = "incore", [], runner
-        points, unpinned, calibrated = [], False, True
+        points, unpinned, calibrated, off_clock = [], False, True, []
         for i, form in enumerate(forms):
             try:
                 line = run([exe, str(cpu), str(repetitions), repr(float(min_time_s)), form.name])
@@ -582,12 +594,18 @@ def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_ti
                 points.append(make_point(form, iterations, per_it, seconds, clock_hz, ref))
                 calibrated = calibrated and ref is not None
                 unpinned |= not pinned
+                if ref and abs(reference_clock_hz(ref) / clock_hz - 1.0) > CLOCK_TOLERANCE:
+                    off_clock.append(f"{form.name} ({reference_clock_hz(ref) / 1e9:.2f} GHz)")
             except ToolError as exc:
                 notes.append(f"{form.name} ({form.form}) left out: {exc}")
             if progress is not None:
                 progress(i + 1, len(forms))
     if unpinned:
         notes.append(f"could not pin to CPU {cpu}: figures may mix CPUs")
+    if off_clock:
+        notes.append(f"the reference chain ran more than {CLOCK_TOLERANCE:.0%} away from the measured clock "
+                     f"{clock_hz / 1e9:.2f} GHz beside {', '.join(off_clock)}: the clock moved (turbo, "
+                     "frequency scaling) or every reference run was preempted; their cycles use the reference")
     return InCoreBenchResult(family, float(clock_hz), tuple(points), tuple(notes), calibrated and bool(points))
 
 

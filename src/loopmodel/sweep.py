@@ -665,7 +665,9 @@ def dask_client(address: str | None = None, workers: int | None = None):
         with client:
             yield client
         return
-    n = workers or len(os.sched_getaffinity(0))
+    from .measure.topology import allowed_cpus
+
+    n = workers or len(allowed_cpus())
     try:
         with warnings.catch_warnings():  # its HTTP port taken (another cluster): it takes another, say nothing
             warnings.filterwarnings("ignore", message="Port .* is already in use")

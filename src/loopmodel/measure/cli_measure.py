@@ -18,7 +18,6 @@ DefineError), for cli.py to print. This module imports nothing heavy at import t
 """
 from __future__ import annotations
 
-import os
 import sys
 
 from ..errors import DefineError
@@ -70,7 +69,9 @@ def parse_threads(text: str | None, default_max: int | None = None) -> list[int]
     from ..fileio.defines import count_list
 
     if text is None:
-        return list(range(1, (default_max or os.cpu_count() or 1) + 1))
+        from .topology import allowed_cpus
+
+        return list(range(1, (default_max or len(allowed_cpus())) + 1))
     return count_list(text, "--threads")
 
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import tempfile
 from dataclasses import dataclass
 from typing import Callable
@@ -544,10 +543,10 @@ def _build(forms: list, compiler: str, flags: tuple, directory: str) -> tuple:
 
 
 def _default_cpu() -> int:
-    try:
-        return min(os.sched_getaffinity(0))
-    except (AttributeError, OSError, ValueError):
-        return 0
+    """The first CPU this process may run on."""
+    from .topology import allowed_cpus
+
+    return allowed_cpus()[0]
 
 
 def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_time_s: float = 0.005,

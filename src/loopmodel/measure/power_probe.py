@@ -323,12 +323,11 @@ def probe_power(cores: list, clock_hz: float | None, root: str = "/", runner=Non
         ToolError: no readable energy counters (:data:`NO_COUNTERS`), a failing run or fit (one line).
     """
     from ..machine.power import PowerSection
-    from .topology import one_cpu_per_core
+    from .topology import allowed_cpus, one_cpu_per_core
 
     domains = rapl_packages(root)
     if cpus is None:
-        allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(max(cores)))
-        cpus = one_cpu_per_core(allowed, root)[:max(cores)]
+        cpus = one_cpu_per_core(list(allowed_cpus()), root)[:max(cores)]
     clocks, orig = settable_clocks(cpus, root, clock_count)
     notes = []
     if not clocks:

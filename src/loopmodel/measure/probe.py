@@ -337,8 +337,9 @@ def _latency(topo, effective: dict, options, steps):
 
 
 def _first_cpu() -> int:
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
-    return cpus[0]
+    from .topology import allowed_cpus
+
+    return allowed_cpus()[0]
 
 
 def _sweeps(topo, options, steps) -> dict:

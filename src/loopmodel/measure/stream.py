@@ -40,6 +40,7 @@ from typing import Callable
 from .. import toolchain
 from ..errors import ToolError
 from . import DEFAULT_FLAGS
+from .topology import allowed_cpus
 
 #: kernel -> (arrays, B/it counted with write-allocate, B/it without write-allocate, formula)
 KERNELS = {
@@ -180,13 +181,13 @@ def _check_arguments(kernel, threads, size_bytes, repetitions, min_time_s) -> li
     threads = list(threads)
     if not threads:
         raise ToolError("no thread counts given")
-    cores = os.cpu_count() or 1
+    cores = len(allowed_cpus())
     for t in threads:
         if isinstance(t, bool) or not isinstance(t, int):
             raise ToolError(f"thread count {t!r} is not a whole number")
         if t < 1 or t > cores:
-            raise ToolError(f"thread count {t} out of range: this host has {cores} "
-                            f"{'core' if cores == 1 else 'cores'} (hardware threads), use 1 to {cores}")
+            raise ToolError(f"thread count {t} out of range: this process may run on {cores} "
+                            f"{'CPU' if cores == 1 else 'CPUs'} (hardware threads), use 1 to {cores}")
     if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
         raise ToolError(f"repetitions must be a whole number >= 1, got {repetitions!r}")
     if not isinstance(min_time_s, (int, float)) or not min_time_s > 0 or min_time_s == float("inf"):
@@ -275,8 +276,8 @@ def run_stream(kernel: str, threads: list[int], size_bytes: int, repetitions: in
         :class:`StreamResult`.
 
     Raises:
-        ToolError: unknown kernel, thread count out of range (the message says how many cores
-            there are), size below 1 MiB or above the available memory, compiler missing,
+        ToolError: unknown kernel, thread count out of range (the message says how many CPUs
+            this process may run on), size below 1 MiB or above the available memory, compiler missing,
             compilation failed (first error line), or a run failed. One line each.
     """
     import shlex

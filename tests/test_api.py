@@ -164,6 +164,7 @@ def test_sweep_dataframe_equals_the_study_table(tmp_path):
     for defines in ({"N": range(1000, 3001, 1000)}, {"N": [1000, 2000, 3000]}, {"N": "1000:3000:1000"}):
         df = loopmodel.sweep(daxpy, SKX, defines, incore="analytic")
         assert list(df.columns) == list(table.columns)
+        assert df.attrs == {"schema_version": "1", "loopmodel_version": loopmodel.__version__}
         got = df.to_dict("records")
         for a, b in zip(got, table.rows(), strict=True):
             for col in table.columns:

@@ -172,10 +172,10 @@ def test_builder_uses_the_effective_l3_capacity_and_says_so(built):
 
 def test_builder_fits_a_penalty_that_explains_single_core_memory_times(built):
     chosen = built.mapping["probe"]["fits"]["links"]["chosen"]
-    assert chosen["penalty_cy_per_CL"] > 0 and built.machine.links[-1].penalty_load == pytest.approx(chosen["penalty_cy_per_CL"], abs=0.006)
+    assert chosen["penalty_cy_per_cl"] > 0 and built.machine.links[-1].penalty_load == pytest.approx(chosen["penalty_cy_per_cl"], abs=0.006)
     mem = [e for e in built.mapping["probe"]["fits"]["links"]["errors"] if e["level"] == 3]
     assert len(mem) == 5
-    assert all(abs(e["predicted_cy_per_CL"] / e["measured_cy_per_CL"] - 1) < 0.05 for e in mem)
+    assert all(abs(e["predicted_cy_per_cl"] / e["measured_cy_per_cl"] - 1) < 0.05 for e in mem)
 
 
 def test_builder_fits_p0_to_the_memory_curve(built):

@@ -143,7 +143,7 @@ def test_cycles_from_seconds_with_a_fake_runner():
     json.dumps(d)
     pd = next(x for x in d["points"] if x["op"] == "ADD" and x["width_bytes"] == 64 and x["kind"] == "throughput")
     assert pd["cy_per_instruction_min"] == pytest.approx(0.5) and pd["instructions_per_cy"] == pytest.approx(2.0)
-    assert d["clock_hz"] == 2.4e9 and d["isa"] == "x86"
+    assert d["clock_Hz"] == 2.4e9 and d["isa"] == "x86"
 
 
 def test_cycles_counted_against_the_reference_chain():

@@ -505,7 +505,9 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
         option given, ``error`` (a point's one-line error, else None), then the JSON report's
         fields flattened with dots (``ecm.T_ECM_cy_per_cl.MEM`` in cy/CL, ``ecm.performance.it_s``, ...).
         A compiled in-core analysis (``incore`` other than analytic) is done once, at the
-        largest sizes, as ``loopmodel analyze`` does for a ``-D`` range.
+        largest sizes, as ``loopmodel analyze`` does for a ``-D`` range. ``attrs`` holds the
+        document envelope (``schema_version``, ``loopmodel_version``), as a study's Parquet
+        file does.
 
     Raises:
         LoopmodelError: what :func:`analyze` raises for the inputs (a failing point gives a row
@@ -514,6 +516,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
     import pandas as pd
 
     from .cli import prepare_analyze
+    from .report.schema import document
     from .sweep import FIXED_COLUMNS, Table, point_row
 
     args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
@@ -528,7 +531,9 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
     for point in points:
         flat, _ = point_row(analyzer, point)
         table.add({**lead, **{n: point[n] for n in names}, **flat})
-    return pd.DataFrame(table.columns)
+    df = pd.DataFrame(table.columns)
+    df.attrs.update(document({}))
+    return df
 
 
 def machine_label(machine) -> str:
@@ -602,7 +607,7 @@ def validate(kernel, machine, defines=None, **options):
 
     Returns:
         ``pandas.DataFrame``: one row per size, the fields of ``validate --json`` flattened
-        (``defines.N``, ``data_location``, ``predicted_cy_per_CL``, ``measured_cy_per_CL_min``,
+        (``defines.N``, ``data_location``, ``predicted_cy_per_cl``, ``measured_min_cy_per_cl``,
         ``relative_error``, ...); ``attrs["summary"]``: per data location the number of points
         and the median and largest |relative error|.
 

@@ -373,15 +373,15 @@ def _fit_links(mapping: dict, transfers: list, notes: list) -> tuple:
     links[-1]["penalty_load"] = links[-1]["penalty_store"] = f"{best.penalty:.2f} cy"
     names = [a + b for a, b in (lk["between"] for lk in links)]
     report = {"hypotheses": [_hypothesis_row(f, names) for f in fits], "chosen": _hypothesis_row(best, names),
-              "errors": [{"kernel": k, "level": lv, "predicted_cy_per_CL": round(p, 3),
-                          "measured_cy_per_CL": round(m, 3)} for k, lv, p, m in best.errors]}
+              "errors": [{"kernel": k, "level": lv, "predicted_cy_per_cl": round(p, 3),
+                          "measured_cy_per_cl": round(m, 3)} for k, lv, p, m in best.errors]}
     return {**mapping, "links": links, "overlap": best.hypothesis.names(names)}, report
 
 
 def _hypothesis_row(fit, names) -> dict:
     h = fit.hypothesis
     return {"overlap": h.names(names), "duplex": h.duplex, "bandwidths_B_per_cy": [round(b, 3) for b in fit.bandwidths],
-            "penalty_cy_per_CL": round(fit.penalty, 3), "residual_percent": round(fit.residual, 2)}
+            "penalty_cy_per_cl": round(fit.penalty, 3), "residual_percent": round(fit.residual, 2)}
 
 
 def _latency_estimate(data, machine) -> dict | None:

@@ -722,11 +722,16 @@ def csv_text(table: Table) -> str:
 
 def parquet_bytes(table: Table) -> bytes:
     """The table as a Parquet file: booleans, 64-bit integers, doubles (a column of integers
-    and floats) or strings; a column mixing other types holds text (non-strings as JSON)."""
+    and floats) or strings; a column mixing other types holds text (non-strings as JSON). The
+    file's key-value metadata holds the document envelope (``schema_version``,
+    ``loopmodel_version``: :func:`loopmodel.report.schema.document`); a CSV table has none."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    t = pa.table({name: _arrow_column(vals) for name, vals in table.columns.items()})
+    from .report.schema import document
+
+    meta = {k: str(v) for k, v in document({}).items()}
+    t = pa.table({name: _arrow_column(vals) for name, vals in table.columns.items()}, metadata=meta)
     sink = pa.BufferOutputStream()
     pq.write_table(t, sink)
     return sink.getvalue().to_pybytes()

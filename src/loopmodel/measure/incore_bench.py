@@ -200,7 +200,7 @@ class InCoreBenchResult:
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary; units are in the key names."""
-        return {"isa": self.isa, "clock_hz": self.clock_hz, "calibrated": self.calibrated,
+        return {"isa": self.isa, "clock_Hz": self.clock_hz, "calibrated": self.calibrated,
                 "points": [p.to_dict() for p in self.points], "notes": list(self.notes)}
 
 

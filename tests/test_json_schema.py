@@ -116,6 +116,23 @@ def test_machine_file_reference_is_up_to_date():
     assert "| `clock` | number | Hz (with a unit: '2.7 GHz') | yes |" in text
 
 
+def test_machine_file_reference_lists_every_key_the_section_readers_accept():
+    """The coherence and power sections are read by conversions with their own key tables: the
+    reference documents exactly those keys, one table row each; the benchmark kernels' keys
+    are the BenchmarkKernel fields."""
+    from loopmodel.fileio.machine_reference import reference
+    from loopmodel.machine import fields as fx
+
+    text = reference()
+    for docs, known in ((fx.COHERENCE_KEY_DOCS, fx.COHERENCE_KEYS), (fx.POWER_KEY_DOCS, fx.POWER_KEYS)):
+        assert [row[0] for row in docs] == list(known)
+        for key, *_ in docs:
+            assert f"| `{key}` |" in text
+    assert "| `seconds [s]` | mapping of mapping of list of number | s per size | yes |" in text
+    assert "| `W0` | text | W (with a unit: '23.6 W') | yes |" in text
+    assert "## `benchmarks.kernels{name}` (BenchmarkKernel)" in text and "| `read_streams` | integer | >= 0 | yes |" in text
+
+
 def test_library_defaults_equal_the_cli_defaults():
     """``Options()`` analyses as ``loopmodel analyze`` without options does (in-core ``auto``)."""
     from loopmodel.analysis import MODELS, Options

@@ -127,10 +127,30 @@ def _key_path(path: str, name: str, tp) -> str:
     return f"{path}.{name}{item}" if path else f"{name}{item}"
 
 
-def _written(name: str, conv, out: list) -> None:
-    """A section whose file form a conversion reads: its docstring, up to ``Raises:``."""
+def _written_keys() -> dict:
+    """conversion name -> (key rows of :mod:`loopmodel.machine.fields`, dataclass written as-is
+    below the section or None, its key path)."""
+    from ..machine import fields as fx
+    from ..machine.model import BenchmarkKernel
+
+    return {"coherence_section": (fx.COHERENCE_KEY_DOCS, None, ""),
+            "power_section": (fx.POWER_KEY_DOCS, None, ""),
+            "benchmark_tables": (fx.BENCHMARK_KEY_DOCS, BenchmarkKernel, "benchmarks.kernels{name}")}
+
+
+def _written(name: str, conv, out: list) -> tuple:
+    """A section whose file form a conversion reads: its docstring, up to ``Raises:``, and the
+    table of its keys where :mod:`loopmodel.machine.fields` declares them. Returns the
+    dataclass written as-is inside it and its key path, or ``(None, "")``."""
     doc = (inspect.getdoc(conv) or "").split("\nRaises:")[0].strip()
     out += [f"## `{name}` (as written in a file)", "", " ".join(doc.split()), ""]
+    rows, inner, path = _written_keys().get(conv.__name__, ((), None, ""))
+    if rows:
+        out += ["| key | type | unit / constraint | required | default | description |", "|---|---|---|---|---|---|"]
+        out += [f"| `{k}` | {t} | {u} | {'yes' if req else 'no'} | {d} | {text.replace('|', chr(92) + '|')} |"
+                for k, t, u, req, d, text in rows]
+        out.append("")
+    return inner, path
 
 
 def _section(cls, path: str, out: list, seen: set, paths: dict) -> None:
@@ -165,7 +185,9 @@ def _section(cls, path: str, out: list, seen: set, paths: dict) -> None:
     for sub, sub_path in nested:
         _section(sub, sub_path, out, seen, paths)
     for name, conv in written:
-        _written(name, conv, out)
+        inner, inner_path = _written(name, conv, out)
+        if inner is not None:
+            _section(inner, inner_path, out, seen, paths)
 
 
 def reference() -> str:

@@ -186,6 +186,28 @@ COHERENCE_KEYS = {"element size [B]": "element_size", "stride [B]": "stride", "s
                   "seconds [s]": "seconds", "spread": "spread", "notes": "notes"}
 
 
+#: the ``coherence`` keys as a file writes them: (key, type, unit, required, description), for
+#: the machine-file reference (:mod:`loopmodel.fileio.machine_reference`); one row per key of
+#: :data:`COHERENCE_KEYS` (a test keeps the two in step)
+COHERENCE_KEY_DOCS = (
+    ("element size [B]", "integer", "B; > 0", False, "`8`", "bytes per element of the benchmark buffers (double)."),
+    ("stride [B]", "integer", "B; > 0", False, "`8`", "bytes between consecutive accesses of the benchmarks."),
+    ("sizes [B]", "list of integer", "B per thread, ascending", True, "",
+     "chunk sizes per thread, from a few KiB to beyond the last-level cache."),
+    ("threads", "list of integer", "ascending", True, "", "the thread counts T measured."),
+    ("cpus", "list of integer", "", False, "", "the logical CPUs the T threads were pinned to, in order."),
+    ("region overhead [s]", "mapping of number", "s per T", False, "",
+     "T -> seconds of an empty `#pragma omp parallel for` (fork, static schedule, join)."),
+    ("seconds [s]", "mapping of mapping of list of number", "s per size", True, "",
+     "transition key (`L I`, `L M own`, `L M other`, ..., `S S other`) -> T -> the time one of T threads "
+     "takes for its chunk of each size, all acting at once (min over repetitions); a key the host "
+     "cannot set up (`S other` needs three threads) is left out."),
+    ("spread", "mapping of mapping of list of number", "fraction", False, "",
+     "same shape as `seconds [s]`: (max - min) / min over the repetitions."),
+    ("notes", "list of text", "", False, "", "what the measurement could not do or noticed."),
+)
+
+
 def _section_keys(v, known, hint: str) -> None:
     """A section must be a mapping of known keys.
 
@@ -277,6 +299,35 @@ def _transition_rows(block, key: str) -> dict:
 POWER_KEYS = {"W0": ("w0", 0), "W1": ("w1", 1), "W2": ("w2", 2), "per core": ("per_core", 0),
               "at clock": ("at_clock", "frequency"), "clock range": ("clock_range", "frequency"),
               "clock step": ("clock_step", "frequency"), "source": ("source", None), "notes": ("notes", None)}
+
+
+#: the ``power`` keys as a file writes them (the shape of :data:`COHERENCE_KEY_DOCS`); one
+#: row per key of :data:`POWER_KEYS`
+POWER_KEY_DOCS = (
+    ("W0", "text", "W (with a unit: '23.6 W')", True, "", "static (baseline) power of the chip."),
+    ("W1", "text", "W/GHz (with a unit: '1.9 W/GHz')", False, "",
+     "dynamic power per active core, linear in the clock."),
+    ("W2", "text", "W/GHz^2 (with a unit: '1.2 W/GHz^2')", False, "",
+     "dynamic power per active core, quadratic in the clock."),
+    ("per core", "text", "W (with a unit)", False, "",
+     "dynamic power per active core at `at clock`, where W1 and W2 are not known separately (a probe at one clock)."),
+    ("at clock", "text", "Hz (with a unit: '2.2 GHz')", False, "", "the clock of `per core`."),
+    ("clock range", "list of text", "Hz (with a unit), two values", False, "",
+     "the lowest and highest clock the chip can run at: `[1.2 GHz, 2.7 GHz]`."),
+    ("clock step", "text", "Hz (with a unit: '0.1 GHz')", False, "", "the step between settable clocks."),
+    ("source", "text", "", False, "", "where the numbers come from (a citation, or the probe's description)."),
+    ("notes", "list of text", "", False, "", "what the numbers can and cannot say."),
+)
+
+#: the ``benchmarks`` keys as a file writes them (the shape of :data:`COHERENCE_KEY_DOCS`)
+BENCHMARK_KEY_DOCS = (
+    ("kernels{name}", "mapping (BenchmarkKernel)", "", False, "",
+     "the streaming kernels the measurements name; their keys in the next table."),
+    ("measurements{level}.cores", "list of integer", "> 0", True, "",
+     "the core counts of the level's table (one thread per core)."),
+    ("measurements{level}.{kernel}", "list of text", "B/s (with a unit: '10 GB/s')", False, "",
+     "the bandwidth of a kernel of `kernels`, one per core count, without write-allocate traffic."),
+)
 
 
 def power_section(v):

@@ -182,7 +182,13 @@ class Link:
 
 @dataclass(frozen=True)
 class BenchmarkKernel:
-    """A streaming benchmark kernel (kerncraft paper §2.2 ``benchmarks.kernels``); element size in bytes."""
+    """A streaming benchmark kernel (kerncraft paper §2.2 ``benchmarks.kernels``); element size in bytes.
+
+    ``read_streams``: arrays read per iteration; ``write_streams``: arrays written per
+    iteration (an array both read and written counts in both, and in ``read_write_streams``).
+    ``flops_per_iteration``: floating-point operations per iteration. ``element_size``: bytes
+    per array element.
+    """
 
     __pydantic_config__ = _STRICT
 

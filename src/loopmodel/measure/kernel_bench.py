@@ -7,7 +7,7 @@ this process (:func:`loopmodel.toolchain.compile_c`) and run once per measuremen
 pins itself to one CPU, first-touches the arrays there, calls the kernel once to warm the
 caches (the data then sit in the level they fit in, as the repeated-sweeps layer conditions
 assume; roofline-measurement-thesis.txt §2.3), calibrates the calls per run by doubling until
-one run lasts ``min_time_s`` and times ``runs`` runs in the same process (``CLOCK_MONOTONIC``).
+a run and the one after it both last ``min_time_s`` (a preempted run does not end it) and times ``runs`` runs in the same process (``CLOCK_MONOTONIC``).
 
 Statistics (roofline-measurement-thesis.txt §3.4, "Handling the Variance"): disturbances on a
 shared or virtual machine only lengthen a run, so the minimum over the runs (min-of-K, K =
@@ -304,7 +304,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
             (``machine`` given) or :func:`default_flags`.
         machine: :class:`~loopmodel.machine.model.MachineModel` whose compiler and flags to use.
         runs: timed runs (K of min-of-K).
-        min_time_s: calibration: calls per run are doubled from 1 until one run lasts this long.
+        min_time_s: calibration: calls per run are doubled from 1 until two runs in a row last this long (s).
         cpu: CPU to pin the program to; None: not pinned.
         runner: ``runner(command, timeout_s) -> stdout`` (default: run the program); tests pass
             a fake one.

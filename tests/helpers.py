@@ -148,10 +148,8 @@ Resource pressure per iteration:
 
 
 def schema_errors(doc: dict, command: str) -> list:
-    """Errors of a ``--json`` document against the committed ``docs/schema/<command>.schema.json``."""
-    import json as _json
+    """Problems of a ``--json`` document against its declared type (the source of the committed
+    ``docs/schema/<command>.schema.json``)."""
+    from loopmodel.report.doctypes import check
 
-    from loopmodel.report.json_schema import validate
-
-    path = Path(__file__).resolve().parents[1] / "docs" / "schema" / f"{command}.schema.json"
-    return validate(doc, _json.loads(path.read_text()))
+    return check(command, doc)

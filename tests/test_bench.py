@@ -201,7 +201,7 @@ def test_counts_per_iteration_from_two_call_counts():
                   "0,,fp_arith_inst_retired.512b_packed_double,100,100.00,,"]
         return "\n".join(lines)
     c = count_per_call(lambda r: ["exe", str(r), "1", "0"], 10, "GenuineIntel", 1000, perf="perf", runner=runner)
-    assert c == {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_bytes": 16.0, "flops": 2.0}
+    assert c == {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_B": 16.0, "flops": 2.0}
     assert [cmd[cmd.index("--") + 2] for cmd in seen] == ["10", "20"]
 
 

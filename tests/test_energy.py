@@ -213,7 +213,7 @@ def test_energy_json_has_every_point_both_optima_and_the_saving():
     assert e["energy_J_per_unit"] == min(q["energy_J_per_unit"] for q in doc["points"])
     assert perf["it_s"] == pytest.approx(max(q["it_s"] for q in doc["points"]))
     assert doc["saving"]["energy_fraction"] == pytest.approx(1 - e["energy_J_per_unit"] / perf["energy_J_per_unit"])
-    assert doc["notes"] and doc["power"]["W0"] == "23.6 W"
+    assert doc["notes"] and doc["power"]["W0_W"] == 23.6 and doc["power"]["W2_W_per_Hz2"] == pytest.approx(1.2e-18)
     ref = doc["reference"]  # all cores at the highest clock
     assert (ref["cores"], ref["clock_Hz"]) == (4, 2.7e9)
     assert doc["saving"]["vs_all_cores_highest_clock_fraction"] == pytest.approx(

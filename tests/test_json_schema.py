@@ -1,8 +1,8 @@
 """One output schema: every ``--json`` document carries ``schema_version`` and
-``loopmodel_version``, follows one key-naming rule (units in the key, :mod:`loopmodel.report.schema`),
-validates against the committed JSON Schema (``docs/schema/<command>.schema.json``), and the
-committed schemas and machine-file reference are what their generators write."""
-import json
+``loopmodel_version`` and conforms to its declared type (:mod:`loopmodel.report.doctypes`),
+whose keys follow one naming rule (units in the key, :mod:`loopmodel.report.schema`) and carry a
+description; the committed JSON Schemas (``docs/schema/<command>.schema.json``) and the
+machine-file reference are what their generators write."""
 import os
 import re
 import shutil
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loopmodel import __version__
-from loopmodel.report import json_schema
+from loopmodel.report import doctypes, json_schema
 from loopmodel.report.schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,53 +54,62 @@ def others(tmp_path_factory):
     return {c: json_schema.run_sample(argv, str(ROOT), env) for c, argv in runs.items()}
 
 
-def _keys(value, parent=""):
-    """Every object key of a document, except those of mappings keyed by data."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if parent not in json_schema.MAP_KEYS:
-                yield k
-            yield from _keys(v, k)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _keys(v, parent)
+def _declared_keys(schema):
+    """Every key a schema declares (``properties`` of every object, ``$defs`` included); the
+    keys of mappings keyed by data (``additionalProperties``) are data, not declared."""
+    if isinstance(schema, dict):
+        for k, v in schema.items():
+            if k == "properties":
+                yield from v
+            yield from _declared_keys(v)
+    elif isinstance(schema, list):
+        for v in schema:
+            yield from _declared_keys(v)
 
 
-def test_every_document_has_the_envelope_and_follows_the_naming_rule(samples, others):
+def test_every_document_has_the_envelope_and_conforms_to_its_type(samples, others):
     for command, docs in list(samples.items()) + list(others.items()):
         for doc in docs:
             assert list(doc)[:2] == ["schema_version", "loopmodel_version"], command
             assert doc["schema_version"] == SCHEMA_VERSION and doc["loopmodel_version"] == __version__
-            bad = sorted({k for k in _keys(doc) if not KEY.match(k) or OLD.search(k)})
-            assert not bad, f"{command}: keys against the naming rule: {bad}"
+            assert doctypes.check(command, doc) == [], command
+
+
+def test_every_declared_key_follows_the_naming_rule():
+    for command in doctypes.DOCUMENTS:
+        bad = sorted({k for k in _declared_keys(doctypes.json_schema(command)) if not KEY.match(k) or OLD.search(k)})
+        assert not bad, f"{command}: keys against the naming rule: {bad}"
+
+
+def test_every_declared_key_is_described():
+    """Every field of every document type carries a description (with its unit)."""
+    for command in doctypes.DOCUMENTS:
+        schema = doctypes.json_schema(command)
+        objects = [schema, *schema.get("$defs", {}).values()]
+        missing = [f"{o.get('title')}.{k}" for o in objects for k, v in o.get("properties", {}).items()
+                   if "description" not in v]
+        assert not missing, f"{command}: keys without a description: {missing}"
 
 
 def test_a_sweep_line_has_the_shape_of_one_point(samples):
     lines = [d for d in samples["analyze"] if d["kernel"]["file"].endswith("dot.c")]
-    assert len(lines) == 3 and all(not json_schema.validate(d, _schema("analyze")) for d in lines)
-
-
-def _schema(command: str) -> dict:
-    return json.loads((SCHEMAS / f"{command}.schema.json").read_text())
-
-
-def test_real_output_validates_against_the_committed_schemas(others):
-    for command, docs in others.items():
-        for doc in docs:
-            assert json_schema.validate(doc, _schema(command)) == [], command
+    assert len(lines) == 3 and all(doctypes.check("analyze", d) == [] for d in lines)
 
 
 def test_the_checker_reports_unknown_missing_and_mistyped_keys():
-    schema = json_schema.document_schema("x", [{"schema_version": "1", "a_s": 1.0, "n": [1]}])
-    assert json_schema.validate({"schema_version": "1", "a_s": 2.0, "n": []}, schema) == []
-    errs = json_schema.validate({"schema_version": "2", "a_s": "x", "n": [1], "b": 1}, schema)
-    assert errs == ["$.schema_version: expected '1'", "$.a_s: string, expected null or number", "$: unknown key 'b'"]
-    assert json_schema.validate({"schema_version": "1", "n": [1]}, schema) == ["$: missing key 'a_s'"]
+    doc = {"schema_version": "1", "loopmodel_version": "x", "kernel": "k.c", "points": []}
+    assert doctypes.check("validate", doc) == []
+    assert doctypes.check("validate", {**doc, "schema_version": "2"})[0].startswith("$.schema_version:")
+    assert doctypes.check("validate", {**doc, "kernel": 3}) == ["$.kernel: Input should be a valid string"]
+    assert doctypes.check("validate", {**doc, "extra_s": 1.0}) == ["$.extra_s: Extra inputs are not permitted"]
+    missing = {k: v for k, v in doc.items() if k != "points"}
+    assert doctypes.check("validate", missing) == ["$.points: Field required"]
 
 
-def test_committed_schemas_are_up_to_date(samples):
-    for command, docs in samples.items():
-        text = json_schema.schema_text(json_schema.document_schema(command, docs))
+def test_committed_schemas_are_up_to_date():
+    assert sorted(p.name for p in SCHEMAS.glob("*.schema.json")) == sorted(f"{c}.schema.json" for c in doctypes.DOCUMENTS)
+    for command in doctypes.DOCUMENTS:
+        text = json_schema.schema_text(json_schema.document_schema(command))
         assert (SCHEMAS / f"{command}.schema.json").read_text() == text, (
             f"docs/schema/{command}.schema.json is stale: run python -m loopmodel.report.json_schema")
 
@@ -147,3 +156,16 @@ def test_library_defaults_equal_the_cli_defaults():
         not args.scalar)
     assert o.array_alignment == parse_quantity(args.array_alignment, "size")
     assert args.array_padding == "0 B" and o.array_padding == 0 and o.models == MODELS
+
+
+def test_documents_carry_no_infinity_or_nan(samples, others):
+    """JSON has neither: an infinite figure is "inf", an undefined one null (report.schema.finite)."""
+    import json
+    import math
+
+    from loopmodel.report.schema import finite
+
+    assert [finite(x) for x in (1.5, 2, math.inf, -math.inf, math.nan, None)] == [1.5, 2.0, "inf", "-inf", None, None]
+    for command, docs in list(samples.items()) + list(others.items()):
+        for doc in docs:
+            json.dumps(doc, allow_nan=False)

@@ -70,6 +70,9 @@ def test_yaml_program_and_plot(machine, tmp_path):
     assert "no C code" in r.stdout
     again = run_cli("omp", "examples/omp/dot_mkl.yml", "-m", machine, "--plot", png)
     assert again.returncode != 0 and "exists" in again.stderr
+    measured = run_cli("omp", "examples/omp/dot_mkl.yml", "-m", machine, "--measure", "-D", "N=4096")
+    assert measured.returncode == 2 and measured.stderr.count("\n") == 1
+    assert "--measure needs an OpenMP C program (a YAML program has no code to run)" in measured.stderr
 
 
 @pytest.mark.parametrize("args,message", [

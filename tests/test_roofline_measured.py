@@ -107,3 +107,17 @@ def test_cold_points_are_predicted_and_placed_for_data_in_memory(fake_bench):
     cold, _ = measure_points("examples/kernels/daxpy.c", m, [{"N": 1000}], cold=True)
     assert (warm[0].level, cold[0].level) == ("L1", "MEM")
     assert cold[0].predicted < warm[0].predicted
+
+
+def test_a_figure_that_is_not_finite_is_null_in_the_document():
+    """No traffic (an infinite intensity) is "inf" and no ECM time (a NaN prediction) is null, not
+    the Infinity/NaN that JSON does not have."""
+    from loopmodel.cli_roofline import document
+    from loopmodel.roofline_measured import RooflinePoint
+
+    p = RooflinePoint("k.c", {"N": 10}, "L1", float("inf"), (2e9, 1.9e9, 1.8e9), float("nan"), "warm")
+    doc = document(roofs(load_machine("SkylakeSP_Gold-6148")), [p], [])
+    point = doc["points"][0]
+    assert point["arithmetic_intensity_flop_per_B"] == "inf" and point["predicted_flop_s"] is None
+    json.dumps(doc, allow_nan=False)
+    assert schema_errors(doc, "roofline") == [] and doc["notes"][-1].startswith("counters unavailable")

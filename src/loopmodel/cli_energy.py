@@ -189,7 +189,7 @@ def _output(args, result, res, m, power, title: str) -> int:
 
     if args.json:
         ctx = {"kernel": str(args.kernel), "machine": m.name, "defines": dict(res.defines), "data_in": args.data_in,
-               "power": power_mapping(power)}
+               "power": rep.power_dict(power)}
         json.dump(rep.to_dict(result, ctx), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0

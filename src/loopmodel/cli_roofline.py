@@ -82,7 +82,13 @@ def document(top, points, notes) -> dict:
 
     return envelope({"roofs": [{"kind": r.kind, "label": r.label,
                                 ("peak_flop_s" if r.kind == "compute" else "bandwidth_B_s"): r.value} for r in top],
-                     "points": [p.to_dict() for p in points], "notes": list(notes)})
+                     "points": [p.to_dict() for p in points], "notes": all_notes(notes, points)})
+
+
+def all_notes(notes, points) -> list:
+    """The notes of the table and of the JSON document: the measurement's, and, with points,
+    that the intensities are the model's (no counters on this path)."""
+    return list(notes) + (["counters unavailable: time only; intensities are the model's traffic"] if points else [])
 
 
 def _render(points, top, notes, args) -> None:
@@ -99,7 +105,7 @@ def _render(points, top, notes, args) -> None:
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     console.print(t)
     console.print("roofs: " + "; ".join(r.label for r in top))
-    for n in notes + (["counters unavailable: time only; intensities are the model's traffic"] if points else []):
+    for n in all_notes(notes, points):
         console.print(f"note: {n}")
     if args.plot and points:
         console.print(f"plot written to {args.plot}")

@@ -30,10 +30,14 @@ class RooflinePoint:
     cache: str = "warm"
 
     def to_dict(self) -> dict:
+        """The point of the ``--json`` document: no traffic (an infinite intensity) is ``"inf"``,
+        no ECM time (a NaN prediction) is null (:func:`loopmodel.report.schema.finite`)."""
+        from .report.schema import finite
+
         return {"kernel": self.kernel, "defines": dict(self.defines), "data_location": self.level,
-                "arithmetic_intensity_flop_per_B": self.intensity, "measured_max_flop_s": self.measured[0],
+                "arithmetic_intensity_flop_per_B": finite(self.intensity), "measured_max_flop_s": self.measured[0],
                 "measured_median_flop_s": self.measured[1], "measured_min_flop_s": self.measured[2],
-                "predicted_flop_s": self.predicted, "cache": self.cache}
+                "predicted_flop_s": finite(self.predicted), "cache": self.cache}
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ def _scaled(value: float, scale: float, unit: str, base_unit: str) -> str:
     for digits in range(1, 18):
         text = f"{value * scale:.{digits}g}"
         if float(text) / scale == value:
-            return f"{text} {unit}"
+            text = repr(float(text))  # the shortest spelling of that number: 20.0, not 2e+01
+            return f"{text[:-2] if text.endswith('.0') else text} {unit}"
     return f"{_num(value)} {base_unit}"
 
 

@@ -62,7 +62,7 @@ def available(perf: str | None = None, runner=None) -> tuple:
 def count_per_call(command_for, reps: int, vendor: str, iterations: int, line: float = 64.0, perf: str | None = None,
                    runner=None) -> dict:
     """Counts of one kernel call, per iteration: ``{"instructions", "loads", "stores",
-    "memory_bytes", "flops"}`` (None where the event is not counted).
+    "memory_B" (LLC misses x line size), "flops"}`` (None where not counted).
 
     Args:
         command_for: ``reps -> argv`` of the benchmark program with one run of ``reps`` calls.
@@ -86,5 +86,5 @@ def count_per_call(command_for, reps: int, vendor: str, iterations: int, line: f
         f * w for f, w in zip(flops, FP_EVENTS[vendor].values()))
     misses = per_it("LLC-load-misses")
     return {"instructions": per_it("instructions"), "loads": per_it("L1-dcache-loads"),
-            "stores": per_it("L1-dcache-stores"), "memory_bytes": None if misses is None else misses * line,
+            "stores": per_it("L1-dcache-stores"), "memory_B": None if misses is None else misses * line,
             "flops": flop}

@@ -63,7 +63,7 @@ class KernelMeasurement:
         compiler_version: the compiler's ``--version`` line.
         notes: what the figures cannot show (e.g. a failed pinning).
         counters: per iteration, from hardware counters (:mod:`.counters`): ``instructions``,
-            ``loads``, ``stores``, ``memory_bytes``, ``flops``; None where not counted.
+            ``loads``, ``stores``, ``memory_B``, ``flops``; None where not counted.
     """
 
     kernel: str

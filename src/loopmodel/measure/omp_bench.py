@@ -145,12 +145,20 @@ class ProgramMeasurement:
 FLAGS = ("-O3", "-fopenmp")
 
 
+def _check_code(program: OmpProgram) -> None:
+    """Raises ToolError where a phase has no C code (a YAML program describes accesses only)."""
+    if any(not ph.code for ph, _ in program.phases()):
+        raise ToolError("--measure needs an OpenMP C program (a YAML program has no code to run)")
+
+
 def build_harness(program: OmpProgram, compiler: str = "gcc", directory: str | None = None) -> tuple:
     """Compile the harness: ``(executable path, flags)``.
 
     Raises:
-        ToolError: compiler missing or failing (its first error line).
+        ToolError: a YAML program (no C code to run), compiler missing or failing (its first
+            error line).
     """
+    _check_code(program)
     if directory is None:
         directory = tempfile.mkdtemp(prefix="loopmodel-omp-")
         atexit.register(shutil.rmtree, directory, True)
@@ -198,8 +206,7 @@ def measure_program(program: OmpProgram, threads: int, cpus, *, min_repetitions:
     Raises:
         ToolError: a YAML program (no C code to run), too few CPUs, compiler or run failure.
     """
-    if any(not ph.code for ph, _ in program.phases()):
-        raise ToolError("--measure needs an OpenMP C program (a YAML program has no code to run)")
+    _check_code(program)
     cpus = tuple(cpus)[:threads]
     if len(cpus) < threads:
         raise ToolError(f"--measure: {threads} threads but only {len(cpus)} usable CPUs")

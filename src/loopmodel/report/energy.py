@@ -18,8 +18,8 @@ def point_dict(p, unit: str) -> dict:
 
 
 def to_dict(result, context: dict) -> dict:
-    """One JSON document: ``context`` (kernel, machine, defines, power coefficients), the points,
-    both optima, the saving and the notes."""
+    """One JSON document: ``context`` (kernel, machine, defines, data location, the power model
+    as :func:`power_dict`), the points, both optima, the saving and the notes."""
     return document({**context, "model": result.model,
             "points": [point_dict(p, result.unit) for p in result.points],
             "optimum": point_dict(result.energy_optimum, result.unit),
@@ -30,6 +30,16 @@ def to_dict(result, context: dict) -> dict:
                        "vs_all_cores_highest_clock_fraction": result.reference_saving},
             "reference": point_dict(result.reference, result.unit) if result.reference else None,
             "notes": list(result.notes)})
+
+
+def power_dict(power) -> dict:
+    """The power model in use (:class:`~loopmodel.machine.power.PowerSection`) for the JSON
+    document, base units in the keys (:mod:`loopmodel.report.schema`): ``W0_W``,
+    ``W1_W_per_Hz``, ``W2_W_per_Hz2``, ``per_core_W`` and ``at_clock_Hz`` (a probe at one
+    clock), ``clock_min_Hz``, ``clock_max_Hz``, ``clock_step_Hz``; null where not given."""
+    return {"W0_W": power.w0, "W1_W_per_Hz": power.w1, "W2_W_per_Hz2": power.w2, "per_core_W": power.per_core,
+            "at_clock_Hz": power.at_clock, "clock_min_Hz": power.clock_min, "clock_max_Hz": power.clock_max,
+            "clock_step_Hz": power.clock_step, "source": power.source, "notes": list(power.notes)}
 
 
 def _nj(e: float) -> str:

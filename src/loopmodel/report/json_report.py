@@ -9,17 +9,13 @@ from __future__ import annotations
 import math
 
 from ..predictors.layer_conditions import transition_size
-from .schema import document
+from .schema import document, finite
 from .units import convert_all
 
 
 def _num(x):
-    if x is None:
-        return None
-    x = float(x)
-    if math.isinf(x):
-        return "inf"
-    return x
+    """A figure for the document: infinite as ``"inf"``, NaN as null (:func:`loopmodel.report.schema.finite`)."""
+    return finite(x)
 
 
 def _sorted(d: dict) -> dict:
@@ -142,7 +138,7 @@ def _ecm(res) -> dict:
         "notation": e.notation(),
         "prediction_notation": e.prediction_notation(),
         "multicore_T_ECM_MEM_cy_per_cl": e.multicore(res.options.cores),
-        "performance": convert_all(e.multicore(res.options.cores), res),
+        "performance": {k: _num(v) for k, v in convert_all(e.multicore(res.options.cores), res).items()},
     }
 
 
@@ -175,10 +171,10 @@ def _roofline(r) -> dict:
         "cpu_roof_source": r.cpu_source,
         "levels": [{"level": lv.level, "volume_B_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
                     "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
-                    "performance_flop_s": _num(lv.performance), "time_cy_per_cl": lv.time} for lv in r.levels],
+                    "performance_flop_s": _num(lv.performance), "time_cy_per_cl": _num(lv.time)} for lv in r.levels],
         "bottleneck": r.bottleneck,
-        "performance_flop_s": r.performance,
-        "time_cy_per_cl": r.time,
+        "performance_flop_s": _num(r.performance),
+        "time_cy_per_cl": _num(r.time),
         "unknown": r.unknown,
     }
 

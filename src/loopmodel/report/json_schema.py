@@ -1,15 +1,12 @@
-"""JSON Schemas of the ``--json`` documents, generated from the report functions' output.
+"""JSON Schemas of the ``--json`` documents, generated from their types.
 
-Each command's documents are produced by running the command on bundled inputs
-(:data:`SAMPLES`), or, for the commands that measure, written by their document functions
-from made-up measurements (:func:`measured_documents`); the schema is inferred from their structure (the keys every sample
-has are required, mappings keyed by data -- levels, ports, sizes -- are
-``additionalProperties``, a number may also be null: an unknown figure), so it is the shape the report code writes, not a second
-description to keep in step by hand. ``python -m loopmodel.report.json_schema [DIR]``
-writes ``DIR/<command>.schema.json`` (default ``docs/schema``); the tests check that the
-committed files are what it writes, and that real output validates against them
-(:func:`validate`: a small checker of the subset of JSON Schema written here, so that no
-schema library is needed).
+Each command's document is declared once, as types (:mod:`loopmodel.report.doctypes`);
+``python -m loopmodel.report.json_schema [DIR]`` writes ``DIR/<command>.schema.json``
+(default ``docs/schema``) from them. The tests check that the committed files are what it
+writes and that real output of every command, produced by running the commands on bundled
+inputs (:data:`SAMPLES`) or, for the commands that measure, by their document functions from
+made-up measurements (:func:`measured_documents`), conforms to the types
+(:func:`loopmodel.report.doctypes.check`).
 """
 from __future__ import annotations
 
@@ -19,16 +16,9 @@ import subprocess
 import sys
 import tempfile
 
-from .schema import SCHEMA_VERSION
+from . import doctypes
 
-#: object keys whose values are mappings keyed by data (level, port, size, define names)
-MAP_KEYS = frozenset({
-    "defines", "operations_per_it", "arrays", "components_cy_per_cl", "ports_cy_per_pass",
-    "balanced_ports_cy_per_pass", "load_ports_cy_per_pass", "T_ECM_cy_per_cl", "T_transfer_cy_per_cl",
-    "by_location", "total_s", "time_s", "reassociation", "model_traffic_B_s", "environment", "counters",
-})
-
-#: command -> argument lists (run from the repository root) whose ``--json`` output is the sample
+#: command -> argument lists (run from the repository root) whose ``--json`` output the tests check
 SAMPLES = {
     "analyze": [["analyze", "examples/kernels/daxpy.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=100000",
                  "-p", "LC", "-p", "ECM", "-p", "Roofline", "-p", "RooflineASM", "--json"],
@@ -52,78 +42,9 @@ SAMPLES = {
 }
 
 
-def _type(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def infer(samples: list, key: str = "") -> dict:
-    """The schema of a list of JSON values (all at the same place in their documents)."""
-    types = {_type(v) for v in samples}
-    if "number" in types:
-        types.add("null")  # an unknown figure is null (the reports' convention)
-    out: dict = {}
-    if types != {"null"}:  # a key seen only as null: any type
-        out["type"] = sorted(types)[0] if len(types) == 1 else sorted(types)
-    objects = [v for v in samples if isinstance(v, dict)]
-    if objects and key in MAP_KEYS:
-        values = [x for o in objects for x in o.values()]
-        out["additionalProperties"] = infer(values) if values else {}
-    elif objects:
-        names = list(dict.fromkeys(k for o in objects for k in o))
-        out["properties"] = {k: infer([o[k] for o in objects if k in o], k) for k in names}
-        out["required"] = [k for k in names if all(k in o for o in objects)]
-        out["additionalProperties"] = False
-    items = [x for v in samples if isinstance(v, list) for x in v]
-    if items:
-        out["items"] = infer(items, key)
-    return out
-
-
-def document_schema(command: str, docs: list) -> dict:
-    """The schema of ``command``'s documents, inferred from ``docs``."""
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-              "$id": f"https://loopmodel/schema/{SCHEMA_VERSION}/{command}.schema.json",
-              "title": f"loopmodel {command} --json (schema version {SCHEMA_VERSION})"}
-    schema.update(infer(docs))
-    schema["properties"]["schema_version"] = {"const": SCHEMA_VERSION}
-    return schema
-
-
-def validate(value, schema: dict, where: str = "$") -> list:
-    """Errors (``'path: problem'``) of ``value`` against a schema written by :func:`infer`."""
-    if "const" in schema:
-        return [] if value == schema["const"] else [f"{where}: expected {schema['const']!r}"]
-    types = schema.get("type")
-    if types is not None:
-        allowed = types if isinstance(types, list) else [types]
-        if _type(value) not in allowed:
-            return [f"{where}: {_type(value)}, expected {' or '.join(allowed)}"]
-    errors = []
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        errors += [f"{where}: missing key {k!r}" for k in schema.get("required", ()) if k not in value]
-        extra = schema.get("additionalProperties", True)
-        for k, v in value.items():
-            if k in props:
-                errors += validate(v, props[k], f"{where}.{k}")
-            elif extra is False:
-                errors.append(f"{where}: unknown key {k!r}")
-            elif isinstance(extra, dict):
-                errors += validate(v, extra, f"{where}.{k}")
-    if isinstance(value, list) and "items" in schema:
-        for i, v in enumerate(value):
-            errors += validate(v, schema["items"], f"{where}[{i}]")
-    return errors
+def document_schema(command: str) -> dict:
+    """The JSON Schema of ``command``'s document (:func:`loopmodel.report.doctypes.json_schema`)."""
+    return doctypes.json_schema(command)
 
 
 def run_sample(argv: list, root: str, env: dict | None = None) -> list:
@@ -177,9 +98,11 @@ def measured_documents() -> dict:
     from ..roofline_measured import RooflinePoint, roofs
     from ..validation import ValidationRow
 
+    counted = {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_B": None, "flops": 2.0}
+
     def bench(n: int, threads: int) -> BenchResult:
         m = KernelMeasurement("k.c", {"N": n}, n, (1e-6, 1.1e-6, 1.3e-6), "gcc", ("-O3",), 0, 10, True,
-                              "machine file", "gcc 12", ("a note",), {"instructions": 3.0} if threads == 1 else None)
+                              "machine file", "gcc 12", ("a note",), counted if threads == 1 else None)
         return BenchResult("k.c", {"N": n}, m, 3e9, 8, 2, notes=("a note",), threads=threads,
                            openmp=threads > 1, traffic={"L1L2": 24.0})
 
@@ -213,13 +136,14 @@ def schema_text(schema: dict) -> str:
 
 
 def main(argv: list | None = None) -> int:
-    """Write ``<DIR>/<command>.schema.json`` for every command of :data:`SAMPLES`."""
+    """Write ``<DIR>/<command>.schema.json`` for every command of
+    :data:`loopmodel.report.doctypes.DOCUMENTS`."""
     argv = sys.argv[1:] if argv is None else argv
     directory = argv[0] if argv else os.path.join("docs", "schema")
     os.makedirs(directory, exist_ok=True)
-    for command, docs in sample_documents(os.getcwd()).items():
+    for command in doctypes.DOCUMENTS:
         with open(os.path.join(directory, f"{command}.schema.json"), "w", encoding="utf-8") as fh:
-            fh.write(schema_text(document_schema(command, docs)))
+            fh.write(schema_text(document_schema(command)))
     return 0
 
 

@@ -13,8 +13,14 @@ keys. A mapping keyed by units (``performance``) uses the same spellings as keys
 
 Every document (every line of JSON Lines) starts with ``schema_version`` (this module's
 :data:`SCHEMA_VERSION`, raised when a key is renamed or removed) and ``loopmodel_version``.
+JSON has no infinity and no NaN: a report writes an infinite figure (a performance for a
+time of 0, a transition size no finite size reaches) as the string ``"inf"``
+(:func:`finite`) and an undefined one as null; the tests check every sample document with
+``json.dumps(..., allow_nan=False)``.
 """
 from __future__ import annotations
+
+import math
 
 #: version of the JSON output schema (docs/schema/<command>.schema.json)
 SCHEMA_VERSION = "1"
@@ -28,3 +34,15 @@ def document(body: dict) -> dict:
     from .. import __version__
 
     return {"schema_version": SCHEMA_VERSION, "loopmodel_version": __version__, **body}
+
+
+def finite(x):
+    """A number for JSON: ``x`` itself, ``"inf"`` (``"-inf"``) where infinite, None where NaN or
+    None (not applied to whole documents: a sweep writes thousands, and only a few figures can
+    be infinite)."""
+    if x is None:
+        return None
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return None if math.isnan(x) else ("inf" if x > 0 else "-inf")

@@ -11,6 +11,7 @@ import pytest
 from helpers import KERNELS, ROOT, SKX, SNB, run_cli, run_cli_batch
 
 import loopmodel
+from loopmodel.report.schema import SCHEMA_VERSION
 
 #: the public names; a test fails when one disappears
 PUBLIC = ["__version__", "analyze", "sweep", "scaling", "bench", "validate", "Kernel", "Machine", "Result",
@@ -164,7 +165,7 @@ def test_sweep_dataframe_equals_the_study_table(tmp_path):
     for defines in ({"N": range(1000, 3001, 1000)}, {"N": [1000, 2000, 3000]}, {"N": "1000:3000:1000"}):
         df = loopmodel.sweep(daxpy, SKX, defines, incore="analytic")
         assert list(df.columns) == list(table.columns)
-        assert df.attrs == {"schema_version": "1", "loopmodel_version": loopmodel.__version__}
+        assert df.attrs == {"schema_version": SCHEMA_VERSION, "loopmodel_version": loopmodel.__version__}
         got = df.to_dict("records")
         for a, b in zip(got, table.rows(), strict=True):
             for col in table.columns:

@@ -11,6 +11,7 @@ import pytest
 
 from loopmodel.measure.bench import COUNTERS_NOTE, run_bench
 from loopmodel.measure.kernel_bench import KernelMeasurement
+from loopmodel.report.schema import SCHEMA_VERSION
 from helpers import schema_errors
 
 HAVE_GCC = shutil.which("gcc") is not None
@@ -67,7 +68,7 @@ def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
                        env={**os.environ, "LOOPMODEL_CACHE_DIR": env_dir})
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["schema_version"] == "1" and len(out["points"]) == 1  # one size: the shape of a sweep
+    assert out["schema_version"] == SCHEMA_VERSION and len(out["points"]) == 1  # one size: the shape of a sweep
     assert schema_errors(out, "bench") == []
     doc = out["points"][0]
     m = doc["measurement"]

@@ -117,12 +117,12 @@ def test_json_document_structure(runs):
         assert isinstance(lv["selected"], int) and 0 <= lv["selected"] < len(lv["conditions"])
         for c in lv["conditions"]:
             assert isinstance(c["condition"], str)
-            for k in ("hits", "misses", "evicts"):
+            for k in ("hits_per_it", "misses_per_it", "evicts_per_it"):
                 assert isinstance(c[k], int) and not isinstance(c[k], bool)
-            assert c["hits"] + c["misses"] == 27
-            assert c["evicts"] == 1
+            assert c["hits_per_it"] + c["misses_per_it"] == 27
+            assert c["evicts_per_it"] == 1
     sel = [lv["conditions"][lv["selected"]] for lv in doc["layer_conditions"]]
-    assert [(c["hits"], c["misses"]) for c in sel] == [(8, 19), (16, 11), (16, 11)]
+    assert [(c["hits_per_it"], c["misses_per_it"]) for c in sel] == [(8, 19), (16, 11), (16, 11)]
 
     assert [t["level"] for t in doc["traffic"]] == ["L1", "L2", "L3"]
     for t in doc["traffic"]:

@@ -161,7 +161,7 @@ def test_cli_llvm_mca_json():
     assert doc["ecm"]["T_nOL_cy_per_cl"] == pytest.approx(8.0, abs=0.05)
     assert any("in-core from llvm-mca" in n for n in doc["notes"])
     ci = doc["incore"]["compiled"]
-    assert ci["iterations_per_pass"] == 4 and ci["pointer_increment_B"] == 32
+    assert ci["iterations_per_pass"] == 4 and ci["pointer_increment_B_per_pass"] == 32
     assert ci["block"].rstrip().split("\n")[-1].startswith("jne")
     # cy/CL from cy/pass: divide by iterations per pass, multiply by iterations per CL (8); the ports give
     # 7 cy/CL, below the data-path bound that sets T_nOL

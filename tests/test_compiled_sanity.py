@@ -102,7 +102,7 @@ def test_scalar_ijk_matmul_is_analysed_at_one_iteration_per_pass(tmp_path):
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)["incore"]
     assert doc["compiled"]["iterations_per_pass"] == 1.0
-    assert doc["compiled"]["pointer_increment_B"] == 8.0
+    assert doc["compiled"]["pointer_increment_B_per_pass"] == 8.0
     assert doc["T_OL_cy_per_cl"] == pytest.approx(4.0, abs=0.1)
 
 
@@ -245,5 +245,5 @@ def test_size_dependent_stride_of_the_written_array_is_evaluated(tmp_path):
                 "--compiler-flags", SCALAR_FLAGS, "--json", timeout=120)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)["incore"]
-    assert (doc["compiled"]["iterations_per_pass"], doc["compiled"]["pointer_increment_B"]) == (1.0, 8000.0)
+    assert (doc["compiled"]["iterations_per_pass"], doc["compiled"]["pointer_increment_B_per_pass"]) == (1.0, 8000.0)
     assert doc["T_OL_cy_per_cl"] == pytest.approx(1.0, abs=0.05)

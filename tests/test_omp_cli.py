@@ -11,6 +11,7 @@ import yaml
 from helpers import run_cli
 from loopmodel.fileio.machine_writer import coherence_mapping, machine_text
 from loopmodel.machine.coherence import TRANSITION_KEYS, CoherenceTable
+from loopmodel.report.schema import SCHEMA_VERSION
 
 SIZES = (4096, 65536, 1 << 20, 1 << 26)
 RATE = {k: 50e9 for k in TRANSITION_KEYS}
@@ -43,7 +44,7 @@ def test_dot_thread0_json_names_the_remote_transition(machine):
     assert dot["memory_time_s"] == pytest.approx(800e3 / 5e9, rel=1e-6)
     assert dot["time_s"] == pytest.approx(max(dot["memory_time_s"], dot["core_time_s"]) + 5e-7)
     assert two["total_time_s"] == pytest.approx(init["time_s"] + dot["time_s"])
-    assert "units" not in d and d["schema_version"] == "1"  # units are in the keys (_s)
+    assert "units" not in d and d["schema_version"] == SCHEMA_VERSION  # units are in the keys (_s)
 
 
 def test_first_touch_scales_and_the_table_renders(machine):

@@ -14,6 +14,7 @@ import pytest
 import loopmodel
 import loopmodel.sweep as sw
 from loopmodel.cli import main
+from loopmodel.report.schema import SCHEMA_VERSION
 
 EXAMPLE = "examples/studies/stencil-sizes.yml"
 KERNELS = "examples/kernels"
@@ -220,7 +221,7 @@ def test_csv_and_parquet_output_and_no_overwrite(tmp_path, capsys, in_process, f
     from_pq = pq.read_table(out_pq).to_pylist()
     assert from_pq == expected
     meta = pq.read_schema(out_pq).metadata
-    assert meta[b"schema_version"] == b"1" and meta[b"loopmodel_version"] == loopmodel.__version__.encode()
+    assert meta[b"schema_version"] == SCHEMA_VERSION.encode() and meta[b"loopmodel_version"] == loopmodel.__version__.encode()
     with open(out_csv, newline="") as fh:
         from_csv = list(csv.DictReader(fh))
     assert len(from_csv) == len(expected) and list(from_csv[0]) == list(expected[0])

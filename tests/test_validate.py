@@ -12,6 +12,7 @@ from loopmodel.fileio.machine_files import load_machine
 from loopmodel.measure.bench import BenchResult
 from loopmodel.measure.kernel_bench import KernelMeasurement
 from loopmodel.validation import summary, validate
+from loopmodel.report.schema import SCHEMA_VERSION
 from helpers import schema_errors
 
 MACHINE = "IvyBridgeEP_E5-2690v2"
@@ -50,7 +51,7 @@ def test_validate_command_json(fake_bench, capsys):
     from loopmodel.cli import main
     assert main(["validate", "examples/kernels/daxpy.c", "-m", MACHINE, "-D", "N=1000", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema_version"] == "1" and len(doc["points"]) == 1 and schema_errors(doc, "validate") == []
+    assert doc["schema_version"] == SCHEMA_VERSION and len(doc["points"]) == 1 and schema_errors(doc, "validate") == []
     assert doc["points"][0]["data_location"] == "L1" and "relative_error" in doc["points"][0]
 
 

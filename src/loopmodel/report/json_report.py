@@ -48,8 +48,8 @@ def to_dict(res) -> dict:
     for lt in res.traffic.levels:
         doc["traffic"].append({"level": lt.level, "loads_cl_per_cl": lt.loads_cl, "stores_cl_per_cl": lt.stores_cl,
                                "volume_B_per_cl": lt.bytes, "load_volume_B_per_cl": lt.load_bytes,
-                               "store_volume_B_per_cl": lt.store_bytes, "hits_per_cl": lt.hits,
-                               "misses_per_cl": lt.misses, "evicts_cl_per_cl": lt.evicts_cl})
+                               "store_volume_B_per_cl": lt.store_bytes, "hits_cl_per_cl": lt.hits,
+                               "misses_cl_per_cl": lt.misses, "evicts_cl_per_cl": lt.evicts_cl})
     if res.simulation is not None:
         doc["simulation"] = _simulation(res.simulation)
     doc["incore"] = _incore(res) if res.incore is not None else None
@@ -93,8 +93,8 @@ def _layer_conditions(res) -> list:
             "dimension": st.dimension,
             "requirement_B": _num(st.requirement_bytes),
             "fulfilled": bool(st.condition),
-            "hits": st.hits, "misses": st.misses,
-            "evicts": sum(1 for _ in res.kernel.written_arrays),
+            "hits_per_it": st.hits, "misses_per_it": st.misses,
+            "evicts_per_it": sum(1 for _ in res.kernel.written_arrays),
             "max_size_exact": _num(st.max_size),
             "transition_size": _num(transition_size(st.max_size)),
             "largest_block_size": _num(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else _num(st.max_size),
@@ -114,7 +114,7 @@ def _simulation(si) -> dict:
     return {
         "measured_iterations": si.measured_iterations, "simulated_iterations": si.simulated_iterations,
         "warmup_iterations": si.warmup_iterations, "sweeps": si.sweeps, "cold_single_sweep": si.cold,
-        "arrays": {name: {"address": addr, "size_B": size} for name, (addr, size) in si.layout.items()},
+        "arrays": {name: {"address_B": addr, "size_B": size} for name, (addr, size) in si.layout.items()},
         "levels": [{"level": lv.name, "sets": lv.sets, "ways": lv.ways, "line_size_B": lv.line_size,
                     "policy": lv.policy, "write_allocate": lv.write_allocate, "write_back": lv.write_back,
                     "type": lv.kind} for lv in si.levels],
@@ -156,7 +156,7 @@ def _incore(res) -> dict:
             "analyzer": ci.analyzer, "analyzer_version": ci.analyzer_version, "compiler": ci.compiler,
             "compiler_version": ci.compiler_version, "flags": list(ci.flags), "block_label": ci.block_label,
             "block": ci.block, "iterations_per_pass": ci.iterations_per_pass,
-            "pointer_increment_B": ci.bytes_per_pass, "ports_cy_per_pass": _sorted(ci.ports_cy_per_pass),
+            "pointer_increment_B_per_pass": ci.bytes_per_pass, "ports_cy_per_pass": _sorted(ci.ports_cy_per_pass),
             "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
             "balanced_ports_cy_per_pass": _sorted(bal), "load_ports_cy_per_pass": _sorted(loads),
         }
@@ -191,4 +191,4 @@ def _unit_of_work(res) -> dict:
     return {"definition": "one cache line of the written array (of the read arrays when no written array "
                           "moves with the inner loop): it/CL = CL / min(CL, |address step per iteration in B|)",
             "array": u.array, "basis": u.basis, "address_step_B_per_it": _num(u.step_bytes),
-            "iterations": res.traffic.iterations_per_unit}
+            "iterations_per_cl": res.traffic.iterations_per_unit}

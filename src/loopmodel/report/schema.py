@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 #: version of the JSON output schema (docs/schema/<command>.schema.json)
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 #: the envelope keys every document starts with
 ENVELOPE = ("schema_version", "loopmodel_version")

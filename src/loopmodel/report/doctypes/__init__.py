@@ -44,7 +44,7 @@ class Strict(TypedDict):
 class Envelope(Strict):
     """The two keys every document starts with."""
 
-    schema_version: Annotated[Literal["1"], Field(description="version of this schema: raised when a key is "
+    schema_version: Annotated[Literal[SCHEMA_VERSION], Field(description="version of this schema: raised when a key is "
                                                               "renamed or removed")]
     loopmodel_version: Annotated[str, Field(description="the loopmodel release that wrote the document")]
 

@@ -69,7 +69,7 @@ class UnitOfWork(Strict):
     basis: Annotated[Literal["written", "read"], Field(description="written array, or read arrays when no "
                                                                    "written array moves with the inner loop")]
     address_step_B_per_it: Annotated[Num, Field(description="address step of that array per iteration, B/it")]
-    iterations: Annotated[Num, Field(description="iterations per unit of work (CL), it/CL")]
+    iterations_per_cl: Annotated[Num, Field(description="iterations per unit of work (CL), it/CL")]
 
 
 class LayerConditionState(Strict):
@@ -81,9 +81,9 @@ class LayerConditionState(Strict):
     dimension: Annotated[int, Field(description="0 no reuse, 1 within a row, 2 across rows, 3 across planes")]
     requirement_B: Annotated[Num, Field(description="C_req(t) evaluated at the sizes, B")]
     fulfilled: Annotated[bool, Field(description="the condition holds at the sizes")]
-    hits: Annotated[int, Field(description="accesses per iteration that hit in this state")]
-    misses: Annotated[int, Field(description="accesses per iteration that miss in this state")]
-    evicts: Annotated[int, Field(description="written arrays evicted per iteration (one per written array)")]
+    hits_per_it: Annotated[int, Field(description="accesses per iteration that hit in this state")]
+    misses_per_it: Annotated[int, Field(description="accesses per iteration that miss in this state")]
+    evicts_per_it: Annotated[int, Field(description="written arrays evicted per iteration (one per written array)")]
     max_size_exact: Annotated[NumOrInf, Field(description="largest real value of the solved-for size with the "
                                                           "condition holding ('inf': any; null: none)")]
     transition_size: Annotated[NumOrInf, Field(description="max_size_exact rounded to the nearest integer "
@@ -131,8 +131,8 @@ class TrafficLevel(Strict):
     volume_B_per_cl: Annotated[Num, Field(description="bytes both directions, B/CL")]
     load_volume_B_per_cl: Annotated[Num, Field(description="bytes toward the core, B/CL")]
     store_volume_B_per_cl: Annotated[Num, Field(description="bytes away from the core, B/CL")]
-    hits_per_cl: Annotated[Num, Field(description="demand lookups hitting in the level, per CL")]
-    misses_per_cl: Annotated[Num, Field(description="demand lookups missing in the level, per CL")]
+    hits_cl_per_cl: Annotated[Num, Field(description="demand lookups hitting in the level, per CL")]
+    misses_cl_per_cl: Annotated[Num, Field(description="demand lookups missing in the level, per CL")]
     evicts_cl_per_cl: Annotated[Num, Field(description="cache lines replaced in the level, CL/CL")]
 
 
@@ -148,7 +148,7 @@ class CompiledBlock(Strict):
     block_label: Annotated[str, Field(description="assembly label of the analyzed loop block")]
     block: Annotated[str, Field(description="assembly text of the block")]
     iterations_per_pass: Annotated[Num, Field(description="kernel iterations per pass of the block, it")]
-    pointer_increment_B: Annotated[Num, Field(description="bytes the pointers advance per pass, B")]
+    pointer_increment_B_per_pass: Annotated[Num, Field(description="bytes the pointers advance per pass, B")]
     ports_cy_per_pass: Annotated[dict[str, Num], Field(description="port -> pressure reported by the analyzer, "
                                                                    "cy/pass")]
     block_throughput_cy_per_pass: Annotated[Num, Field(description="throughput bound of the block, cy/pass")]
@@ -283,7 +283,7 @@ class Roofline(Strict):
 class SimulatedArray(Strict):
     """Placement of one array in the cache simulation."""
 
-    address: Annotated[int, Field(description="start address, B")]
+    address_B: Annotated[int, Field(description="start address, B")]
     size_B: Annotated[int, Field(description="array size, B")]
 
 

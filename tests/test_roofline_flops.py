@@ -22,3 +22,18 @@ def test_cpu_roof_with_compiled_incore_equals_the_analytic_one():
         docs[incore] = json.loads(p.stdout)["roofline"]
     assert docs["llvm-mca"]["cpu_performance_flop_s"] is not None
     assert docs["llvm-mca"]["cpu_performance_flop_s"] == docs["analytic"]["cpu_performance_flop_s"]
+
+
+def test_a_kernel_without_flops_has_no_flop_s_but_it_s(tmp_path):
+    """A copy loop: the Roofline works in iterations; the *_flop_s keys are null (not it/s under a
+    FLOP/s name) and performance_it_s = it/CL x clock / time."""
+    k = tmp_path / "copy.c"
+    k.write_text("#define N 100000\ndouble a[N], b[N];\nfor (int i = 0; i < N; ++i)\n    a[i] = b[i];\n")
+    p = run_cli("analyze", k, "-m", "SkylakeSP_Gold-6148", "-p", "Roofline", "-i", "analytic", "--json", "--no-cache")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    r, it, clock = doc["roofline"], doc["iterations_per_cl"], doc["machine"]["clock_Hz"]
+    assert r["performance_flop_s"] is None and all(lv["performance_flop_s"] is None for lv in r["levels"])
+    assert r["cpu_performance_flop_s"] is None
+    assert r["performance_it_s"] == pytest.approx(it * clock / r["time_cy_per_cl"])
+    assert r["levels"][0]["performance_it_s"] == pytest.approx(it * clock / r["levels"][0]["time_cy_per_cl"])

@@ -57,7 +57,7 @@ def to_dict(res) -> dict:
         doc["ecm"] = _ecm(res)
     for key, r in (("roofline", res.roofline), ("roofline_asm", res.roofline_asm)):
         if r:
-            doc[key] = _roofline(r)
+            doc[key] = _roofline(r, res)
     return document(doc)
 
 
@@ -163,17 +163,31 @@ def _incore(res) -> dict:
     return out
 
 
-def _roofline(r) -> dict:
+def _roofline(r, res) -> dict:
+    """The Roofline result (kerncraft-tool-paper.txt §1.2.1): every performance in FLOP/s (null
+    for a kernel without FLOPs, whose model works in iterations) and in it/s (from the time in
+    cy/CL: it/CL x clock / time)."""
+    flops = bool(res.kernel.flops_per_iteration)
+    it, clock = res.traffic.iterations_per_unit, res.machine.clock
+
+    def it_s(time):
+        return None if time is None else _num(it * clock / time if time > 0 else float("inf"))
+
+    def flop_s(value):
+        return _num(value) if flops else None
+
     return {
         "cores": r.cores,
-        "cpu_performance_flop_s": _num(r.cpu_performance),
+        "cpu_performance_flop_s": flop_s(r.cpu_performance),
         "cpu_time_cy_per_cl": r.cpu_time,
         "cpu_roof_source": r.cpu_source,
         "levels": [{"level": lv.level, "volume_B_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
                     "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
-                    "performance_flop_s": _num(lv.performance), "time_cy_per_cl": _num(lv.time)} for lv in r.levels],
+                    "performance_flop_s": flop_s(lv.performance), "performance_it_s": it_s(lv.time),
+                    "time_cy_per_cl": _num(lv.time)} for lv in r.levels],
         "bottleneck": r.bottleneck,
-        "performance_flop_s": _num(r.performance),
+        "performance_flop_s": flop_s(r.performance),
+        "performance_it_s": it_s(r.time),
         "time_cy_per_cl": _num(r.time),
         "unknown": r.unknown,
     }

@@ -259,8 +259,10 @@ class RooflineLevel(Strict):
     bandwidth_B_s: Annotated[Num, Field(description="measured streaming bandwidth, B/s")]
     bandwidth_kernel: Annotated[str, Field(description="benchmark kernel of the bandwidth")]
     measured_cores: Annotated[int, Field(description="core count of the bandwidth measurement")]
-    performance_flop_s: Annotated[float | Literal["inf"], Field(description="roof, FLOP/s (it/s for a kernel "
-                                                                            "without FLOPs; 'inf': no data)")]
+    performance_flop_s: Annotated[NumOrInf, Field(description="roof, FLOP/s (null for a kernel without FLOPs; "
+                                                              "'inf': no data on this link)")]
+    performance_it_s: Annotated[NumOrInf, Field(description="roof, it/s (it/CL x clock / time_cy_per_cl; 'inf': no "
+                                                            "data on this link)")]
     time_cy_per_cl: Annotated[NumOrInf, Field(description="time on this roof, cy/CL ('inf': a bandwidth of 0)")]
 
 
@@ -269,13 +271,16 @@ class Roofline(Strict):
     from the compiled block."""
 
     cores: Annotated[int, Field(description="core count of the prediction")]
-    cpu_performance_flop_s: Annotated[Num, Field(description="CPU roof, FLOP/s (null: no FLOPs per cycle)")]
+    cpu_performance_flop_s: Annotated[Num, Field(description="CPU roof, FLOP/s (null: no FLOPs per cycle, or a "
+                                                             "kernel without FLOPs)")]
     cpu_time_cy_per_cl: Annotated[Num, Field(description="CPU roof, cy/CL (null: unknown)")]
     cpu_roof_source: Annotated[str, Field(description="'peak FLOP/s', or the analyzer of the compiled block")]
     levels: Annotated[list[RooflineLevel], Field(description="bandwidth roofs, core side first")]
     bottleneck: Annotated[str | None, Field(description="CPU or the level of the limiting roof (null: unknown)")]
-    performance_flop_s: Annotated[NumOrInf, Field(description="predicted performance, FLOP/s (it/s for a kernel "
-                                                              "without FLOPs; null: unknown; 'inf': a time of 0)")]
+    performance_flop_s: Annotated[NumOrInf, Field(description="predicted performance, FLOP/s (null: unknown, or a "
+                                                              "kernel without FLOPs; 'inf': a time of 0)")]
+    performance_it_s: Annotated[NumOrInf, Field(description="predicted performance, it/s (null: unknown; 'inf': a "
+                                                            "time of 0)")]
     time_cy_per_cl: Annotated[Num, Field(description="predicted time, cy/CL (null: unknown)")]
     unknown: Annotated[str | None, Field(description="why the CPU roof is unknown (null: known)")]
 

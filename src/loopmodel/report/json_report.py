@@ -88,7 +88,7 @@ def _layer_conditions(res) -> list:
         "cache_size_B": lv.cache_size,
         "variable": res.lc_variable,
         "conditions": [{
-            "condition": f"{st.requirement} <= {lv.cache_size:g}" if st.distance.degree or not st.distance.is_zero() else "none (no reuse)",
+            "condition": f"{st.requirement} <= {lv.cache_size:.17g}" if st.distance.degree or not st.distance.is_zero() else "none (no reuse)",
             "reuse_distance_it": str(st.distance),
             "dimension": st.dimension,
             "requirement_B": _num(st.requirement_bytes),

@@ -137,8 +137,8 @@ class StreamResult:
 
 def _point_dict(p: StreamPoint) -> dict:
     """One thread count as JSON (naming rule: :mod:`loopmodel.report.schema`)."""
-    return {"threads": p.threads, "time_per_sweep_s": p.seconds_per_sweep,
-            "time_per_sweep_min_s": p.seconds_per_sweep_min, "time_per_sweep_max_s": p.seconds_per_sweep_max,
+    return {"threads": p.threads, "time_median_s_per_sweep": p.seconds_per_sweep,
+            "time_min_s_per_sweep": p.seconds_per_sweep_min, "time_max_s_per_sweep": p.seconds_per_sweep_max,
             "it_s": p.it_per_s, "bandwidth_B_s": p.bytes_per_s, "bandwidth_no_wa_B_s": p.bytes_per_s_no_wa,
             "volume_B_per_it": p.bytes_per_it, "volume_no_wa_B_per_it": p.bytes_per_it_no_wa, "sweeps": p.sweeps}
 

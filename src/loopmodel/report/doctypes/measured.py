@@ -137,9 +137,9 @@ class MeasurePoint(Strict):
 
     threads: Annotated[Count, Field(description="OpenMP threads, as the benchmark reported from inside its "
                                                 "parallel region")]
-    time_per_sweep_s: Annotated[Num, Field(description="median time of one sweep over all elements, s")]
-    time_per_sweep_min_s: Annotated[Num, Field(description="fastest repetition, time of one sweep, s")]
-    time_per_sweep_max_s: Annotated[Num, Field(description="slowest repetition, time of one sweep, s")]
+    time_median_s_per_sweep: Annotated[Num, Field(description="median time of one sweep over all elements, s")]
+    time_min_s_per_sweep: Annotated[Num, Field(description="fastest repetition, time of one sweep, s")]
+    time_max_s_per_sweep: Annotated[Num, Field(description="slowest repetition, time of one sweep, s")]
     it_s: Annotated[Num, Field(description="elements updated per second at the median time, all threads "
                                            "together, it/s")]
     bandwidth_B_s: Annotated[Num, Field(description="it_s x volume_B_per_it (write-allocate counted), B/s")]

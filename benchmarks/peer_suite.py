@@ -423,8 +423,8 @@ def lc_condition(level: str, dim):
             return next(c for c in conds if c["dimension"] == dim)
         wds = block.get("whole_data_set")
         if wds is not None:  # the state it describes: every access hits, nothing is evicted
-            n = conds[0]["hits"] + conds[0]["misses"]
-            return {"hits": n, "misses": 0, "evicts": 0, "max_size_exact": wds["max_size_exact"]}
+            n = conds[0]["hits_per_it"] + conds[0]["misses_per_it"]
+            return {"hits_per_it": n, "misses_per_it": 0, "evicts_per_it": 0, "max_size_exact": wds["max_size_exact"]}
         whole = [c for c in conds if str(c.get("reuse_distance_it")) in ("inf", "oo")
                  or (isinstance(c["dimension"], int) and c["dimension"] > 3)]
         if not whole:
@@ -436,7 +436,7 @@ def lc_condition(level: str, dim):
 def _hme(cond_get):
     def get(o: Outcome):
         c = cond_get(o)
-        return "/".join(str(int(c[k])) for k in ("hits", "misses", "evicts"))
+        return "/".join(str(int(c[k])) for k in ("hits_per_it", "misses_per_it", "evicts_per_it"))
     return get
 
 

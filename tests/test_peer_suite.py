@@ -31,8 +31,8 @@ def _doc(**over):
                                      {"name": "L2L3", "time_cy_per_cl": 6.0, "busy_cy_per_cl": 6.0},
                                      {"name": "L3MEM", "time_cy_per_cl": 13.1, "busy_cy_per_cl": 13.1}]},
            "layer_conditions": [{"level": "L1", "conditions": [
-               {"dimension": 1, "hits": 2, "misses": 6, "evicts": 1, "max_size_exact": "inf"},
-               {"dimension": 2, "hits": 4, "misses": 4, "evicts": 1, "max_size_exact": 683.3333333}]}]}
+               {"dimension": 1, "hits_per_it": 2, "misses_per_it": 6, "evicts_per_it": 1, "max_size_exact": "inf"},
+               {"dimension": 2, "hits_per_it": 4, "misses_per_it": 4, "evicts_per_it": 1, "max_size_exact": 683.3333333}]}]}
     doc.update(over)
     return doc
 

@@ -247,5 +247,5 @@ def test_cli_json_reports_simulation():
     doc = json.loads(p.stdout)
     assert doc["traffic_predictor"] == "SIM"
     assert [lv["type"] for lv in doc["simulation"]["levels"]] == ["non-inclusive", "non-inclusive", "victim"]
-    assert [a["address"] % 4096 for a in doc["simulation"]["arrays"].values()] == [0, 64, 128]
-    assert {"hits_per_cl", "misses_per_cl", "evicts_cl_per_cl", "loads_cl_per_cl", "stores_cl_per_cl"} <= set(doc["traffic"][0])
+    assert [a["address_B"] % 4096 for a in doc["simulation"]["arrays"].values()] == [0, 64, 128]
+    assert {"hits_cl_per_cl", "misses_cl_per_cl", "evicts_cl_per_cl", "loads_cl_per_cl", "stores_cl_per_cl"} <= set(doc["traffic"][0])

@@ -259,6 +259,6 @@ def test_unit_of_work_in_text_and_json(strided_file):
     assert doc.returncode == 0, doc.stderr
     d = json.loads(doc.stdout)
     assert d["iterations_per_cl"] == 8
-    assert d["unit_of_work"]["array"] == "a" and d["unit_of_work"]["iterations"] == 8
+    assert d["unit_of_work"]["array"] == "a" and d["unit_of_work"]["iterations_per_cl"] == 8
     assert d["unit_of_work"]["address_step_B_per_it"] == 8
 

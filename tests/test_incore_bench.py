@@ -261,6 +261,7 @@ def test_real_add_and_load_on_this_host():
     r = ib.run_incore("x86", isa, hz, repetitions=3, min_time_s=0.001, forms=forms)
     assert all("pin" in n or "reference chain" in n for n in r.notes)
     assert 2.0 * 0.9 <= r.latency("ADD", 16) <= 8.0  # a chain of FP adds: 2 cy or more on every core
-    assert 0.5 <= r.throughput("ADD", 16) <= 4.0
-    assert 0.5 <= r.throughput("LOAD", 16) <= 4.0
+    # no core issues more than 4 of either per cycle (Zen 5: 4 loads); the margin is measurement noise
+    assert 0.5 <= r.throughput("ADD", 16) <= 5.0
+    assert 0.5 <= r.throughput("LOAD", 16) <= 5.0
     assert r.calibrated  # counted against the reference chain run beside each repetition

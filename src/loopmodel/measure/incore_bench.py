@@ -593,8 +593,9 @@ def run_incore(isa: str, features, clock_hz: float, repetitions: int = 5, min_ti
                 points.append(make_point(form, iterations, per_it, seconds, clock_hz, ref))
                 calibrated = calibrated and ref is not None
                 unpinned |= not pinned
-                if ref and abs(reference_clock_hz(ref) / clock_hz - 1.0) > CLOCK_TOLERANCE:
-                    off_clock.append(f"{form.name} ({reference_clock_hz(ref) / 1e9:.2f} GHz)")
+                f_ref = reference_clock_hz(ref) if ref else clock_hz
+                if abs(f_ref / clock_hz - 1.0) > CLOCK_TOLERANCE:
+                    off_clock.append(f"{form.name} ({f_ref / 1e9:.2f} GHz)")
             except ToolError as exc:
                 notes.append(f"{form.name} ({form.form}) left out: {exc}")
             if progress is not None:

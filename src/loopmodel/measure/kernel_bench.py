@@ -7,7 +7,8 @@ this process (:func:`loopmodel.toolchain.compile_c`) and run once per measuremen
 pins itself to one CPU, first-touches the arrays there, calls the kernel once to warm the
 caches (the data then sit in the level they fit in, as the repeated-sweeps layer conditions
 assume; roofline-measurement-thesis.txt §2.3), calibrates the calls per run by doubling until
-a run and the one after it both last ``min_time_s`` (a preempted run does not end it) and times ``runs`` runs in the same process (``CLOCK_MONOTONIC``).
+a run and the one after it both last ``min_time_s`` (a preempted run does not end it) and times
+``runs`` runs in the same process (``CLOCK_MONOTONIC``).
 
 Statistics (roofline-measurement-thesis.txt §3.4, "Handling the Variance"): disturbances on a
 shared or virtual machine only lengthen a run, so the minimum over the runs (min-of-K, K =

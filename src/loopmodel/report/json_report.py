@@ -13,11 +13,6 @@ from .schema import document, finite
 from .units import convert_all
 
 
-def _num(x):
-    """A figure for the document: infinite as ``"inf"``, NaN as null (:func:`loopmodel.report.schema.finite`)."""
-    return finite(x)
-
-
 def _sorted(d: dict) -> dict:
     """``d`` with its keys in sorted order (for dicts whose order has no meaning)."""
     return {k: d[k] for k in sorted(d)}
@@ -91,21 +86,21 @@ def _layer_conditions(res) -> list:
             "condition": f"{st.requirement} <= {lv.cache_size:.17g}" if st.distance.degree or not st.distance.is_zero() else "none (no reuse)",
             "reuse_distance_it": str(st.distance),
             "dimension": st.dimension,
-            "requirement_B": _num(st.requirement_bytes),
+            "requirement_B": finite(st.requirement_bytes),
             "fulfilled": bool(st.condition),
             "hits_per_it": st.hits, "misses_per_it": st.misses,
             "evicts_per_it": sum(1 for _ in res.kernel.written_arrays),
-            "max_size_exact": _num(st.max_size),
-            "transition_size": _num(transition_size(st.max_size)),
-            "largest_block_size": _num(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else _num(st.max_size),
+            "max_size_exact": finite(st.max_size),
+            "transition_size": finite(transition_size(st.max_size)),
+            "largest_block_size": finite(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else finite(st.max_size),
         } for st in lv.states],
         "selected": lv.selected,
         "whole_data_set": None if lv.data_set is None else {
             "data_set_B": lv.data_set.requirement_bytes, "capacity_B": lv.capacity,
             "condition": f"{lv.data_set.requirement} <= {lv.capacity:g}",
             "fulfilled": bool(lv.data_set.condition), "held": lv.holds_data_set,
-            "max_size_exact": _num(lv.data_set.max_size),
-            "transition_size": _num(transition_size(lv.data_set.max_size)),
+            "max_size_exact": finite(lv.data_set.max_size),
+            "transition_size": finite(transition_size(lv.data_set.max_size)),
         },
     } for lv in res.lc_levels]
 
@@ -138,7 +133,7 @@ def _ecm(res) -> dict:
         "notation": e.notation(),
         "prediction_notation": e.prediction_notation(),
         "multicore_T_ECM_MEM_cy_per_cl": e.multicore(res.options.cores),
-        "performance": {k: _num(v) for k, v in convert_all(e.multicore(res.options.cores), res).items()},
+        "performance": {k: finite(v) for k, v in convert_all(e.multicore(res.options.cores), res).items()},
     }
 
 
@@ -171,24 +166,24 @@ def _roofline(r, res) -> dict:
     it, clock = res.traffic.iterations_per_unit, res.machine.clock
 
     def it_s(time):
-        return None if time is None else _num(it * clock / time if time > 0 else float("inf"))
+        return None if time is None else finite(it * clock / time if time > 0 else float("inf"))
 
     def flop_s(value):
-        return _num(value) if flops else None
+        return finite(value) if flops else None
 
     return {
         "cores": r.cores,
         "cpu_performance_flop_s": flop_s(r.cpu_performance),
         "cpu_time_cy_per_cl": r.cpu_time,
         "cpu_roof_source": r.cpu_source,
-        "levels": [{"level": lv.level, "volume_B_per_cl": lv.bytes, "intensity_flop_per_B": _num(lv.intensity),
+        "levels": [{"level": lv.level, "volume_B_per_cl": lv.bytes, "intensity_flop_per_B": finite(lv.intensity),
                     "bandwidth_B_s": lv.bandwidth, "bandwidth_kernel": lv.kernel, "measured_cores": lv.cores,
                     "performance_flop_s": flop_s(lv.performance), "performance_it_s": it_s(lv.time),
-                    "time_cy_per_cl": _num(lv.time)} for lv in r.levels],
+                    "time_cy_per_cl": finite(lv.time)} for lv in r.levels],
         "bottleneck": r.bottleneck,
         "performance_flop_s": flop_s(r.performance),
         "performance_it_s": it_s(r.time),
-        "time_cy_per_cl": _num(r.time),
+        "time_cy_per_cl": finite(r.time),
         "unknown": r.unknown,
     }
 
@@ -204,5 +199,5 @@ def _unit_of_work(res) -> dict:
     u = res.kernel.unit_of_work(res.machine.cacheline_size, res.defines)
     return {"definition": "one cache line of the written array (of the read arrays when no written array "
                           "moves with the inner loop): it/CL = CL / min(CL, |address step per iteration in B|)",
-            "array": u.array, "basis": u.basis, "address_step_B_per_it": _num(u.step_bytes),
+            "array": u.array, "basis": u.basis, "address_step_B_per_it": finite(u.step_bytes),
             "iterations_per_cl": res.traffic.iterations_per_unit}

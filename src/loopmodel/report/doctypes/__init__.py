@@ -16,14 +16,14 @@ strings to numbers) and returns the problems as ``'path: message'`` lines.
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 from typing_extensions import NotRequired, TypedDict
 
 from ..schema import SCHEMA_VERSION
 
-__all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "Any", "NotRequired", "Annotated", "Field", "Literal",
+__all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "NotRequired", "Annotated", "Field", "Literal",
            "DOCUMENTS", "document_type", "json_schema", "check"]
 
 #: a number in the unit its key names; null where the input cannot support the figure

@@ -15,12 +15,19 @@ from helpers import IVB, KERNELS, REFERENCE_MACHINES, SNB, requires_tool, run_cl
 
 from loopmodel.compiled.asm import find_kernel_block
 from loopmodel.compiled.codegen import generate_c
-from loopmodel.compiled.compile import (check_compiler_name, check_machine_flags, choose_compiler,
-                                        compile_to_assembly, fp_reassociation, resolve_compiler)
+from loopmodel.compiled.compile import choose_compiler, compile_to_assembly, fp_reassociation, resolve_compiler
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.errors import MachineError
 from loopmodel.fileio.c_kernel import parse_kernel_file
 from loopmodel.fileio.machine_files import builtin_names, load_machine
+from loopmodel.gate import check_compiler_name
+
+
+def check_machine_flags(flags, origin, key="gcc"):
+    """The gate's check of a machine file's ``compiler.<key>`` flags."""
+    from loopmodel.gate import check_flags
+
+    check_flags(flags, origin, f"compiler.{key}")
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 needs_tools = pytest.mark.skipif(shutil.which("gcc") is None or find_llvm_mca() is None,

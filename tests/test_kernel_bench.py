@@ -195,14 +195,18 @@ def test_bad_arguments(kw):
 
 
 @needs_gcc
-def test_timeout_and_crash_are_one_line_errors():
+def test_timeout_and_crash_are_one_line_errors(tmp_path):
     with pytest.raises(ToolError, match="did not finish") as e:
         measure_kernel(DAXPY, {"N": 2_000_000}, runs=10, min_time_s=0.05, timeout_s=0.05)
     assert "\n" not in str(e.value)
 
+    from loopmodel import toolchain
+
+    segv = toolchain.compile_c("#include <signal.h>\nint main(void) { raise(SIGSEGV); return 0; }\n", "gcc",
+                               ["-O1"], "executable", "segv", str(tmp_path))
+
     def crash(cmd, timeout):
-        from loopmodel import toolchain
-        return toolchain.run_program(["/bin/sh", "-c", "kill -SEGV $$"], "the kernel benchmark", timeout)
+        return toolchain.run_program([segv], "the kernel benchmark", timeout)
 
     with pytest.raises(LoopmodelError, match="killed by signal 11"):
         measure_kernel(DAXPY, {"N": 1000}, runner=crash)

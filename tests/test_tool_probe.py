@@ -94,7 +94,7 @@ def test_every_compilation_goes_through_the_one_compile_path(monkeypatch, tmp_pa
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "cache"))
     seen = []
 
-    def refuse(cmd, compiler, flags, name, directory):
+    def refuse(cmd, compiler, flags, name, directory, source=""):
         seen.append(name)
         raise ToolError(f"{compiler} refused for {name}.c")
     monkeypatch.setattr(toolchain, "_run_compiler", refuse)

@@ -61,6 +61,9 @@ def run(args) -> int:
         check_new_output(args.plot, "--plot", args.force)
     program = read_omp_program(args.program, _defines(args.define))
     machine = load_machine(args.machine)
+    if args.measure:
+        from . import toolchain
+        toolchain.chosen_compiler(args.compiler)
     if args.threads:
         threads = count_list(args.threads, "--threads")
     else:

@@ -58,7 +58,7 @@ def run(args) -> int:
         check_new_output(args.output, "-o", force=args.force)
     from . import toolchain
 
-    toolchain.find_compiler(args.compiler)  # before minutes of work
+    toolchain.chosen_compiler(args.compiler)  # before minutes of work
     cores = _cores(args.cores)
     if getattr(args, "coherence_only", False):
         from .errors import DefineError

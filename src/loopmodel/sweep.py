@@ -30,6 +30,7 @@ import io
 import itertools
 import json
 import os
+import shlex
 import platform
 import sys
 import types
@@ -303,6 +304,7 @@ def _options(data, path: str) -> tuple:
             raise StudyError("expected a non-empty list of values", file=path, where=f"options.{key}")
         toks = []
         for i, v in enumerate(values):
+            _check_untrusted(name, v, path, f"options.{key}[{i}]")
             try:
                 toks.append(tuple(option_tokens(name, v)))
                 check_options(toks[-1])
@@ -310,6 +312,29 @@ def _options(data, path: str) -> tuple:
                 raise StudyError(exc.message, file=path, where=f"options.{key}[{i}]") from None
         options[name], tokens[name] = tuple(values), tuple(toks)
     return options, tokens
+
+
+def _check_untrusted(name: str, value, path: str, where: str) -> None:
+    """A study is data (:mod:`loopmodel.gate`): the compiler it names and the flags it gives
+    pass the checks a machine file's do, and it cannot grant trust.
+
+    Raises:
+        StudyError: a compiler that is not a known compiler name, a flag off the allow-list,
+            or ``trust_machine_flags`` (one line naming the file and the option).
+    """
+    from . import gate
+
+    if name == "trust_machine_flags":
+        raise StudyError("a study file cannot grant trust: pass --trust-machine-flags to 'loopmodel sweep' "
+                         "if you trust the machine files", file=path, where=where)
+    if name == "compiler" and value is not None:
+        gate.check_compiler_name(value, path, where, error=StudyError)
+    if name == "compiler_flags" and value is not None:
+        try:
+            flags = shlex.split(str(value))
+        except ValueError as exc:
+            raise StudyError(f"cannot split the compiler flags {value!r}: {exc}", file=path, where=where) from None
+        gate.check_flags(flags, path, where, error=StudyError)
 
 
 # ---------------------------------------------------------------- analyze's own arguments

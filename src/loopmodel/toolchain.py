@@ -20,10 +20,9 @@ import platform
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 
-from . import cache
+from . import cache, gate
 from .errors import ToolError
 
 #: seconds a compilation may take
@@ -45,6 +44,19 @@ def find_compiler(compiler: str) -> str:
     if path is None:
         raise ToolError(f"compiler '{compiler}' not found; choose one with --compiler")
     return os.path.abspath(path)  # the compiler runs in another directory
+
+
+def chosen_compiler(compiler: str) -> str:
+    """:func:`find_compiler` for a compiler the person running loopmodel named on the command
+    line (``--compiler``, trusted): its path, which :mod:`loopmodel.gate` then runs whatever its
+    name (:func:`loopmodel.gate.allow_compiler`).
+
+    Raises:
+        ToolError: not installed.
+    """
+    path = find_compiler(compiler)
+    gate.allow_compiler(path)
+    return path
 
 
 def compile_c(source: str, compiler: str, flags, output: str = "assembly", name: str = "kernel",
@@ -88,7 +100,7 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
     with open(src, "w", encoding="utf-8") as fh:
         fh.write(source)
     libs = tuple(libraries) if output == "executable" else ()
-    _run_compiler([path, *flags, *_OUTPUTS[output], "-o", out, src, *libs], compiler, flags, name, directory)
+    _run_compiler([path, *flags, *_OUTPUTS[output], "-o", out, src, *libs], compiler, flags, name, directory, source)
     if output == "executable":
         return out
     with open(out, encoding="utf-8") as fh:
@@ -111,16 +123,10 @@ def compile_first(source: str, compiler: str, flag_sets, name: str, directory: s
     raise error
 
 
-def _run_compiler(cmd: list, compiler: str, flags: tuple, name: str, directory: str) -> None:
-    """Run one compiler command line; a failure is one :class:`ToolError` line."""
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=directory)
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"{compiler} did not finish compiling {name}.c within {COMPILE_TIMEOUT_S} s") from None
-    except FileNotFoundError:
-        raise ToolError(f"compiler '{compiler}' not found; choose one with --compiler") from None
-    except OSError as exc:
-        raise ToolError(f"cannot run {compiler}: {exc.strerror or exc}") from None
+def _run_compiler(cmd: list, compiler: str, flags: tuple, name: str, directory: str, source: str = "") -> None:
+    """Run one compiler command line through :func:`loopmodel.gate.compile_c`; a failure is
+    one :class:`ToolError` line."""
+    p = gate.compile_c(cmd[0], cmd[1:], source, directory, COMPILE_TIMEOUT_S, f"{compiler} compiling {name}.c")
     if p.returncode != 0 or not os.path.exists(cmd[cmd.index("-o") + 1]):
         first = _first_error(p.stderr).replace(directory + os.sep, "")
         shown = " ".join(shlex.quote(f) for f in flags)
@@ -183,14 +189,14 @@ def _ask_version(path: str) -> str:
 def _query(path: str, args):
     """``path args`` with no input, within the version timeout; None when it cannot be run."""
     try:
-        return subprocess.run([path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=VERSION_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
+        return gate.run_tool(path, list(args), os.path.basename(str(path)), VERSION_TIMEOUT_S)
+    except ToolError:
         return None
 
 
 def run_program(cmd: list, what: str, timeout: float, env: dict | None = None) -> str:
-    """Run a benchmark program built by :func:`compile_c` (in its own directory); its stdout.
+    """Run a benchmark program built by :func:`compile_c` (in its own directory, through
+    :func:`loopmodel.gate.run_program`); its stdout.
 
     Args:
         cmd: the program and its arguments.
@@ -199,16 +205,11 @@ def run_program(cmd: list, what: str, timeout: float, env: dict | None = None) -
         env: environment (default: this process's).
 
     Raises:
-        ToolError: timeout, cannot start, killed by a signal or a non-zero exit status (with
-            the first line of its stderr). One line each.
+        ToolError: not a program built by :func:`compile_c` in this process, timeout, cannot
+            start, killed by a signal or a non-zero exit status (with the first line of its
+            stderr). One line each.
     """
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
-                           cwd=os.path.dirname(cmd[0]))
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"{what} did not finish within {timeout:.3g} s") from None
-    except OSError as exc:
-        raise ToolError(f"cannot run {what}: {exc.strerror or exc}") from None
+    p = gate.run_program(cmd, what, timeout, env)
     if p.returncode != 0:
         first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), "(no output)")
         how = (f"was killed by signal {-p.returncode}" + (" (out of memory?)" if p.returncode == -9 else "")

@@ -6,11 +6,11 @@ another host). Flags: ``--compiler-flags`` if given, else the machine model's ``
 entry for that compiler, with link-only flags (``-l...``) dropped. Errors are one line
 (:class:`~loopmodel.errors.ToolError`).
 
-Trust model: the command line is trusted, a machine file is not (it is data, often
-downloaded). Flags and compiler names taken from a machine file must pass
-:func:`check_machine_flags` / :func:`check_compiler_name` (an allow-list: nothing that
-loads plugins, runs programs, reads response files or writes files) unless the user
-passes ``--trust-machine-flags``; violations are one-line
+Trust model (:mod:`loopmodel.gate`): the command line is trusted, a machine file is not (it
+is data, often downloaded). Flags and compiler names taken from a machine file must pass
+:func:`loopmodel.gate.check_flags` / :func:`loopmodel.gate.check_compiler_name` (an
+allow-list: nothing that loads plugins, runs programs, reads response files or writes files)
+unless the user passes ``--trust-machine-flags``; violations are one-line
 :class:`~loopmodel.errors.MachineError` s (exit status 2), never a fallback.
 
 :func:`fp_reassociation` tells from the compiler and flags whether floating-point
@@ -25,7 +25,7 @@ import shlex
 import shutil
 from dataclasses import dataclass
 
-from .. import toolchain
+from .. import gate, toolchain
 from ..errors import MachineError, OptionError, ToolError
 
 
@@ -159,9 +159,9 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
     if not trust_machine:
         origin = machine_file or f"machine model '{machine.name}'"
         if setting.command_from_machine:
-            check_compiler_name(setting.command, origin)
+            gate.check_compiler_name(setting.command, origin)
         if setting.machine_key is not None:
-            check_machine_flags(setting.flags, origin, setting.machine_key)
+            gate.check_flags(setting.flags, origin, f"compiler.{setting.machine_key}")
     cmd, parts = setting.command, setting.flags
     path = shutil.which(cmd)
     if path is None:
@@ -169,101 +169,13 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
         hint = (f" (install Debian's {pkg} to analyze {machine.isa} machines on this host)" if pkg else "")
         error = ToolError if compiler is None else OptionError  # --compiler names it explicitly
         raise error(f"compiler '{cmd}' not found{hint}; choose one with --compiler")
+    if compiler or trust_machine:
+        gate.allow_compiler(path)  # named by the person running loopmodel
     return CompilerChoice(cmd, parts, toolchain.tool_version(path))
 
 
-#: compiler names a machine file may give: gcc, cc, clang, icc, icx, armclang, with an optional
-#: cross prefix (``aarch64-linux-gnu-``) and version suffix (``-12``); no path
-_COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|cc|clang|icc|icx|armclang)(?:-\d+(?:\.\d+)*)?")
-
 #: a machine file's ``compiler`` key naming a gcc (the default compiler): gcc, cc, with prefix/version
 _GCC_NAME = re.compile(r"(?:.*-)?g?cc(?:-\d+(?:\.\d+)*)?")
-
-#: flags a machine file may give (full match); see :func:`check_machine_flags`
-_ALLOWED_FLAGS = tuple(re.compile(p) for p in (
-    r"-O(?:[0-3sgz]|fast)?",                              # optimisation level
-    r"-(?:march|mtune|mcpu|mfpu|mabi|mprefer-vector-width|msve-vector-bits)=[\w.+-]+",
-    r"-m(?!llvm\b)[a-z0-9][\w.+-]*(?:=[\w.+,-]+)?",      # -mavx2, -mno-fma, -m64, -mcmodel=small
-    r"-f[a-z0-9][\w.+-]*(?:=[\w.+,:-]*)?",                # -f<option>, filtered by _DENIED_F below
-    r"-[DU][A-Za-z_]\w*(?:=[^\n]*)?",                     # macros
-    r"-std=[\w+.-]+", r"-ansi", r"-pedantic(?:-errors)?", r"-w", r"-W[a-z][\w=+-]*",  # no -Wl, -Wa, -Wp,
-    r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d)?)?", r"-pthread", r"-pipe", r"-no-pie", r"-pie", r"-static",
-    r"-nostdinc", r"-nostdlib", r"-nodefaultlibs",
-    r"-l[\w.+-]+",                                        # libraries (link-only: dropped for -S)
-    r"--target=[\w.-]+", r"--param=[\w-]+=\d+",
-    r"-x(?:Host|[A-Z][\w.-]*)", r"-ax[A-Z][\w.,-]*",       # Intel: -xCORE-AVX2, -axAVX
-    r"-q(?:no-)?openmp(?:-simd)?", r"-qopt-(?!report)[\w-]+(?:=[\w.-]+)?", r"-qoverride-limits",
-    r"-nolib-inline", r"-ipo\d*", r"-no-?(?:vec|prec-div|prec-sqrt|ip|ansi-alias)", r"-ansi-alias",
-    r"-prec-(?:div|sqrt)", r"-restrict", r"-unroll(?:\d+|-aggressive)?", r"-ip",
-))
-
-#: -f options (``-f``/``-fno-`` stripped) that load or run code, read files or write files
-_DENIED_F = re.compile(
-    r"(?:plugin|pass-plugin|dump|profile|auto-profile|cs-profile|memory-profile|opt-info.*=|"
-    r"save-optimization-record|optimization-record|callgraph-info|compare-debug|crash-diagnostics|"
-    r"modules?\b|module-|prebuilt-module|implicit-module|sanitize-(?:blacklist|ignorelist|coverage-)|"
-    r"xray-(?:always|never|attr|instrumentation-bundle)|coverage|test-coverage|branch-probabilities|"
-    r"offload|use-ld|use-linker-plugin|linker-plugin|embed-bitcode|proc-stat-report|time-trace=|"
-    r"basic-block-sections=|deps-|diagnostics-(?:add|set)-output|diagnostics-format=.*file)")
-
-#: options taking the next word as value: option -> allowed values
-_PAIRED = {"-fp-model": re.compile(r"fast(?:=[12])?|precise|strict|consistent|source|double|extended|"
-                                   r"(?:no-)?except"),
-           "-target": re.compile(r"[\w.-]+")}
-
-
-def check_compiler_name(name: str, origin: str) -> None:
-    """Accept a compiler name from a machine file: a known compiler, no path.
-
-    Raises:
-        MachineError: one line naming ``origin`` and the name.
-    """
-    if not _COMPILER_NAME.fullmatch(name):
-        raise MachineError(f"compiler '{name}' is not a known compiler name (gcc, clang, icc, icx, cc, "
-                           "armclang, cross and versioned forms such as aarch64-linux-gnu-gcc-12; no path): "
-                           "name it with --compiler, or pass --trust-machine-flags to use the machine file's",
-                           file=origin)
-
-
-def check_machine_flags(flags, origin: str, key: str = "gcc") -> None:
-    """Accept compiler flags from a machine file: the allow-list above.
-
-    Allowed: optimisation levels, -march/-mtune/-mcpu and other -m options, -f options except
-    those that load plugins, run programs, read profiles or write dumps/records (-fplugin,
-    -fdump-*, -fprofile-*, -fuse-ld=, -foffload, ...), -D/-U, -std=, warnings (not the
-    -Wl,/-Wa,/-Wp, pass-throughs), -g, -pthread, -l<lib>, Intel's -x/-ax/-q/-fp-model and
-    a few more. Everything else is refused: -wrapper, -B, -specs=, @file, -o, -save-temps,
-    -I/-include, -Xlinker/-Xassembler/-Xclang, -mllvm, ... Values must not contain a path
-    separator.
-
-    Raises:
-        MachineError: one line naming ``origin``, the compiler entry and the first flag refused.
-    """
-    flags = list(flags)
-    i = 0
-    while i < len(flags):
-        f = flags[i]
-        if f in _PAIRED:
-            if i + 1 < len(flags) and _PAIRED[f].fullmatch(flags[i + 1]):
-                i += 2
-                continue
-        elif _flag_allowed(f):
-            i += 1
-            continue
-        raise MachineError(f"compiler flag '{f}' is not allowed from a machine file (it could run programs "
-                           "or write files); pass the flags you want with --compiler-flags, or "
-                           "--trust-machine-flags if you trust this file", file=origin, where=f"compiler.{key}")
-
-
-def _flag_allowed(flag: str) -> bool:
-    """One flag on the allow-list (-f options also not on the deny-list)."""
-    if not any(p.fullmatch(flag) for p in _ALLOWED_FLAGS):
-        return False
-    if flag.startswith("-f"):
-        name = flag[2:]
-        name = name[3:] if name.startswith("no-") else name
-        return _DENIED_F.match(name) is None
-    return True
 
 
 def fp_reassociation(command: str, flags) -> tuple:

@@ -14,9 +14,9 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 
+from .. import gate
 from ..errors import ToolError
 
 #: two runs; the difference of their total cycles removes the pipeline fill and drain
@@ -66,8 +66,9 @@ def find_llvm_mca() -> str | None:
             if m and os.access(p, os.X_OK):
                 cands.append((int(m.group(1)), p))
     if cands:
-        return max(cands)[1]
-    return shutil.which("llvm-mca")
+        return os.path.abspath(max(cands)[1])
+    found = shutil.which("llvm-mca")
+    return os.path.abspath(found) if found else None
 
 
 def version(path: str) -> str:
@@ -85,7 +86,7 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
             block for this CPU (it then refuses the whole block); all of them are named.
         ToolError: llvm-mca missing or failing otherwise (one line).
     """
-    path = path or find_llvm_mca()
+    path = os.path.abspath(path) if path else find_llvm_mca()
     if path is None:
         raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
     bad = unsupported(block_text, cpu, path, aarch64)
@@ -120,8 +121,8 @@ def unsupported(block_text: str, cpu: str, path: str, aarch64: bool = False) -> 
         if aarch64:
             cmd.append("-mtriple=aarch64-linux-gnu")
         try:
-            p = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
+            p = gate.run_tool(cmd[0], cmd[1:], "llvm-mca", 120, input="\n".join(lines) + "\n")
+        except ToolError:
             return bad
         m = re.search(r"note: instruction:\s*(.+)", p.stderr)
         if p.returncode == 0 or _UNSUPPORTED not in p.stderr or not m:
@@ -139,10 +140,7 @@ def _call(path: str, cpu: str, text: str, its: int, aarch64: bool) -> str:
     cmd = [path, f"-mcpu={cpu}", f"-iterations={its}", "-instruction-info=false"]
     if aarch64:
         cmd.append("-mtriple=aarch64-linux-gnu")
-    try:
-        p = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        raise ToolError("llvm-mca did not finish within 120 s") from None
+    p = gate.run_tool(cmd[0], cmd[1:], "llvm-mca", 120, input=text)
     if p.returncode != 0:
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip().split("\n")[0])
         raise ToolError(f"llvm-mca failed (-mcpu={cpu}): {first.strip()}")

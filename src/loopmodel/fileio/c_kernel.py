@@ -37,6 +37,41 @@ _UNSUPPORTED_STMT = {
 }
 
 
+#: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
+STANDARD_HEADERS = frozenset({"math.h", "stdlib.h", "stdio.h", "stddef.h", "stdint.h", "omp.h", "tgmath.h",
+                              "float.h", "limits.h", "immintrin.h", "x86intrin.h"})
+#: ``#pragma`` lines a kernel may carry (first words): OpenMP and the compilers' loop hints;
+#: others could change how the compiler reads the program (``GCC poison``, ``GCC dependency``)
+PRAGMAS = re.compile(r"(?:omp|simd|ivdep|novector|vector|unroll|nounroll|loop_count|"
+                     r"GCC\s+(?:ivdep|unroll|novector)|clang\s+loop)\b")
+#: sequences that make a C compiler read other text than the kernel parser: a backslash at
+#: the end of a line (line splice) and trigraphs (``??/`` is a backslash under -std=c99)
+_SPLICE = re.compile(r"\\[ \t]*$", re.M)
+_TRIGRAPH = re.compile(r"\?\?[=/'()!<>-]")
+
+
+def check_compiler_view(text: str, filename: str) -> None:
+    """Refuse text that a C compiler would read differently from this front-end.
+
+    The kernel's loop nest is compiled verbatim (:mod:`loopmodel.compiled.codegen`), so what
+    the compiler reads must be exactly what this parser checked. A line splice
+    (backslash-newline) joins lines before comments are removed, and a trigraph becomes
+    another character, in the compiler but not here: with them a comment here can be code
+    there.
+
+    Raises:
+        KernelError: the first such sequence (``file:line:col``).
+    """
+    for pattern, what in ((_SPLICE, "a line splice (backslash at the end of a line)"),
+                          (_TRIGRAPH, "a trigraph (??x)")):
+        m = pattern.search(text)
+        if m:
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            raise KernelError(f"{what} is not supported: join the lines / write the character", file=filename,
+                              line=line, col=col)
+
+
 def _strip_comments(text: str) -> str:
     """Remove C comments, keeping line/column positions of everything else."""
     def blank(m):
@@ -107,13 +142,16 @@ def wrap_source(text: str, filename: str) -> tuple:
     """Kernel-style C text -> ``(source, defaults)``: the text wrapped in a function, ready for
     pycparser, and the ``#define NAME <integer>`` defaults.
 
-    Comments are stripped (positions kept), ``#define`` lines read and ``#include`` lines
-    dropped; ``#pragma`` lines stay (pycparser ``Pragma`` nodes). Every line of ``source`` is
-    one below its line in the file (:meth:`KernelBuilder.err` subtracts it).
+    Comments are stripped (positions kept), ``#define`` lines read and ``#include`` lines of
+    standard headers (:data:`STANDARD_HEADERS`) dropped; ``#pragma`` lines of OpenMP and the
+    compilers' loop hints (:data:`PRAGMAS`) stay (pycparser ``Pragma`` nodes). Every line of
+    ``source`` is one below its line in the file (:meth:`KernelBuilder.err` subtracts it).
 
     Raises:
-        KernelError: another preprocessor directive or an empty file (``file:line:col``).
+        KernelError: another preprocessor directive, include or pragma, a line splice or
+            trigraph (:func:`check_compiler_view`), or an empty file (``file:line:col``).
     """
+    check_compiler_view(text, filename)
     text = _strip_comments(text)
     defaults: dict = {}
     lines = text.split("\n")
@@ -124,8 +162,10 @@ def wrap_source(text: str, filename: str) -> tuple:
         m = re.match(r"#\s*(\w+)\s*(.*)", s)
         directive = m.group(1) if m else ""
         if directive == "pragma":
+            _check_pragma(m.group(2), filename, n, line.index("#") + 1)
             continue
         if directive == "include":
+            _check_include(m.group(2), filename, n, line.index("#") + 1)
             lines[n - 1] = ""
             continue
         if directive == "define":
@@ -141,6 +181,20 @@ def wrap_source(text: str, filename: str) -> tuple:
     if not any(line.strip() for line in lines):
         raise KernelError("kernel file is empty", file=filename)
     return _WRAP_HEAD + "\n".join(lines) + "\n}\n", defaults
+
+
+def _check_include(rest: str, filename: str, line: int, col: int) -> None:
+    m = re.fullmatch(r"<([\w./]+)>\s*", rest)
+    if not m or m.group(1) not in STANDARD_HEADERS:
+        raise KernelError(f"'#include {rest.strip()}' is not supported: only standard headers "
+                          f"({', '.join(sorted(STANDARD_HEADERS))}) may be included, and are ignored",
+                          file=filename, line=line, col=col)
+
+
+def _check_pragma(rest: str, filename: str, line: int, col: int) -> None:
+    if not PRAGMAS.match(rest.strip()):
+        raise KernelError(f"'#pragma {rest.strip()}' is not supported: only OpenMP pragmas and loop hints (simd, "
+                          "ivdep, vector, unroll, GCC ivdep/unroll, clang loop)", file=filename, line=line, col=col)
 
 
 def parse_source(source: str, filename: str, parser=None) -> list:

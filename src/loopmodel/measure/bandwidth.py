@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
-from .. import toolchain
+from .. import gate, toolchain
 from ..errors import ToolError
 from .stream import _available_memory
 
@@ -384,11 +384,10 @@ def run_bandwidth(kernel: str, threads: int, bytes_per_thread: int, repetitions:
     arrays = kernel_info(kernel)["arrays"]
     exe = build_bandwidth_program(compiler) if runner is None else "bandwidth"
     cmd = [exe, kernel, str(threads), str(n), str(offset), str(repetitions), repr(float(min_time_s))]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **OMP_ENVIRONMENT)
+    env = gate.program_env(OMP_NUM_THREADS=threads, **OMP_ENVIRONMENT)
     if cpus is not None:
-        cmd.append(",".join(str(c) for c in list(cpus)[:threads]))
-        env.pop("OMP_PLACES", None)
-        env["OMP_PROC_BIND"] = "false"  # each thread pins itself
+        cmd.append(",".join(str(int(c)) for c in list(cpus)[:threads]))
+        env = gate.program_env(env, OMP_PLACES=None, OMP_PROC_BIND="false")  # each thread pins itself
     total = threads * arrays * n * ELEMENT_SIZE
     # generous: setup, calibration and every repetition even at 0.1 GB/s
     timeout = 60.0 + 3.0 * (repetitions + 3) * min_time_s + (repetitions + 8) * total / 1e8

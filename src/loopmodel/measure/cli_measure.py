@@ -113,6 +113,8 @@ def run(args) -> int:
     if not args.min_time > 0 or args.min_time == float("inf"):
         raise DefineError(f"--min-time must be a positive number of seconds, got {args.min_time}")
 
+    from .. import toolchain
+    toolchain.chosen_compiler(args.compiler)
     clock_hz = None
     if args.clock:
         from .clock import measure_clock_hz

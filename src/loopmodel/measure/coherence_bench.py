@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from typing import Callable, Sequence
 
-from .. import toolchain
+from .. import gate, toolchain
 from ..errors import ToolError
 from ..machine.coherence import TRANSITION_KEYS, CoherenceTable
 from .stream import _available_memory
@@ -193,9 +193,8 @@ def measure_coherence(cpus: Sequence[int], sizes: Sequence[int], threads: Sequen
         team = _team_cpus(cpus, t, keys)
         cmd = [exe, ",".join(keys), str(t), ",".join(str(s) for s in sizes), str(repetitions),
                ",".join(str(c) for c in team)] + ([str(flush)] if flush else [])
-        env = dict(os.environ, OMP_NUM_THREADS=str(len(team)), OMP_PROC_BIND="false", OMP_DYNAMIC="false",
-                   OMP_WAIT_POLICY="active")
-        env.pop("OMP_PLACES", None)  # each thread pins itself
+        env = gate.program_env(OMP_NUM_THREADS=len(team), OMP_PROC_BIND="false", OMP_DYNAMIC="false",
+                               OMP_WAIT_POLICY="active", OMP_PLACES=None)  # each thread pins itself
         data = parse_output(run(cmd, env), t, team, sizes, keys)
         overhead[t] = _r(data["region_overhead"])
         _collect(data, t, seconds, spread, notes)

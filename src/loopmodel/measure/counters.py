@@ -12,8 +12,11 @@ machine) does not expose the counters, :func:`available` says why and nothing is
 """
 from __future__ import annotations
 
+import os
 import shutil
-import subprocess
+
+from .. import gate
+from ..errors import ToolError
 
 GENERIC = ("instructions", "L1-dcache-loads", "L1-dcache-stores", "LLC-load-misses")
 #: FLOP events per vendor: event -> FLOPs per count (double precision)
@@ -40,8 +43,9 @@ def parse_perf_csv(text: str) -> dict:
 
 
 def _run(cmd: list, timeout: float = 60) -> str:
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    return p.stderr
+    """``perf stat ... -- program``'s report (its stderr), through :func:`loopmodel.gate.run_counted`."""
+    split = cmd.index("--")
+    return gate.run_counted(cmd[0], cmd[1:split], cmd[split + 1:], "perf stat", timeout).stderr
 
 
 def available(perf: str | None = None, runner=None) -> tuple:
@@ -51,7 +55,7 @@ def available(perf: str | None = None, runner=None) -> tuple:
         return False, f"{UNAVAILABLE} (no perf tool)"
     try:
         got = parse_perf_csv((runner or _run)([perf, "stat", "-x,", "-e", "instructions", "--", "true"]))
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, ToolError):
         return False, f"{UNAVAILABLE} (perf stat failed)"
     if not got.get("instructions"):
         return False, f"{UNAVAILABLE} (perf_event gives no hardware counts here: a virtual machine or " \
@@ -70,7 +74,7 @@ def count_per_call(command_for, reps: int, vendor: str, iterations: int, line: f
         vendor: ``GenuineIntel`` / ``AuthenticAMD`` (picks the FLOP events).
         iterations: innermost iterations of one call.
     """
-    perf = perf or shutil.which("perf") or "perf"
+    perf = os.path.abspath(perf or shutil.which("perf") or "perf")
     events = list(GENERIC) + list(FP_EVENTS.get(vendor, {}))
     counted = []
     for r in (reps, 2 * reps):

@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .. import toolchain
+from .. import gate, toolchain
 from ..errors import DefineError, ToolError
 from .stream import _available_memory
 
@@ -354,7 +354,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
     if flush_bytes:
         cmd.append(str(int(flush_bytes)))
     if threads is not None:
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+        env = gate.program_env(OMP_NUM_THREADS=threads, OMP_PLACES="cores", OMP_PROC_BIND="close")
         stdout = (runner or _run)(cmd, float(timeout_s), env)
     else:
         stdout = (runner or _run)(cmd, float(timeout_s))

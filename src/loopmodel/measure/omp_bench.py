@@ -13,14 +13,13 @@ spread (max - min) / min reported (roofline-measurement-thesis.txt: repetition s
 from __future__ import annotations
 
 import atexit
-import os
 import shutil
 import statistics
 import tempfile
 from dataclasses import dataclass
 from typing import Callable
 
-from .. import toolchain
+from .. import gate, toolchain
 from ..errors import ToolError
 from ..ir.omp import OmpProgram, Repeat
 
@@ -211,8 +210,8 @@ def measure_program(program: OmpProgram, threads: int, cpus, *, min_repetitions:
     if len(cpus) < threads:
         raise ToolError(f"--measure: {threads} threads but only {len(cpus)} usable CPUs")
     exe, flags = executable or (("omp_program", ()) if runner else build_harness(program, compiler))
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close", OMP_DYNAMIC="false",
-               OMP_PLACES=",".join(f"{{{c}}}" for c in cpus))
+    env = gate.program_env(OMP_NUM_THREADS=threads, OMP_PROC_BIND="close", OMP_DYNAMIC="false",
+                           OMP_PLACES=",".join(f"{{{int(c)}}}" for c in cpus))
     env.setdefault("OMP_WAIT_POLICY", "active")
     cmd = [exe, str(min_repetitions), str(max_repetitions), repr(float(min_time_s))]
     run = runner or (lambda c, t, e: toolchain.run_program(c, "the OpenMP program harness", t, e))

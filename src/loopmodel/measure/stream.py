@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
-from .. import toolchain
+from .. import gate, toolchain
 from ..errors import ToolError
 from . import DEFAULT_FLAGS
 from .topology import allowed_cpus
@@ -203,7 +203,7 @@ def _check_arguments(kernel, threads, size_bytes, repetitions, min_time_s) -> li
 
 def _run_one(exe: str, kernel: str, n: int, threads: int, repetitions: int, min_time_s: float,
              timeout: float) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **OMP_ENVIRONMENT)
+    env = gate.program_env(OMP_NUM_THREADS=threads, **OMP_ENVIRONMENT)
     cmd = [exe, kernel, str(n), str(repetitions), repr(float(min_time_s))]
     stdout = toolchain.run_program(cmd, f"the stream benchmark ({kernel}, {threads} threads)", timeout, env)
     return parse_output(stdout, kernel, threads, n, repetitions)

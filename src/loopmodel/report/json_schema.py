@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
+from .. import gate
 from . import doctypes
 
 #: command -> argument lists (run from the repository root) whose ``--json`` output the tests check
@@ -53,8 +53,7 @@ def run_sample(argv: list, root: str, env: dict | None = None) -> list:
     Raises:
         RuntimeError: the command failed (its stderr in the message).
     """
-    r = subprocess.run([sys.executable, "-m", "loopmodel.cli", *argv], capture_output=True, text=True, cwd=root,
-                       env=env, timeout=300)
+    r = gate.run_loopmodel(argv, root, env, 300)
     if r.returncode:
         raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
     text = r.stdout.strip()

@@ -1,0 +1,253 @@
+"""Hostile inputs: data files and arguments a stranger could hand to loopmodel.
+
+Each case runs the real command (``python -m loopmodel ...``) in a scratch folder with a
+wall-clock limit and an address-space limit, and is classed by what happened:
+
+* ``RAN CODE``: a marker file that only the injected command writes appeared;
+* ``TRACEBACK``: Python's traceback reached the user;
+* ``TIMEOUT`` / ``KILLED``: no answer within the time limit / killed (out of memory);
+* ``ACCEPTED``: exit status 0 where the input is wrong (the case says it must be refused);
+* ``ok``: the expected outcome: a one-line error and a non-zero exit, or a result where
+  the case expects one.
+
+Usage: ``python benchmarks/hostile_inputs.py [--timeout 20] [--memory-mb 3000] [CASE ...]``;
+prints one row per case (case, outcome, the last line of output).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+KERNELS = os.path.join(ROOT, "examples", "kernels")
+MARK = "MARKER"
+
+SKL = "SkylakeSP_Gold-6148"
+
+
+def _machine_with(tmp: str, name: str, replace: dict) -> str:
+    """A copy of the bundled SkylakeSP machine file with top-level keys replaced."""
+    import yaml
+
+    with open(os.path.join(ROOT, "src", "loopmodel", "machines", SKL + ".yml"), encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    for path, value in replace.items():
+        node = data
+        keys = path.split("/")
+        for k in keys[:-1]:
+            node = node[int(k)] if isinstance(node, list) else node[k]
+        last = keys[-1]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+    out = os.path.join(tmp, name)
+    with open(out, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(data, fh, sort_keys=False)
+    return out
+
+
+def _coherence_machine(tmp: str) -> str:
+    """The bundled SkylakeSP model with a made-up coherence table (for ``loopmodel omp``)."""
+    import yaml
+
+    from loopmodel.fileio.machine_writer import coherence_mapping, machine_text
+    from loopmodel.machine.coherence import TRANSITION_KEYS, CoherenceTable
+
+    sizes = (4096, 65536, 1 << 20, 1 << 26)
+    secs = {k: {t: tuple(s / 20e9 for s in sizes) for t in (1, 2)} for k in TRANSITION_KEYS if "S other" not in k}
+    table = CoherenceTable(sizes, (1, 2), secs, region_overhead={1: 1e-7, 2: 5e-7}, cpus=(0, 1))
+    with open(os.path.join(ROOT, "src", "loopmodel", "machines", SKL + ".yml"), encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    path = os.path.join(tmp, "coh.yml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(machine_text({**data, "coherence": coherence_mapping(table)}, ["hostile inputs"]))
+    return path
+
+
+def _http_server() -> int:
+    """Port of an HTTP server on the loopback interface, serving from a daemon thread."""
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv.server_address[1]
+
+
+def _write(tmp: str, name: str, text: str) -> str:
+    path = os.path.join(tmp, name)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(textwrap.dedent(text))
+    return path
+
+
+def cases(tmp: str) -> list:
+    """(name, argv, expect) with expect 'error' (one-line refusal) or 'result'."""
+    mark = os.path.join(tmp, MARK)
+    inject = f'-Dmain=main(int c,char**v){{system("touch {mark}");return 0;}}int orig_main'
+    evil_machine = _machine_with(tmp, "evil-D.yml", {"compiler": {"gcc": f"-O2 '{inject}'"}})
+    wrapper_machine = _machine_with(tmp, "evil-wrapper.yml", {"compiler": {"gcc": f"-O2 -wrapper /bin/sh,-c,touch\\ {mark}"}})
+    script = _write(tmp, "cc.sh", f"#!/bin/sh\ntouch {mark}\nexec gcc \"$@\"\n")
+    os.chmod(script, 0o755)
+    daxpy = os.path.join(KERNELS, "daxpy.c")
+    def study(name, options, machine=SKL):
+        return _write(tmp, name, f"kernels: [{daxpy}]\nmachines: [{machine}]\ndefines: {{N: 1000}}\n"
+                      f"options: {{{options}}}\n")
+    s_wrap = study("s-wrap.yml", f"compiler_flags: ['-O2 -wrapper /bin/sh,-c,touch\\ {mark}'], incore: [llvm-mca]")
+    s_cc = study("s-cc.yml", f"compiler: ['{script}'], incore: [llvm-mca]")
+    s_trust = study("s-trust.yml", "trust_machine_flags: [true], incore: [llvm-mca]", wrapper_machine)
+    big = _write(tmp, "big.c", "double a[N];\ndouble b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = "
+                 + " + ".join(f"b[i]*{k}.0" for k in range(400000)) + ";\n")
+    s_huge = _write(tmp, "s-huge.yml", f"kernels: [{daxpy}]\nmachines: [{SKL}]\ndefines: {{N: '1:100000000:1'}}\n"
+                    "options: {incore: [analytic], cache_predictor: [lc]}\n")
+    s_dup = _write(tmp, "s-dup.yml", f"kernels: [{daxpy}]\nmachines: [{SKL}]\nmachines: [HaswellEP_E5-2695v3]\n"
+                   "defines: {N: 1000}\n")
+    s_str = _write(tmp, "s-str.yml", f"kernels: {daxpy}\nmachines: [{SKL}]\ndefines: {{N: 1000}}\n")
+    s_fail = study("s-fail.yml", "compiler: [gcc-0], incore: [llvm-mca]")
+    app = _write(tmp, "app.yml", f"""\
+        name: big repeat
+        defines: {{N: 1000}}
+        kernels:
+        - {{name: daxpy, file: {daxpy}, count: 1000000000000}}
+        """)
+    app_neg = _write(tmp, "app-neg.yml", f"""\
+        name: negative size
+        defines: {{M: 100, N: 250}}
+        kernels:
+        - {{name: daxpy, file: {daxpy}, count: 1, defines: {{N: M-N-N}}}}
+        """)
+    omp_rep = _write(tmp, "omp-rep.yml", """\
+        arrays: {x: {length: N, type: double}}
+        phases:
+          - repeat: 1000000000000
+            var: rep
+            phases:
+              - name: r
+                kind: parallel
+                loops: [{var: i, lo: 0, hi: N}]
+                accesses: [{array: x, kind: read, index: "i"}]
+        defines: {N: 100000}
+        """)
+    omp_xor = _write(tmp, "omp-xor.c", """\
+        double a[N];
+        double s;
+        #pragma omp parallel for reduction(^:s)
+        for (int i = 0; i < N; ++i)
+            s = s + a[i];
+        """)
+    inc = _write(tmp, "inc.c", '#include "/etc/passwd"\ndouble a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 1.0;\n')
+    clock_hi = _machine_with(tmp, "clock-hi.yml", {"clock": "1e300 GHz"})
+    clock_lo = _machine_with(tmp, "clock-lo.yml", {"clock": "1e-30 GHz"})
+    sets = _machine_with(tmp, "sets.yml", {"memory_hierarchy/0/sets": 10**25, "memory_hierarchy/0/size": f"{10**25 * 8 * 64} B"})
+    add0 = _machine_with(tmp, "add0.yml", {"in_core/throughput/ADD": 0})
+    bw = _machine_with(tmp, "bw.yml", {"links/1/bandwidth": "1e-300 B/cy"})
+    coh = _coherence_machine(tmp)
+    folder = os.path.join(tmp, "folder.yml")
+    os.makedirs(folder, exist_ok=True)
+    lm = [sys.executable, "-m", "loopmodel"]
+    an = lambda *a: lm + ["analyze", *a]
+    return [
+        ("1  machine -D redefines main (bench)", lm + ["bench", daxpy, "-m", evil_machine, "-D", "N=1000", "--repeat", "1"], "error"),
+        ("1b machine -D redefines main (validate)", lm + ["validate", daxpy, "-m", evil_machine, "-D", "N=1000", "--repeat", "1"], "error"),
+        ("1c machine -D redefines main (roofline)", lm + ["roofline", daxpy, "-m", evil_machine, "-D", "N=1000"], "error"),
+        ("2  study compiler_flags -wrapper", lm + ["sweep", s_wrap, "--workers", "1", "--no-cache", "--no-progress", "-o", os.path.join(tmp, "o2.csv")], "error"),
+        ("3  study compiler = script", lm + ["sweep", s_cc, "--workers", "1", "--no-cache", "--no-progress", "-o", os.path.join(tmp, "o3.csv")], "error"),
+        ("4  study trust_machine_flags", lm + ["sweep", s_trust, "--workers", "1", "--no-cache", "--no-progress", "-o", os.path.join(tmp, "o4.csv")], "error"),
+        ("5  /dev/zero kernel (analyze)", an("/dev/zero", "-m", SKL, "-D", "N=1000"), "error"),
+        ("5b /dev/zero kernel (bench)", lm + ["bench", "/dev/zero", "-D", "N=1000"], "error"),
+        ("5c /dev/zero study", lm + ["sweep", "/dev/zero", "--workers", "1"], "error"),
+        ("6  10 MB kernel expression", an(big, "-m", SKL, "-D", "N=1000", "--incore", "analytic"), "error"),
+        ("7  -D N=1-100:99999999999999999", an(daxpy, "-m", SKL, "-D", "N=1-100:99999999999999999", "-p", "LC"), "result"),
+        ("7b -D N=1-100:1000000000", an(daxpy, "-m", SKL, "-D", "N=1-100:1000000000", "-p", "LC"), "result"),
+        ("8  study of 10^8 points", lm + ["sweep", s_huge, "--workers", "1", "--no-cache", "--no-progress", "-o", os.path.join(tmp, "o8.csv")], "result"),
+        ("9  app repeat 10^12", lm + ["app", app, "-m", SKL], "result"),
+        ("9b omp YAML repeat 10^12", lm + ["omp", omp_rep, "-m", coh], "result"),
+        ("10 -D N=<400 digits>", an(daxpy, "-m", SKL, "-D", "N=" + "9" * 400), "error"),
+        ("10b -D N=full-width digits", an(daxpy, "-m", SKL, "-D", "N=\uff11\uff10\uff10"), "error"),
+        ("11 clock 1e300 GHz", an(daxpy, "-m", clock_hi, "-D", "N=1000", "--incore", "analytic"), "error"),
+        ("11b sets 10^25 (sim)", an(daxpy, "-m", sets, "-D", "N=1000", "-P", "sim", "--incore", "analytic"), "error"),
+        ("11c throughput ADD 0", an(daxpy, "-m", add0, "-D", "N=1000", "--incore", "analytic"), "error"),
+        ("11d clock 1e-30 GHz", an(daxpy, "-m", clock_lo, "-D", "N=1000", "--incore", "analytic"), "error"),
+        ("11e bandwidth 1e-300 B/cy", an(daxpy, "-m", bw, "-D", "N=100000000", "--incore", "analytic"), "error"),
+        ("12 #include /etc/passwd", an(inc, "-m", SKL, "-D", "N=1000", "--incore", "analytic"), "error"),
+        ("13 empty iteration space", an(os.path.join(KERNELS, "2d-5pt.c"), "-m", SKL, "-D", "N=1", "-D", "M=1", "--incore", "analytic"), "error"),
+        ("14 app defines M-N-N < 0", lm + ["app", app_neg, "-m", SKL], "error"),
+        ("14b reduction(^:s) on double", lm + ["omp", omp_xor, "-m", coh, "-D", "N=1000"], "error"),
+        ("15 study duplicate keys", lm + ["sweep", s_dup, "--workers", "1", "--no-progress"], "error"),
+        ("15b study kernels: a string", lm + ["sweep", s_str, "--workers", "1", "--no-progress"], "error"),
+        ("16 --dask to an HTTP server", lm + ["sweep", s_str, "--dask", f"tcp://127.0.0.1:{_http_server()}"], "error"),
+        ("17 every point fails", lm + ["sweep", s_fail, "--workers", "1", "--no-cache", "--no-progress"], "error"),
+        ("18 folder as a machine file", an(daxpy, "-m", folder, "-D", "N=1000"), "error"),
+    ]
+
+
+def _limits(memory_mb: int):
+    def apply():
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    return apply
+
+
+def run_case(argv: list, tmp: str, timeout: float, memory_mb: int) -> tuple:
+    """(exit status or 'TIMEOUT', stdout+stderr)."""
+    env = dict(os.environ, LOOPMODEL_CACHE_DIR=os.path.join(tmp, "cache"), PYTHONPATH=os.path.join(ROOT, "src"))
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=env,
+                           preexec_fn=_limits(memory_mb), stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return "TIMEOUT", out
+    return p.returncode, p.stdout + p.stderr
+
+
+def classify(rc, output: str, expect: str, marker: bool) -> str:
+    if marker:
+        return "RAN CODE"
+    if "Traceback (most recent call last)" in output:
+        return "TRACEBACK"
+    if rc == "TIMEOUT":
+        return "TIMEOUT"
+    if isinstance(rc, int) and rc < 0:
+        return "KILLED"
+    if expect == "error":
+        lines = [ln for ln in output.splitlines() if ln.strip()]
+        if rc == 0:
+            return "ACCEPTED"
+        return "ok" if len(lines) <= 2 else "ok (long)"
+    return "ok" if rc == 0 else f"exit {rc}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="run only cases whose name starts with one of these")
+    ap.add_argument("--timeout", type=float, default=20)
+    ap.add_argument("--memory-mb", type=int, default=3000)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
+        for name, cmd, expect in cases(tmp):
+            if args.names and not any(name.startswith(n) for n in args.names):
+                continue
+            marker = os.path.join(tmp, MARK)
+            if os.path.exists(marker):
+                os.remove(marker)
+            rc, out = run_case(cmd, tmp, args.timeout, args.memory_mb)
+            verdict = classify(rc, out, expect, os.path.exists(marker))
+            last = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "")
+            print(f"{name:40s} | {verdict:10s} | {str(rc):7s} | {last.replace(tmp, '<tmp>')[:150]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

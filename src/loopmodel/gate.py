@@ -1,0 +1,321 @@
+"""The one place that decides what reaches a subprocess: compilers, their flags, analyzers,
+the programs loopmodel builds, ``perf``, and their environment.
+
+Trust model (DEVELOPERS.md "Data from strangers"): the person running loopmodel is trusted
+with what they type on the command line (``--compiler``, ``--compiler-flags``,
+``--trust-machine-flags``; the same keyword arguments of the Python API). Everything read
+from a file is data and may come from anyone: kernels, machine files, study files,
+application files, OpenMP programs. Data may not choose what runs, and a study file cannot
+grant trust. So:
+
+* a compiler named by data must be a known compiler name (:func:`check_compiler_name`):
+  no path, no script;
+* compiler flags from data pass an allow-list (:func:`check_flags`): nothing that loads
+  plugins, runs programs, reads response files or writes files; ``-D``/``-U`` only as plain
+  macro definitions of macro-style names (:data:`MACRO_FLAG`), which :func:`compile_c`
+  refuses when the compiled program uses that name (``-Dmain=...`` would replace the
+  program's entry point);
+* environment values passed to a program are plain words (:func:`program_env`);
+* a subprocess starts only here, and only one of: a compiler found on the PATH
+  (:func:`compile_c`), a known tool found on the PATH (:func:`run_tool`: llvm-mca, perf, a
+  compiler's ``--version`` or target query), a program that :func:`compile_c` built in a
+  private directory during this process (:func:`run_program`), or this Python running
+  loopmodel itself (:func:`run_loopmodel`, for the documentation's sample generator).
+
+``tests/test_gate.py`` scans every module of the package (AST) and fails when a module
+other than this one imports :mod:`subprocess` or calls ``os.system``, ``os.popen``,
+``os.exec*``, ``os.spawn*`` or ``os.fork``, so a new path cannot bypass these checks.
+Errors are one line: :class:`~loopmodel.errors.MachineError` (or the caller's class) for data
+that asks for something not allowed, :class:`~loopmodel.errors.ToolError` for a tool that
+fails.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from .errors import MachineError, ToolError
+
+# ---------------------------------------------------------------- compiler names and flags
+
+#: compiler names data may give: gcc, cc, clang, icc, icx, armclang, with an optional cross
+#: prefix (``aarch64-linux-gnu-``) and version suffix (``-12``); no path
+COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|cc|clang|icc|icx|armclang)(?:-\d+(?:\.\d+)*)?")
+
+#: a ``-D``/``-U`` flag data may give: a macro-style name (capitals, digits, underscores:
+#: ``NDEBUG``, ``_POSIX_C_SOURCE``), optionally ``=`` and a value of letters, digits and
+#: ``_ . + -`` (no spaces, quotes, parentheses, braces or semicolons)
+MACRO_FLAG = re.compile(r"-(?P<op>[DU])(?P<name>_?[A-Z][A-Z0-9_]*)(?:=(?P<value>[\w.+-]*))?")
+
+#: flags data may give (full match), besides :data:`MACRO_FLAG`; see :func:`check_flags`
+_ALLOWED_FLAGS = tuple(re.compile(p) for p in (
+    r"-O(?:[0-3sgz]|fast)?",                              # optimisation level
+    r"-(?:march|mtune|mcpu|mfpu|mabi|mprefer-vector-width|msve-vector-bits)=[\w.+-]+",
+    r"-m(?!llvm\b)[a-z0-9][\w.+-]*(?:=[\w.+,-]+)?",      # -mavx2, -mno-fma, -m64, -mcmodel=small
+    r"-f[a-z0-9][\w.+-]*(?:=[\w.+,:-]*)?",                # -f<option>, filtered by _DENIED_F below
+    r"-std=(?:gnu|c)[\w+.-]*", r"-ansi", r"-pedantic(?:-errors)?", r"-w", r"-W[a-z][\w=+-]*",  # no -Wl, -Wa, -Wp,
+    r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d)?)?", r"-pthread", r"-pipe", r"-no-pie", r"-pie", r"-static",
+    r"-nostdinc", r"-nostdlib", r"-nodefaultlibs",
+    r"-l[\w.+-]+",                                        # libraries (link-only: dropped for -S)
+    r"--target=[\w.-]+", r"--param=[\w-]+=\d+",
+    r"-x(?:Host|[A-Z][\w.-]*)", r"-ax[A-Z][\w.,-]*",       # Intel: -xCORE-AVX2, -axAVX
+    r"-q(?:no-)?openmp(?:-simd)?", r"-qopt-(?!report)[\w-]+(?:=[\w.-]+)?", r"-qoverride-limits",
+    r"-nolib-inline", r"-ipo\d*", r"-no-?(?:vec|prec-div|prec-sqrt|ip|ansi-alias)", r"-ansi-alias",
+    r"-prec-(?:div|sqrt)", r"-restrict", r"-unroll(?:\d+|-aggressive)?", r"-ip",
+))
+
+#: -f options (``-f``/``-fno-`` stripped) that load or run code, read files or write files
+_DENIED_F = re.compile(
+    r"(?:plugin|pass-plugin|dump|profile|auto-profile|cs-profile|memory-profile|opt-info.*=|"
+    r"save-optimization-record|optimization-record|callgraph-info|compare-debug|crash-diagnostics|"
+    r"modules?\b|module-|prebuilt-module|implicit-module|sanitize-(?:blacklist|ignorelist|coverage-)|"
+    r"xray-(?:always|never|attr|instrumentation-bundle)|coverage|test-coverage|branch-probabilities|"
+    r"offload|use-ld|use-linker-plugin|linker-plugin|embed-bitcode|proc-stat-report|time-trace=|"
+    r"basic-block-sections=|deps-|diagnostics-(?:add|set)-output|diagnostics-format=.*file|"
+    r"record-gcc-switches|debug-prefix-map|file-prefix-map|macro-prefix-map|profile-prefix-map|"
+    r"directives-only|working-directory|preprocessed|trigraphs)")
+
+#: options taking the next word as value: option -> allowed values
+_PAIRED = {"-fp-model": re.compile(r"fast(?:=[12])?|precise|strict|consistent|source|double|extended|"
+                                   r"(?:no-)?except"),
+           "-target": re.compile(r"[\w.-]+")}
+
+_TRUST_HINT = ("pass the flags you want with --compiler-flags, or --trust-machine-flags if you trust the machine "
+               "file")
+
+
+def check_compiler_name(name: str, origin: str, where: str | None = None, error=MachineError) -> None:
+    """Accept a compiler name from data (a machine or study file): a known compiler, no path.
+
+    Raises:
+        ``error`` (default :class:`~loopmodel.errors.MachineError`): one line naming
+        ``origin``, ``where`` and the name.
+    """
+    if not isinstance(name, str) or not COMPILER_NAME.fullmatch(name):
+        raise error(f"compiler '{name}' is not a known compiler name (gcc, clang, icc, icx, cc, armclang, cross "
+                    "and versioned forms such as aarch64-linux-gnu-gcc-12; no path): name it with --compiler, or "
+                    "pass --trust-machine-flags to use the machine file's", file=origin, where=where)
+
+
+def check_flags(flags, origin: str, where: str | None = None, error=MachineError) -> None:
+    """Accept compiler flags from data (a machine or study file): the allow-list.
+
+    Allowed: optimisation levels, -march/-mtune/-mcpu and other -m options, -f options except
+    those that load plugins, run programs, read profiles or write dumps/records (-fplugin,
+    -fdump-*, -fprofile-*, -fuse-ld=, -foffload, ...), -D/-U of macro-style names with plain
+    values (:data:`MACRO_FLAG`), -std=c*/gnu*, warnings (not the -Wl,/-Wa,/-Wp,
+    pass-throughs), -g, -pthread, -l<lib>, Intel's -x/-ax/-q/-fp-model and a few more.
+    Everything else is refused: -wrapper, -B, -specs=, @file, -o, -save-temps,
+    -I/-include, -Xlinker/-Xassembler/-Xclang, -mllvm, -trigraphs, ...
+
+    Raises:
+        ``error`` (default :class:`~loopmodel.errors.MachineError`): one line naming
+        ``origin``, ``where`` and the first flag refused.
+    """
+    flags = list(flags)
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f in _PAIRED:
+            if i + 1 < len(flags) and _PAIRED[f].fullmatch(flags[i + 1]):
+                i += 2
+                continue
+        elif flag_allowed(f):
+            i += 1
+            continue
+        why = ("only -DNAME or -DNAME=VALUE with a macro-style NAME (capitals, digits, _) and a plain VALUE "
+               "(no spaces, quotes, parentheses, braces or semicolons)" if f.startswith(("-D", "-U"))
+               else "it could run programs or write files")
+        raise error(f"compiler flag '{f}' is not allowed from a data file ({why}); {_TRUST_HINT}",
+                    file=origin, where=where)
+
+
+def flag_allowed(flag: str) -> bool:
+    """One flag on the allow-list (-f options also not on the deny-list)."""
+    if not isinstance(flag, str):
+        return False
+    if flag.startswith(("-D", "-U")):
+        return MACRO_FLAG.fullmatch(flag) is not None
+    if not any(p.fullmatch(flag) for p in _ALLOWED_FLAGS):
+        return False
+    if flag.startswith("-f"):
+        name = flag[2:]
+        name = name[3:] if name.startswith("no-") else name
+        return _DENIED_F.match(name) is None
+    return True
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def check_macros_unused(flags, source: str, what: str) -> None:
+    """Refuse ``-D``/``-U`` flags naming an identifier that ``source`` uses.
+
+    A macro of that name would replace code of the program loopmodel generated (``-Dmain=...``
+    replaces its entry point); no such flag has a meaning for loopmodel's programs.
+
+    Raises:
+        ToolError: one line naming the flag and the program.
+    """
+    names = {m.group("name") for f in flags if isinstance(f, str) and (m := _ANY_MACRO.match(f))}
+    if not names:
+        return
+    used = names & set(_IDENTIFIER.findall(source))
+    if used:
+        name = sorted(used)[0]
+        raise ToolError(f"compiler flag -D/-U {name}: '{name}' is a name {what} uses; a macro of that name would "
+                        "replace its code")
+
+
+_ANY_MACRO = re.compile(r"-[DU](?P<name>[A-Za-z_]\w*)")
+
+
+# ---------------------------------------------------------------- environment
+
+#: an environment value a program may get: plain words (``close``, ``{0},{1}``, ``16``)
+_ENV_VALUE = re.compile(r"[\w.,:{}+-]*")
+#: the variables loopmodel sets for its programs
+_ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "OMP_WAIT_POLICY",
+                        "OMP_SCHEDULE", "GOMP_SPINCOUNT"})
+
+
+def program_env(base: dict | None = None, **values) -> dict:
+    """The environment for a program loopmodel runs: ``base`` (default: this process's) with
+    ``values`` set (``OMP_NUM_THREADS=2``); a value None removes the variable.
+
+    Raises:
+        ValueError: a name loopmodel does not set, or a value that is not plain words
+            (:data:`_ENV_VALUE`): a programming error, since the values come from loopmodel's
+            own code and checked numbers.
+    """
+    env = dict(os.environ if base is None else base)
+    for name, value in values.items():
+        if name not in _ENV_NAMES:
+            raise ValueError(f"environment variable {name} is not one loopmodel sets")
+        if value is None:
+            env.pop(name, None)
+            continue
+        text = str(value)
+        if not _ENV_VALUE.fullmatch(text):
+            raise ValueError(f"environment value {name}={text!r} is not plain words")
+        env[name] = text
+    return env
+
+
+# ---------------------------------------------------------------- running things
+
+#: tools :func:`run_tool` starts (basename, full match); perf only through :func:`run_counted`
+_TOOLS = re.compile(r"llvm-mca(?:-\d+)?|" + COMPILER_NAME.pattern)
+#: executables :func:`compile_c` built in this process (their absolute paths)
+_BUILT: set = set()
+#: compilers of other names the person running loopmodel chose (``--compiler``), real paths
+_CHOSEN: set = set()
+
+
+def allow_compiler(path: str) -> None:
+    """Let :func:`run_tool` ask the compiler at ``path`` questions (its version, its target
+    options) although its name is not a known compiler's: the person running loopmodel
+    named it (``--compiler``, trusted). Data never reaches this: a compiler named by a
+    machine or study file passes :func:`check_compiler_name` instead."""
+    _CHOSEN.add(os.path.realpath(path))
+
+
+def _completed(cmd: list, what: str, timeout: float, **kw):
+    """``subprocess.run(cmd)`` with text output captured; one-line errors."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{what} did not finish within {timeout:.3g} s") from None
+    except FileNotFoundError:
+        raise ToolError(f"cannot run {what}: not found") from None
+    except OSError as exc:
+        raise ToolError(f"cannot run {what}: {exc.strerror or exc}") from None
+
+
+def compile_c(compiler_path: str, args: list, source: str, directory: str, timeout: float, what: str):
+    """Run the compiler ``compiler_path args`` in ``directory`` (the caller's private
+    temporary directory, where the source file is); returns the completed process.
+
+    ``source`` is the C text being compiled: ``-D``/``-U`` flags that name an identifier it
+    uses are refused (:func:`check_macros_unused`). An ``-o FILE`` output whose name ends in
+    no C/assembly suffix is recorded as an executable that :func:`run_program` may start.
+
+    Raises:
+        ToolError: the compiler is not an absolute path to an executable file, nor a known
+            compiler name or one chosen on the command line (:func:`allow_compiler`), a ``-D``
+            flag names a name of the program, the compiler cannot be started or does not
+            finish within ``timeout`` seconds (one line).
+    """
+    _check_executable(compiler_path, what)
+    if not COMPILER_NAME.fullmatch(os.path.basename(compiler_path)) and os.path.realpath(compiler_path) not in _CHOSEN:
+        raise ToolError(f"'{compiler_path}' is not a known compiler name; name it with --compiler to use it")
+    check_macros_unused(args, source, "the generated program")
+    p = _completed([compiler_path, *args], what, timeout, cwd=directory, stdin=subprocess.DEVNULL)
+    if p.returncode == 0 and "-o" in args:
+        out = os.path.realpath(os.path.join(directory, args[args.index("-o") + 1]))
+        if not out.endswith((".s", ".h", ".o", ".i")):
+            _BUILT.add(out)
+    return p
+
+
+def run_tool(path: str, args: list, what: str, timeout: float, input: str | None = None):
+    """Run a known tool (llvm-mca, perf, a compiler asked a question) ``path args``; returns
+    the completed process (text output captured; stdin is ``input`` or empty).
+
+    Raises:
+        ToolError: ``path`` is not an absolute path to an executable whose name is a known
+            tool, or it cannot be started or does not finish within ``timeout`` s (one line).
+    """
+    _check_executable(path, what)
+    if not _TOOLS.fullmatch(os.path.basename(path)) and os.path.realpath(path) not in _CHOSEN:
+        raise ToolError(f"'{os.path.basename(path)}' is not a tool loopmodel runs")
+    if input is None:
+        return _completed([path, *args], what, timeout, stdin=subprocess.DEVNULL)
+    return _completed([path, *args], what, timeout, input=input)
+
+
+def run_program(cmd: list, what: str, timeout: float, env: dict | None = None, perf: str | None = None):
+    """Run a program that :func:`compile_c` built in this process, ``cmd[0] cmd[1:]``, in its
+    own directory; with ``perf`` (the perf tool's path and its ``stat`` arguments before
+    ``--``), under ``perf``. Returns the completed process.
+
+    Raises:
+        ToolError: ``cmd[0]`` was not built by loopmodel in this process, the program cannot
+            be started or does not finish within ``timeout`` seconds (one line).
+    """
+    exe = os.path.realpath(cmd[0])
+    if exe not in _BUILT:
+        raise ToolError(f"{what}: '{cmd[0]}' is not a program loopmodel built")
+    return _completed(list(cmd), what, timeout, env=env, cwd=os.path.dirname(exe), stdin=subprocess.DEVNULL)
+
+
+def run_counted(perf_path: str, perf_args: list, cmd: list, what: str, timeout: float):
+    """``perf perf_args -- cmd``: a program :func:`compile_c` built (or ``true``, to ask whether
+    perf counts here), counted by perf; returns the completed process.
+
+    Raises:
+        ToolError: not perf, not such a program, or perf cannot start or finish in time.
+    """
+    _check_executable(perf_path, what)
+    if os.path.basename(perf_path) != "perf" or (cmd != ["true"] and os.path.realpath(cmd[0]) not in _BUILT):
+        raise ToolError(f"{what}: only loopmodel's own programs are counted with perf")
+    return _completed([perf_path, *perf_args, "--", *cmd], what, timeout, stdin=subprocess.DEVNULL)
+
+
+def run_loopmodel(argv: list, cwd: str, env: dict | None, timeout: float):
+    """This Python running ``loopmodel argv`` (the documentation's sample documents)."""
+    return _completed([sys.executable, "-m", "loopmodel.cli", *map(str, argv)], "loopmodel", timeout,
+                      cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+
+
+def _check_executable(path: str, what: str) -> None:
+    if not isinstance(path, str) or not os.path.isabs(path) or not os.path.isfile(path) \
+            or not os.access(path, os.X_OK):
+        raise ToolError(f"cannot run {what}: '{path}' is not an executable file")
+
+
+__all__ = ["COMPILER_NAME", "MACRO_FLAG", "allow_compiler", "check_compiler_name", "check_flags",
+           "check_macros_unused", "compile_c", "flag_allowed", "program_env", "run_counted",
+           "run_loopmodel", "run_program", "run_tool"]

@@ -1,0 +1,175 @@
+"""What may reach a subprocess (:mod:`loopmodel.gate`): one module starts processes, data
+cannot choose what runs, and no data file can make loopmodel run a program of its own."""
+from __future__ import annotations
+
+import ast
+import shlex
+
+import pytest
+import yaml
+
+from helpers import KERNELS, ROOT, run_cli
+
+from loopmodel import gate, toolchain
+from loopmodel.errors import MachineError, ToolError
+
+PACKAGE = ROOT / "src" / "loopmodel"
+#: calls that start a process (module attribute names)
+_SPAWNING = {("os", n) for n in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe",
+                                   "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp",
+                                   "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "posix_spawn",
+                                   "posix_spawnp", "startfile")}
+_PROCESS_MODULES = {"subprocess", "pty", "multiprocessing", "pickle", "marshal", "shelve", "dill", "cloudpickle"}
+#: the modules allowed to use one of :data:`_PROCESS_MODULES`, and why
+_ALLOWED = {"subprocess": {"gate.py"},            # the one place that starts processes
+            "pickle": {"cache.py"}}               # the per-user cache, verified entries in a private folder
+
+
+def _python_files():
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _imports(tree) -> set:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def _spawning_calls(tree) -> set:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and (node.value.id, node.attr) in _SPAWNING:
+            out.add(f"{node.value.id}.{node.attr}")
+        if isinstance(node, ast.ImportFrom) and node.module == "os":
+            out |= {f"os.{a.name}" for a in node.names if ("os", a.name) in _SPAWNING}
+    return out
+
+
+def test_only_the_gate_starts_processes():
+    """Every module of the package, parsed: subprocess (and pty, multiprocessing) only in
+    gate.py, pickle only in cache.py, and no os.system/popen/exec*/spawn*/fork anywhere."""
+    seen = []
+    for path in _python_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        rel = path.relative_to(PACKAGE).as_posix()
+        for module in _imports(tree) & _PROCESS_MODULES:
+            if rel not in _ALLOWED.get(module, set()):
+                seen.append(f"{rel} imports {module}")
+        seen += [f"{rel} calls {c}" for c in sorted(_spawning_calls(tree))]
+    assert seen == []
+    assert len(_python_files()) > 100  # the scan saw the package
+
+
+def test_the_scan_finds_a_bypass(tmp_path):
+    """The scan itself: a module that imports subprocess or calls os.system is found."""
+    for text in ("import subprocess\n", "from subprocess import run\n", "import os\nos.system('x')\n",
+                 "from os import execv\n", "import pickle\n"):
+        tree = ast.parse(text)
+        assert (_imports(tree) & _PROCESS_MODULES) or _spawning_calls(tree), text
+
+
+@pytest.mark.parametrize("flag, ok", [
+    ("-DNDEBUG", True), ("-D_POSIX_C_SOURCE=200809L", True), ("-DLIKWID_PERFMON", True), ("-UNDEBUG", True),
+    ("-DN=1000", True), ("-DVALUE=1.5e-3", True),
+    ("-Dmain=main(int c,char**v){system(\"x\");return 0;}int orig_main", False),
+    ("-Dmain=foo", False), ("-Dprintf=system", False), ("-DX=a b", False), ("-DX='1'", False),
+    ("-DX=f(1)", False), ("-DX={", False), ("-DX=1;", False), ("-DX=\"s\"", False), ("-D/x=1", False),
+    ("-D", False), ("-DX=$(id)", False), ("-Umain", False),
+])
+def test_macro_flags_from_data(flag, ok):
+    """-D/-U from data: macro-style names (capitals, digits, _) and plain values only."""
+    if ok:
+        gate.check_flags([flag], "m.yml", "compiler.gcc")
+    else:
+        with pytest.raises(MachineError, match="^m.yml: compiler.gcc: compiler flag"):
+            gate.check_flags([flag], "m.yml", "compiler.gcc")
+
+
+def test_macro_naming_a_program_identifier_is_refused():
+    src = "#define N 100\nint main(void) { double a[N]; return 0; }\n"
+    gate.check_macros_unused(["-O2", "-DNDEBUG", "-D_GNU_SOURCE"], src, "the program")
+    for flag in ("-DN=5", "-Dmain=x", "-Umain", "-Ddouble=float"):
+        with pytest.raises(ToolError, match="is a name the program uses"):
+            gate.check_macros_unused([flag], src, "the program")
+
+
+def test_program_environment_is_plain_words():
+    env = gate.program_env({}, OMP_NUM_THREADS=4, OMP_PLACES="{0},{2}", OMP_PROC_BIND=None)
+    assert env == {"OMP_NUM_THREADS": "4", "OMP_PLACES": "{0},{2}"}
+    with pytest.raises(ValueError):
+        gate.program_env({}, OMP_PLACES="0;id")
+    with pytest.raises(ValueError):
+        gate.program_env({}, LD_PRELOAD="x.so")
+
+
+def test_only_programs_loopmodel_built_are_run(tmp_path):
+    with pytest.raises(ToolError, match="not a program loopmodel built"):
+        toolchain.run_program(["/bin/sh", "-c", "true"], "a shell", 10)
+    exe = toolchain.compile_c("int main(void) { return 0; }\n", "gcc", ["-O1"], "executable", "ok", str(tmp_path))
+    assert toolchain.run_program([exe], "the program", 30) == ""
+
+
+def test_tools_are_known_tools(tmp_path):
+    script = tmp_path / "gcc-wrapper"
+    script.write_text("#!/bin/sh\ntouch \"$0.ran\"\n")
+    script.chmod(0o755)
+    with pytest.raises(ToolError, match="not a tool loopmodel runs"):
+        gate.run_tool(str(script), ["--version"], "a script", 10)
+    with pytest.raises(ToolError, match="not a known compiler name"):
+        toolchain.compile_c("int main(void){return 0;}\n", str(script), [], "assembly", "k")
+    assert not (tmp_path / "gcc-wrapper.ran").exists()
+
+
+# ---------------------------------------------------------------- data that tried to run a program
+
+def _machine(tmp_path, compiler: dict) -> str:
+    data = yaml.safe_load((PACKAGE / "machines" / "SkylakeSP_Gold-6148.yml").read_text())
+    data["compiler"] = compiler
+    path = tmp_path / "evil.yml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+@pytest.mark.parametrize("command", [
+    ("bench", "--repeat", "1"),
+    ("validate", "--repeat", "1"),
+    ("roofline",),
+])
+def test_machine_file_macro_cannot_replace_main(tmp_path, command):
+    """A machine file whose -D redefines main (with a value that calls system()) ran that
+    program under bench, validate and roofline; now the flag is refused before compiling."""
+    marker = tmp_path / "MARKER"
+    inject = f'-Dmain=main(int c,char**v){{system("touch {marker}");return 0;}}int orig_main'
+    machine = _machine(tmp_path, {"gcc": f"-O2 {shlex.quote(inject)}"})
+    name, *rest = command
+    r = run_cli(name, str(KERNELS / "daxpy.c"), "-m", machine, "-D", "N=1000", *rest, timeout=120)
+    assert r.returncode == 2 and not marker.exists()
+    assert r.stderr.strip().count("\n") == 0 and "compiler flag '-Dmain=" in r.stderr, r.stderr
+
+
+def test_kernel_text_reaching_the_compiler_is_what_the_parser_read(tmp_path):
+    """Line splices and trigraphs make the compiler read other code than the parser; both are
+    refused, with the line."""
+    splice = tmp_path / "splice.c"
+    splice.write_text('double a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 1.0; /* *\\\n/ a[i] = 2.0; /* */\n')
+    tri = tmp_path / "tri.c"
+    tri.write_text("double a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 1.0; // ??/\n")
+    for path, line, what in ((splice, 3, "line splice"), (tri, 3, "trigraph")):
+        r = run_cli("codegen", str(path), "-D", "N=10")
+        assert r.returncode == 2 and f"{path.name}:{line}" in r.stderr and what in r.stderr, r.stderr
+
+
+def test_generated_program_comment_cannot_be_closed_by_a_file_name(tmp_path):
+    folder = tmp_path / "x*"
+    folder.mkdir()
+    kernel = folder / "k.c"
+    kernel.write_text((KERNELS / "daxpy.c").read_text())
+    r = run_cli("codegen", str(kernel), "-D", "N=10")
+    assert r.returncode == 0, r.stderr
+    first_comment = r.stdout[:r.stdout.index("*/") + 2]
+    assert "k.c" in first_comment and "x*/" not in r.stdout

@@ -114,7 +114,7 @@ def test_yaml_error_and_cli_exit(tmp_path, capsys):
     path = write_study(tmp_path, "kernels: [a\n")
     assert main(["sweep", path]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"loopmodel: {path}:") and "YAML error" in err and "\n" not in err
+    assert err.startswith(f"loopmodel: {path}:") and "not valid YAML" in err and "\n" not in err
 
 
 def test_options_map_onto_analyze_arguments():

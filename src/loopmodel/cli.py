@@ -662,15 +662,15 @@ def _read_measured(path: str) -> dict:
     (``points`` with ``threads``/``cores`` and ``it_s``)."""
     from .errors import DefineError
 
+    from .fileio.reader import read_text
+
+    text = read_text(path, "--measured file", DefineError)
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = json.loads(text)
         pts = doc["points"] if isinstance(doc, dict) else doc
         # it_per_s: files written before schema version 1
         return {int(p.get("threads", p.get("cores"))): float(p["it_s"] if "it_s" in p else p["it_per_s"])
                 for p in pts}
-    except OSError as exc:
-        raise DefineError(f"--measured {path}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError, AttributeError):
         raise DefineError(f"--measured {path}: expected JSON with 'points' of 'threads' and 'it_s'") from None
 
@@ -678,19 +678,18 @@ def _read_measured(path: str) -> dict:
 def cmd_codegen(args) -> int:
     from .compiled.codegen import generate_c
     from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel_file
+    from .fileio.c_kernel import parse_kernel, read_kernel_text
     from .fileio.defines import expand, one_point
     from .fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(args.kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
-    kernel, defaults = parse_kernel_file(args.kernel)
+    text = read_kernel_text(args.kernel)
+    kernel, defaults = parse_kernel(text, args.kernel)
     point = one_point(expand(args.define, defaults), "codegen")
     missing = kernel.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
-    with open(args.kernel, encoding="utf-8") as fh:
-        text = fh.read()
     sys.stdout.write(generate_c(kernel, text, point, assume_aligned=_alignment_option(args.assume_aligned)))
     return 0
 

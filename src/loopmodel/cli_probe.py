@@ -143,13 +143,14 @@ def _coherence_only(args, options) -> int:
     from .errors import MachineError
     from .fileio.host_models import resolve_host
     from .fileio.machine_files import read_yaml
+    from .fileio.reader import read_text
     from .fileio.machine_writer import coherence_mapping, machine_text
     from .fileio.machine_schema import validate_mapping
     from .fileio.output import replace_atomically, write_output
     from .measure.probe import probe_coherence
 
     path = resolve_host()
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "host model", MachineError)
     mapping = read_yaml(str(path), text.encode("utf-8"))
     validate_mapping(mapping, str(path))
     table, info = _with_progress(lambda progress: probe_coherence(options, _stored_llc(mapping), progress))

@@ -192,17 +192,9 @@ def read_study(path: str) -> Study:
             cannot be read, an unknown machine, a bad define or option (one line naming the
             file and the key).
     """
-    import yaml
+    from .fileio.reader import read_yaml
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except OSError as exc:
-        raise StudyError(f"cannot read the study: {exc.strerror or exc}", file=path) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise StudyError(f"YAML error: {getattr(exc, 'problem', None) or exc}", file=path,
-                         line=mark.line + 1 if mark else None) from None
+    data = read_yaml(path, "study file", StudyError)
     if not isinstance(data, dict):
         raise StudyError("expected a mapping with keys " + ", ".join(STUDY_KEYS), file=path)
     unknown = [k for k in data if k not in STUDY_KEYS]
@@ -238,11 +230,12 @@ def _kernel(path: str, folder: str, i: int, given: str) -> StudyKernel:
 
     where = f"kernels[{i}]"
     kpath = os.path.normpath(os.path.join(folder, given))
+    from .fileio.reader import KERNEL_MAX_BYTES, read_bytes
+
     try:
-        with open(kpath, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise StudyError(f"{given}: {exc.strerror or exc}", file=path, where=where) from None
+        raw = read_bytes(kpath, "kernel file", StudyError, KERNEL_MAX_BYTES)
+    except StudyError as exc:
+        raise StudyError(f"{given}: {exc.message}", file=path, where=where) from None
     try:
         kernel = load_kernel_file(kpath)[0]
     except LoopmodelError as exc:

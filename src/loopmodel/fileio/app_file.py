@@ -90,19 +90,9 @@ def read_app(path: str, overrides: dict | None = None) -> AppSpec:
     Raises:
         AppError: unreadable file, YAML or schema error, missing kernel file, bad size.
     """
-    import yaml
+    from .reader import read_yaml
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise AppError(f"cannot read application file: {exc.strerror}", file=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise AppError(f"YAML syntax error: {getattr(exc, 'problem', None) or exc}", file=str(path),
-                       line=mark.line + 1 if mark else None, col=mark.column + 1 if mark else None) from None
+    data = read_yaml(path, "application file", AppError)
     try:
         spec = _AppFile.model_validate(data)
     except ValidationError as exc:

@@ -107,15 +107,13 @@ def read_kernel_text(path) -> str:
     """The text of a kernel file (C or YAML description).
 
     Raises:
-        KernelError: the file cannot be read or is not UTF-8 text (naming the file).
+        KernelError: the file cannot be read, is not a regular file, is larger than
+            :data:`loopmodel.fileio.reader.KERNEL_MAX_BYTES` or is not UTF-8 text (naming the
+            file; :mod:`loopmodel.fileio.reader`).
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise KernelError(f"cannot read kernel file: {exc.strerror}", file=str(path)) from None
-    except UnicodeDecodeError:
-        raise KernelError("kernel file is not UTF-8 text", file=str(path)) from None
+    from .reader import KERNEL_MAX_BYTES, read_text
+
+    return read_text(path, "kernel file", KernelError, KERNEL_MAX_BYTES)
 
 
 def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:

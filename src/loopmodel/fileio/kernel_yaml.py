@@ -18,8 +18,9 @@ directly (kerncraft-tool-paper.txt §2.1 names the same facts for the C front-en
     flops: {"+": 3, "*": 1}      # arithmetic operations per iteration
     code: ...                    # decorative (unused, as in Kerncraft)
 
-The file is read with a :class:`yaml.SafeLoader` (Kerncraft's ``!!python/tuple`` tag is
-read as a plain list; no other Python tag is accepted), and every expression (dimensions,
+The file is read by :mod:`loopmodel.fileio.reader` (bounded, a safe loader, duplicate keys
+refused; Kerncraft's ``!!python/tuple`` tag is read as a plain list; no other Python tag is
+accepted), and every expression (dimensions,
 bounds, indices) with the C front-end's integer-expression grammar
 (:meth:`loopmodel.fileio.c_kernel.KernelBuilder.affine`: integer constants, size constants, loop
 indices, ``+ - *``, affine in the loop indices): nothing in the file is evaluated as code.
@@ -33,12 +34,10 @@ possible.
 """
 from __future__ import annotations
 
-import yaml
-
 from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel_file, read_kernel_text
+from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel, read_kernel_text
 
 #: file suffixes read as YAML kernel descriptions (anything else is C)
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -47,12 +46,6 @@ FLOP_KEYS = {"+": "ADD", "-": "ADD", "*": "MUL", "/": "DIV"}
 _KEYS = ("arrays", "loops", "data sources", "data destinations", "flops")
 _OPTIONAL = ("code",)
 
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads Kerncraft's ``!!python/tuple`` as a list (a plain sequence)."""
-
-
-_Loader.add_constructor("tag:yaml.org,2002:python/tuple", lambda loader, node: loader.construct_sequence(node))
 
 
 def load_kernel_file(path: str) -> tuple:
@@ -67,9 +60,9 @@ def load_kernel_file(path: str) -> tuple:
         KernelError: unreadable, malformed or unsupported file (one line naming it).
     """
     if not str(path).lower().endswith(YAML_SUFFIXES):
-        kernel, defaults = parse_kernel_file(path)
-        with open(path, encoding="utf-8") as fh:
-            return kernel, defaults, fh.read(), ()
+        text = read_kernel_text(path)
+        kernel, defaults = parse_kernel(text, str(path))
+        return kernel, defaults, text, ()
     kernel, notes = parse_kernel_yaml_file(path)
     return kernel, {}, None, notes
 
@@ -89,13 +82,9 @@ def load_yaml_text(text: str, filename: str):
     Raises:
         KernelError: not valid YAML (one line naming ``filename``, line and column).
     """
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 -- a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        what = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        raise KernelError(f"not valid YAML: {what}", file=filename,
-                          line=mark.line + 1 if mark else None, col=mark.column + 1 if mark else None) from None
+    from .reader import load_yaml
+
+    return load_yaml(text, filename, KernelError, tuples=True)
 
 
 def parse_kernel_yaml(data, filename: str = "<kernel.yml>") -> tuple:

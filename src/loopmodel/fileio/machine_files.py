@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from .. import cache
 from ..errors import MachineError
 from ..machine.model import MachineModel
 from .host_models import HOST_NAME, resolve_host
+from .reader import decode, load_yaml, read_bytes
 from ..units import UnitError, parse_quantity
 
 # built-in models ship as package data (installed as plain files)
@@ -32,31 +34,19 @@ def _builtin_path(name: str):
 
 
 def _read_bytes(path) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
+    """The machine file's bytes (:func:`loopmodel.fileio.reader.read_bytes`: a regular file of
+    at most :data:`~loopmodel.fileio.reader.DATA_MAX_BYTES`)."""
+    if not os.path.lexists(path):
         raise MachineError("machine file not found (and no built-in model of that name; "
-                           "see 'loopmodel machine list')", file=str(path)) from None
-    except OSError as exc:
-        raise MachineError(f"cannot read machine file: {exc}", file=str(path)) from None
+                           "see 'loopmodel machine list')", file=str(path))
+    return read_bytes(path, "machine file", MachineError)
 
 
 def read_yaml(path: str, raw: bytes | None = None) -> dict:
-    """Load a YAML mapping (from ``raw`` if given); errors carry ``file:line:col``."""
-    import yaml
-
-    try:
-        text = (_read_bytes(path) if raw is None else raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MachineError(f"cannot read machine file: {exc}", file=str(path)) from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        raise MachineError(f"YAML syntax error: {problem}", file=str(path),
-                           line=mark.line + 1 if mark else None,
-                           col=mark.column + 1 if mark else None) from None
+    """Load a YAML mapping (from ``raw`` if given) with :func:`loopmodel.fileio.reader.load_yaml`
+    (safe, duplicate keys refused, bounded); errors carry ``file:line:col``."""
+    text = decode(_read_bytes(path) if raw is None else raw, str(path), "machine file", MachineError)
+    data = load_yaml(text, str(path), MachineError)
     if not isinstance(data, dict):
         raise MachineError("machine file must contain a YAML mapping", file=str(path))
     return data

@@ -181,6 +181,21 @@ def wrap_source(text: str, filename: str) -> tuple:
     return _WRAP_HEAD + "\n".join(lines) + "\n}\n", defaults
 
 
+_C_INTEGER = re.compile(r"(?:0[xX](?P<hex>[0-9a-fA-F]+)|0[bB](?P<bin>[01]+)|(?P<oct>0[0-7]*)|(?P<dec>[1-9][0-9]*))"
+                        r"[uUlL]*")
+
+
+def c_integer(text: str) -> int | None:
+    """The value of a C integer literal (``10``, ``0x1F``, ``017`` octal, ``0b101``, with
+    ``u``/``l`` suffixes), or None when ``text`` is not one (``09``)."""
+    m = _C_INTEGER.fullmatch(text)
+    if m is None:
+        return None
+    base, digits = next((b, m.group(g)) for g, b in (("hex", 16), ("bin", 2), ("oct", 8), ("dec", 10))
+                        if m.group(g) is not None)
+    return int(digits, base)
+
+
 def _check_include(rest: str, filename: str, line: int, col: int) -> None:
     m = re.fullmatch(r"<([\w./]+)>\s*", rest)
     if not m or m.group(1) not in STANDARD_HEADERS:
@@ -245,6 +260,17 @@ class KernelBuilder:
         self.swaps: list = []  # (x, y) of 'swap(x, y);' after the loop nest
 
     # helpers --------------------------------------------------------------
+    def c_integer(self, node, what: str) -> int:
+        """The value of the integer constant ``node`` (:func:`c_integer`).
+
+        Raises:
+            KernelError: not a valid C integer literal (``09``), naming the line.
+        """
+        value = c_integer(node.value)
+        if value is None:
+            raise self.err(node, f"{what}: '{node.value}' is not a valid integer constant")
+        return value
+
     def err(self, node, message: str) -> KernelError:
         line = col = None
         coord = getattr(node, "coord", None)
@@ -299,7 +325,7 @@ class KernelBuilder:
             if isinstance(n, c_ast.Constant):
                 if n.type not in ("int", "long int", "unsigned int", "long long int"):
                     raise self.err(n, f"{what} must be an integer expression, got '{n.value}'")
-                return Poly.const(int(n.value.rstrip("uUlL"), 0))
+                return Poly.const(self.c_integer(n, what))
             if isinstance(n, c_ast.ID):
                 if n.name in allowed_indices:
                     return Poly.symbol(n.name)

@@ -156,6 +156,14 @@ def cases(tmp: str) -> list:
     coh = _coherence_machine(tmp)
     folder = os.path.join(tmp, "folder.yml")
     os.makedirs(folder, exist_ok=True)
+    splice = _write(tmp, "splice.c", 'double a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 1.0; /* *\\\n'
+                    f'/ system("touch {mark}"); /* */\n')
+    poison = _write(tmp, "poison.c", '#pragma GCC dependency "/etc/shadow"\ndouble a[N];\n'
+                    'for (int i = 0; i < N; ++i)\n  a[i] = 1.0;\n')
+    fifo = os.path.join(tmp, "fifo.c")
+    os.mkfifo(fifo)
+    bomb = _write(tmp, "bomb.yml", "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)))
     lm = [sys.executable, "-m", "loopmodel"]
     an = lambda *a: lm + ["analyze", *a]
     return [
@@ -190,6 +198,10 @@ def cases(tmp: str) -> list:
         ("16 --dask to an HTTP server", lm + ["sweep", s_str, "--dask", f"tcp://127.0.0.1:{_http_server()}"], "error"),
         ("17 every point fails", lm + ["sweep", s_fail, "--workers", "1", "--no-cache", "--no-progress"], "error"),
         ("18 folder as a machine file", an(daxpy, "-m", folder, "-D", "N=1000"), "error"),
+        ("19 kernel line splice into a comment", lm + ["bench", splice, "-D", "N=1000", "--repeat", "1"], "error"),
+        ("20 kernel #pragma GCC dependency", an(poison, "-m", SKL, "-D", "N=1000"), "error"),
+        ("21 FIFO as a kernel", an(fifo, "-m", SKL, "-D", "N=1000"), "error"),
+        ("22 YAML alias bomb as machine file", an(daxpy, "-m", bomb, "-D", "N=1000"), "error"),
     ]
 
 

@@ -57,6 +57,10 @@ class UnknownInstructions(ToolError):
         self.instructions = tuple(instructions)
 
 
+#: an llvm-mca ``-mcpu`` value (``skylake-avx512``, ``znver4``)
+_CPU_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+
+
 def find_llvm_mca() -> str | None:
     """Path of the newest llvm-mca (``llvm-mca-NN`` or ``llvm-mca``), or None."""
     cands = []
@@ -89,6 +93,8 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     path = os.path.abspath(path) if path else find_llvm_mca()
     if path is None:
         raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
+    if not _CPU_NAME.fullmatch(str(cpu)):  # a machine file's in_core.llvm_mca_cpu: data, one argument
+        raise ToolError(f"llvm-mca CPU name {cpu!r} is not a CPU name (letters, digits, '_', '.', '+', '-')")
     bad = unsupported(block_text, cpu, path, aarch64)
     if bad:
         raise UnknownInstructions(f"llvm-mca -mcpu={cpu} does not support {len(bad)} instruction(s)", tuple(bad))

@@ -15,6 +15,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = {"M": "100", "N": "1000", "L": "50"}
+#: this checkout's package, whatever is installed
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
 
 
 def main(argv=None) -> int:
@@ -35,7 +37,7 @@ def main(argv=None) -> int:
                 name = f"{os.path.basename(k)}--{os.path.basename(m)}--{pred}--{args.incore}.json"
                 cmd = [sys.executable, "-m", "loopmodel", "analyze", k, "-m", m, *defines, "--json",
                        "--incore", args.incore, "-P", pred]
-                p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+                p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV)
                 with open(os.path.join(args.out, name), "w", encoding="utf-8") as fh:
                     fh.write(f"exit {p.returncode}\n{p.stdout}\n--stderr--\n{p.stderr.replace(ROOT, '<root>')}")
     return 0

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loopmodel
+from loopmodel import api
 from loopmodel.errors import ApiTypeError, ApiValueError, LoopmodelError, UsageError
 
 TRIAD = str(KERNELS / "triad.c")
@@ -88,6 +89,9 @@ TYPE_CASES = {
     "option name": (lambda: loopmodel.analyze(TRIAD, SKX, SIZES, no_such=1), "unknown option 'no_such'"),
     "result": (lambda: loopmodel.Result(None), "analysis: expected a loopmodel.analysis.AnalysisResult"),
     "machine object": (lambda: loopmodel.Machine({}, "x"), "model: expected a loopmodel.machine.model"),
+    "scaling report": (lambda: loopmodel.ScalingReport([], None), "curves: expected a tuple of ScalingResult"),
+    "bench report": (lambda: loopmodel.BenchReport((), "yes"), "curve: expected a bool, got str"),
+    "machine label": (lambda: api.machine_label(5), f"machine: expected {MACHINE}, got int"),
 }
 
 
@@ -160,6 +164,10 @@ CALLS = {
                            ("text", "name")),
     "Machine.load": (loopmodel.Machine.load, {"name_or_path": SKX}, ("name_or_path",)),
     "Result": (lambda **kw: loopmodel.Result(**{"analysis": _analysis(), **kw}), {}, ("analysis", "unit")),
+    "ScalingReport": (lambda **kw: loopmodel.ScalingReport(**{"analysis": loopmodel.Result(_analysis()), **kw}),
+                      {"curves": ()}, ("curves", "analysis", "measured", "fit")),
+    "BenchReport": (loopmodel.BenchReport, {"results": ()}, ("results", "curve")),
+    "machine_label": (api.machine_label, {"machine": SKX}, ("machine",)),
 }
 
 

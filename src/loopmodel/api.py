@@ -541,6 +541,12 @@ class ScalingReport:
     measured: MappingProxyType | None = None
     fit: tuple | None = None
 
+    def __post_init__(self):
+        _check_type("curves", self.curves, tuple, "a tuple of ScalingResult")
+        _check_type("analysis", self.analysis, Result, "a loopmodel.Result")
+        _check_type("measured", self.measured, (Mapping, type(None)), "a mapping cores -> it/s or None")
+        _check_type("fit", self.fit, (tuple, type(None)), "(p0, rms relative error) or None")
+
     def to_dict(self) -> dict:
         """The document ``loopmodel scaling ... --json`` prints."""
         from .report.scaling import to_dict
@@ -557,6 +563,10 @@ class BenchReport:
 
     results: tuple
     curve: bool = False
+
+    def __post_init__(self):
+        _check_type("results", self.results, tuple, "a tuple of BenchResult")
+        _check_type("curve", self.curve, bool, "a bool")
 
     def __len__(self) -> int:
         return len(self.results)
@@ -677,10 +687,14 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
 
 
 def machine_label(machine) -> str:
-    """The ``machine`` column of a sweep: the name or path given (a :class:`Machine`: its spec)."""
+    """The ``machine`` column of a sweep: the name or path given (a :class:`Machine`: its spec).
+
+    Raises:
+        ApiTypeError, ApiValueError: not a machine argument (:func:`_machine_arg`).
+    """
     from .cli import machine_name
 
-    return machine_name(machine)
+    return machine_name(_machine_arg(machine))
 
 
 def scaling(kernel, machine, defines=None, *, measured=None, **options) -> ScalingReport:
@@ -769,7 +783,7 @@ def bench(kernel, defines=None, machine=None, **options) -> BenchReport:
     kernel = _c_kernel_path(kernel, "bench")
     define_argv(defines)
     if machine is not None:
-        machine = machine_label(_machine_arg(machine))
+        machine = machine_label(machine)
     args = _args("bench", kernel, None, defines, options, () if machine is None else (f"--machine={machine}",))
     results, curve = bench_results(args)
     return BenchReport(tuple(results), curve)
@@ -802,7 +816,7 @@ def validate(kernel, machine, defines=None, **options):
 
     kernel = _c_kernel_path(kernel, "validate")
     define_argv(defines)
-    machine = machine_label(_machine_arg(machine))
+    machine = machine_label(machine)
     args = _args("validate", kernel, machine, defines, options)
     rows, _ = validation_rows(args)
     df = pd.DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in rows])

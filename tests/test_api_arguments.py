@@ -111,6 +111,8 @@ VALUE_CASES = {
     "measured cores": (lambda: loopmodel.scaling(TRIAD, SKX, SIZES, measured={0: 1e9}),
                        "measured[0]: expected at least 1 core"),
     "measured it/s": (lambda: loopmodel.scaling(TRIAD, SKX, SIZES, measured={1: float("nan")}), "positive, finite"),
+    "model name": (lambda: loopmodel.sweep(TRIAD, SKX, SIZES, models=["LC", "XY"]),
+                   "models: unknown model 'XY' (choose LC, ECM, Roofline, RooflineASM)"),
     "option choice": (lambda: loopmodel.analyze(TRIAD, SKX, SIZES, unit="s"), "argument --unit/-u: invalid choice"),
     "bench repeat": (lambda: loopmodel.bench(TRIAD, SIZES, repeat="x"), "--repeat/-r: invalid int value: 'x'"),
     "result unit": (lambda: loopmodel.Result(loopmodel.analyze(TRIAD, SKX, SIZES, incore="analytic").analysis, "s"),

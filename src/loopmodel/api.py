@@ -629,12 +629,20 @@ def _model_argv(models) -> tuple:
 
     Raises:
         ApiTypeError: not a str or a list or tuple of str.
+        ApiValueError: a name ``loopmodel analyze -p`` does not know.
     """
+    from .cli import _models
+    from .errors import LoopmodelError
+
     if isinstance(models, str):
         models = (models,)
     _check_type("models", models, (list, tuple), "a model name or a list of them (LC, ECM, Roofline, RooflineASM)")
     for m in models:
         _check_type("models", m, str, "model names (str) in the list")
+    try:
+        _models(models)
+    except LoopmodelError as exc:
+        raise ApiValueError(f"models: {exc.message}") from None
     return tuple(f"--pmodel={m}" for m in models)
 
 

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from loopmodel import cache
@@ -95,3 +96,117 @@ def test_default_location_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("LOOPMODEL_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache.cache_dir() == Path(tmp_path) / "loopmodel"
+
+
+# ---------------------------------------------------------------- integrity and privacy
+
+
+def _entry(kind: str, key: str) -> Path:
+    return cache.cache_dir() / kind / f"{key}.pickle"
+
+
+def test_round_trip_with_private_modes_under_a_loose_umask(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    key = cache.make_key("round trip")
+    old = os.umask(0o002)
+    try:
+        cache.store("things", key, {"a": [1, 2.5]})
+    finally:
+        os.umask(old)
+    assert cache.load("things", key) == {"a": [1, 2.5]}
+    assert (tmp_path / "c").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "c" / "things").stat().st_mode & 0o777 == 0o700
+    assert _entry("things", key).stat().st_mode & 0o777 == 0o600
+    assert cache.load("things", cache.make_key("another")) is None
+
+
+def test_entries_swapped_or_copied_on_disk_are_misses(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    a, b = cache.make_key("a"), cache.make_key("b")
+    cache.store("k", a, "value of a")
+    cache.store("k", b, "value of b")
+    data_a, data_b = _entry("k", a).read_bytes(), _entry("k", b).read_bytes()
+    _entry("k", a).write_bytes(data_b)
+    _entry("k", b).write_bytes(data_a)
+    assert cache.load("k", a) is None and cache.load("k", b) is None
+    (tmp_path / "c" / "other").mkdir(mode=0o700)
+    _entry("other", a).write_bytes(data_a)  # the right key under another kind
+    assert cache.load("other", a) is None
+    cache.store("k", a, "value of a")  # a miss is recomputed and overwrites the bad entry
+    assert cache.load("k", a) == "value of a"
+
+
+def test_swapped_machine_entries_are_revalidated(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    ivb, snb = load_machine(IVB), load_machine("SandyBridgeEP_E5-2680")
+    files = sorted((tmp_path / "c" / "machines").glob("*.pickle"))
+    assert len(files) == 2
+    one, two = files[0].read_bytes(), files[1].read_bytes()
+    files[0].write_bytes(two)
+    files[1].write_bytes(one)
+    assert load_machine(IVB) == ivb and load_machine("SandyBridgeEP_E5-2680") == snb
+    assert [f.read_bytes().split(b"\n")[2].decode() for f in files] == [f.stem for f in files]  # rewritten
+
+
+def _spy_unpickling(monkeypatch) -> list:
+    calls = []
+    real = cache.pickle.load
+    monkeypatch.setattr(cache.pickle, "load", lambda fh: calls.append(fh) or real(fh))
+    return calls
+
+
+@pytest.mark.parametrize("where", ["kind folder", "file"])
+@pytest.mark.parametrize("mode", [0o777, 0o770])
+def test_entries_others_may_write_are_not_unpickled(tmp_path, monkeypatch, where, mode):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    key = cache.make_key("shared")
+    cache.store("k", key, "mine")
+    os.chmod(tmp_path / "c" / "k" if where == "kind folder" else _entry("k", key), mode)
+    calls = _spy_unpickling(monkeypatch)
+    assert cache.load("k", key) is None and calls == []
+    os.chmod(_entry("k", key), 0o600)
+    cache.store("k", key, "mine again")  # the folder is this user's: made private again
+    assert (tmp_path / "c" / "k").stat().st_mode & 0o777 == 0o700
+    assert cache.load("k", key) == "mine again" and len(calls) == 1
+
+
+def test_entries_of_another_user_are_not_unpickled(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    key = cache.make_key("theirs")
+    cache.store("k", key, "value")
+    calls = _spy_unpickling(monkeypatch)
+    uid = os.getuid()
+    monkeypatch.setattr(cache.os, "getuid", lambda: uid + 1)
+    assert cache.load("k", key) is None and calls == []
+    cache.store("k", key, "other")  # nor written into their folder
+    monkeypatch.setattr(cache.os, "getuid", lambda: uid)
+    assert cache.load("k", key) == "value"
+
+
+def test_a_symbolic_link_entry_is_not_followed(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    key = cache.make_key("linked")
+    cache.store("k", key, "value")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    _entry("k", key).rename(shared / "entry")
+    _entry("k", key).symlink_to(shared / "entry")
+    assert cache.load("k", key) is None
+
+
+def test_analyze_after_swapping_cache_entries_prints_what_it_printed_before(tmp_path, monkeypatch):
+    from helpers import KERNELS, ROOT, SKX, run_cli
+
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
+    runs = {m: ("analyze", KERNELS / "triad.c", "-m", m, "-D", "N=100000", "--incore", "analytic")
+            for m in (SKX, "HaswellEP_E5-2695v3")}
+    first = {m: run_cli(*args, cwd=ROOT) for m, args in runs.items()}
+    assert all(p.returncode == 0 for p in first.values())
+    files = sorted((tmp_path / "c" / "machines").glob("*.pickle"))
+    assert len(files) == 2
+    one, two = files[0].read_bytes(), files[1].read_bytes()
+    files[0].write_bytes(two)
+    files[1].write_bytes(one)
+    for m, args in runs.items():
+        assert run_cli(*args, cwd=ROOT).stdout == first[m].stdout, m

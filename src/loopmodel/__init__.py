@@ -18,6 +18,7 @@ _LAZY = {
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
     "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",
     "ModelError": "errors", "ToolError": "errors", "OptionError": "errors", "UsageError": "errors",
+    "ApiTypeError": "errors", "ApiValueError": "errors",
 }
 
 __all__ = ["__version__", *_LAZY]

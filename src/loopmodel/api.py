@@ -19,11 +19,15 @@ import argparse
 import functools
 import html
 import json
+import math
+import numbers
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .errors import DefineError, UsageError
+from .errors import ApiTypeError, ApiValueError, DefineError
 
 #: options of each command that the API gives as arguments of its own or leaves out (output only)
 _NOT_OPTIONS = {
@@ -61,16 +65,29 @@ class Kernel:
     defaults: MappingProxyType
     notes: tuple = ()
 
+    def __post_init__(self):
+        from .ir.kernel import Kernel as KernelModel
+
+        _check_type("model", self.model, KernelModel, "a loopmodel.ir.kernel.Kernel")
+        _check_type("text", self.text, (str, type(None)), "C source text or None")
+        _check_type("defaults", self.defaults, Mapping, "a mapping constant -> int")
+        _check_type("notes", self.notes, tuple, "a tuple of one-line notes")
+
     @classmethod
     def from_file(cls, path) -> "Kernel":
         """Read a C kernel or a Kerncraft YAML kernel description (by suffix).
 
+        Args:
+            path: the file (str or os.PathLike).
+
         Raises:
+            ApiTypeError: ``path`` is not a str or os.PathLike (a TypeError too).
+            ApiValueError: ``path`` is empty or holds a NUL character (a ValueError too).
             KernelError: unreadable, malformed or unsupported (one line naming the file).
         """
         from .fileio.kernel_yaml import load_kernel_file
 
-        kernel, defaults, text, notes = load_kernel_file(os.fspath(path))
+        kernel, defaults, text, notes = load_kernel_file(_path_arg("path", path))
         return cls(kernel, text, MappingProxyType(dict(defaults)), tuple(notes))
 
     @classmethod
@@ -78,10 +95,13 @@ class Kernel:
         """Parse C kernel text (``name`` stands for the file in messages and reports).
 
         Raises:
+            ApiTypeError: ``text`` or ``name`` is not a str (a TypeError too).
             KernelError: malformed or unsupported code (one line, ``name:line:col``).
         """
         from .fileio.c_kernel import parse_kernel
 
+        _check_type("text", text, str, "C source text (str)")
+        _check_type("name", name, str, "a str")
         kernel, defaults = parse_kernel(text, name)
         return cls(kernel, text, MappingProxyType(dict(defaults)))
 
@@ -120,17 +140,28 @@ class Machine:
     model: object
     spec: str
 
+    def __post_init__(self):
+        from .machine.model import MachineModel
+
+        _check_type("model", self.model, MachineModel, "a loopmodel.machine.model.MachineModel")
+        _check_type("spec", self.spec, str, "the name or path it was loaded from (str)")
+
     @classmethod
     def load(cls, name_or_path) -> "Machine":
         """A built-in model by name (:meth:`list`), a machine YAML file (loopmodel's or
         Kerncraft's format) or ``"host"`` (this host's last probe).
 
+        Args:
+            name_or_path: str or os.PathLike.
+
         Raises:
+            ApiTypeError: ``name_or_path`` is not a str or os.PathLike (a TypeError too).
+            ApiValueError: it is empty or holds a NUL character (a ValueError too).
             MachineError: unknown name, missing file or invalid model (one line).
         """
         from .fileio.machine_files import load_machine
 
-        spec = os.fspath(name_or_path)
+        spec = _path_arg("name_or_path", name_or_path, "a machine name or path")
         return cls(load_machine(spec), spec)
 
     @staticmethod
@@ -155,13 +186,45 @@ class Machine:
 # ---------------------------------------------------------------- arguments
 
 
+def _type_name(value) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _check_type(name: str, value, types, expected: str) -> None:
+    """Raise :class:`ApiTypeError` ``name: expected EXPECTED, got TYPE`` unless ``value`` is
+    one of ``types`` (a bool is no number here)."""
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+        raise ApiTypeError(f"{name}: expected {expected}, got {_type_name(value)}")
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _path_arg(name: str, value, what: str = "a path") -> str:
+    """``value`` (str or os.PathLike) as path text; ``what`` it stands for, in messages.
+
+    Raises:
+        ApiTypeError: another type (bytes included). ApiValueError: empty, or a NUL character.
+    """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    _check_type(name, value, str, f"{what} (str or os.PathLike)")
+    if not value.strip():
+        raise ApiValueError(f"{name}: expected {what}, got an empty string")
+    if "\0" in value:
+        raise ApiValueError(f"{name}: the path {value!r} holds a NUL character")
+    return value
+
+
 @functools.lru_cache(maxsize=None)
 def _parser(command: str) -> argparse.ArgumentParser:
-    """The command line parser of ``command``; its errors raise :class:`UsageError`."""
+    """The command line parser of ``command``; its errors (a value the option refuses) raise
+    :class:`ApiValueError`."""
     from .cli import build_parser
 
     def error(message):
-        raise UsageError(message)
+        raise ApiValueError(message)
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     parser = sub.choices[command]
@@ -187,19 +250,26 @@ def _actions(command: str) -> dict:
 
 
 def _option_argv(command: str, options: dict) -> list:
-    """``{name: value}`` -> the command's arguments; unknown names and bad values raise
-    :class:`UsageError` (one line)."""
+    """``{name: value}`` -> the command's arguments.
+
+    Raises:
+        ApiTypeError: an unknown option name, or a value of a type the option cannot take
+            (a list for a single value, text for a switch, bytes); one line naming the option.
+    """
     from .sweep import StudyError, option_tokens
 
     actions = _actions(command)
     argv = []
     for name, value in options.items():
         if name not in actions:
-            raise UsageError(f"unknown option '{name}' of {command} (choose {', '.join(sorted(actions))})")
+            raise ApiTypeError(f"unknown option '{name}' of {command} (choose {', '.join(sorted(actions))})")
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, (str, int, float, os.PathLike, list, dict, type(None))):
+                raise ApiTypeError(f"{name}: expected a str, a number, a bool or None, got {_type_name(v)}")
         try:
             argv += option_tokens(actions[name][0].dest, value, {actions[name][0].dest: actions[name]})
         except StudyError as exc:
-            raise UsageError(f"{name}: {exc.message}") from None
+            raise ApiTypeError(f"{name}: {exc.message}") from None
     return argv
 
 
@@ -209,16 +279,21 @@ def define_argv(defines) -> list:
     (``"N=1000"`` or a list of them); None: none.
 
     Raises:
-        DefineError: a value of another type, or an empty range or list (one line).
+        ApiTypeError: ``defines`` or a name or value of another type (a TypeError too).
+        DefineError: an empty range or list (one line).
     """
     if defines is None:
         return []
     if isinstance(defines, str):
         return [defines]
-    if not hasattr(defines, "items"):
-        return [str(d) for d in defines]
+    if isinstance(defines, (list, tuple)):
+        for d in defines:
+            _check_type("defines", d, str, "'-D' texts such as 'N=1000' in the list")
+        return list(defines)
+    _check_type("defines", defines, Mapping, "a mapping name -> size, '-D' text or a list of it")
     out = []
     for name, value in defines.items():
+        _check_type("defines", name, str, "size constant names (str) as keys")
         values = value if isinstance(value, (list, tuple)) else [value]
         if isinstance(value, (list, tuple)) and not value:
             raise DefineError(f"-D {name}: no values")
@@ -234,29 +309,73 @@ def _define_text(name: str, v) -> str:
         return f"{name}={v.start}:{v[-1]}:{v.step}"
     if isinstance(v, str):
         return v if v.startswith(f"{name}=") else f"{name}={v}"
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise DefineError(f"-D {name}: expected an int, a range, a list or '-D' text, got {v!r}")
-    return f"{name}={v}"
+    _check_type(f"defines[{name!r}]", v, numbers.Integral, "an int, a range, a list or '-D' text")
+    return f"{name}={int(v)}"
+
+
+def _kernel_kind(kernel) -> str:
+    """``"object"`` (a :class:`Kernel`), ``"text"`` (C text: a str with a newline, ``{`` or ``;``
+    that names no existing file) or ``"path"``.
+
+    Raises:
+        ApiTypeError: another type. ApiValueError: an empty path or one with a NUL character.
+    """
+    if isinstance(kernel, Kernel):
+        return "object"
+    if isinstance(kernel, str) and any(c in kernel for c in "\n{;") and not os.path.exists(kernel):
+        return "text"
+    if not isinstance(kernel, (str, os.PathLike)):
+        raise ApiTypeError(f"kernel: expected a path, C source text or a loopmodel.Kernel, got {_type_name(kernel)}")
+    _path_arg("kernel", kernel)
+    return "path"
 
 
 def _kernel_arg(kernel):
     """A path (as given, so that reports name it as the command line does), or a :class:`Kernel`
-    for C text (it has a newline, ``{`` or ``;`` and names no existing file)."""
-    if isinstance(kernel, Kernel):
-        return kernel
-    if isinstance(kernel, str) and any(c in kernel for c in "\n{;") and not os.path.exists(kernel):
+    (C text is parsed); errors as :func:`_kernel_kind`."""
+    kind = _kernel_kind(kernel)
+    if kind == "text":
         return Kernel.from_source(kernel)
-    if isinstance(kernel, (str, os.PathLike)):
-        return os.fspath(kernel)
-    raise UsageError(f"kernel: expected a path, C source text or a loopmodel.Kernel, got {type(kernel).__name__}")
+    return kernel if kind == "object" else os.fspath(kernel)
+
+
+def _c_kernel_path(kernel, command: str) -> str:
+    """The C kernel file a measuring command (``bench``, ``validate``) compiles and runs.
+
+    Raises:
+        ApiTypeError: not a path (a :class:`Kernel` or C text has no file to build from).
+    """
+    if _kernel_kind(kernel) != "path":
+        raise ApiTypeError(f"kernel: {command} measures a C kernel file: expected its path, got "
+                           f"{'C source text' if isinstance(kernel, str) else _type_name(kernel)}")
+    return os.fspath(kernel)
 
 
 def _machine_arg(machine):
+    """A name or path (str), or the :class:`Machine` / machine model given.
+
+    Raises:
+        ApiTypeError: another type (None included). ApiValueError: an empty name.
+    """
     if isinstance(machine, (str, os.PathLike)):
-        return os.fspath(machine)
+        return _path_arg("machine", machine, "a machine name or path")
     if isinstance(machine, Machine) or hasattr(machine, "memory_hierarchy"):
         return machine
-    raise UsageError(f"machine: expected a name, a path, 'host' or a loopmodel.Machine, got {type(machine).__name__}")
+    raise ApiTypeError(f"machine: expected a name, a path, 'host' or a loopmodel.Machine, got {_type_name(machine)}")
+
+
+def _check_inputs(kernel, machine, defines, models=()) -> None:
+    """Type checks of the arguments shared by :func:`analyze`, :func:`sweep` and :func:`scaling`,
+    done first, before anything is parsed, loaded or run.
+
+    Raises:
+        ApiTypeError, ApiValueError: one line naming the argument (:func:`_kernel_kind`,
+            :func:`_machine_arg`, :func:`define_argv`, :func:`_model_argv`).
+    """
+    _kernel_kind(kernel)
+    _machine_arg(machine)
+    define_argv(defines)
+    _model_argv(models)
 
 
 def _args(command: str, kernel, machine, defines, options: dict, extra: tuple = ()) -> argparse.Namespace:
@@ -286,6 +405,15 @@ class Result:
 
     analysis: object
     unit: str = "cy/CL"
+
+    def __post_init__(self):
+        from .analysis import AnalysisResult
+        from .report.units import UNIT_KEYS
+
+        _check_type("analysis", self.analysis, AnalysisResult, "a loopmodel.analysis.AnalysisResult")
+        _check_type("unit", self.unit, str, f"one of {', '.join(UNIT_KEYS)}")
+        if self.unit not in UNIT_KEYS:
+            raise ApiValueError(f"unit: expected one of {', '.join(UNIT_KEYS)}, got {self.unit!r}")
 
     @property
     def kernel(self):
@@ -413,6 +541,12 @@ class ScalingReport:
     measured: MappingProxyType | None = None
     fit: tuple | None = None
 
+    def __post_init__(self):
+        _check_type("curves", self.curves, tuple, "a tuple of ScalingResult")
+        _check_type("analysis", self.analysis, Result, "a loopmodel.Result")
+        _check_type("measured", self.measured, (Mapping, type(None)), "a mapping cores -> it/s or None")
+        _check_type("fit", self.fit, (tuple, type(None)), "(p0, rms relative error) or None")
+
     def to_dict(self) -> dict:
         """The document ``loopmodel scaling ... --json`` prints."""
         from .report.scaling import to_dict
@@ -429,6 +563,10 @@ class BenchReport:
 
     results: tuple
     curve: bool = False
+
+    def __post_init__(self):
+        _check_type("results", self.results, tuple, "a tuple of BenchResult")
+        _check_type("curve", self.curve, bool, "a bool")
 
     def __len__(self) -> int:
         return len(self.results)
@@ -473,9 +611,12 @@ def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), 
     Raises:
         LoopmodelError: a bad kernel (KernelError), machine (MachineError), size (DefineError),
             option (UsageError) or a failing tool (ToolError); the command line's one line.
+            An argument of the wrong type raises ApiTypeError (also a TypeError), an option
+            value the command refuses ApiValueError (also a ValueError); both are UsageErrors.
     """
     from .cli import prepare_analyze
 
+    _check_inputs(kernel, machine, defines, models)
     args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
     analyzer, points, _ = prepare_analyze(args)
     if len(points) != 1:
@@ -484,8 +625,24 @@ def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), 
 
 
 def _model_argv(models) -> tuple:
+    """``-p`` arguments of a model name or a list of them.
+
+    Raises:
+        ApiTypeError: not a str or a list or tuple of str.
+        ApiValueError: a name ``loopmodel analyze -p`` does not know.
+    """
+    from .cli import _models
+    from .errors import LoopmodelError
+
     if isinstance(models, str):
         models = (models,)
+    _check_type("models", models, (list, tuple), "a model name or a list of them (LC, ECM, Roofline, RooflineASM)")
+    for m in models:
+        _check_type("models", m, str, "model names (str) in the list")
+    try:
+        _models(models)
+    except LoopmodelError as exc:
+        raise ApiValueError(f"models: {exc.message}") from None
     return tuple(f"--pmodel={m}" for m in models)
 
 
@@ -513,6 +670,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
         LoopmodelError: what :func:`analyze` raises for the inputs (a failing point gives a row
             with ``error`` instead).
     """
+    _check_inputs(kernel, machine, defines, models)
     import pandas as pd
 
     from .cli import prepare_analyze
@@ -537,10 +695,14 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
 
 
 def machine_label(machine) -> str:
-    """The ``machine`` column of a sweep: the name or path given (a :class:`Machine`: its spec)."""
+    """The ``machine`` column of a sweep: the name or path given (a :class:`Machine`: its spec).
+
+    Raises:
+        ApiTypeError, ApiValueError: not a machine argument (:func:`_machine_arg`).
+    """
     from .cli import machine_name
 
-    return machine_name(machine)
+    return machine_name(_machine_arg(machine))
 
 
 def scaling(kernel, machine, defines=None, *, measured=None, **options) -> ScalingReport:
@@ -559,16 +721,50 @@ def scaling(kernel, machine, defines=None, *, measured=None, **options) -> Scali
         :class:`ScalingReport`.
 
     Raises:
-        LoopmodelError: bad inputs (one line, as the command line prints).
+        LoopmodelError: bad inputs (one line, as the command line prints); arguments of the
+            wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError).
     """
     from .cli import scaling_results
 
+    _check_inputs(kernel, machine, defines)
+    measured = _measured_arg(measured)
     if isinstance(options.get("cores"), (list, tuple, range)):
+        for c in options["cores"]:
+            _check_type("cores", c, numbers.Integral, "core counts (int) in the list")
         options["cores"] = ",".join(str(c) for c in options["cores"])
     args = _args("scaling", kernel, machine, defines, options)
-    args.measured = os.fspath(measured) if isinstance(measured, os.PathLike) else measured
+    args.measured = measured
     results, res, meas, fit = scaling_results(args)
     return ScalingReport(tuple(results), Result(res), None if meas is None else MappingProxyType(meas), fit)
+
+
+def _measured_arg(measured):
+    """``measured`` of :func:`scaling`: None, a path (str), or ``{cores: it/s}``.
+
+    Raises:
+        ApiTypeError: another type, a key that is no core count or a value that is no number.
+        ApiValueError: fewer than 1 core, or an it/s that is not positive and finite.
+    """
+    if measured is None:
+        return None
+    if not isinstance(measured, Mapping):
+        if not isinstance(measured, (str, os.PathLike)):
+            raise ApiTypeError("measured: expected a path to a 'measure'/'bench --json' file or a mapping "
+                               f"cores -> it/s, got {_type_name(measured)}")
+        return _path_arg("measured", measured)
+    out = {}
+    for cores, it_s in measured.items():
+        if isinstance(cores, str) and re.fullmatch(r"[0-9]+", cores.strip()):
+            cores = int(cores)
+        if not isinstance(cores, numbers.Integral) or isinstance(cores, bool):
+            raise ApiTypeError(f"measured: the key {cores!r} is no core count (expected a mapping cores -> it/s "
+                               "or a path to a 'measure'/'bench --json' file)")
+        _check_type(f"measured[{cores}]", it_s, numbers.Real, "a number (it/s)")
+        if cores < 1 or not (math.isfinite(it_s) and it_s > 0):
+            raise ApiValueError(f"measured[{cores}]: expected at least 1 core and a positive, finite it/s, "
+                                f"got {it_s!r}")
+        out[int(cores)] = float(it_s)
+    return out
 
 
 def bench(kernel, defines=None, machine=None, **options) -> BenchReport:
@@ -586,11 +782,15 @@ def bench(kernel, defines=None, machine=None, **options) -> BenchReport:
         :class:`BenchReport`.
 
     Raises:
-        LoopmodelError: bad inputs, no compiler, or a failing run (one line).
+        LoopmodelError: bad inputs, no compiler, or a failing run (one line); arguments of the
+            wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError), before
+            anything is compiled.
     """
     from .cli_bench import bench_results
 
-    if machine is not None and not isinstance(machine, (str, os.PathLike)):
+    kernel = _c_kernel_path(kernel, "bench")
+    define_argv(defines)
+    if machine is not None:
         machine = machine_label(machine)
     args = _args("bench", kernel, None, defines, options, () if machine is None else (f"--machine={machine}",))
     results, curve = bench_results(args)
@@ -612,7 +812,9 @@ def validate(kernel, machine, defines=None, **options):
         and the median and largest |relative error|.
 
     Raises:
-        LoopmodelError: bad inputs, no compiler, or a failing run (one line).
+        LoopmodelError: bad inputs, no compiler, or a failing run (one line); arguments of the
+            wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError), before
+            anything is compiled.
     """
     import pandas as pd
 
@@ -620,9 +822,10 @@ def validate(kernel, machine, defines=None, **options):
     from .sweep import flatten
     from .validation import summary
 
-    if not isinstance(machine, (str, os.PathLike)):
-        machine = machine_label(machine)
-    args = _args("validate", kernel, os.fspath(machine), defines, options)
+    kernel = _c_kernel_path(kernel, "validate")
+    define_argv(defines)
+    machine = machine_label(machine)
+    args = _args("validate", kernel, machine, defines, options)
     rows, _ = validation_rows(args)
     df = pd.DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in rows])
     df.attrs["summary"] = summary(rows)

@@ -10,6 +10,18 @@ never stale: a changed input, or a change anywhere in the code that produced it 
 assembly parser, an analyzer back-end, the port mapping, the machine schema), is a
 different key. ``LOOPMODEL_NO_CACHE=1`` disables reading and writing. A cache that
 cannot be read or written is silently bypassed (e.g. read-only home).
+
+An entry is the file ``<kind>/<key>.pickle``: a header naming the kind and the full key it
+was computed for, then the pickled object. :func:`load` compares the header with the kind
+and key asked for before unpickling, so an entry renamed, copied or swapped on disk is a
+miss (recomputed and stored again), never another input's result.
+
+Loading a pickle can run code, so :func:`load` reads only entries nobody else can have
+written: the kind folder and the file must be owned by this user (``os.getuid()``) and
+writable neither by the group nor by others; otherwise the entry is a miss and is not
+unpickled. :func:`store` creates the folders with mode 0o700 and the files with 0o600, and
+takes the group's and others' write permission off a kind folder of this user's (one made
+under an earlier, looser umask); it writes nothing into a folder of another user's.
 """
 from __future__ import annotations
 
@@ -72,28 +84,95 @@ def _digest_of(root: str) -> bytes:
     return h.digest()
 
 
+#: the first line of every entry (the format); the kind and the key follow, one line each
+_MAGIC = b"loopmodel cache entry 1\n"
+
+
+def _header(kind: str, key: str) -> bytes:
+    return _MAGIC + f"{kind}\n{key}\n".encode()
+
+
+def _private(st: os.stat_result) -> bool:
+    """Owned by this user and writable by nobody else (see the module docstring)."""
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def load(kind: str, key: str):
-    """The object stored under ``kind/key``, or None."""
+    """The object stored under ``kind/key``, or None (a miss): the cache is off, the entry is
+    missing or unreadable, it or its folder is not private to this user, or it was stored for
+    another kind or key (see the module docstring)."""
     if not enabled():
         return None
     try:
-        with open(cache_dir() / kind / f"{key}.pickle", "rb") as fh:
+        fh = _open_private(cache_dir() / kind, f"{key}.pickle")
+        if fh is None:
+            return None
+        with fh:
+            header = _header(kind, key)
+            if fh.read(len(header)) != header:
+                return None
             return pickle.load(fh)
     except Exception:  # missing, unreadable or from an incompatible build: recompute
         return None
 
 
+def _open_private(folder: Path, name: str):
+    """``folder/name`` open for reading, or None where the folder or the file is not private
+    (checked on the opened descriptors, so that nothing can be swapped in between; the file is
+    not followed if it is a symbolic link).
+
+    Raises:
+        OSError: the folder or the file cannot be opened.
+    """
+    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if not _private(os.fstat(dfd)):
+            return None
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+    fh = os.fdopen(fd, "rb")
+    if not _private(os.fstat(fd)):
+        fh.close()
+        return None
+    return fh
+
+
 def store(kind: str, key: str, obj) -> None:
-    """Store ``obj`` atomically (write to a temporary file, then rename)."""
+    """Store ``obj`` under ``kind/key`` with its header, atomically (written to a temporary
+    file of mode 0o600, then renamed); nothing where the folder cannot be made private."""
     if not enabled():
         return
-    d = cache_dir() / kind
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        d = _private_folder(cache_dir() / kind)
+        if d is None:
+            return
         tmp = d / f".{key}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
+        tmp.unlink(missing_ok=True)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as fh:
+            fh.write(_header(kind, key))
             pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, d / f"{key}.pickle")
     except OSError:
         pass
 
+
+def _private_folder(d: Path) -> Path | None:
+    """``d`` and the cache root, created with mode 0o700 where missing; ``d`` made private
+    (0o700) if it is this user's and others may write to it; None if it is another user's.
+
+    Raises:
+        OSError: a folder cannot be created or changed.
+    """
+    d.parent.parent.mkdir(parents=True, exist_ok=True)
+    for folder in (d.parent, d):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    st = os.stat(d)
+    if st.st_uid != os.getuid():
+        return None
+    if st.st_mode & 0o022:
+        os.chmod(d, 0o700)
+    return d

@@ -70,3 +70,13 @@ class OptionError(ToolError):
 class UsageError(LoopmodelError):
     """A bad argument of the Python API or an option value the command line would refuse
     (an unknown option name, a value outside its choices): the one line argparse prints."""
+
+
+class ApiTypeError(UsageError, TypeError):
+    """A Python API argument of the wrong type (None, a number or a list where a path is
+    expected, an unknown keyword option); also catchable as :class:`TypeError`."""
+
+
+class ApiValueError(UsageError, ValueError):
+    """A Python API argument of the right type with a value the API refuses (an empty path,
+    an option value outside its choices); also catchable as :class:`ValueError`."""

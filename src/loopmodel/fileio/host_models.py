@@ -62,7 +62,8 @@ def resolve_host() -> Path:
     """The file ``-m host`` stands for.
 
     Raises:
-        MachineError: this host has not been probed yet (one line with the hint).
+        MachineError: this host has not been probed yet: no file there, or a folder in its
+            place (one line with the hint).
     """
     path = host_model_path()
     if not path.is_file():

@@ -70,7 +70,7 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
         MachineError: missing file, YAML error, or schema violation (one line
             with file and key path).
     """
-    if str(name_or_path) == HOST_NAME and not Path(HOST_NAME).exists():
+    if str(name_or_path) == HOST_NAME and not Path(HOST_NAME).is_file():  # a folder 'host' is no machine file
         name_or_path = str(resolve_host())
     p = Path(name_or_path)
     builtin = None if (p.suffix in (".yml", ".yaml") or p.exists()) else _builtin_path(str(name_or_path))

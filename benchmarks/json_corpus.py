@@ -35,7 +35,8 @@ def main(argv=None) -> int:
         for m in machines:
             for pred in ("lc", "sim") if args.sim else ("lc",):
                 name = f"{os.path.basename(k)}--{os.path.basename(m)}--{pred}--{args.incore}.json"
-                cmd = [sys.executable, "-m", "loopmodel", "analyze", k, "-m", m, *defines, "--json",
+                cmd = [sys.executable, "-m", "loopmodel", "analyze", os.path.relpath(k, ROOT),
+                       "-m", os.path.relpath(m, ROOT), *defines, "--json",
                        "--incore", args.incore, "-P", pred]
                 p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV)
                 with open(os.path.join(args.out, name), "w", encoding="utf-8") as fh:

@@ -571,12 +571,12 @@ def scaling_results(args) -> tuple:
 def cmd_app(args) -> int:
     from .analysis import Analyzer, Options
     from .fileio.app_file import read_app
-    from .fileio.defines import expand, one_point
+    from .fileio.defines import one_point, sweep
     from .fileio.kernel_yaml import load_kernel_file
     from .models.application import predict
     from .report import application as rep
 
-    spec = read_app(args.file, one_point(expand(args.define, {}), "app"))
+    spec = read_app(args.file, one_point(sweep(args.define, {}), "app"))
     machine = _machine(args)
     from .fileio.host_models import machine_notes
 
@@ -679,13 +679,13 @@ def cmd_codegen(args) -> int:
     from .compiled.codegen import generate_c
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand, one_point
+    from .fileio.defines import one_point, sweep
     from .fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(args.kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
     kernel, defaults = parse_kernel_file(args.kernel)
-    point = one_point(expand(args.define, defaults), "codegen")
+    point = one_point(sweep(args.define, defaults), "codegen")
     missing = kernel.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")

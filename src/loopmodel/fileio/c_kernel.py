@@ -129,11 +129,11 @@ def wrap_source(text: str, filename: str) -> tuple:
             lines[n - 1] = ""
             continue
         if directive == "define":
-            dm = re.match(r"(\w+)\s+(\d+)\s*$", m.group(2))
+            dm = re.match(r"(\w+)\s+([0-9]+)\s*$", m.group(2), re.ASCII)
             if not dm:
                 raise KernelError("only '#define NAME <integer>' is supported",
                                   file=filename, line=n, col=line.index("#") + 1)
-            defaults[dm.group(1)] = int(dm.group(2))
+            defaults[dm.group(1)] = _define_value(dm.group(1), dm.group(2), filename, n, line.index("#") + 1)
             lines[n - 1] = ""
             continue
         raise KernelError(f"preprocessor directive '#{directive}' is not supported",
@@ -141,6 +141,21 @@ def wrap_source(text: str, filename: str) -> tuple:
     if not any(line.strip() for line in lines):
         raise KernelError("kernel file is empty", file=filename)
     return _WRAP_HEAD + "\n".join(lines) + "\n}\n", defaults
+
+
+def _define_value(name: str, digits: str, filename: str, line: int, col: int) -> int:
+    """The value of ``#define name digits``, at most :data:`~loopmodel.fileio.defines.MAX_SIZE`.
+
+    Raises:
+        KernelError: a larger value (``file:line:col``).
+    """
+    from .defines import MAX_SIZE
+
+    value = digits.lstrip("0")
+    if len(value) > len(str(MAX_SIZE)) or int(value or 0) > MAX_SIZE:
+        raise KernelError(f"#define {name}: {value[:24]}{'...' if len(value) > 24 else ''} is larger than "
+                          f"2**62 = {MAX_SIZE}, the largest size", file=filename, line=line, col=col)
+    return int(value or 0)
 
 
 def parse_source(source: str, filename: str, parser=None) -> list:

@@ -193,6 +193,20 @@ CASES = [
     mcase("negative_link_bandwidth", _set(["links", 0, "bandwidth"], "-32 B/cy"), ("bandwidth",)),
     mcase("negative_cache_size", _no_sets_ways("-32 KiB"), ("size",)),
     mcase("negative_clock", _set(["clock"], "-3 GHz"), ("clock",), "clock: "),
+    # quantities beyond their physical range (loopmodel.machine.fields; docs/machine-file.md)
+    mcase("clock_huge", _set(["clock"], "1e300 GHz"), ("clock", "too large"), "clock: "),
+    mcase("clock_tiny", _set(["clock"], "1e-30 GHz"), ("physical range", "1 MHz .. 100 GHz"), "clock: "),
+    mcase("throughput_zero", _set(["in_core", "throughput", "ADD"], 0), ("throughput of ADD", "physical range"),
+          "in_core.throughput: "),
+    mcase("link_bandwidth_tiny", _set(["links", 0, "bandwidth"], "1e-300 B/cy"), ("physical range", "B/cy"),
+          "links[0].bandwidth: "),
+    mcase("link_bandwidth_gbs_tiny", _set(["links", 0, "bandwidth"], "1 MB/s"), ("at clock", "physical range"),
+          "links[0].bandwidth: "),
+    mcase("sets_huge", _set(["memory_hierarchy", 0, "sets"], 10 ** 25), ("less than or equal",),
+          "memory_hierarchy[0].sets: ", extra=("--cache-predictor", "sim")),
+    mcase("cache_size_huge", _no_sets_ways("1e30 B"), ("physical range", "1 TiB"), "memory_hierarchy[0].size: "),
+    mcase("cores_huge", _set(["cores_per_socket"], 10 ** 9), ("physical range",), "cores_per_socket: "),
+    mcase("line_size_huge", _set(["cacheline_size"], "1 GiB"), ("physical range",), "cacheline_size: "),
     mcase("measured_without_benchmarks", _set(["benchmarks"], {}), ("measured",)),
     # ---- -D values ------------------------------------------------------------------------------------
     dcase("define_not_int", ["-D", "N=abc"], ("N=abc", "not an integer"), names="-D N=abc"),
@@ -223,6 +237,8 @@ CASES = [
     dcase("lc_variable", ["-D", "N=5", "--lc-variable", "Q"], ("--lc-variable", "Q")),
     dcase("mem_bw_zero", ["-D", "N=5", "--mem-bw", "0 GB/s"], ("--mem-bw",)),
     dcase("mem_bw_negative", ["-D", "N=5", "--mem-bw=-5 GB/s"], ("--mem-bw",)),
+    dcase("mem_bw_tiny", ["-D", "N=5", "--mem-bw", "1e-300 GB/s"], ("--mem-bw", "physical range")),
+    dcase("clock_option_tiny", ["-D", "N=5", "--clock", "1e-30 GHz"], ("--clock", "physical range")),
     dcase("alignment_zero", ["-D", "N=1000", "--array-alignment", "0"], ("--array-alignment", ">= 1")),
     dcase("alignment_unit", ["-D", "N=1000", "--array-alignment", "3 GHz"], ("--array-alignment", "GHz")),
     dcase("padding_negative", ["-D", "N=1000", "--array-padding=-64"], ("--array-padding", ">= 0")),
@@ -245,6 +261,8 @@ IN_PROCESS = {
     "define_kerncraft_zero_points", "define_missing_second", "cores_not_int", "cache_factor", "unit_choice",
     "lc_variable", "hash_define_word", "deref_scalar", "last_level_removed", "bandwidth_word", "alignment_zero",
     "alignment_unit", "padding_negative", "padding_fraction", "cache_predictor_choice",
+    "empty_inner_loop", "empty_triangular", "array_dimension_zero", "define_log_base_one", "clock_tiny",
+    "link_bandwidth_gbs_tiny", "cache_size_huge", "cores_huge", "line_size_huge", "mem_bw_tiny", "clock_option_tiny",
 }
 assert IN_PROCESS <= set(IDS)
 for _c in CASES:

@@ -316,15 +316,16 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
     from .errors import DefineError
     from .fileio.defines import sweep
     from .fileio.kernel_yaml import load_kernel_file
-    from .units import UnitError, parse_quantity
+    from .machine.fields import BANDWIDTH_S
+    from .units import parse_quantity
 
     if args.cache_factor <= 0 or args.cache_factor > 1:
         raise DefineError("--cache-factor must be in (0, 1]")
     mem_bw = None
     if args.mem_bw:
         try:
-            mem_bw = parse_quantity(args.mem_bw, "bandwidth_s")
-        except UnitError as exc:
+            mem_bw = BANDWIDTH_S.check(parse_quantity(args.mem_bw, "bandwidth_s"))
+        except ValueError as exc:
             raise DefineError(f"--mem-bw: {exc}") from None
     alignment = _bytes_option("--array-alignment", args.array_alignment, minimum=1)
     padding = _bytes_option("--array-padding", args.array_padding, minimum=0)
@@ -610,7 +611,8 @@ def _machine(args):
 
     from .errors import DefineError
     from .fileio.machine_files import load_machine
-    from .units import UnitError, parse_quantity
+    from .machine.fields import CLOCK
+    from .units import parse_quantity
 
     if isinstance(args.machine, (str, os.PathLike)):
         machine = load_machine(args.machine)
@@ -618,8 +620,8 @@ def _machine(args):
         machine = getattr(args.machine, "model", args.machine)
     if args.clock:
         try:
-            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
-        except UnitError as exc:
+            machine = dataclasses.replace(machine, clock=CLOCK.check(parse_quantity(args.clock, "frequency")))
+        except ValueError as exc:
             raise DefineError(f"--clock: {exc}") from None
     return machine
 

@@ -215,3 +215,16 @@ def test_item_slices_number_the_executed_phases():
     prog = OmpProgram({"x": OmpArray("x", dims=(4,))}, (ph, Repeat(3, (ph, ph)), ph))
     assert [s for _, s in prog.item_slices()] == [((0, 1),), ((1, 3), (3, 5), (5, 7)), ((7, 8),)]
     assert sum(1 for _ in prog.phases()) == 8 and OmpArray("a", dims=(2, 3)).declarator == "a[2][3]"
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"threads": (1, 10 ** 9)}, "1 .. 4096"),
+    ({"sizes": (4096, 2 ** 50)}, "1 TiB"),
+    ({"seconds": {"L I": {1: (float("inf"),) * 2}}}, "at most 10000 s"),
+    ({"element_size": 10 ** 9}, "element size"),
+])
+def test_coherence_table_quantities_are_physical(change, words):
+    base = {"sizes": (4096, 8192), "threads": (1,), "seconds": {"L I": {1: (1e-6, 2e-6)}}}
+    with pytest.raises(ValueError) as exc:
+        CoherenceTable(**{**base, **change})
+    assert words in str(exc.value)

@@ -46,6 +46,16 @@ MAX_LISTED = 10 ** 6
 _DIGITS = re.compile(r"[+-]?[0-9]+")
 
 
+def size_problem(value: int) -> str | None:
+    """What is wrong with ``value`` as a size (as for ``-D``): not positive, or above
+    :data:`MAX_SIZE`; None for a valid size."""
+    if value < 1:
+        return "sizes must be positive integers"
+    if value > MAX_SIZE:
+        return f"{_short(str(value))} is larger than 2**62 = {MAX_SIZE}, the largest size"
+    return None
+
+
 def parse_define(text: str) -> tuple:
     """Parse one ``NAME=SPEC``; returns ``(name, [values...])``, the values listed (for short
     ranges; :func:`parse_define_lazy` keeps a range of any length lazy).

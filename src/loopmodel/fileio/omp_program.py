@@ -63,7 +63,7 @@ from .kernel_yaml import YAML_SUFFIXES, load_yaml_text, read_expression
 #: label length limit (characters)
 LABEL_MAX = 48
 #: the most phases a program may execute, repeats unrolled (each is timed and is a row of the report)
-MAX_EXECUTED_PHASES = 100_000
+MAX_EXECUTED_PHASES = 10_000
 #: directives a phase may carry (``parallel`` alone opens a block; ``simd`` is a no-op)
 DIRECTIVES = {"parallel for", "parallel for simd", "for", "for simd", "parallel", "master", "masked",
               "single", "simd", "barrier"}

@@ -92,3 +92,52 @@ def test_cli_app_json_and_overrides():
     assert "time [ms]" in text.stdout and "speedup" in text.stdout and "gs backward" in text.stdout
     bad = run_cli("app", PCG, "-m", SNC, "--cores", "1:99")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def _pcg_variant(tmp_path, old: str, new: str):
+    """pcg.yml with one text replaced, next to copies of its kernels."""
+    import shutil
+
+    for c in PCG.parent.glob("*.c"):
+        shutil.copy(c, tmp_path / c.name)
+    path = tmp_path / "app.yml"
+    text = PCG.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("old,new,where,words", [
+    ("{NN: M*N}", "{NN: M-N-N}", "kernels.1.defines.NN", ("M-N-N = -4000", "positive")),
+    ("{NN: M*N}", "{NN: M-M}", "kernels.1.defines.NN", ("M-M = 0", "positive")),
+    ("{M: 4000, N: 4000}", "{M: -4000, N: 4000}", "defines.M", ("positive",)),
+    ("{M: 4000, N: 4000}", "{M: 4611686018427387905, N: 4000}", "defines.M", ("larger than 2**62",)),
+    ("{NN: M*N}", "{NN: M*N*M*N*M*N*M*N*M*N*M*N}", "kernels.1.defines.NN", ("beyond 2**124",)),
+    ("{NN: M*N}", "{NN: M*N*M*N*M*N}", "kernels.1.defines.NN", ("larger than 2**62",)),
+    ("{NN: M*N}", "{NN: " + "(" * 300 + "M" + ")" * 300 + "}", "kernels.1.defines.NN", ()),
+    ("count: 2,", "count: 100000000000000000000000,", "kernels.1.count", ("less than or equal",)),
+])
+def test_app_sizes_are_checked_as_d_values_are(tmp_path, old, new, where, words):
+    """A size of an application file is refused where -D would refuse it: one line naming the file and key."""
+    path = _pcg_variant(tmp_path, old, new)
+    with pytest.raises(AppError) as exc:
+        read_app(str(path))
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}: {where}: ") and "\n" not in msg, msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_app_count_is_closed_form(tmp_path):
+    """10**12 invocations cost no more time than one: the time is count x the time of one call."""
+    import time
+
+    one = _pcg_variant(tmp_path, "count: 2,", "count: 1,")
+    start = time.perf_counter()
+    p1 = run_cli("app", one, "-m", SNC, "--cores", "1", "--incore", "analytic", "--json")
+    many = _pcg_variant(tmp_path, "count: 2,", "count: 1000000000000,")
+    pm = run_cli("app", many, "-m", SNC, "--cores", "1", "--incore", "analytic", "--json")
+    assert time.perf_counter() - start < 60
+    assert p1.returncode == 0 and pm.returncode == 0, (p1.stderr, pm.stderr)
+    t1, tm = (json.loads(p.stdout)["kernels"][1]["time_s"]["1"] for p in (p1, pm))
+    assert tm == pytest.approx(t1 * 1e12, rel=1e-9)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from helpers import KERNELS, run_cli
 from loopmodel.errors import DefineError, LoopmodelError
 from loopmodel.fileio.defines import expand, normalize_argv, parse_define
 
@@ -171,3 +174,144 @@ def test_zero_in_range_names_the_whole_spec(spec):
     with pytest.raises(DefineError) as exc:
         parse_define(spec)
     assert f"-D {spec}:" in str(exc.value)
+
+
+# ---- bounded sizes, ASCII digits, lazy Kerncraft ranges ------------------------------------------------
+
+def _eager_linear(start, stop, num):
+    """The list the linear count form gave before it became lazy (reference)."""
+    return sorted(set(round(start + (stop - start) * k / (num - 1)) for k in range(num)))
+
+
+def _eager_log(start, stop, num, base):
+    """The list the logarithmic count form gave before it became lazy (reference)."""
+    import math
+
+    base = float(base)
+    lo, hi = math.log(start, base), math.log(stop, base)
+    return sorted(set(round(base ** (lo + (hi - lo) * k / (num - 1))) for k in range(num)))
+
+
+@pytest.mark.parametrize("text", ["N=" + "9" * 400, "N=4611686018427387905", "N=1:" + "9" * 30,
+                                  "N=1-99999999999999999999", "N=1-10:99999999999999999999",
+                                  "N=1-10:3log99999999999999999999"])
+def test_sizes_above_2_62_are_refused_in_one_line(text):
+    with pytest.raises(DefineError) as exc:
+        parse_define(text)
+    msg = str(exc.value)
+    assert "larger than 2**62" in msg and "\n" not in msg and len(msg) < 200
+
+
+def test_the_largest_size_is_accepted():
+    assert parse_define("N=4611686018427387904") == ("N", [2 ** 62])
+
+
+def test_api_refuses_a_huge_size_in_one_line():
+    import loopmodel
+
+    with pytest.raises(DefineError) as exc:
+        loopmodel.analyze(str(KERNELS / "daxpy.c"), "SkylakeSP_Gold-6148", {"N": 10 ** 400})
+    assert "larger than 2**62" in str(exc.value)
+
+
+@pytest.mark.parametrize("text", ["N=\uff11\uff10\uff10", "N=\uff11-\uff11\uff10", "N=1:\u0663", "N=1_000",
+                                  "N=10-1000:4log\uff12"])
+def test_only_ascii_digits(text):
+    with pytest.raises(DefineError) as exc:
+        parse_define(text)
+    assert "not an integer" in str(exc.value)
+
+
+@pytest.mark.parametrize("text", ["N=10-1000:4log0", "N=10-1000:4log1"])
+def test_log_base_below_two_is_refused(text):
+    with pytest.raises(DefineError) as exc:
+        parse_define(text)
+    assert "base of the logarithm" in str(exc.value)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(start=st.integers(1, 3000), span=st.integers(0, 200000), num=st.integers(2, 3000))
+def test_lazy_linear_points_are_the_eager_list(start, span, num):
+    from loopmodel.fileio.defines import LinearPoints
+
+    pts = LinearPoints(start, start + span, num)
+    ref = _eager_linear(start, start + span, num)
+    assert len(pts) == len(ref) and list(pts) == ref and pts[-1] == ref[-1]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(start=st.integers(1, 300), span=st.integers(0, 10 ** 6), num=st.integers(2, 3000),
+       base=st.sampled_from([2, 3, 10, 16]))
+def test_lazy_log_points_are_the_eager_list(start, span, num, base):
+    """Dense below the threshold (every integer), distinct above it, and near it as listed."""
+    from loopmodel.fileio.defines import LogPoints
+
+    pts = LogPoints(start, start + span, num, base)
+    ref = _eager_log(start, start + span, num, base)
+    assert len(pts) == len(ref) and list(pts) == ref and pts[-1] == ref[-1]
+
+
+@pytest.mark.parametrize("text,length,first,last", [
+    ("N=1-100:99999999999999999", 100, 1, 100),
+    ("N=1-100:1000000000", 100, 1, 100),
+    ("N=1-100:99999999999999999log10", 100, 1, 100),
+    ("N=1-4611686018427387904:4611686018427387904", 2 ** 62, 1, 2 ** 62),
+    ("N=1-4611686018427387904:1000000000", 10 ** 9, 1, 2 ** 62),
+    ("N=1000-4611686018427387904:100000log10", None, 1000, 2 ** 62),
+])
+def test_huge_count_forms_are_lazy(text, length, first, last):
+    """Built without listing the points (a list of 10**9 sizes would not fit the test's time)."""
+    from loopmodel.fileio.defines import parse_define_lazy
+
+    _, values = parse_define_lazy(text)
+    assert not isinstance(values, list)
+    assert values[0] == first and values[-1] == last
+    if length is not None:
+        assert len(values) == length
+    mid = len(values) // 2
+    assert values[mid - 1] < values[mid] < values[mid + 1]
+
+
+def test_too_dense_log_form_is_refused():
+    with pytest.raises(DefineError) as exc:
+        parse_define("N=1-4611686018427387904:4611686018427387904log2")
+    assert "give fewer points" in str(exc.value)
+
+
+def test_sweep_of_a_huge_range_indexes_without_a_list():
+    from loopmodel.fileio.defines import sweep
+
+    pts = sweep(["N=1-4611686018427387904:1000000000", "M=1:3"])
+    assert len(pts) == 3 * 10 ** 9
+    assert pts[0] == {"N": 1, "M": 1} and pts[len(pts) - 1] == {"N": 2 ** 62, "M": 3}
+    assert pts.largest() == {"N": 2 ** 62, "M": 3}
+
+
+def test_listing_is_bounded():
+    with pytest.raises(DefineError) as exc:
+        parse_define("N=1:4611686018427387904")
+    assert "can be listed" in str(exc.value)
+    with pytest.raises(DefineError) as exc:
+        expand(["N=1:4611686018427387904", "N=5"])
+    assert "given several times" in str(exc.value)
+
+
+def test_a_huge_count_form_sweeps_without_a_list():
+    """'analyze -D N=1-100:1000000000' is the sweep N = 1..100 at once (the 10**9 points, rounded,
+    are those 100 sizes), not a list of 10**9 sizes built first."""
+    p = run_cli("analyze", KERNELS / "daxpy.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=1-100:1000000000", "-p", "LC",
+                timeout=60)
+    assert p.returncode == 0, p.stderr
+    rows = [line.split()[1] for line in p.stdout.splitlines() if line.startswith("\u2502")]
+    assert rows == [str(n) for n in range(1, 101)]
+
+
+def test_hash_define_values_are_bounded(tmp_path):
+    from loopmodel.errors import KernelError
+    from loopmodel.fileio.c_kernel import parse_kernel
+
+    with pytest.raises(KernelError) as exc:
+        parse_kernel("#define N 99999999999999999999\ndouble a[N];\nfor (int i=0;i<N;i++) a[i] = 1.0;\n", "d.c")
+    assert str(exc.value).startswith("d.c:1:1: #define N:") and "larger than 2**62" in str(exc.value)
+    with pytest.raises(KernelError):
+        parse_kernel("#define N \uff11\uff10\ndouble a[N];\nfor (int i=0;i<N;i++) a[i] = 1.0;\n", "d.c")

@@ -445,3 +445,15 @@ def test_stream_runner_runs_the_real_triad_briefly():
 
     run = stream_runner("gcc", size_bytes=6 * 1024 * 1024)
     run(1, 0.05)  # raises ToolError if the program fails
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"w0": 1e300, "w1": 1e-9, "w2": 0.0}, "0 .. 100000 W"),
+    ({"w0": 20.0, "per_core": 7.0, "at_clock": 1e-30}, "physical range"),
+    ({"w0": 20.0, "w1": 1e-9, "w2": 0.0, "clock_min": 1e9, "clock_max": 1e300}, "physical range"),
+    ({"w0": 20.0, "w1": float("inf"), "w2": 0.0}, "finite"),
+])
+def test_power_section_quantities_are_physical(kwargs, words):
+    with pytest.raises(ValueError) as exc:
+        PowerSection(**kwargs)
+    assert words in str(exc.value)

@@ -122,7 +122,8 @@ def test_machine_file_reference_is_up_to_date():
         "docs/machine-file.md is stale: run python -m loopmodel.fileio.machine_reference docs/machine-file.md")
     for key in ("`clock`", "`cores_per_socket`", "`memory_hierarchy[]`", "`penalty_load`", "`contention_p0`"):
         assert key in text
-    assert "| `clock` | number | Hz (with a unit: '2.7 GHz') | yes |" in text
+    assert "| `clock` | number | Hz (with a unit: '2.7 GHz'); physical range 1 MHz .. 100 GHz | yes |" in text
+    assert "| `throughput` | mapping of number | instructions/cy per operation type, each > 0 and <= 64" in text
 
 
 def test_machine_file_reference_lists_every_key_the_section_readers_accept():
@@ -139,7 +140,7 @@ def test_machine_file_reference_lists_every_key_the_section_readers_accept():
             assert f"| `{key}` |" in text
     assert "| `seconds [s]` | mapping of mapping of list of number | s per size | yes |" in text
     assert "| `W0` | text | W (with a unit: '23.6 W') | yes |" in text
-    assert "## `benchmarks.kernels{name}` (BenchmarkKernel)" in text and "| `read_streams` | integer | >= 0 | yes |" in text
+    assert "## `benchmarks.kernels{name}` (BenchmarkKernel)" in text and "| `read_streams` | integer | >= 0; <= 64 | yes |" in text
 
 
 def test_library_defaults_equal_the_cli_defaults():

@@ -119,6 +119,17 @@ CASES = {
                                 ("one bandwidth per core count",)),
     "benchmark_result_unit": (lambda d: d["benchmarks"]["measurements"]["L2"][1]["results"]["load"]
                               .__setitem__(0, "12 GHz") or d, "benchmarks.measurements.L2.1.results.load", ("GHz",)),
+    # physical ranges (loopmodel.machine.fields), named by the Kerncraft key
+    "clock_huge": (_top("clock", "1e300 GHz"), "clock", ("too large",)),
+    "clock_tiny": (_top("clock", "1e-30 GHz"), "clock", ("physical range", "1 MHz .. 100 GHz")),
+    "cores_huge": (_top("cores per socket", 10 ** 9), "cores per socket", ("beyond any real machine",)),
+    "sets_huge": (_cache(0, "sets", 10 ** 25), "memory hierarchy[0].cache per group.sets", ("beyond any real",)),
+    "cache_beyond_1_tib": (_cache(2, "sets", 2 ** 36), "memory hierarchy[2].cache per group", ("1 TiB",)),
+    "bandwidth_tiny": (_set(_level(1), "upstream throughput", ["1e-300 B/cy", "half-duplex"]),
+                       "memory hierarchy[1].upstream throughput", ("physical range",)),
+    "benchmark_result_tiny": (lambda d: d["benchmarks"]["measurements"]["L2"][1]["results"]["load"]
+                              .__setitem__(0, "1e-300 GB/s") or d, "benchmarks.measurements.L2.1.results.load",
+                              ("physical range",)),
     "top_level_list": (lambda d: ["memory hierarchy", d["memory hierarchy"]], None, ("mapping",)),
 }
 

@@ -4,6 +4,8 @@ timing lookup from a measured transition table, on hand-computed programs."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loopmodel.errors import ModelError
 from loopmodel.ir.omp import AffineAccess, LoopBound, OmpArray, OmpProgram, Phase, Repeat
@@ -215,3 +217,95 @@ def test_item_slices_number_the_executed_phases():
     prog = OmpProgram({"x": OmpArray("x", dims=(4,))}, (ph, Repeat(3, (ph, ph)), ph))
     assert [s for _, s in prog.item_slices()] == [((0, 1),), ((1, 3), (3, 5), (5, 7)), ((7, 8),)]
     assert sum(1 for _ in prog.phases()) == 8 and OmpArray("a", dims=(2, 3)).declarator == "a[2][3]"
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"threads": (1, 10 ** 9)}, "1 .. 4096"),
+    ({"sizes": (4096, 2 ** 50)}, "1 TiB"),
+    ({"seconds": {"L I": {1: (float("inf"),) * 2}}}, "at most 10000 s"),
+    ({"element_size": 10 ** 9}, "element size"),
+])
+def test_coherence_table_quantities_are_physical(change, words):
+    base = {"sizes": (4096, 8192), "threads": (1,), "seconds": {"L I": {1: (1e-6, 2e-6)}}}
+    with pytest.raises(ValueError) as exc:
+        CoherenceTable(**{**base, **change})
+    assert words in str(exc.value)
+
+
+_PHASE_POOL = [
+    ("sequential", "x", "write", 0, 64), ("parallel", "x", "read", 0, 64), ("parallel", "y", "write", 0, 64),
+    ("master", "y", "read", 8, 40), ("parallel", "x", "write", 16, 48), ("single", "x", "write", 0, 32),
+    ("parallel", "y", "read", 0, 64),
+]
+
+
+def _pool_phase(k: int, line: int) -> Phase:
+    kind, array, what, lo, hi = _PHASE_POOL[k]
+    return Phase(kind, (LoopBound("i", lo, hi),), (acc(array, what),), line=line)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(pre=st.lists(st.integers(0, len(_PHASE_POOL) - 1), max_size=2),
+       body=st.lists(st.integers(0, len(_PHASE_POOL) - 1), min_size=1, max_size=3),
+       count=st.integers(0, 9), threads=st.sampled_from([1, 2]))
+def test_a_repeat_predicts_as_its_unrolled_iterations(pre, body, count, threads):
+    """Copying the iterations after the chunk states recur gives exactly what simulating every
+    iteration of the unrolled program gives (times, transitions, states after the repeat)."""
+    arrays = {"x": OmpArray("x", dims=(64,)), "y": OmpArray("y", dims=(64,))}
+    first = tuple(_pool_phase(k, 1 + j) for j, k in enumerate(pre))
+    loop = tuple(_pool_phase(k, 10 + j) for j, k in enumerate(body))
+    after = (_pool_phase(1, 20), _pool_phase(6, 21))
+    tm = Timing(table())
+    rolled = predict_program(OmpProgram(arrays, first + (Repeat(count, loop, line=9),) + after), tm, threads)
+    unrolled = predict_program(OmpProgram(arrays, first + loop * count + after), tm, threads)
+    assert [(p.seconds, p.transitions, p.line) for p in rolled.phases] == \
+        [(p.seconds, p.transitions, p.line) for p in unrolled.phases]
+    assert rolled.total_seconds == unrolled.total_seconds
+    its = [p.iteration for p in rolled.phases[len(first):len(first) + len(loop) * count]]
+    assert its == [k for k in range(count) for _ in loop]
+
+
+def test_a_huge_repeat_is_refused_in_one_line(tmp_path):
+    """A repeat of 10**12 iterations is refused at once, naming the repeat's line."""
+    from loopmodel.errors import KernelError
+    from loopmodel.fileio.omp_program import MAX_EXECUTED_PHASES, read_omp_program
+
+    path = tmp_path / "p.yml"
+    path.write_text("arrays: {x: {length: 1000, type: double}}\nphases:\n"
+                    "  - {name: init, kind: sequential, loops: [{var: i, lo: 0, hi: 1000}],\n"
+                    "     accesses: [{array: x, kind: write, index: i}]}\n"
+                    "  - repeat: 1000000000000\n    phases:\n"
+                    "      - {name: dot, kind: parallel, loops: [{var: i, lo: 0, hi: 1000}],\n"
+                    "         accesses: [{array: x, kind: read, index: i}]}\n")
+    with pytest.raises(KernelError) as exc:
+        read_omp_program(str(path))
+    assert str(exc.value).startswith(f"{path}:5: the repeat loop runs 1000000000000 iterations")
+    assert str(MAX_EXECUTED_PHASES) in str(exc.value)
+    c = tmp_path / "p.c"
+    c.write_text("#define N 1000\ndouble x[N];\nfor (int it = 0; it < 1000000000000; ++it) {\n"
+                 "#pragma omp parallel for schedule(static)\nfor (int i = 0; i < N; ++i)\n    x[i] = 1.0;\n}\n")
+    with pytest.raises(KernelError) as exc:
+        read_omp_program(str(c))
+    assert str(exc.value).startswith(f"{c}:3: the repeat loop runs 1000000000000 iterations")
+
+
+@pytest.mark.parametrize("op,ok", [("^", False), ("&", False), ("|", False), ("&&", True), ("||", True),
+                                   ("max", True), ("+", True), ("foo", False)])
+def test_reduction_identifiers(tmp_path, op, ok):
+    """OpenMP's bitwise reductions need an integer item; a double with ^ & | is refused (file:line)."""
+    from loopmodel.errors import KernelError
+    from loopmodel.fileio.omp_program import read_omp_program
+
+    c = tmp_path / "r.c"
+    c.write_text(f"#define N 1000\ndouble x[N];\ndouble s;\nint k;\n#pragma omp parallel for reduction({op}:s) "
+                 "schedule(static)\nfor (int i = 0; i < N; ++i)\n    s += x[i];\n")
+    if ok:
+        read_omp_program(str(c))
+        return
+    with pytest.raises(KernelError) as exc:
+        read_omp_program(str(c))
+    assert str(exc.value).startswith(f"{c}:5: clause 'reduction({op}:s)'")
+    if op != "foo":
+        assert "double 's'" in str(exc.value)
+        c.write_text(c.read_text().replace(f"reduction({op}:s)", f"reduction({op}:k)").replace("s += x[i]", "k += 1"))
+        read_omp_program(str(c))

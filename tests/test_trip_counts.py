@@ -1,7 +1,11 @@
 """Trip counts of loops with steps: hand-counted iterations (every value of the index listed)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loopmodel.fileio.c_kernel import parse_kernel_file
 from loopmodel.models.application import iterations
@@ -34,3 +38,34 @@ def test_application_counts_every_iteration_of_a_strided_nest(tmp_path):
                     "    for (int i = 1; i < N-1; i += 2)\n        a[j][i] = b[j][i];\n")
     kernel, _ = parse_kernel_file(str(path))
     assert iterations(kernel, {"N": 10}) == 16
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(n=st.integers(1, 6), outer=st.tuples(st.integers(-3, 3), st.integers(-1, 1), st.integers(-3, 3),
+                                             st.integers(-1, 1)),
+       inner=st.tuples(st.integers(-3, 3), st.integers(-1, 1), st.integers(-1, 1), st.integers(-3, 3),
+                       st.integers(-1, 1), st.integers(-1, 1)),
+       steps=st.tuples(st.sampled_from([1, 2, -1]), st.sampled_from([1, 3, -2])))
+def test_an_empty_iteration_space_is_refused_and_only_then(n, outer, inner, steps):
+    """check_point refuses a nest only where enumerating it gives no iteration, and always
+    where a rectangular nest (no index in the inner bounds) gives none."""
+    from loopmodel.errors import ModelError
+    from loopmodel.ir.kernel import Loop
+    from loopmodel.ir.poly import Poly
+    from loopmodel.ir.point import check_point
+
+    N, j = Poly.symbol("N"), Poly.symbol("j")
+    loops = (Loop("j", outer[0] + outer[1] * N, outer[2] + outer[3] * N, steps[0]),
+             Loop("i", inner[0] + inner[1] * N + inner[2] * j, inner[3] + inner[4] * N + inner[5] * j, steps[1]))
+    kernel = SimpleNamespace(source="k.c", arrays={}, loops=loops, constants=frozenset({"N"}))
+    count = sum(loops[1].iterations({"N": n, "j": v})
+                for v in range(int(loops[0].start.evaluate({"N": n})), int(loops[0].stop.evaluate({"N": n})), steps[0]))
+    try:
+        check_point(kernel, {"N": n})
+        refused = False
+    except ModelError as exc:
+        refused = True
+        assert "no iteration" in str(exc) and "N=" in str(exc)
+    assert not (refused and count), "a nest with iterations was refused"
+    if inner[2] == 0 and inner[5] == 0:
+        assert refused == (count == 0)

@@ -12,6 +12,7 @@ import functools
 from dataclasses import dataclass, field
 
 from .errors import DefineError, ModelError
+from .ir.point import check_point
 from .models import incore as _incore_model
 from .models.ecm import ECMResult, ecm_model
 from .models.incore import InCoreResult
@@ -192,11 +193,19 @@ class Analyzer:
         self._compiled_memo = {}
 
     def run(self, defines: dict) -> AnalysisResult:
-        """Evaluate all models for ``defines`` (constant -> int)."""
+        """Evaluate all models for ``defines`` (constant -> int).
+
+        Raises:
+            DefineError: a constant without a value.
+            ModelError: sizes at which the kernel cannot run (:func:`~loopmodel.ir.point.check_point`:
+                an empty iteration space, an array without elements or beyond 2**62 bytes), or a
+                model that does not apply.
+        """
         missing = self.kernel.free_constants(defines)
         if missing:
             raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size> "
                               f"(kernel {self.kernel.source})")
+        check_point(self.kernel, defines)
         opt = self.options
         notes = []
         traffic, levels, sim_info = None, (), None

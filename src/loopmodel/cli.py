@@ -316,15 +316,16 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
     from .errors import DefineError
     from .fileio.defines import sweep
     from .fileio.kernel_yaml import load_kernel_file
-    from .units import UnitError, parse_quantity
+    from .machine.fields import BANDWIDTH_S
+    from .units import parse_quantity
 
     if args.cache_factor <= 0 or args.cache_factor > 1:
         raise DefineError("--cache-factor must be in (0, 1]")
     mem_bw = None
     if args.mem_bw:
         try:
-            mem_bw = parse_quantity(args.mem_bw, "bandwidth_s")
-        except UnitError as exc:
+            mem_bw = BANDWIDTH_S.check(parse_quantity(args.mem_bw, "bandwidth_s"))
+        except ValueError as exc:
             raise DefineError(f"--mem-bw: {exc}") from None
     alignment = _bytes_option("--array-alignment", args.array_alignment, minimum=1)
     padding = _bytes_option("--array-padding", args.array_padding, minimum=0)
@@ -571,12 +572,12 @@ def scaling_results(args) -> tuple:
 def cmd_app(args) -> int:
     from .analysis import Analyzer, Options
     from .fileio.app_file import read_app
-    from .fileio.defines import expand, one_point
+    from .fileio.defines import one_point, sweep
     from .fileio.kernel_yaml import load_kernel_file
     from .models.application import predict
     from .report import application as rep
 
-    spec = read_app(args.file, one_point(expand(args.define, {}), "app"))
+    spec = read_app(args.file, one_point(sweep(args.define, {}), "app"))
     machine = _machine(args)
     from .fileio.host_models import machine_notes
 
@@ -610,7 +611,8 @@ def _machine(args):
 
     from .errors import DefineError
     from .fileio.machine_files import load_machine
-    from .units import UnitError, parse_quantity
+    from .machine.fields import CLOCK
+    from .units import parse_quantity
 
     if isinstance(args.machine, (str, os.PathLike)):
         machine = load_machine(args.machine)
@@ -618,8 +620,8 @@ def _machine(args):
         machine = getattr(args.machine, "model", args.machine)
     if args.clock:
         try:
-            machine = dataclasses.replace(machine, clock=parse_quantity(args.clock, "frequency"))
-        except UnitError as exc:
+            machine = dataclasses.replace(machine, clock=CLOCK.check(parse_quantity(args.clock, "frequency")))
+        except ValueError as exc:
             raise DefineError(f"--clock: {exc}") from None
     return machine
 
@@ -679,14 +681,14 @@ def cmd_codegen(args) -> int:
     from .compiled.codegen import generate_c
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel, read_kernel_text
-    from .fileio.defines import expand, one_point
+    from .fileio.defines import one_point, sweep
     from .fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(args.kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
     text = read_kernel_text(args.kernel)
     kernel, defaults = parse_kernel(text, args.kernel)
-    point = one_point(expand(args.define, defaults), "codegen")
+    point = one_point(sweep(args.define, defaults), "codegen")
     missing = kernel.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")

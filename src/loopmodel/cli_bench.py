@@ -121,16 +121,17 @@ def _document(results, curve: bool):
                                 for r in results]})
 
 
-def c_kernel_points(path: str, defines: list, command: str, own_only: bool = False) -> list:
+def c_kernel_points(path: str, defines: list, command: str, own_only: bool = False):
     """The size points of a C kernel from ``-D`` options (``own_only``: only the constants the
-    kernel declares, for commands taking several kernels).
+    kernel declares, for commands taking several kernels), as a lazy
+    :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration).
 
     Raises:
         DefineError: a YAML kernel description (no code to run), or a constant without a value.
     """
     from .errors import DefineError
     from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import expand
+    from .fileio.defines import sweep
     from .fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(path).lower().endswith(YAML_SUFFIXES):
@@ -138,11 +139,10 @@ def c_kernel_points(path: str, defines: list, command: str, own_only: bool = Fal
     kernel, defaults = parse_kernel_file(path)
     if own_only:
         defines = [d for d in defines if d.split("=", 1)[0].strip() in kernel.constants]
-    points = expand(defines, defaults)
-    for pt in points:
-        missing = kernel.free_constants(pt)
-        if missing:
-            raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
+    points = sweep(defines, defaults)
+    missing = kernel.free_constants(points[0])  # every point gives the same constants
+    if missing:
+        raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
     return points
 
 

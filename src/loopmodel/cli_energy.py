@@ -52,9 +52,11 @@ def clock_list(text: str) -> list:
     ascending.
 
     Raises:
-        DefineError: no unit, bad numbers, step <= 0, start > stop, clocks <= 0, too many (one line).
+        DefineError: no unit, bad numbers, step <= 0, start > stop, a clock outside
+            :data:`~loopmodel.machine.fields.CLOCK`, too many (one line).
     """
     from .errors import DefineError
+    from .machine.fields import CLOCK
 
     m = re.fullmatch(r"\s*(.+?)\s*([kMG]?Hz)\s*", text or "")
     if not m:
@@ -78,7 +80,10 @@ def clock_list(text: str) -> list:
         raise DefineError(f"--clock '{text}': cannot read the numbers (e.g. '1.2:2.7:0.1 GHz')") from None
     if not vals or min(vals) <= 0:
         raise DefineError(f"--clock '{text}': clocks must be positive")
-    return sorted({v * scale for v in vals})
+    try:
+        return sorted({CLOCK.check(v * scale) for v in vals})
+    except ValueError as exc:
+        raise DefineError(f"--clock '{text}': {exc}") from None
 
 
 def power_data(machine, args, machine_name: str):

@@ -37,9 +37,9 @@ def add_parser(sub) -> None:
 
 
 def _defines(texts) -> dict:
-    from .fileio.defines import expand, one_point
+    from .fileio.defines import one_point, sweep
 
-    return one_point(expand(texts, {}), "omp")
+    return one_point(sweep(texts, {}), "omp")
 
 
 def run(args) -> int:

@@ -9,6 +9,7 @@ those files mean them.
 """
 from __future__ import annotations
 
+import math
 import re
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
@@ -43,7 +44,7 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
         float in Hz, bytes, B/cy, B/s or cycles.
 
     Raises:
-        UnitError: malformed number, wrong unit, a negative value, or zero
+        UnitError: malformed number, wrong unit, a negative or infinite value, or zero
             where zero makes no sense (every kind but ``cycles``: a zero clock,
             size or bandwidth would divide by zero in the models).
     """
@@ -64,6 +65,8 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
                 factor = _PREFIX[prefix]
                 if binary_decimal and prefix in ("k", "K", "M", "G", "T"):
                     factor = {"k": 1024.0, "K": 1024.0, "M": 1024.0 ** 2, "G": 1024.0 ** 3, "T": 1024.0 ** 4}[prefix]
+                if not math.isfinite(number * factor):
+                    raise UnitError(f"'{value}' is too large")
                 return number * factor
     raise UnitError(f"'{value}' has unit '{unit or '(none)'}', expected {' or '.join(KINDS[kind])} (e.g. '{_example(kind)}')")
 

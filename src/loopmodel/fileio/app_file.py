@@ -23,6 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import DefineError, LoopmodelError
 from ..ir.application import AppKernel, AppSpec
+from .defines import MAX_SIZE, size_problem
+
+#: the largest magnitude of a value inside a size expression: the product of two sizes
+_MAX_PARTIAL = MAX_SIZE ** 2
 
 
 class AppError(LoopmodelError):
@@ -33,7 +37,7 @@ class _KernelEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     file: str
-    count: int = Field(default=1, ge=0)
+    count: int = Field(default=1, ge=0, le=MAX_SIZE)
     defines: dict = Field(default_factory=dict)
     placement: Literal["first-touch", "one-domain"] = "first-touch"
 
@@ -49,7 +53,8 @@ def evaluate(expr, sizes: dict) -> int:
     """Integer value of ``expr`` (int or arithmetic string over ``sizes``).
 
     Raises:
-        ValueError: not an integer expression of known names.
+        ValueError: not an integer expression of known names, nested too deeply, or a partial
+            result beyond 2**124 in magnitude (the product of two sizes of at most 2**62).
     """
     if isinstance(expr, bool):
         raise ValueError(f"{expr!r} is not an integer")
@@ -58,22 +63,49 @@ def evaluate(expr, sizes: dict) -> int:
     node = ast.parse(str(expr), mode="eval").body
 
     def ev(n):
-        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
-            return n.value
-        if isinstance(n, ast.Name):
-            if n.id not in sizes:
-                raise ValueError(f"unknown size '{n.id}'")
-            return int(sizes[n.id])
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
-            a, b = ev(n.left), ev(n.right)
-            if isinstance(n.op, ast.FloorDiv) and b == 0:
-                raise ValueError(f"'{expr}' divides by zero")
-            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(n.op), a // b if b else 0)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
-            return -ev(n.operand)
-        raise ValueError(f"'{expr}' is not an integer expression (+ - * // and sizes only)")
+        v = _operation(n, ev, sizes, expr)
+        if abs(v) > _MAX_PARTIAL:
+            raise ValueError(f"'{str(expr)[:40]}' has a partial result beyond 2**124")
+        return v
 
-    return ev(node)
+    try:
+        return ev(node)
+    except RecursionError:
+        raise ValueError("expression nested too deeply") from None
+
+
+def _operation(n, ev, sizes: dict, expr) -> int:
+    """The value of one node of a size expression (``ev`` evaluates its operands)."""
+    if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+        return n.value
+    if isinstance(n, ast.Name):
+        if n.id not in sizes:
+            raise ValueError(f"unknown size '{n.id}'")
+        return int(sizes[n.id])
+    if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        a, b = ev(n.left), ev(n.right)
+        if isinstance(n.op, ast.FloorDiv) and b == 0:
+            raise ValueError(f"'{expr}' divides by zero")
+        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(n.op), a // b if b else 0)
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        return -ev(n.operand)
+    raise ValueError(f"'{expr}' is not an integer expression (+ - * // and sizes only)")
+
+
+def _size(expr, sizes: dict, path: str, where: str) -> int:
+    """The size ``expr`` evaluates to, checked as a ``-D`` value is (positive, at most 2**62).
+
+    Raises:
+        AppError: not an expression of known sizes, or not a valid size (``file: where:``).
+    """
+    try:
+        value = evaluate(expr, sizes)
+    except (ValueError, SyntaxError) as exc:
+        raise AppError(str(exc), file=str(path), where=where) from None
+    problem = size_problem(value)
+    if problem:
+        raise AppError(f"{str(expr)[:40]} = {str(value)[:40]}: {problem}", file=str(path), where=where)
+    return value
 
 
 def read_app(path: str, overrides: dict | None = None) -> AppSpec:
@@ -88,7 +120,8 @@ def read_app(path: str, overrides: dict | None = None) -> AppSpec:
         all defines evaluated to integers.
 
     Raises:
-        AppError: unreadable file, YAML or schema error, missing kernel file, bad size.
+        AppError: unreadable file, YAML or schema error, missing kernel file, a size that is
+            not an expression of known sizes or evaluates to less than 1 or more than 2**62.
     """
     from .reader import read_yaml
 
@@ -101,10 +134,7 @@ def read_app(path: str, overrides: dict | None = None) -> AppSpec:
         raise AppError(err["msg"], file=str(path), where=where or None) from None
     shared = {}
     for k, v in spec.defines.items():
-        try:
-            shared[k] = evaluate(v, shared)
-        except (ValueError, SyntaxError) as exc:
-            raise AppError(str(exc), file=str(path), where=f"defines.{k}") from None
+        shared[k] = _size(v, shared, path, f"defines.{k}")
     for k, v in (overrides or {}).items():
         if k not in shared:
             raise DefineError(f"-D {k}: the application file defines no size '{k}' "
@@ -118,9 +148,6 @@ def read_app(path: str, overrides: dict | None = None) -> AppSpec:
             raise AppError(f"kernel file '{e.file}' not found", file=str(path), where=f"kernels.{i}.file")
         local = dict(shared)
         for k, v in e.defines.items():
-            try:
-                local[k] = evaluate(v, shared)
-            except (ValueError, SyntaxError) as exc:
-                raise AppError(str(exc), file=str(path), where=f"kernels.{i}.defines.{k}") from None
+            local[k] = _size(v, shared, path, f"kernels.{i}.defines.{k}")
         kernels.append(AppKernel(e.name, kpath, e.count, local, e.placement))
     return AppSpec(spec.name or os.path.basename(path), tuple(kernels), str(path))

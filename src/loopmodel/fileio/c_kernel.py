@@ -167,11 +167,11 @@ def wrap_source(text: str, filename: str) -> tuple:
             lines[n - 1] = ""
             continue
         if directive == "define":
-            dm = re.match(r"(\w+)\s+(\d+)\s*$", m.group(2))
+            dm = re.match(r"(\w+)\s+([0-9]+)\s*$", m.group(2), re.ASCII)
             if not dm:
                 raise KernelError("only '#define NAME <integer>' is supported",
                                   file=filename, line=n, col=line.index("#") + 1)
-            defaults[dm.group(1)] = int(dm.group(2))
+            defaults[dm.group(1)] = _define_value(dm.group(1), dm.group(2), filename, n, line.index("#") + 1)
             lines[n - 1] = ""
             continue
         raise KernelError(f"preprocessor directive '#{directive}' is not supported",
@@ -208,6 +208,21 @@ def _check_pragma(rest: str, filename: str, line: int, col: int) -> None:
     if not PRAGMAS.match(rest.strip()):
         raise KernelError(f"'#pragma {rest.strip()}' is not supported: only OpenMP pragmas and loop hints (simd, "
                           "ivdep, vector, unroll, GCC ivdep/unroll, clang loop)", file=filename, line=line, col=col)
+
+
+def _define_value(name: str, digits: str, filename: str, line: int, col: int) -> int:
+    """The value of ``#define name digits``, at most :data:`~loopmodel.fileio.defines.MAX_SIZE`.
+
+    Raises:
+        KernelError: a larger value (``file:line:col``).
+    """
+    from .defines import MAX_SIZE
+
+    value = digits.lstrip("0")
+    if len(value) > len(str(MAX_SIZE)) or int(value or 0) > MAX_SIZE:
+        raise KernelError(f"#define {name}: {value[:24]}{'...' if len(value) > 24 else ''} is larger than "
+                          f"2**62 = {MAX_SIZE}, the largest size", file=filename, line=line, col=col)
+    return int(value or 0)
 
 
 def parse_source(source: str, filename: str, parser=None) -> list:
@@ -264,11 +279,16 @@ class KernelBuilder:
         """The value of the integer constant ``node`` (:func:`c_integer`).
 
         Raises:
-            KernelError: not a valid C integer literal (``09``), naming the line.
+            KernelError: not a valid C integer literal (``09``) or larger than 2**62, naming
+                the line.
         """
+        from .defines import MAX_SIZE
+
         value = c_integer(node.value)
         if value is None:
             raise self.err(node, f"{what}: '{node.value}' is not a valid integer constant")
+        if value > MAX_SIZE:
+            raise self.err(node, f"{what}: {node.value[:24]} is larger than 2**62, the largest size")
         return value
 
     def err(self, node, message: str) -> KernelError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from ..errors import DefineError
 
@@ -34,35 +35,75 @@ def normalize_argv(argv: list) -> list:
     return out
 
 
+#: The largest size, step, point count or log base a ``-D`` value may give: 2**62. Sizes
+#: stay signed 64-bit integers with room for the small offsets of loop bounds (``N+1``), and
+#: no float conversion of a size overflows; whether the arrays of a point fit a 64-bit address
+#: space is checked per point (:meth:`loopmodel.ir.kernel.Kernel.check_point`).
+MAX_SIZE = 2 ** 62
+#: The most values :func:`parse_define` lists, and the most sizes one constant given by several
+#: ``-D`` collects: lists of sizes are held in memory; a single range stays lazy at any length.
+MAX_LISTED = 10 ** 6
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+
+
+def size_problem(value: int) -> str | None:
+    """What is wrong with ``value`` as a size (as for ``-D``): not positive, or above
+    :data:`MAX_SIZE`; None for a valid size."""
+    if value < 1:
+        return "sizes must be positive integers"
+    if value > MAX_SIZE:
+        return f"{_short(str(value))} is larger than 2**62 = {MAX_SIZE}, the largest size"
+    return None
+
+
 def parse_define(text: str) -> tuple:
-    """Parse one ``NAME=SPEC``; returns ``(name, [values...])``.
+    """Parse one ``NAME=SPEC``; returns ``(name, [values...])``, the values listed (for short
+    ranges; :func:`parse_define_lazy` keeps a range of any length lazy).
 
     Raises:
-        DefineError: malformed name or value (one-line message).
+        DefineError: malformed name or value, a size above :data:`MAX_SIZE`, or more than
+            :data:`MAX_LISTED` values (one-line message).
     """
-    name, values = _parse_lazy(text)
+    name, values = parse_define_lazy(text)
+    if len(values) > MAX_LISTED:
+        raise DefineError(f"-D {_short(text)}: {len(values)} sizes, more than the {MAX_LISTED} that can be listed")
     return name, list(values)
 
 
-def _parse_lazy(text: str) -> tuple:
-    """Like :func:`parse_define`, but ranges stay ``range`` objects (no list of a million sizes)."""
+def parse_define_lazy(text: str) -> tuple:
+    """Parse one ``NAME=SPEC``; returns ``(name, values)``: ``values`` is an ascending sequence
+    of distinct sizes (``range``, :class:`LinearPoints`, :class:`LogPoints`, or a one-element
+    list) with ``len``, indexing and iteration, holding no list of its sizes.
+
+    Raises:
+        DefineError: malformed name or value, or a size above :data:`MAX_SIZE` (one line).
+    """
     if "=" not in text:
-        raise DefineError(f"-D {text}: expected NAME=VALUE (e.g. -D N=1000)")
+        raise DefineError(f"-D {_short(text)}: expected NAME=VALUE (e.g. -D N=1000)")
     name, spec = (s.strip() for s in text.split("=", 1))
     if not _NAME.match(name):
-        raise DefineError(f"-D {text}: '{name}' is not a valid constant name")
+        raise DefineError(f"-D {_short(text)}: '{_short(name)}' is not a valid constant name")
     return name, _values(name, spec)
 
 
+def _short(text: str) -> str:
+    """``text`` for a message: a very long value shows its start and its length."""
+    return text if len(text) <= 40 else f"{text[:24]}... ({len(text)} characters)"
+
+
 def _int(name, s, spec=None):
-    spec = s if spec is None else spec
-    try:
-        v = int(s)
-    except ValueError:
-        raise DefineError(f"-D {name}={spec}: '{s}' is not an integer") from None
-    if v <= 0:
+    """A positive size (or step, count, base) of at most :data:`MAX_SIZE`, in ASCII digits."""
+    spec = _short(s if spec is None else spec)
+    t = s.strip()
+    if not _DIGITS.fullmatch(t):
+        hint = " (only the ASCII digits 0-9)" if not t.isascii() else ""
+        raise DefineError(f"-D {name}={spec}: '{_short(s)}' is not an integer{hint}")
+    digits = t.lstrip("+-").lstrip("0")
+    if t.startswith("-") and digits or not digits:
         raise DefineError(f"-D {name}={spec}: sizes and steps must be positive integers")
-    return v
+    if len(digits) > len(str(MAX_SIZE)) or int(digits) > MAX_SIZE:
+        raise DefineError(f"-D {name}={spec}: {_short(digits)} is larger than 2**62 = {MAX_SIZE}, the largest size")
+    return int(digits)
 
 
 def _values(name, spec):
@@ -71,32 +112,145 @@ def _values(name, spec):
     if ":" in spec and "-" not in spec:
         parts = spec.split(":")
         if len(parts) not in (2, 3):
-            raise DefineError(f"-D {name}={spec}: range must be start:stop[:step]")
+            raise DefineError(f"-D {name}={_short(spec)}: range must be start:stop[:step]")
         start, stop = _int(name, parts[0], spec), _int(name, parts[1], spec)
         step = _int(name, parts[2], spec) if len(parts) == 3 else 1
         if stop < start:
             raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
         return range(start, stop + 1, step)
-    m = re.match(r"^(\d+)-(\d+)(?::(\d+)(log(\d*))?)?$", spec)
+    m = re.match(r"^([0-9]+)-([0-9]+)(?::([0-9]+)(log([0-9]*))?)?$", spec)
     if m:
-        start, stop = _int(name, m.group(1), spec), _int(name, m.group(2), spec)
-        if stop < start:
-            raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
-        num = int(m.group(3)) if m.group(3) else None
-        if num is None:
-            return range(start, stop + 1)
-        if num < 1:
-            raise DefineError(f"-D {name}={spec}: number of points must be >= 1")
-        if num == 1:
-            return [start]
-        if m.group(4):
-            base = float(m.group(5) or 10)
-            lo, hi = math.log(start, base), math.log(stop, base)
-            vals = [round(base ** (lo + (hi - lo) * k / (num - 1))) for k in range(num)]
-        else:
-            vals = [round(start + (stop - start) * k / (num - 1)) for k in range(num)]
-        return sorted(set(vals))
+        return _kerncraft_range(name, spec, m)
     return [_int(name, spec)]
+
+
+def _kerncraft_range(name: str, spec: str, m):
+    """Kerncraft's ``start-stop``, ``start-stop:count`` and ``start-stop:count log base``."""
+    start, stop = _int(name, m.group(1), spec), _int(name, m.group(2), spec)
+    if stop < start:
+        raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
+    if not m.group(3):
+        return range(start, stop + 1)
+    if not m.group(3).strip("0"):
+        raise DefineError(f"-D {name}={spec}: number of points must be >= 1")
+    num = _int(name, m.group(3), spec)
+    if num == 1:
+        return [start]
+    if not m.group(4):
+        return LinearPoints(start, stop, num)
+    if m.group(5) and m.group(5).lstrip("0") in ("", "1"):
+        raise DefineError(f"-D {name}={spec}: the base of the logarithm must be at least 2")
+    base = _int(name, m.group(5), spec) if m.group(5) else 10
+    points = LogPoints(start, stop, num, base)
+    if points.middle is None:
+        raise DefineError(f"-D {name}={spec}: too many logarithmic points to list near {points.threshold:.3g}, "
+                          "where they lie closer than one apart; give fewer points")
+    return points
+
+
+class _Points(Sequence):
+    """An ascending sequence of distinct sizes, computed on demand from an index."""
+
+    def __getitem__(self, index):
+        if not isinstance(index, int):
+            raise TypeError(f"{type(self).__name__} indices must be integers")
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        return self._at(index)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(map(str, self._args))})"
+
+
+class LinearPoints(_Points):
+    """Kerncraft's ``start-stop:count``: ``count`` sizes evenly spaced from ``start`` to ``stop``,
+    each rounded to the nearest integer (a half to the even one, as Python's ``round``),
+    duplicates dropped, ascending; lazy (O(1) memory and time per point).
+
+    Point ``k`` (0-based) is ``round(start + (stop - start) * k / (count - 1))``, computed in
+    integers. Where ``count - 1 > stop - start`` the points lie less than one apart and, rounded,
+    give every integer from ``start`` to ``stop`` once (``len`` is then ``stop - start + 1``);
+    otherwise they are ``count`` distinct sizes.
+
+    Args:
+        start, stop: positive ints, ``start <= stop``; count: int >= 2.
+    """
+
+    def __init__(self, start: int, stop: int, count: int):
+        self._args = (start, stop, count)
+        self.start, self.span, self.gaps = start, stop - start, count - 1
+        self.dense = self.gaps > self.span
+
+    def __len__(self) -> int:
+        return self.span + 1 if self.dense else self.gaps + 1
+
+    def _at(self, k: int) -> int:
+        if self.dense:
+            return self.start + k
+        q, r = divmod(self.start * self.gaps + self.span * k, self.gaps)
+        return q + (2 * r > self.gaps or (2 * r == self.gaps and q % 2 == 1))
+
+
+class LogPoints(_Points):
+    """Kerncraft's ``start-stop:count log base``: ``count`` sizes spaced evenly in
+    ``log_base``, point ``k`` being ``round(base ** (lo + (hi - lo) * k / (count - 1)))`` with
+    ``lo, hi = log(start, base), log(stop, base)`` (floats, as Kerncraft's) and kept within
+    ``start .. stop``, duplicates dropped, ascending; lazy.
+
+    The exact points grow by the factor ``r = (stop / start) ** (1 / (count - 1))``, so the
+    distance between neighbours, ``x (r - 1)``, grows with ``x``: below the threshold
+    ``x = 1 / (r - 1)`` neighbours lie less than one apart and the rounded points are every
+    integer (a :class:`range`); above it each point is distinct. The points within a relative
+    margin of :data:`MARGIN` around the threshold are listed (where rounding may go either way).
+
+    Attributes:
+        middle: the sorted distinct points near the threshold, or None where they would be
+            more than :data:`MAX_MIDDLE` (the points cannot be listed).
+        threshold: ``1 / (r - 1)``, where neighbours lie one apart (inf for one point).
+    """
+
+    MARGIN = 1e-6
+    MAX_MIDDLE = 4096
+
+    def __init__(self, start: int, stop: int, count: int, base: int):
+        self._args = (start, stop, count, base)
+        self.start, self.stop, self.count, self.base = start, stop, count, float(base)
+        self.lo, self.hi = math.log(start, self.base), math.log(stop, self.base)
+        ln_r = (math.log(stop) - math.log(start)) / (count - 1)
+        self.threshold = 1 / math.expm1(ln_r) if ln_r > 0 else math.inf
+
+        last = count - 1
+
+        def index_of_step(step: float) -> float:
+            """The index whose exact step to the next point is ``step`` (at most ``last``)."""
+            if ln_r == 0 or step * self.threshold / start > math.exp(ln_r * last):
+                return last
+            return math.log(step * self.threshold / start) / ln_r if step * self.threshold > start else 0.0
+
+        self.lo_k = min(last, math.floor(index_of_step(1 - self.MARGIN)))
+        self.hi_k = min(last, math.ceil(index_of_step(1 + self.MARGIN)) + 1)
+        self.middle = None
+        if self.hi_k - self.lo_k <= self.MAX_MIDDLE:
+            self.middle = sorted({self._point(k) for k in range(self.lo_k, self.hi_k + 1)})
+            self.first, self.dense = self._point(0), self._point(self.lo_k) - self._point(0)
+
+    def _point(self, k: int) -> int:
+        x = round(self.base ** (self.lo + (self.hi - self.lo) * k / (self.count - 1)))
+        return min(self.stop, max(self.start, x))  # float rounding may step past an end
+
+    def __len__(self) -> int:
+        return self.dense + len(self.middle) + self.count - 1 - self.hi_k
+
+    def _at(self, i: int) -> int:
+        if i < self.dense:
+            return self.first + i
+        i -= self.dense
+        if i < len(self.middle):
+            return self.middle[i]
+        return self._point(self.hi_k + 1 + i - len(self.middle))
 
 
 class Sweep:
@@ -141,9 +295,9 @@ class Sweep:
 
     def largest(self) -> dict:
         """The point with the largest problem: every size at its maximum (all sizes are
-        positive, so that maximises the product of the sizes; ranges ascend, so their last)."""
+        positive, so that maximises the product of the sizes; a range ascends, so its last)."""
         d = dict(self.base)
-        d.update({n: seq[-1] if isinstance(seq, range) else max(seq) for n, seq in self.values.items()})
+        d.update({n: max(seq) if isinstance(seq, list) else seq[-1] for n, seq in self.values.items()})
         return d
 
 
@@ -152,15 +306,21 @@ def sweep(define_texts: list, defaults: dict | None = None) -> Sweep:
 
     ``defaults`` (from ``#define`` in the kernel) fill constants not given; a constant given
     several times takes all their values, in order, each once (``-D N=100 -D N=200`` is a
-    sweep of two points, as in Kerncraft).
+    sweep of two points, as in Kerncraft); its values are then listed, at most :data:`MAX_LISTED`.
 
     Raises:
-        DefineError: a malformed ``-D`` (one line).
+        DefineError: a malformed ``-D``, or more than :data:`MAX_LISTED` sizes of a constant
+            given several times (one line).
     """
     specs = {}
     for t in define_texts or []:
-        name, vals = _parse_lazy(t)
-        specs[name] = list(dict.fromkeys([*specs[name], *vals])) if name in specs else vals
+        name, vals = parse_define_lazy(t)
+        if name in specs:
+            if len(specs[name]) + len(vals) > MAX_LISTED:
+                raise DefineError(f"-D {name} given several times with more than {MAX_LISTED} sizes in all; "
+                                  "give one range")
+            vals = list(dict.fromkeys([*specs[name], *vals]))
+        specs[name] = vals
     return Sweep(specs, dict(defaults or {}))
 
 
@@ -173,9 +333,9 @@ def expand(define_texts: list, defaults: dict | None = None) -> list:
     return list(sweep(define_texts, defaults))
 
 
-def one_point(points: list, command: str) -> dict:
-    """The only point of a ``-D`` expansion for a command that takes one value per size
-    constant.
+def one_point(points, command: str) -> dict:
+    """The only point of a ``-D`` expansion (a :class:`Sweep` or a list) for a command that
+    takes one value per size constant.
 
     Raises:
         DefineError: several points (a range was given), naming ``command``.

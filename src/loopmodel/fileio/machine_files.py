@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import cache
 from ..errors import MachineError
+from ..machine import fields as fx
 from ..machine.model import MachineModel
 from .host_models import HOST_NAME, resolve_host
 from .reader import decode, load_yaml, read_bytes
@@ -156,15 +157,25 @@ def _need(d: dict, key: str, where: str, source: str):
     return d[key]
 
 
-def _int(value, where: str, source: str, minimum: int = 0) -> int:
-    """An integer >= ``minimum`` written as a number or a string of digits (``20``, ``'20'``)."""
+def _int(value, where: str, source: str, minimum: int = 0, maximum: int = 2 ** 40) -> int:
+    """An integer ``minimum .. maximum`` written as a number or a string of ASCII digits (``20``, ``'20'``)."""
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-                                       or (isinstance(value, str) and value.strip().isdigit())):
+                                       or (isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*", value))):
         raise _bad(source, where, f"'{value}' is not an integer")
-    n = int(value)
+    n = int(value) if not isinstance(value, str) or len(value.strip()) <= 20 else maximum + 1
     if n < minimum:
         raise _bad(source, where, f"{n} must be at least {minimum}")
+    if n > maximum:
+        raise _bad(source, where, f"{str(value).strip()[:24]} is more than {maximum}, beyond any real machine")
     return n
+
+
+def _in_range(value: float, rng, where: str, source: str) -> None:
+    """Refuse ``value`` (base units) outside the physical range ``rng`` (:class:`~loopmodel.machine.fields.Range`)."""
+    try:
+        rng.check(value)
+    except ValueError as exc:
+        raise _bad(source, where, str(exc)) from None
 
 
 def _number(value, where: str, source: str) -> float:
@@ -263,20 +274,21 @@ def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:
 def _clock(data: dict, source: str) -> str:
     clock = _need(data, "clock", "", source)
     try:
-        parse_quantity(str(clock), "frequency")
+        hz = parse_quantity(str(clock), "frequency")
     except UnitError as exc:
         raise _bad(source, "clock", str(exc)) from None
+    _in_range(hz, fx.CLOCK, "clock", source)
     return str(clock)
 
 
 def _topology(data: dict, source: str) -> dict:
     """Sockets, cores, threads and NUMA domains (integers >= 1)."""
-    def count(key, default=None):
+    def count(key, default=None, maximum=int(fx.COUNT.hi)):
         value = _need(data, key, "", source) if default is None else data.get(key, default)
-        return _int(value, key, source, minimum=1)
+        return _int(value, key, source, minimum=1, maximum=maximum)
 
-    return {"sockets": count("sockets", 1), "cores_per_socket": count("cores per socket"),
-            "threads_per_core": count("threads per core", 1),
+    return {"sockets": count("sockets", 1, 64), "cores_per_socket": count("cores per socket"),
+            "threads_per_core": count("threads per core", 1, 16),
             "numa_domains_per_socket": count("NUMA domains per socket", 1)}
 
 
@@ -286,6 +298,7 @@ def _cacheline_bytes(data: dict, source: str) -> int:
     size = _leading(value, "cacheline size", source, "bytes per cache line")
     if size <= 0 or not size.is_integer():
         raise _bad(source, "cacheline size", f"'{value}' is not a whole positive number of bytes")
+    _in_range(size, fx.LINE_SIZE, "cacheline size", source)
     return int(size)
 
 
@@ -412,9 +425,10 @@ def _level(lv: dict, name: str, where: str, cl_bytes: int, source: str) -> tuple
     """``(cache level mapping, {victims_to level})`` of one Kerncraft level."""
     entry = {"level": name}
     if lv.get("cores per group") is not None:
-        entry["cores_per_group"] = _int(lv["cores per group"], f"{where}.cores per group", source, minimum=1)
+        entry["cores_per_group"] = _int(lv["cores per group"], f"{where}.cores per group", source, minimum=1,
+                                        maximum=int(fx.COUNT.hi))
     if lv.get("groups"):
-        entry["groups"] = _int(lv["groups"], f"{where}.groups", source, minimum=1)
+        entry["groups"] = _int(lv["groups"], f"{where}.groups", source, minimum=1, maximum=int(fx.COUNT.hi))
     if name == "MEM":
         return entry, set()
     cache = lv.get("cache per group")
@@ -432,8 +446,10 @@ def _cache_per_group(cache, where: str, cl_bytes: int, source: str) -> dict:
     if not isinstance(cache, dict):
         raise _bad(source, where, f"must be a mapping (sets, ways, cl_size, ...), got {cache!r}")
     sets = _int(_need(cache, "sets", where, source), f"{where}.sets", source, minimum=1)
-    ways = _int(_need(cache, "ways", where, source), f"{where}.ways", source, minimum=1)
+    ways = _int(_need(cache, "ways", where, source), f"{where}.ways", source, minimum=1, maximum=2 ** 16)
     line = int(_leading(cache.get("cl_size", cl_bytes), f"{where}.cl_size", source, "bytes per cache line"))
+    _in_range(line, fx.LINE_SIZE, f"{where}.cl_size", source)
+    _in_range(sets * ways * line, fx.CACHE_SIZE, where, source)
     policy = str(cache.get("replacement_policy", "LRU")).upper()
     return {"sets": sets, "ways": ways, "size": f"{sets * ways * line} B",
             "replacement": policy.replace("RR", "RANDOM") if policy in ("LRU", "FIFO", "RR", "RANDOM") else "LRU",
@@ -446,7 +462,7 @@ def _size_per_group(value, where: str, source: str) -> str:
     s = str(value).strip()
     s = s.replace("kB", "KiB").replace("MB", "MiB").replace("GB", "GiB") if re.search(r"[kMG]B$", s) else s
     try:
-        parse_quantity(s, "size")
+        _in_range(parse_quantity(s, "size"), fx.CACHE_SIZE, where, source)
     except UnitError as exc:
         raise _bad(source, where, str(exc)) from None
     return s
@@ -463,10 +479,12 @@ def _link(lv: dict, upper: str, name: str, where: str, source: str) -> dict:
         raise _bad(source, f"{where}.upstream throughput", f"duplex '{duplex}' is not 'half-duplex' or 'full-duplex'")
     bw = "measured" if "memory bandwidth" in str(bw) else str(bw)
     if bw != "measured":
+        per_s = bw.rstrip().endswith("/s")
         try:
-            parse_quantity(bw, "bandwidth_s" if bw.rstrip().endswith("/s") else "bandwidth_cy")
+            value = parse_quantity(bw, "bandwidth_s" if per_s else "bandwidth_cy")
         except UnitError as exc:
             raise _bad(source, f"{where}.upstream throughput", str(exc)) from None
+        _in_range(value, fx.BANDWIDTH_S if per_s else fx.BANDWIDTH_CY, f"{where}.upstream throughput", source)
     link = {"between": [upper, name]}
     if duplex == "full-duplex":
         link["bandwidth"], link["duplex"] = [bw, bw], "full"
@@ -478,7 +496,7 @@ def _link(lv: dict, upper: str, name: str, where: str, source: str) -> dict:
     for key, field_name in (("penalty cycles per cacheline load", "penalty_load"), (store_key, "penalty_store")):
         value = lv.get(key)
         if value:
-            _number(value, f"{where}.{key}", source)
+            _in_range(_number(value, f"{where}.{key}", source), fx.PENALTY, f"{where}.{key}", source)
             link[field_name] = f"{value} cy"
     return link
 
@@ -531,7 +549,7 @@ def _measurement(per_tpc, kernels: dict, where: str, source: str):
     cores = block.get("cores", [])
     if not isinstance(cores, list):
         raise _bad(source, f"{where}.cores", f"must be a list of core counts, got {cores!r}")
-    entry = {"cores": [_int(c, f"{where}.cores", source, minimum=1) for c in cores]}
+    entry = {"cores": [_int(c, f"{where}.cores", source, minimum=1, maximum=int(fx.COUNT.hi)) for c in cores]}
     for name, vals in _omap(block.get("results"), f"{where}.results", source).items():
         here = f"{where}.results.{name}"
         if name not in kernels:
@@ -540,7 +558,7 @@ def _measurement(per_tpc, kernels: dict, where: str, source: str):
             raise _bad(source, here, f"must list one bandwidth per core count ({len(cores)})")
         for v in vals:
             try:
-                parse_quantity(str(v), "bandwidth_s")
+                _in_range(parse_quantity(str(v), "bandwidth_s"), fx.BANDWIDTH_S, here, source)
             except UnitError as exc:
                 raise _bad(source, here, str(exc)) from None
         entry[name] = [str(v) for v in vals]

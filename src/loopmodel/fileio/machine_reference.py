@@ -19,6 +19,8 @@ import typing
 
 from annotated_types import Ge, Gt, Le
 
+from ..machine import fields as fx
+
 #: the unit of each value conversion (:mod:`loopmodel.machine.fields`), as a file writes it
 _CONVERSION_UNITS = {
     "quantity_frequency": "Hz (with a unit: '2.7 GHz')",
@@ -28,9 +30,10 @@ _CONVERSION_UNITS = {
     "quantity_cycles": "cy (with a unit: '4 cy')",
     "optional_size": "B (with a unit: '32 KiB')",
     "penalty": "cy per CL (with a unit: '4 cy'; a plain 0 allowed)",
-    "latencies": "cy per operation type",
-    "throughputs": "instructions/cy per operation type",
-    "link_bandwidths": "B/cy or B/s (with a unit), or 'measured'",
+    "latencies": f"cy per operation type, each {fx.LATENCY}",
+    "throughputs": f"instructions/cy per operation type, each {fx.THROUGHPUT}",
+    "link_bandwidths": f"B/cy ({fx.BANDWIDTH_CY}) or B/s ({fx.BANDWIDTH_S}; at the clock also "
+                       f"{fx.BANDWIDTH_CY}), with a unit, or 'measured'",
 }
 
 
@@ -54,6 +57,8 @@ def _unwrap(tp):
                     cons.append(f">= {m.ge}")
                 elif isinstance(m, Le):
                     cons.append(f"<= {m.le}")
+                elif isinstance(m, fx.Range):
+                    cons.append(f"physical range {m}")
             tp = base
         elif origin is typing.Union and type(None) in typing.get_args(tp):
             optional = True

@@ -5,9 +5,10 @@ The schema is declared once, by the frozen dataclasses of :mod:`loopmodel.machin
 metadata). This module validates a mapping against them with a pydantic ``TypeAdapter``
 (units and tables are converted here, when the file is read) and then checks what no
 single field can: the hierarchy ends in ``MEM``, links join adjacent levels, the
-overlap names exist, 'measured' has measurements. The result is what
-:mod:`loopmodel.fileio.machine_files` caches, so an analysis of an unchanged machine
-file does not import pydantic.
+overlap names exist, 'measured' has measurements, and a bandwidth in B/s lies in the
+physical range per cycle at the machine's clock (:data:`~loopmodel.machine.fields.BANDWIDTH_CY`).
+The result is what :mod:`loopmodel.fileio.machine_files` caches, so an analysis of an unchanged
+machine file does not import pydantic.
 
 Sections follow cross-architecture-machine-models.txt §3.3 (in-core part, memory
 hierarchy, links with bandwidth per direction and latency penalty, overlap) and
@@ -19,6 +20,7 @@ import re
 from functools import lru_cache
 
 from ..errors import MachineError
+from ..machine.fields import BANDWIDTH_CY
 from ..machine.model import MachineModel
 
 
@@ -120,6 +122,9 @@ def _link_problem(m: MachineModel) -> str | None:
         n = len(lk.bandwidth)
         if (lk.duplex == "full") != (n == 2):
             return f"links[{i}]: duplex '{lk.duplex}' needs {'two bandwidths' if lk.duplex == 'full' else 'one bandwidth'}"
+        per_cycle = _bandwidth_at_clock(m, lk)
+        if per_cycle:
+            return f"links[{i}].bandwidth: {per_cycle}"
         if lk.measured:
             if lk.between[1] != "MEM":
                 return f"links[{i}]: only the memory link can use 'measured'"
@@ -127,6 +132,18 @@ def _link_problem(m: MachineModel) -> str | None:
             if mem is None or not mem.bandwidths:
                 return (f"links[{i}].bandwidth: 'measured' needs measured bandwidths in "
                         "benchmarks.measurements.MEM (or give the bandwidth, e.g. '40 GB/s')")
+    return None
+
+
+def _bandwidth_at_clock(m: MachineModel, lk) -> str | None:
+    """A B/s bandwidth of ``lk`` that is outside :data:`~loopmodel.machine.fields.BANDWIDTH_CY`
+    per cycle at the machine's clock (what the models use), or None."""
+    for bw in lk.bandwidth:
+        if bw.unit == "B/s":
+            try:
+                BANDWIDTH_CY.check(bw.value / m.clock)
+            except ValueError as exc:
+                return f"{bw} at clock {m.clock:g} Hz: {exc}"
     return None
 
 
@@ -147,7 +164,13 @@ def _victim_problem(m: MachineModel) -> str | None:
         if (lv.memory_bypass or not lv.victim_clean) and lv.type != "victim":
             return (f"memory_hierarchy[{i}] ({lv.level}): memory_bypass and victim_clean apply to "
                     "victim caches only")
-    for lvl in m.benchmarks.measurements:
+    for lvl, table in m.benchmarks.measurements.items():
         if lvl not in names:
             return f"benchmarks.measurements: unknown level '{lvl}'"
+        for kernel, values in table.bandwidths.items():
+            for bps in values:
+                try:
+                    BANDWIDTH_CY.check(bps / m.clock)
+                except ValueError as exc:
+                    return f"benchmarks.measurements.{lvl}.{kernel}: {bps:g} B/s at clock {m.clock:g} Hz: {exc}"
     return None

@@ -62,6 +62,8 @@ from .kernel_yaml import YAML_SUFFIXES, load_yaml_text, read_expression
 
 #: label length limit (characters)
 LABEL_MAX = 48
+#: the most phases a program may execute, repeats unrolled (each is timed and is a row of the report)
+MAX_EXECUTED_PHASES = 10_000
 #: directives a phase may carry (``parallel`` alone opens a block; ``simd`` is a no-op)
 DIRECTIVES = {"parallel for", "parallel for simd", "for", "for simd", "parallel", "master", "masked",
               "single", "simd", "barrier"}
@@ -69,6 +71,8 @@ DIRECTIVES = {"parallel for", "parallel for simd", "for", "for simd", "parallel"
 CLAUSES = {"schedule", "reduction", "private", "firstprivate", "lastprivate", "shared", "default", "nowait",
            "copyprivate"}
 SIMD_CLAUSES = {"safelen", "simdlen", "aligned", "linear"}
+#: the implicitly declared reduction identifiers of OpenMP for C (OpenMP 5.2 §5.5, reduction clauses)
+REDUCTION_OPERATORS = ("+", "-", "*", "&", "|", "^", "&&", "||", "max", "min")
 #: clauses a ``parallel`` region hands on to a worksharing loop taken out of it
 _REGION_CLAUSES = {"private", "firstprivate", "shared", "default", "reduction"}
 _WORKSHARING = {"parallel for", "for", "parallel", "master", "masked", "single"}
@@ -93,8 +97,34 @@ def read_omp_program(path, defines: dict | None = None) -> OmpProgram:
     """
     text = read_kernel_text(path)
     if str(path).lower().endswith(YAML_SUFFIXES):
-        return parse_omp_yaml(text, str(path), defines)
-    return parse_omp_c(text, str(path), defines)
+        return check_program_size(parse_omp_yaml(text, str(path), defines))
+    return check_program_size(parse_omp_c(text, str(path), defines))
+
+
+def check_program_size(program: OmpProgram) -> OmpProgram:
+    """``program`` if the model can time it: its arrays fit a 64-bit address space and it
+    executes at most :data:`MAX_EXECUTED_PHASES` phases (repeats unrolled: the model times and
+    reports every executed phase).
+
+    Raises:
+        KernelError: arrays of more than 2**62 bytes, or too many executed phases (naming the
+            repeat loop's line).
+    """
+    from ..ir.point import MAX_DATA_BYTES
+
+    total = sum(a.element_size * math.prod(a.dims) for a in program.arrays.values())
+    if total > MAX_DATA_BYTES:
+        raise KernelError(f"the arrays take {total} bytes, more than 2**62 (4 EiB), which no 64-bit machine "
+                          "addresses", file=program.source)
+    executed = 0
+    for item in program.items:
+        executed += item.count * len(item.body) if isinstance(item, Repeat) else 1
+        if executed > MAX_EXECUTED_PHASES:
+            what = (f"the repeat loop runs {item.count} iterations of {len(item.body)} phase(s)"
+                    if isinstance(item, Repeat) else "the program")
+            raise KernelError(f"{what}: more than {MAX_EXECUTED_PHASES} executed phases, each of which the model "
+                              "times and reports", file=program.source, line=item.line or None)
+    return program
 
 
 def parse_omp_c(text: str, filename: str = "<program.c>", defines: dict | None = None) -> OmpProgram:
@@ -498,6 +528,31 @@ class _CProgram(_Resolver):
             for var in (v.strip() for v in listed.split(",")):
                 if var not in self.scalars and var not in self.arrays:
                     raise bad(f"names '{var}', which is not a declared scalar or array")
+        if name == "reduction":
+            self.check_reduction(args, bad)
+
+    def check_reduction(self, args: str, bad) -> None:
+        """``reduction([modifier,] identifier: list)``: an identifier of OpenMP's C reductions
+        (:data:`REDUCTION_OPERATORS`), and no bitwise one on a floating-point item (OpenMP
+        5.2 §5.5: the combiner ``omp_out = omp_out ^ omp_in`` must be valid C for the type).
+
+        Raises:
+            KernelError: (through ``bad``) no ``:``, an unknown identifier, or ``&``, ``|``,
+                ``^`` on a ``double`` or ``float``.
+        """
+        if ":" not in args:
+            raise bad("needs 'operator: list', e.g. reduction(+: s)")
+        head, listed = args.split(":", 1)
+        op = head.split(",")[-1].strip()
+        if op not in REDUCTION_OPERATORS:
+            raise bad(f"has the reduction identifier '{op}'; OpenMP's are {' '.join(REDUCTION_OPERATORS)} "
+                      "(user-defined reductions are not supported)")
+        if op in ("&", "|", "^"):
+            for var in (v.strip() for v in listed.split(",")):
+                ctype = self.scalars[var] if var in self.scalars else self.arrays[var].ctype
+                if ctype in ELEMENT_SIZES:
+                    raise bad(f"applies the bitwise '{op}' to the {ctype} '{var}'; OpenMP allows & | ^ "
+                              "on integer types only")
 
     # loops -------------------------------------------------------------------------------
     def loop_item(self, node, pending: list, pre: list, repeat):

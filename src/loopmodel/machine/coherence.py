@@ -50,19 +50,22 @@ class CoherenceTable:
     notes: tuple = ()
 
     def __post_init__(self):
-        if not self.sizes or list(self.sizes) != sorted(self.sizes) or self.sizes[0] <= 0:
-            raise ValueError("coherence sizes must be positive and ascending")
-        if not self.threads or list(self.threads) != sorted(self.threads) or self.threads[0] < 1:
-            raise ValueError("coherence thread counts must be >= 1 and ascending")
+        if not self.sizes or list(self.sizes) != sorted(self.sizes) or self.sizes[0] <= 0 or self.sizes[-1] > 2 ** 40:
+            raise ValueError("coherence sizes must be ascending, 1 B .. 1 TiB")
+        if not self.threads or list(self.threads) != sorted(self.threads) or self.threads[0] < 1 \
+                or self.threads[-1] > 4096:
+            raise ValueError("coherence thread counts must be ascending, 1 .. 4096")
+        if not (0 < self.element_size <= 1024 and 0 < self.stride <= 2 ** 20):
+            raise ValueError("coherence element size must be 1 .. 1024 B and stride 1 B .. 1 MiB")
         for key, per_t in self.seconds.items():
             if key not in TRANSITION_KEYS:
                 raise ValueError(f"unknown coherence transition '{key}'")
             for t, row in per_t.items():
                 if t not in self.threads:
                     raise ValueError(f"coherence transition '{key}': T={t} is not among the threads")
-                if len(row) != len(self.sizes) or any(not (x > 0) for x in row):
+                if len(row) != len(self.sizes) or any(not (0 < x <= 1e4) for x in row):
                     raise ValueError(f"coherence transition '{key}' T={t}: need one positive time "
-                                     f"per size ({len(self.sizes)})")
+                                     f"per size ({len(self.sizes)}), at most 10000 s")
         for key, per_t in self.spread.items():
             if key not in self.seconds:
                 raise ValueError(f"coherence spread of '{key}': no timings of that transition")
@@ -71,5 +74,5 @@ class CoherenceTable:
                     raise ValueError(f"coherence spread of '{key}' T={t}: need one value >= 0 per size "
                                      f"({len(self.sizes)}) of a measured thread count")
         for t, s in self.region_overhead.items():
-            if t not in self.threads or not (s >= 0):
+            if t not in self.threads or not (0 <= s <= 1e4):
                 raise ValueError(f"coherence region overhead T={t}: need seconds >= 0 of a measured thread count")

@@ -39,6 +39,68 @@ class Convert:
         return core_schema.no_info_before_validator_function(self.fn, handler(source))
 
 
+class Range:
+    """``Annotated`` marker: the value, in base units (after any :class:`Convert`), must lie in
+    the physical range ``lo .. hi`` (``lo`` excluded where ``open_low``); None passes.
+
+    The ranges are generous limits of real hardware, there to refuse a typo or a hostile value
+    (``1e300 GHz``, ``1e-300 B/cy``) that would make the models divide by zero, overflow or
+    print a confident figure for no machine; they are listed in the machine-file reference.
+
+    Args:
+        lo, hi: the bounds, in ``unit``; unit: the base unit for messages (``Hz``, ``B``, ...);
+        text: the range as messages and the reference write it, if not ``lo .. hi unit``.
+    """
+
+    def __init__(self, lo: float, hi: float, unit: str = "", open_low: bool = False, text: str = ""):
+        self.lo, self.hi, self.unit, self.open_low, self.text = lo, hi, unit, open_low, text
+
+    def __str__(self) -> str:
+        if self.text:
+            return self.text
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{'> ' + format(self.lo, 'g') + ' and ' if self.open_low else format(self.lo, 'g') + ' .. '}" \
+               f"{'<= ' if self.open_low else ''}{self.hi:g}{unit}"
+
+    def __repr__(self) -> str:
+        return f"Range({self})"
+
+    def check(self, v):
+        """``v`` if it lies in the range (or is None).
+
+        Raises:
+            ValueError: outside the range (one line, with the range).
+        """
+        if v is None:
+            return v
+        low_ok = v > self.lo if self.open_low else v >= self.lo
+        if not (low_ok and v <= self.hi):
+            unit = f" {self.unit}" if self.unit else ""
+            raise ValueError(f"{v:g}{unit} is outside the physical range {self}")
+        return v
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        """Pydantic hook: check the range after the annotated type's own validation."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+
+#: physical ranges of the machine model's quantities (base units), shared by the fields and
+#: the tables the conversions read (throughputs, measured bandwidths)
+CLOCK = Range(1e6, 1e11, "Hz", text="1 MHz .. 100 GHz")
+BANDWIDTH_CY = Range(1e-3, 1e5, "B/cy")         # per cycle, any level
+BANDWIDTH_S = Range(1e3, 1e16, "B/s", text="1 kB/s .. 10 PB/s")  # the same at 1 MHz .. 100 GHz
+THROUGHPUT = Range(0, 64, "instructions/cy", open_low=True)
+LATENCY = Range(0, 1e4, "cy")
+PENALTY = Range(0, 1e6, "cy")
+CACHE_SIZE = Range(1, 2.0 ** 40, "B", text="1 B .. 1 TiB")
+LINE_SIZE = Range(8, 4096, "B")
+SIMD_WIDTH = Range(4, 1024, "B")
+COUNT = Range(1, 4096)                          # cores, groups, sharers
+FLOPS = Range(0, 4096, "FLOP/cy", open_low=True)
+
+
 def quantity(kind: str):
     """A conversion of ``"value unit"`` strings of ``kind`` (see :data:`loopmodel.units.KINDS`) to a float."""
     def conv(v):
@@ -68,7 +130,7 @@ def _known_op(op) -> None:
 
 
 def throughputs(v):
-    """``{op: instructions per cycle}`` with known operation types and numbers >= 0."""
+    """``{op: instructions per cycle}`` with known operation types and numbers in :data:`THROUGHPUT`."""
     if not isinstance(v, dict):
         return v
     out = {}
@@ -76,18 +138,28 @@ def throughputs(v):
         _known_op(op)
         if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
             raise ValueError(f"throughput of {op} must be a number >= 0 (instructions per cycle)")
-        out[op] = float(val)
+        out[op] = _in_range(THROUGHPUT, float(val), f"throughput of {op}")
     return out
 
 
+def _in_range(rng: Range, value: float, what: str) -> float:
+    try:
+        return rng.check(value)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+
+
 def latencies(v):
-    """``{op: cycles}`` with known operation types; values are numbers or ``"4 cy"``."""
+    """``{op: cycles}`` with known operation types; values are numbers or ``"4 cy"``, in :data:`LATENCY`."""
     if not isinstance(v, dict):
         return v
     out = {}
     for op, val in v.items():
         _known_op(op)
-        out[op] = quantity("cycles")(val) if not isinstance(val, (int, float)) else float(val)
+        if isinstance(val, bool):
+            raise ValueError(f"latency of {op} must be a number of cycles")
+        cy = quantity("cycles")(val) if not isinstance(val, (int, float)) else float(val)
+        out[op] = _in_range(LATENCY, cy, f"latency of {op}")
     return out
 
 
@@ -123,7 +195,8 @@ def link_bandwidths(v):
     scale it) or ``measured`` (value None: the saturated bandwidth from the benchmarks).
 
     Raises:
-        ValueError: not one or two values, or a value without a bandwidth unit.
+        ValueError: not one or two values, a value without a bandwidth unit, or outside
+            :data:`BANDWIDTH_CY` / :data:`BANDWIDTH_S`.
     """
     vals = list(v) if isinstance(v, (list, tuple)) else [v]
     if not 1 <= len(vals) <= 2:
@@ -136,8 +209,8 @@ def link_bandwidths(v):
             out.append({"value": None, "unit": "measured"})
         else:
             per_s = str(x).rstrip().endswith("/s")
-            out.append({"value": quantity("bandwidth_s" if per_s else "bandwidth_cy")(x),
-                        "unit": "B/s" if per_s else "B/cy"})
+            value = quantity("bandwidth_s" if per_s else "bandwidth_cy")(x)
+            out.append({"value": (BANDWIDTH_S if per_s else BANDWIDTH_CY).check(value), "unit": "B/s" if per_s else "B/cy"})
     return tuple(out)
 
 
@@ -162,8 +235,8 @@ def benchmark_tables(v):
         if not isinstance(block, dict) or "cores" not in block:
             raise ValueError(f"measurements.{level} needs a 'cores' list")
         cores = block["cores"]
-        if not isinstance(cores, list) or not all(isinstance(c, int) and c > 0 for c in cores):
-            raise ValueError(f"measurements.{level}.cores must be a list of positive integers")
+        if not isinstance(cores, list) or not all(isinstance(c, int) and 0 < c <= COUNT.hi for c in cores):
+            raise ValueError(f"measurements.{level}.cores must be a list of integers 1 .. {COUNT.hi:g}")
         tables[level] = {"cores": tuple(cores), "bandwidths": {
             name: _measured(level, name, vals, cores, kernels) for name, vals in block.items() if name != "cores"}}
     return {**v, "measurements": tables}
@@ -175,8 +248,8 @@ def _measured(level, name, vals, cores, kernels) -> tuple:
     if not isinstance(vals, list) or len(vals) != len(cores):
         raise ValueError(f"measurements.{level}.{name} must list one bandwidth per core count ({len(cores)})")
     try:
-        return tuple(parse_quantity(x, "bandwidth_s") for x in vals)
-    except UnitError as exc:
+        return tuple(BANDWIDTH_S.check(parse_quantity(x, "bandwidth_s")) for x in vals)
+    except ValueError as exc:
         raise ValueError(f"measurements.{level}.{name}: {exc}") from None
 
 
@@ -323,9 +396,10 @@ POWER_KEY_DOCS = (
 BENCHMARK_KEY_DOCS = (
     ("kernels{name}", "mapping (BenchmarkKernel)", "", False, "",
      "the streaming kernels the measurements name; their keys in the next table."),
-    ("measurements{level}.cores", "list of integer", "> 0", True, "",
+    ("measurements{level}.cores", "list of integer", f"{COUNT}", True, "",
      "the core counts of the level's table (one thread per core)."),
-    ("measurements{level}.{kernel}", "list of text", "B/s (with a unit: '10 GB/s')", False, "",
+    ("measurements{level}.{kernel}", "list of text", f"B/s (with a unit: '10 GB/s'); physical range {BANDWIDTH_S}, "
+     f"at the clock {BANDWIDTH_CY}", False, "",
      "the bandwidth of a kernel of `kernels`, one per core count, without write-allocate traffic."),
 )
 

@@ -9,8 +9,9 @@ plus measured streaming bandwidths for Roofline (kerncraft-tool-paper.txt §2.2)
 
 These frozen dataclasses are the only declaration of the machine-file schema:
 field names are the YAML keys, defaults are the file's defaults, and the
-``Annotated`` metadata states the constraints (``Gt(0)``: positive) and the
-conversion of values written with units (:mod:`loopmodel.machine.fields`).
+``Annotated`` metadata states the constraints (``Gt(0)``: positive; a
+:class:`~loopmodel.machine.fields.Range`: the physical range of a quantity, in base
+units) and the conversion of values written with units (:mod:`loopmodel.machine.fields`).
 :mod:`loopmodel.fileio.machine_schema` validates a file against them (pydantic
 ``TypeAdapter``) when it is read, so every object holds floats in base units (Hz,
 bytes, B/cy, B/s, cycles) and parsed tables; nothing is parsed at evaluation.
@@ -49,9 +50,9 @@ class LoadStore:
 
     __pydantic_config__ = _STRICT
 
-    instructions_per_cycle: Annotated[float, Gt(0)]
-    bytes_per_cycle: Annotated[float, Convert(fx.quantity("bandwidth_cy"))]
-    split_extra: Annotated[float, Ge(0)] = 0.0
+    instructions_per_cycle: Annotated[float, fx.THROUGHPUT]
+    bytes_per_cycle: Annotated[float, Convert(fx.quantity("bandwidth_cy")), fx.BANDWIDTH_CY]
+    split_extra: Annotated[float, Ge(0), Le(64)] = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,10 @@ class FlopsPerCycle:
 
     __pydantic_config__ = _STRICT
 
-    total: Annotated[float, Gt(0)]
-    ADD: Optional[float] = None
-    MUL: Optional[float] = None
-    FMA: Optional[float] = None
+    total: Annotated[float, fx.FLOPS]
+    ADD: Optional[Annotated[float, Ge(0), Le(fx.FLOPS.hi)]] = None
+    MUL: Optional[Annotated[float, Ge(0), Le(fx.FLOPS.hi)]] = None
+    FMA: Optional[Annotated[float, Ge(0), Le(fx.FLOPS.hi)]] = None
 
 
 @dataclass(frozen=True)
@@ -81,14 +82,14 @@ class InCore:
 
     __pydantic_config__ = _STRICT
 
-    simd_width: Annotated[float, Convert(fx.quantity("size"))]
+    simd_width: Annotated[float, Convert(fx.quantity("size")), fx.SIMD_WIDTH]
     throughput: Annotated[dict[str, float], Convert(fx.throughputs)]
     load: LoadStore
     store: LoadStore
     latency: Annotated[dict[str, float], Convert(fx.latencies)] = field(default_factory=dict)
     port_groups: Annotated[list, Convert(fx.port_groups)] = field(default_factory=list)
-    load_store_per_cycle: Optional[Annotated[float, Gt(0)]] = None
-    instructions_per_cycle: Optional[Annotated[float, Gt(0)]] = None
+    load_store_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
+    instructions_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     flops_per_cycle: dict[str, FlopsPerCycle] = field(default_factory=dict)
     analyzer_ports: dict = field(default_factory=dict)
     llvm_mca_cpu: Optional[str] = None
@@ -116,12 +117,12 @@ class CacheLevel:
     __pydantic_config__ = _STRICT
 
     level: str
-    size: Annotated[Optional[float], Convert(fx.optional_size)] = None
-    sets: Optional[Annotated[int, Gt(0)]] = None
-    ways: Optional[Annotated[int, Gt(0)]] = None
+    size: Annotated[Optional[float], Convert(fx.optional_size), fx.CACHE_SIZE] = None
+    sets: Optional[Annotated[int, Gt(0), Le(2 ** 40)]] = None
+    ways: Optional[Annotated[int, Gt(0), Le(2 ** 16)]] = None
     replacement: Literal["LRU", "FIFO", "RANDOM", "PLRU"] = "LRU"
-    cores_per_group: Annotated[int, Gt(0)] = 1
-    groups: Optional[Annotated[int, Gt(0)]] = None
+    cores_per_group: Annotated[int, fx.COUNT] = 1
+    groups: Optional[Annotated[int, fx.COUNT]] = None
     write_allocate: bool = True
     write_back: bool = True
     type: Literal["inclusive", "non-inclusive", "victim"] = "non-inclusive"
@@ -166,9 +167,9 @@ class Link:
     between: Annotated[tuple[str, str], Convert(fx.level_pair)]
     bandwidth: Annotated[tuple[LinkBandwidth, ...], Convert(fx.link_bandwidths)]
     duplex: Literal["half", "full"] = "half"
-    penalty_load: Annotated[float, Convert(fx.penalty)] = 0.0
-    penalty_store: Annotated[float, Convert(fx.penalty)] = 0.0
-    shared_by: Annotated[int, Gt(0)] = 1
+    penalty_load: Annotated[float, Convert(fx.penalty), fx.PENALTY] = 0.0
+    penalty_store: Annotated[float, Convert(fx.penalty), fx.PENALTY] = 0.0
+    shared_by: Annotated[int, fx.COUNT] = 1
 
     def bandwidths(self) -> list:
         """The :class:`LinkBandwidth` per direction: ``[both]`` or ``[toward core, away from core]``."""
@@ -192,11 +193,11 @@ class BenchmarkKernel:
 
     __pydantic_config__ = _STRICT
 
-    read_streams: Annotated[int, Ge(0)]
-    write_streams: Annotated[int, Ge(0)]
-    read_write_streams: Annotated[int, Ge(0)] = 0
-    flops_per_iteration: float = 0
-    element_size: Annotated[float, Convert(fx.quantity("size"))] = 8.0
+    read_streams: Annotated[int, Ge(0), Le(64)]
+    write_streams: Annotated[int, Ge(0), Le(64)]
+    read_write_streams: Annotated[int, Ge(0), Le(64)] = 0
+    flops_per_iteration: Annotated[float, Ge(0), Le(1e4)] = 0
+    element_size: Annotated[float, Convert(fx.quantity("size")), fx.Range(1, 1024, "B")] = 8.0
 
 
 @dataclass(frozen=True)
@@ -247,8 +248,8 @@ class MachineModel:
     __pydantic_config__ = _STRICT
 
     name: str
-    clock: Annotated[float, Convert(fx.quantity("frequency"))]
-    cores_per_socket: Annotated[int, Gt(0)]
+    clock: Annotated[float, Convert(fx.quantity("frequency")), fx.CLOCK]
+    cores_per_socket: Annotated[int, fx.COUNT]
     in_core: InCore
     memory_hierarchy: Annotated[list[CacheLevel], Convert(fx.hierarchy)]
     links: list[Link]
@@ -256,10 +257,10 @@ class MachineModel:
     model_name: str = ""
     micro_architecture: str = ""
     isa: str = "x86"
-    sockets: Annotated[int, Gt(0)] = 1
-    threads_per_core: Annotated[int, Gt(0)] = 1
-    numa_domains_per_socket: Annotated[int, Gt(0)] = 1
-    cacheline_size: Annotated[float, Convert(fx.quantity("size"))] = 64.0
+    sockets: Annotated[int, Gt(0), Le(64)] = 1
+    threads_per_core: Annotated[int, Gt(0), Le(16)] = 1
+    numa_domains_per_socket: Annotated[int, fx.COUNT] = 1
+    cacheline_size: Annotated[float, Convert(fx.quantity("size")), fx.LINE_SIZE] = 64.0
     overlap: list = field(default_factory=lambda: ["T_OL"])
     overlap_unless_memory: list = field(default_factory=list)
     contention_p0: Annotated[float, Gt(0), Le(P0_MAX)] = 0.5

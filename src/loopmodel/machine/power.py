@@ -46,8 +46,15 @@ class PowerSection:
     notes: tuple = ()
 
     def __post_init__(self):
-        if not (math.isfinite(self.w0) and self.w0 >= 0):
-            raise ValueError("W0 must be a finite power >= 0 W")
+        if not (math.isfinite(self.w0) and 0 <= self.w0 <= 1e5):
+            raise ValueError("W0 must be a power of 0 .. 100000 W")
+        for name, f in (("at clock", self.at_clock), ("clock range", self.clock_min), ("clock range", self.clock_max),
+                        ("clock step", self.clock_step)):
+            if f is not None and not 1e6 <= f <= 1e11:
+                raise ValueError(f"'{name}': {f:g} Hz is outside the physical range 1 MHz .. 100 GHz")
+        for name, w in (("W1", self.w1), ("W2", self.w2), ("per core", self.per_core)):
+            if w is not None and not math.isfinite(w):
+                raise ValueError(f"'{name}' must be finite")
         if (self.w1 is None) != (self.w2 is None):
             raise ValueError("give both W1 and W2 (W2 may be '0 W/GHz^2'), or 'per core' with 'at clock'")
         if self.w1 is None and (self.per_core is None or self.at_clock is None):

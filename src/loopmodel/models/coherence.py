@@ -134,6 +134,11 @@ class ChunkStates:
     def copy(self) -> "ChunkStates":
         return ChunkStates(self._iv)
 
+    def key(self) -> tuple:
+        """A hashable value equal for equal interval maps (two states with equal keys give
+        equal timings and successors)."""
+        return tuple(sorted((a, tuple(v)) for a, v in self._iv.items() if v))
+
     def pieces(self, array: str, start: int, stop: int) -> list:
         """``[(lo, hi, state), ...]`` covering ``[start, stop)`` in order (gaps: ``(I, ∅)``)."""
         ivs = self._iv.get(array, ())

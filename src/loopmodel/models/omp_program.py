@@ -16,6 +16,7 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -185,6 +186,11 @@ def _phase_seconds(pt, phase: Phase, team: int, core_per_it) -> tuple:
 def predict_program(program: OmpProgram, timing: Timing, threads: int, core: dict | None = None) -> ProgramPrediction:
     """Predict every phase of ``program`` on ``threads`` threads.
 
+    A repeat's iterations are simulated until one leaves the chunk states as it found them:
+    each phase's time is a function of the states and the phase alone, so every later
+    iteration is the same, and is copied rather than simulated again; the result is the same
+    as simulating every iteration.
+
     Args:
         program: :class:`~loopmodel.ir.omp.OmpProgram`.
         timing: :class:`~loopmodel.models.coherence_timing.Timing` over the host's table.
@@ -198,27 +204,60 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int, core: dic
     Raises:
         ModelError: T beyond the measured thread counts, or a transition without a timing.
     """
-    states = ChunkStates()
-    phases, used_fallback = [], set()
-    core = core or {}
-    for index, (phase, iteration) in enumerate(program.phases()):
+    sim = _Simulation(program, timing, threads, core or {})
+    for item in program.items:
+        if isinstance(item, Repeat):
+            sim.repeat(item)
+        else:
+            sim.phase(item, None)
+    phases = sim.phases
+    notes = tuple(program.notes) + tuple(
+        f"'{k}' was not measured on this host; timed as '{FALLBACK[k]}'" for k in sorted(sim.used_fallback))
+    return ProgramPrediction(threads, sum(p.seconds for p in phases), tuple(phases),
+                             _repeat_times(program, phases), notes)
+
+
+class _Simulation:
+    """The chunk states and the :class:`PhasePrediction` list while a program is predicted."""
+
+    def __init__(self, program: OmpProgram, timing: Timing, threads: int, core: dict):
+        self.program, self.timing, self.threads, self.core = program, timing, threads, core
+        self.states = ChunkStates()
+        self.phases: list = []
+        self.used_fallback: set = set()
+
+    def phase(self, phase: Phase, iteration: int | None) -> None:
+        """Time one executed phase from the current states and move the states on."""
+        timing, threads = self.timing, self.threads
         team = threads if phase.kind == "parallel" else 1
-        pt = phase_time(phase_statements(program, phase, team), states, timing.seconds,
+        pt = phase_time(phase_statements(self.program, phase, team), self.states, timing.seconds,
                         timing.seconds, team)
-        states = pt.states
-        used_fallback |= {k for k in pt.transitions if timing.key_for(k) != k}
+        self.states = pt.states
+        self.used_fallback |= {k for k in pt.transitions if timing.key_for(k) != k}
         overhead = timing.overhead(threads) if phase.kind == "parallel" else 0.0
-        seconds, core_s = _phase_seconds(pt, phase, team, core.get(phase))
+        seconds, core_s = _phase_seconds(pt, phase, team, self.core.get(phase))
         parts = _transitions(pt)
         bound = "in-core" if seconds > pt.seconds else "memory"
         hints = _hints(phase, parts, threads) if bound == "memory" else ()
-        phases.append(PhasePrediction(index, phase.line, phase.kind, phase.label, iteration,
-                                      seconds + overhead, overhead, parts, hints, tuple(phase.notes),
-                                      pt.seconds, core_s, bound))
-    notes = tuple(program.notes) + tuple(
-        f"'{k}' was not measured on this host; timed as '{FALLBACK[k]}'" for k in sorted(used_fallback))
-    return ProgramPrediction(threads, sum(p.seconds for p in phases), tuple(phases),
-                             _repeat_times(program, phases), notes)
+        self.phases.append(PhasePrediction(len(self.phases), phase.line, phase.kind, phase.label, iteration,
+                                           seconds + overhead, overhead, parts, hints, tuple(phase.notes),
+                                           pt.seconds, core_s, bound))
+
+    def repeat(self, rep: Repeat) -> None:
+        """Every iteration of ``rep``: simulated until one leaves the chunk states as it found
+        them (a steady state); the later iterations are copies of that one."""
+        before = None
+        for k in range(rep.count):
+            key = self.states.key()
+            if key == before and rep.body:
+                last = self.phases[-len(rep.body):]
+                for j in range(k, rep.count):
+                    self.phases += [dataclasses.replace(p, index=len(self.phases) + m, iteration=j)
+                                    for m, p in enumerate(last)]
+                return
+            before = key
+            for ph in rep.body:
+                self.phase(ph, k)
 
 
 def repeat_slices(program: OmpProgram) -> tuple:

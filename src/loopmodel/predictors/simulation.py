@@ -70,6 +70,10 @@ from .traffic import LevelTraffic, TrafficPrediction
 from ..cachesim.nest import MAXD
 
 BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
+#: the most lines one simulated level may hold: the simulator keeps 9 bytes per line (tag and
+#: dirty flag), so 2**26 lines (4 GiB of 64 B lines, beyond any single core's share of a cache)
+#: take 576 MiB
+MAX_SIM_LINES = 2 ** 26
 # a window of whole rows grows up to this factor until its two halves agree (RunOptions.settle_tol)
 SETTLE_FACTOR = 8
 
@@ -159,7 +163,8 @@ def level_specs(machine, cores: int = 1) -> tuple:
         ``(tuple of LevelSpec, notes)``.
 
     Raises:
-        ModelError: a level without the data needed (sets/ways or size).
+        ModelError: a level without the data needed (sets/ways or size), or one of more than
+            :data:`MAX_SIM_LINES` lines.
     """
     from ..cachesim.hierarchy import LevelSpec
 
@@ -181,6 +186,10 @@ def level_specs(machine, cores: int = 1) -> tuple:
             policy = "LRU"
         if c.type == "victim" and c.victim_clean_note:
             notes.append(c.victim_clean_note)
+        if sets * ways > MAX_SIM_LINES:
+            raise ModelError(f"cache simulation: {c.level} holds {sets * ways} lines ({sets} sets x {ways} ways), "
+                             f"more than the {MAX_SIM_LINES} the simulator holds; use the layer conditions "
+                             "(--cache-predictor lc)")
         specs.append(LevelSpec(c.level, int(sets), int(ways), cl, policy, c.write_allocate, c.write_back,
                                c.type, seed=0x853C49E6748FEA9B ^ (i + 1), victim_clean=c.victim_clean))
     return tuple(specs), notes
@@ -300,6 +309,10 @@ class SimulationPredictor:
             kind = "nt" if nt else what
             phase = ("after" if what == "store" else "before") if cs[-1] == 0 else "inner"
             accesses.append(NestAccess(bases, tuple(c * es for c in cs), es, kind, phase))
+        if any(abs(v) >= 2 ** 63 for lp in loops for v in (lp.start, lp.stop, *lp.start_coefs, *lp.stop_coefs)) \
+                or any(abs(c) >= 2 ** 63 for acc in accesses for c in acc.coefs):
+            raise ModelError("cache simulation: the loop bounds or address steps need more than 64 bits at "
+                             "these sizes", file=k.source)
         work = next(i for i, (a, _) in enumerate(self._accesses)
                     if (a.array, a.offset) == (unit.access.array, unit.access.offset))
         return LoopNest(tuple(loops), tuple(accesses), work, max(1, int(unit.iterations)))

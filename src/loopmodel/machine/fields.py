@@ -91,14 +91,14 @@ class Range:
 CLOCK = Range(1e6, 1e11, "Hz", text="1 MHz .. 100 GHz")
 BANDWIDTH_CY = Range(1e-3, 1e5, "B/cy")         # per cycle, any level
 BANDWIDTH_S = Range(1e3, 1e16, "B/s", text="1 kB/s .. 10 PB/s")  # the same at 1 MHz .. 100 GHz
-THROUGHPUT = Range(0, 64, "instructions/cy", open_low=True)
+THROUGHPUT = Range(1e-4, 64, "instructions/cy")     # a divider: 1/16 .. 1/32 per cy
 LATENCY = Range(0, 1e4, "cy")
 PENALTY = Range(0, 1e6, "cy")
 CACHE_SIZE = Range(1, 2.0 ** 40, "B", text="1 B .. 1 TiB")
 LINE_SIZE = Range(8, 4096, "B")
 SIMD_WIDTH = Range(4, 1024, "B")
 COUNT = Range(1, 4096)                          # cores, groups, sharers
-FLOPS = Range(0, 4096, "FLOP/cy", open_low=True)
+FLOPS = Range(1e-3, 4096, "FLOP/cy")
 
 
 def quantity(kind: str):

@@ -149,6 +149,10 @@ CASES = [
           ("'a'", "dimension", "N=2"), defines=("-D", "N=2")),
     kcase("hash_define_huge", "#define N 99999999999999999999\ndouble a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n",
           ("#define N", "larger than 2**62"), "1:1", defines=()),
+    kcase("statement_too_many_tokens", "double a[N], b[N];\nfor (int i=0; i<N; i++)\n  a[i] = "
+          + " + ".join(f"b[i]*{k}.0" for k in range(2000)) + ";\n", ("more than 10000 tokens",), "3"),
+    kcase("expression_too_deep", "double a[N], b[N];\nfor (int i=0; i<N; i++)\n  a[i] = "
+          + " + ".join(f"b[i]*{k}.0" for k in range(150)) + ";\n", ("nested more than 100",), "3"),
     Case("missing_kernel", ["analyze", "nonexistent.c", "-m", IVB, "-D", "N=10"], ("cannot read", "no such file"),
          where="nonexistent.c: ", names="nonexistent.c"),
     Case("kernel_not_utf8", ["analyze", "k_latin1.c", "-m", IVB, "-D", "N=10"], ("utf-8",),

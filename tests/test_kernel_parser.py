@@ -320,3 +320,60 @@ def test_flattened_same_transitions_default_variable(flat_kernel):
     flat = analyze(str(flat_kernel), IVB, d)
     assert flat.lc_variable == two_d.lc_variable == "N"
     assert _transitions(flat) == _transitions(two_d)
+
+
+def _sum_kernel(terms: int) -> str:
+    return ("double a[N];\ndouble b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = "
+            + " + ".join(f"b[i]*{k}.0" for k in range(terms)) + ";\n")
+
+
+def test_expressions_up_to_the_depth_limit_are_analysed(tmp_path):
+    """At the depth limit the front ends and the models walk the tree without reaching
+    Python's recursion limit (here under pytest's own frames): a kernel analysed with the
+    cache simulation, an OpenMP program (whose front end copies and prints the tree)."""
+    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.fileio.c_kernel import parse_kernel
+    from loopmodel.fileio.c_limits import MAX_EXPRESSION_DEPTH
+    from loopmodel.fileio.machine_files import load_machine
+    from loopmodel.fileio.omp_program import read_omp_program
+
+    terms = MAX_EXPRESSION_DEPTH - 2  # the assignment and the last product are two more levels
+    k, _ = parse_kernel(_sum_kernel(terms), "s.c")
+    assert k.operations["ADD"] == terms - 1 and k.operations["MUL"] == terms
+    res = Analyzer(k, load_machine("SkylakeSP_Gold-6148"), Options(incore="analytic", cache_predictor="sim")).run(
+        {"N": 1000})
+    assert res.ecm.T_OL > 0
+    omp = tmp_path / "o.c"
+    omp.write_text("#define N 1000\ndouble x[N];\ndouble s;\n#pragma omp parallel for reduction(+:s) "
+                   "schedule(static)\nfor (int i = 0; i < N; ++i)\n    s += "
+                   + " + ".join(f"x[i]*{k}.0" for k in range(terms)) + ";\n")
+    assert len(read_omp_program(str(omp)).items) == 1
+    with pytest.raises(KernelError):
+        parse_kernel(_sum_kernel(terms + 1), "s.c")
+
+
+@pytest.mark.parametrize("terms,words", [(40000, "more than 10000 tokens"), (600, "nested more than 100")])
+def test_huge_expressions_are_refused_promptly(terms, words):
+    """A 40000-term statement (590 kB) is refused before pycparser reads it; a 600-term one
+    (depth 600) before the recursive walkers see it (600 terms: 1000 exceeded Python's
+    recursion limit)."""
+    import time
+
+    from loopmodel.errors import KernelError
+    from loopmodel.fileio.c_kernel import parse_kernel
+
+    start = time.perf_counter()
+    with pytest.raises(KernelError) as exc:
+        parse_kernel(_sum_kernel(terms), "s.c")
+    assert time.perf_counter() - start < 5
+    assert str(exc.value).startswith("s.c:4: ") and words in str(exc.value)
+
+
+def test_a_deep_yaml_index_expression_is_refused():
+    from loopmodel.errors import KernelError
+    from loopmodel.fileio.c_kernel import KernelBuilder
+    from loopmodel.fileio.kernel_yaml import read_expression
+
+    with pytest.raises(KernelError) as exc:
+        read_expression(KernelBuilder("k.yml"), " + ".join(["N"] * 700), ("i",), "index")
+    assert "nested more than 100" in str(exc.value)

@@ -18,6 +18,7 @@ from ..errors import KernelError
 from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
+from .c_limits import check_depth, check_statement_tokens
 
 ELEMENT_SIZES = {"double": 8, "float": 4}
 SCALAR_TYPES = {"double": 8, "float": 4, "int": 4, "long": 8, "unsigned": 4}
@@ -147,10 +148,12 @@ def wrap_source(text: str, filename: str) -> tuple:
 
     Raises:
         KernelError: another preprocessor directive, include or pragma, a line splice or
-            trigraph (:func:`check_compiler_view`), or an empty file (``file:line:col``).
+            trigraph (:func:`check_compiler_view`), an empty file, or a statement of more than
+            :data:`~loopmodel.fileio.c_limits.MAX_STATEMENT_TOKENS` tokens (``file:line:col``).
     """
     check_compiler_view(text, filename)
     text = _strip_comments(text)
+    check_statement_tokens(text, filename)
     defaults: dict = {}
     lines = text.split("\n")
     for n, line in enumerate(lines, 1):
@@ -232,7 +235,8 @@ def parse_source(source: str, filename: str, parser=None) -> list:
         parser: a ``pycparser.c_parser.CParser`` to use (a new one if None).
 
     Raises:
-        KernelError: a syntax error (``file:line:col`` where pycparser gives one).
+        KernelError: a syntax error (``file:line:col`` where pycparser gives one), or an
+            expression deeper than :data:`~loopmodel.fileio.c_limits.MAX_EXPRESSION_DEPTH`.
     """
     from pycparser import c_parser
 
@@ -247,6 +251,7 @@ def parse_source(source: str, filename: str, parser=None) -> list:
                 what = f"syntax error before '{what[7:].strip()}'"
             raise KernelError(what, file=filename, line=max(line, 1), col=col) from None
         raise KernelError("syntax error: " + msg.split(": ", 1)[-1], file=filename) from None
+    check_depth(ast, filename, line_shift=-1)
     return ast.ext[0].body.block_items or []
 
 

@@ -38,6 +38,7 @@ from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
 from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel, read_kernel_text
+from .c_limits import check_depth, check_statement_tokens
 
 #: file suffixes read as YAML kernel descriptions (anything else is C)
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -115,8 +116,9 @@ def read_expression(builder: KernelBuilder, value, allowed: tuple, what: str) ->
     loop indices ``allowed``); ``what`` names the value in messages. Nothing is evaluated as code.
 
     Raises:
-        KernelError: not an integer or a string, not an expression, or outside the grammar
-            (message only: the caller adds the position).
+        KernelError: not an integer or a string, not an expression, outside the grammar, or
+            beyond the limits of :mod:`loopmodel.fileio.c_limits` (message only: the caller
+            adds the position).
     """
     from pycparser import c_parser
 
@@ -124,10 +126,12 @@ def read_expression(builder: KernelBuilder, value, allowed: tuple, what: str) ->
         raise KernelError(f"{what} must be an integer or an expression such as 'N-1', got {value!r}")
     if isinstance(value, int):
         return Poly.const(value)
+    check_statement_tokens(value, None)
     try:
         ast = c_parser.CParser().parse(f"int __loopmodel_value = ({value});")
     except Exception:  # pycparser's ParseError (and sometimes others): not an expression
-        raise KernelError(f"cannot read '{value}' as an integer expression") from None
+        raise KernelError(f"cannot read '{value[:40]}' as an integer expression") from None
+    check_depth(ast, None)
     try:
         return builder.affine(ast.ext[0].init, allowed, what)
     except KernelError as exc:  # its position is in the wrapped text: the caller names the key

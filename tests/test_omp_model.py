@@ -152,10 +152,6 @@ def test_fallback_is_noted_in_the_prediction():
     assert not full.notes
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 5), st.integers(1, 7), st.integers(1, 3),
        st.integers(-3, 3), st.integers(0, 3), st.integers(0, 4), st.integers(1, 5))

@@ -59,8 +59,9 @@ class Range:
         if self.text:
             return self.text
         unit = f" {self.unit}" if self.unit else ""
-        return f"{'> ' + format(self.lo, 'g') + ' and ' if self.open_low else format(self.lo, 'g') + ' .. '}" \
-               f"{'<= ' if self.open_low else ''}{self.hi:g}{unit}"
+        if self.open_low:
+            return f"> {self.lo:g} and <= {self.hi:g}{unit}"
+        return f"{self.lo:g} .. {self.hi:g}{unit}"
 
     def __repr__(self) -> str:
         return f"Range({self})"
@@ -210,7 +211,8 @@ def link_bandwidths(v):
         else:
             per_s = str(x).rstrip().endswith("/s")
             value = quantity("bandwidth_s" if per_s else "bandwidth_cy")(x)
-            out.append({"value": (BANDWIDTH_S if per_s else BANDWIDTH_CY).check(value), "unit": "B/s" if per_s else "B/cy"})
+            rng = BANDWIDTH_S if per_s else BANDWIDTH_CY
+            out.append({"value": rng.check(value), "unit": "B/s" if per_s else "B/cy"})
     return tuple(out)
 
 

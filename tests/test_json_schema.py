@@ -123,7 +123,7 @@ def test_machine_file_reference_is_up_to_date():
     for key in ("`clock`", "`cores_per_socket`", "`memory_hierarchy[]`", "`penalty_load`", "`contention_p0`"):
         assert key in text
     assert "| `clock` | number | Hz (with a unit: '2.7 GHz'); physical range 1 MHz .. 100 GHz | yes |" in text
-    assert "| `throughput` | mapping of number | instructions/cy per operation type, each > 0 and <= 64" in text
+    assert "| `throughput` | mapping of number | instructions/cy per operation type, each 0.0001 .. 64 instructions/cy" in text
 
 
 def test_machine_file_reference_lists_every_key_the_section_readers_accept():

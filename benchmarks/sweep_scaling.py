@@ -30,6 +30,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 import loopmodel.sweep as sw  # noqa: E402
+import loopmodel.sweep_dask as sweep_dask  # noqa: E402
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "kernels")
 STUDIES = {
@@ -78,7 +79,7 @@ def run_once(study, workers: int | None, use_cache: bool = False) -> dict:
         table, stats = sw.run_study(study, None, use_cache=use_cache)
         t1 = t0
     else:
-        with sw.dask_client(workers=workers) as client:
+        with sweep_dask.dask_client(workers=workers) as client:
             t1 = time.perf_counter()
             table, stats = sw.run_study(study, client, use_cache=use_cache)
     t2 = time.perf_counter()
@@ -100,7 +101,7 @@ def cache_rerun(study) -> dict:
         out = {}
         for label in ("first_s", "rerun_s"):
             t0 = time.perf_counter()
-            table, stats = sw.run_study(study, lambda: sw.dask_client(workers=2))
+            table, stats = sw.run_study(study, lambda: sweep_dask.dask_client(workers=2))
             out[label] = time.perf_counter() - t0
             out[label.replace("_s", "_cached_points")] = stats.cached
         return out

@@ -646,7 +646,7 @@ def _model_argv(models) -> tuple:
     return tuple(f"--pmodel={m}" for m in models)
 
 
-def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **options):
+def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), output=None, **options):
     """Analyze every point of a size sweep, as ``loopmodel sweep`` does for a study of one
     kernel, one machine and one option set.
 
@@ -655,28 +655,37 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
         defines: size constant -> int, ``range`` (e.g. ``range(100, 2001, 100)``), list of
             ints or ``-D`` range text (``"100:2000:100"``, stop included); the product of all
             is swept, the last constant fastest.
+        output: None (a DataFrame, of at most :data:`loopmodel.sweep.MAX_TABLE_ROWS` = 10^7
+            rows), or a file path ending in ``.parquet``, ``.pq`` or ``.csv``: the rows are
+            written there as they are computed, with the columns and types ``loopmodel
+            sweep -o`` gives (memory does not grow with the number of points; the file
+            appears, whole, when the last point is done, and not at all if the sweep does
+            not finish; an existing file is an error).
 
     Returns:
-        ``pandas.DataFrame``, one row per point, with the columns of the study table
-        (:mod:`loopmodel.sweep`): ``kernel``, ``machine`` (as given), one per define, one per
-        option given, ``error`` (a point's one-line error, else None), then the JSON report's
-        fields flattened with dots (``ecm.T_ECM_cy_per_cl.MEM`` in cy/CL, ``ecm.performance.it_s``, ...).
-        A compiled in-core analysis (``incore`` other than analytic) is done once, at the
-        largest sizes, as ``loopmodel analyze`` does for a ``-D`` range. ``attrs`` holds the
-        document envelope (``schema_version``, ``loopmodel_version``), as a study's Parquet
-        file does.
+        Without ``output``: ``pandas.DataFrame``, one row per point, with the columns of the
+        study table (:mod:`loopmodel.sweep`): ``kernel``, ``machine`` (as given), one per
+        define, one per option given, ``error`` (a point's one-line error, else None), then
+        the JSON report's fields flattened with dots (``ecm.T_ECM_cy_per_cl.MEM`` in cy/CL,
+        ``ecm.performance.it_s``, ...). A compiled in-core analysis (``incore`` other than
+        analytic) is done once, at the largest sizes, as ``loopmodel analyze`` does for a
+        ``-D`` range. ``attrs`` holds the document envelope (``schema_version``,
+        ``loopmodel_version``), as a study's Parquet file does. With ``output``: the path
+        written (str).
 
     Raises:
         LoopmodelError: what :func:`analyze` raises for the inputs (a failing point gives a row
             with ``error`` instead).
+        UsageError: more than 10^7 points without ``output`` (counted before any is
+            computed), or ``output`` not a path.
+        DefineError: ``output`` with another extension, a file that exists, or a folder that
+            cannot be written.
     """
     _check_inputs(kernel, machine, defines, models)
-    import pandas as pd
-
     from .cli import prepare_analyze
-    from .report.schema import document
-    from .sweep import FIXED_COLUMNS, Table, point_row
+    from .sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
 
+    path = None if output is None else _output_path(output)
     args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
     analyzer, points, _ = prepare_analyze(args)
     names = list(points.values)
@@ -685,10 +694,58 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), **
     if tuple(models) != ("LC", "ECM", "Roofline"):
         opts["pmodel"] = list(models) if not isinstance(models, str) else models
     lead.update({n: json.dumps(v) if isinstance(v, (list, tuple, dict)) else v for n, v in opts.items()})
-    table = Table(FIXED_COLUMNS + tuple(names) + tuple(opts) + ("error",))
-    for point in points:
-        flat, _ = point_row(analyzer, point)
-        table.add({**lead, **{n: point[n] for n in names}, **flat})
+    leading = FIXED_COLUMNS + tuple(names) + tuple(opts) + ("error",)
+    rows = ({**lead, **{n: point[n] for n in names}, **point_row(analyzer, point)[0]} for point in points)
+    if path is not None:
+        return _write_rows(rows, leading, path)
+    if len(points) > MAX_TABLE_ROWS:
+        raise UsageError(f"sweep: {len(points)} points, and a DataFrame holds at most {MAX_TABLE_ROWS} rows: pass "
+                         "output='FILE.parquet' (or .csv) to write the rows to a file as they are computed")
+    return _frame(rows, leading)
+
+
+def _output_path(output) -> str:
+    """``output`` of :func:`sweep` as a path, checked before any point is computed.
+
+    Raises:
+        UsageError: not a str or path-like. DefineError: see :func:`sweep`.
+    """
+    from .fileio.output import check_new_output
+    from .sweep_output import output_format
+
+    if not isinstance(output, (str, os.PathLike)):
+        raise UsageError(f"output: expected a file path (.parquet, .pq or .csv), got {type(output).__name__}")
+    path = os.fspath(output)
+    output_format(path, "output")
+    check_new_output(path, "output")
+    return path
+
+
+def _write_rows(rows, leading: tuple, path: str) -> str:
+    """Write the rows (an iterator of flat dicts) to ``path`` as they come
+    (:class:`loopmodel.sweep_output.ResultFile`); returns ``path``."""
+    import itertools
+
+    from .sweep import CHUNK_POINTS
+    from .sweep_output import ResultFile
+
+    with ResultFile(path, leading, option="output") as out:
+        while batch := list(itertools.islice(rows, CHUNK_POINTS)):
+            out.add(batch)
+        out.finish()
+    return path
+
+
+def _frame(rows, leading: tuple):
+    """The rows (flat dicts) as a DataFrame with the envelope in ``attrs``."""
+    import pandas as pd
+
+    from .report.schema import document
+    from .sweep import Table
+
+    table = Table(leading)
+    for row in rows:
+        table.add(row)
     df = pd.DataFrame(table.columns)
     df.attrs.update(document({}))
     return df

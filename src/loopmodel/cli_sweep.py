@@ -4,9 +4,15 @@
                     [--force] [--plot FILE] [--no-cache] [--no-progress]
 
 Reads the study (:func:`loopmodel.sweep.read_study`), runs it on a local cluster of worker
-processes or on a ``dask.distributed`` scheduler (:func:`loopmodel.sweep.run_study`) and writes
-one row per point: Parquet or CSV by the ``-o`` extension, CSV on stdout without ``-o``. dask
-and pyarrow are imported here only, when the command runs. Errors are one line.
+processes or on a ``dask.distributed`` scheduler and writes one row per point as the points
+are done (:func:`loopmodel.sweep.write_study`): Parquet or CSV by the ``-o`` extension, CSV on
+stdout without ``-o``. dask and pyarrow are imported here only, when the command runs.
+Errors are one line.
+
+Exit status: 0 every point was computed; 1 some points failed (their rows hold the error, the
+file is written, the summary line counts them); 2 bad input, or the run could not finish
+(no worker left, the scheduler not reached); 130 interrupted (SIGINT). A run that does not
+finish writes nothing to ``-o``.
 """
 from __future__ import annotations
 
@@ -14,8 +20,8 @@ import os
 import sys
 import time
 
-#: ``-o`` extensions -> format
-FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+#: most points ``--plot`` draws (what it draws of each row is kept in memory until the end)
+PLOT_MAX_POINTS = 100_000
 
 
 def add_parser(sub) -> None:
@@ -30,60 +36,81 @@ def add_parser(sub) -> None:
     where = s.add_mutually_exclusive_group()
     where.add_argument("--dask", metavar="SCHEDULER_ADDRESS",
                        help="run on this dask.distributed scheduler (e.g. tcp://10.0.0.1:8786); its workers "
-                            "need loopmodel and the study's files at the same paths")
+                            "need loopmodel (the tasks carry the kernels and machine models). "
+                            "LOOPMODEL_DASK_TIMEOUT (seconds, default 15) bounds the wait for its answer, "
+                            "and for a worker when none is left")
     where.add_argument("--workers", "-w", type=int, metavar="N",
                        help="worker processes of the local cluster (default: the usable CPUs)")
     s.add_argument("-o", "--output", metavar="FILE", help="results.parquet or results.csv (default: CSV on stdout); "
-                                                          "an existing file is kept unless --force")
+                                                          "an existing file is kept unless --force; written when "
+                                                          "the run is done (nothing, if it does not finish)")
     s.add_argument("--force", action="store_true", help="overwrite an existing -o or --plot file")
     s.add_argument("--plot", metavar="FILE", help="plot ecm.performance.cy_per_cl over the first define that varies "
-                                                  "(PNG, SVG or PDF by extension)")
+                                                  "(PNG, SVG or PDF by extension; at most 100000 points)")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the per-user result cache")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args) -> int:
-    """Run ``sweep`` for parsed ``args``; returns the exit status.
+    """Run ``sweep`` for parsed ``args``; returns the exit status (0, or 1 when some points failed).
 
     Raises:
-        LoopmodelError: one-line user errors (study file, output files, scheduler).
+        LoopmodelError: one-line user errors (study file, output files, scheduler); a run that
+            could not finish (:class:`loopmodel.sweep.SweepStopped`; exit status 130 for SIGINT).
     """
     from .errors import DefineError
-    from .sweep import DEFAULT_Y, dask_client, read_study, run_study
+    from .sweep import DEFAULT_Y, read_study, write_study
+    from .sweep_dask import dask_client, dask_timeout
+    from .sweep_output import output_format
 
-    fmt = _output_format(args.output)
+    output_format(args.output)
     if args.workers is not None and args.workers < 1:
         raise DefineError(f"--workers must be at least 1, got {args.workers}")
+    dask_timeout()  # a bad LOOPMODEL_DASK_TIMEOUT is an error before the work
     for path, option in ((args.output, "-o"), (args.plot, "--plot")):
         if path:
             _check_output(path, option, args.force)
     plot_study = _plot_function() if args.plot else None
     study = read_study(args.study)
-    x = study.varying_define()
-    if args.plot and x is None:
-        raise DefineError("--plot needs a define that takes several values (the x axis)", file=args.study)
+    plot = _PlotRows(study, args.study) if args.plot else None
     start = time.perf_counter()
     with _Progress(args, study.points()) as advance:  # the cluster starts only if a task is not cached
-        table, stats = run_study(study, lambda: dask_client(args.dask, args.workers), not args.no_cache, advance)
+        stats = write_study(study, args.output, lambda: dask_client(args.dask, args.workers), not args.no_cache,
+                            advance, args.force, plot.add if plot else None)
     elapsed = time.perf_counter() - start
-    _write(table, args.output, fmt, args.force)
-    if args.plot:
-        group = ("kernel", "machine", *(d for d in study.defines if d != x), *study.options)
-        _plot(plot_study, table, args, x, DEFAULT_Y, group)
+    if plot:
+        _plot(plot_study, plot.rows, args, plot.x, DEFAULT_Y, plot.group)
     sys.stderr.write(f"sweep: {stats.points} points ({stats.failed} failed, {stats.cached} from the cache) "
                      f"in {elapsed:.1f} s{f'; written to {args.output}' if args.output else ''}\n")
-    return 0
+    return 1 if stats.failed else 0
 
 
-def _output_format(path: str | None) -> str:
-    from .errors import DefineError
+class _PlotRows:
+    """What ``--plot`` draws, kept while the rows go to the output: per row the x define, y,
+    the columns that tell the lines apart, and ``error``.
 
-    if path is None:
-        return "csv"
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in FORMATS:
-        raise DefineError(f"-o {path}: unknown format (use {', '.join(FORMATS)})")
-    return FORMATS[ext]
+    Raises:
+        DefineError: no define takes several values (no x axis), or the study has more than
+            :data:`PLOT_MAX_POINTS` points (one line naming the study file).
+    """
+
+    def __init__(self, study, path: str):
+        from .errors import DefineError
+        from .sweep import DEFAULT_Y
+
+        self.x = study.varying_define()
+        if self.x is None:
+            raise DefineError("--plot needs a define that takes several values (the x axis)", file=path)
+        if study.points() > PLOT_MAX_POINTS:
+            raise DefineError(f"--plot draws at most {PLOT_MAX_POINTS} points and the study has {study.points()}: "
+                              "leave --plot out, and plot from the -o file", file=path)
+        self.group = ("kernel", "machine", *(d for d in study.defines if d != self.x), *study.options)
+        self.keep = tuple(dict.fromkeys((self.x, DEFAULT_Y, *self.group, "error")))
+        self.rows = []
+
+    def add(self, rows: list) -> None:
+        """Keep the plotted columns of a batch of rows."""
+        self.rows += [{c: r.get(c) for c in self.keep} for r in rows]
 
 
 def _check_output(path: str, option: str, force: bool) -> None:
@@ -107,24 +134,14 @@ def _plot_function():
     return plot_study
 
 
-def _plot(plot_study, table, args, x: str, y: str, group: tuple) -> None:
+def _plot(plot_study, rows: list, args, x: str, y: str, group: tuple) -> None:
     from .errors import LoopmodelError
 
     title = f"{os.path.basename(args.study)}: {y} over {x}"
     try:
-        plot_study(table.rows(), args.plot, x, y=y, title=title, group=group)
+        plot_study(rows, args.plot, x, y=y, title=title, group=group)
     except OSError as exc:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
-
-
-def _write(table, path: str | None, fmt: str, force: bool) -> None:
-    from .fileio.output import write_output
-    from .sweep import csv_text, parquet_bytes
-
-    if path is None:
-        sys.stdout.write(csv_text(table))
-        return
-    write_output(path, parquet_bytes(table) if fmt == "parquet" else csv_text(table), "-o", force)
 
 
 class _Progress:

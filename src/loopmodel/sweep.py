@@ -3,17 +3,22 @@
 A study file (YAML) names ``kernels`` (paths relative to the study file), ``machines``
 (built-in names or paths), ``defines`` (name -> value or range in the ``-D`` syntax; each
 kernel takes the ones it declares) and ``options`` (analyze option -> list of values).
-:func:`read_study` checks it, :func:`chunks` cuts its points into tasks of one kernel,
-machine and option set each, :func:`run_chunk` computes a task exactly as
+:func:`read_study` checks it (ranges stay ranges: a study of 10^8 points is counted, not
+listed), :func:`chunks` cuts its points into tasks of one kernel, machine and option set
+each, made one at a time, :func:`run_chunk` computes a task exactly as
 ``loopmodel analyze KERNEL -m MACHINE -D ... --json`` computes each of its points (same
-argument parsing, same :class:`~loopmodel.analysis.Analyzer`, same JSON document), and
-:func:`run_study` runs the tasks on a ``dask.distributed`` client (or in this process),
-reusing the per-user result cache (:mod:`loopmodel.cache`) for tasks computed before.
+argument parsing, same :class:`~loopmodel.analysis.Analyzer`, same JSON document, from the
+kernel's bytes and the machine's model that the task carries), and :func:`study_results`
+runs the tasks on a ``dask.distributed`` client (:mod:`loopmodel.sweep_dask`) or in this
+process, a bounded number in flight, reusing the per-user result cache
+(:mod:`loopmodel.cache`) for tasks computed before. :func:`write_study` streams the rows to a
+CSV or Parquet file (:mod:`loopmodel.sweep_output`), :func:`run_study` keeps them in a
+:class:`Table` (at most :data:`MAX_TABLE_ROWS`).
 
-Each point becomes one row of a :class:`Table`: ``kernel`` (as given), ``machine`` (as
-given), one column per define, one per option, ``error`` (the point's one-line error, else
-None) and the JSON report's fields flattened with dots (:func:`flatten`). dask and pyarrow
-are imported only inside the functions that need them.
+Each point becomes one row: ``kernel`` (as given), ``machine`` (as given), one column per
+define, one per option, ``error`` (the point's one-line error, else None) and the JSON
+report's fields flattened with dots (:func:`flatten`). dask and pyarrow are imported only
+inside the functions that need them.
 
 Called, this module is the Python API's :func:`loopmodel.api.sweep`
 (``loopmodel.sweep(kernel, machine, {"N": range(...)})``): the package's attribute ``sweep``
@@ -23,15 +28,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
+import dataclasses
 import functools
 import hashlib
-import io
 import itertools
 import json
 import os
-import shlex
 import platform
+import shlex
 import sys
 import types
 from dataclasses import dataclass
@@ -57,30 +61,60 @@ class StudyError(LoopmodelError):
 
 @dataclass(frozen=True)
 class StudyKernel:
-    """A kernel of a study.
+    """A kernel of a study, with its bytes: a task carries them to the worker, which parses
+    them (:meth:`parts`) and reads no file, so a worker with another working folder, or on
+    another host, analyzes exactly the bytes the result cache's key (``digest``) names.
 
     Attributes:
         given: the path as written in the study.
-        path: the path analyze gets (``given`` relative to the study file's folder).
+        path: ``given`` relative to the study file's folder: the file read, and the kernel's
+            name in the reports (as ``loopmodel analyze PATH`` names it).
         constants: the kernel's size constants.
         digest: SHA-256 hex of the file's bytes.
+        raw: the file's bytes (at most :data:`loopmodel.fileio.reader.KERNEL_MAX_BYTES`).
     """
 
     given: str
     path: str
     constants: frozenset
     digest: str
+    raw: bytes = dataclasses.field(default=b"", repr=False, compare=False)
+
+    def parts(self) -> tuple:
+        """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_yaml.load_kernel_file`
+        gives them for the file, from :attr:`raw` (``loopmodel analyze`` takes this in place of
+        the path).
+
+        Raises:
+            KernelError: the bytes are not UTF-8 text or not a valid kernel (one line naming ``path``).
+        """
+        from .errors import KernelError
+        from .fileio.c_kernel import parse_kernel
+        from .fileio.kernel_yaml import YAML_SUFFIXES, load_yaml_text, parse_kernel_yaml
+        from .fileio.reader import decode
+
+        text = decode(self.raw, self.path, "kernel file", KernelError)
+        if self.path.lower().endswith(YAML_SUFFIXES):
+            kernel, notes = parse_kernel_yaml(load_yaml_text(text, self.path), self.path)
+            return kernel, {}, None, notes
+        kernel, defaults = parse_kernel(text, self.path)
+        return kernel, defaults, text, ()
+
+    def __str__(self) -> str:
+        return self.path
 
 
 @dataclass(frozen=True)
 class StudyMachine:
     """A machine of a study: ``given`` as written, ``spec`` what ``-m`` gets (a built-in
-    name, ``host``, or a path relative to the study file's folder), ``digest`` SHA-256 hex of
-    the validated model."""
+    name, ``host``, or a path relative to the study file's folder; the reports name the
+    machine by it), ``digest`` SHA-256 hex of the validated model, ``model`` the model itself
+    (loaded here once: a worker reads no machine file, and ``host`` is this host's model)."""
 
     given: str
     spec: str
     digest: str
+    model: object = dataclasses.field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -90,7 +124,8 @@ class Study:
     Attributes:
         path: the study file.
         kernels, machines: tuples of :class:`StudyKernel` / :class:`StudyMachine`.
-        defines: size constant -> tuple of sizes (int), in file order.
+        defines: size constant -> sequence of sizes (int), in file order: a ``range`` for a
+            range however long (never expanded), else a list.
         options: analyze option (argparse dest, e.g. ``cache_predictor``) -> tuple of values
             as given (str, int, float, bool, None or a list of those).
         tokens: option -> tuple of analyze argument tuples, one per value.
@@ -108,7 +143,8 @@ class Study:
         return FIXED_COLUMNS + tuple(self.defines) + tuple(self.options) + ("error",)
 
     def points(self) -> int:
-        """How many points the study has (each kernel with its own defines only)."""
+        """How many points the study has (each kernel with its own defines only), counted
+        from the lengths of the define sequences (nothing is expanded)."""
         combos = len(self.machines)
         for vals in self.options.values():
             combos *= len(vals)
@@ -170,6 +206,15 @@ class ChunkResult:
         rest = [c for c in columns if c not in shared]
         return cls(columns, shared, [tuple(r.get(c) for c in rest) for r in rows], clean)
 
+    def failures(self) -> int:
+        """How many points have an ``error``."""
+        if "error" in self.shared:
+            return len(self.rows) if self.shared["error"] is not None else 0
+        if "error" not in self.columns:
+            return 0
+        at = [c for c in self.columns if c not in self.shared].index("error")
+        return sum(1 for values in self.rows if values[at] is not None)
+
     def dicts(self):
         """One flat dict per point (every column of the task, in ``columns`` order)."""
         rest = [c for c in self.columns if c not in self.shared]
@@ -213,11 +258,18 @@ def read_study(path: str) -> Study:
 
 
 def _names(data: dict, key: str, path: str) -> list:
-    """``data[key]``: a non-empty list of strings (one string is a list of one)."""
+    """``data[key]``: a non-empty list of strings.
+
+    Raises:
+        StudyError: missing, not a list (one name must be written as a list of one, so that a
+            typo cannot turn a list into a string), empty, or an item that is not a string.
+    """
     value = data.get(key)
-    if isinstance(value, str):
-        value = [value]
-    if not value or not isinstance(value, list):
+    if value is not None and not isinstance(value, list):
+        example = f"[{value}]" if isinstance(value, str) else "[...]"
+        raise StudyError(f"expected a list (e.g. {key}: {example}), got {type(value).__name__}",
+                         file=path, where=key)
+    if not value:
         raise StudyError("expected a non-empty list", file=path, where=key)
     for i, v in enumerate(value):
         if not isinstance(v, str) or not v:
@@ -226,21 +278,20 @@ def _names(data: dict, key: str, path: str) -> list:
 
 
 def _kernel(path: str, folder: str, i: int, given: str) -> StudyKernel:
-    from .fileio.kernel_yaml import load_kernel_file
+    from .fileio.reader import KERNEL_MAX_BYTES, read_bytes
 
     where = f"kernels[{i}]"
     kpath = os.path.normpath(os.path.join(folder, given))
-    from .fileio.reader import KERNEL_MAX_BYTES, read_bytes
-
     try:
         raw = read_bytes(kpath, "kernel file", StudyError, KERNEL_MAX_BYTES)
     except StudyError as exc:
         raise StudyError(f"{given}: {exc.message}", file=path, where=where) from None
+    kernel = StudyKernel(given, kpath, frozenset(), hashlib.sha256(raw).hexdigest(), raw)
     try:
-        kernel = load_kernel_file(kpath)[0]
+        constants = kernel.parts()[0].constants
     except LoopmodelError as exc:
         raise StudyError(str(exc), file=path, where=where) from None
-    return StudyKernel(given, kpath, frozenset(kernel.constants), hashlib.sha256(raw).hexdigest())
+    return dataclasses.replace(kernel, constants=frozenset(constants))
 
 
 def _machine(path: str, folder: str, i: int, given: str) -> StudyMachine:
@@ -253,29 +304,28 @@ def _machine(path: str, folder: str, i: int, given: str) -> StudyMachine:
         model = load_machine(spec)
     except LoopmodelError as exc:
         raise StudyError(str(exc), file=path, where=f"machines[{i}]") from None
-    return StudyMachine(given, spec, hashlib.sha256(repr(model).encode()).hexdigest())
+    return StudyMachine(given, spec, hashlib.sha256(repr(model).encode()).hexdigest(), model)
 
 
 def _defines(data, path: str) -> dict:
-    """``defines``: name -> value, ``-D`` range text, or a list of those -> name -> tuple of sizes."""
-    from .fileio.defines import parse_define
+    """``defines``: name -> value, ``-D`` range text, or a list of those -> name -> sequence of
+    sizes, as ``-D`` options give them (:func:`loopmodel.fileio.defines.sweep`: a range stays
+    a ``range``, however many sizes it holds; a list gives each size once, in order)."""
+    from .fileio.defines import sweep
 
     if not isinstance(data, dict):
         raise StudyError("expected a mapping of size constants to values or ranges", file=path, where="defines")
     out = {}
     for name, spec in data.items():
         specs = spec if isinstance(spec, list) else [spec]
-        values = []
-        for s in specs:
-            if isinstance(s, bool) or not isinstance(s, (int, str)):
-                raise StudyError("expected a size or a range such as 100:2000:100", file=path, where=f"defines.{name}")
-            try:
-                values += parse_define(f"{name}={s}")[1]
-            except LoopmodelError as exc:
-                raise StudyError(exc.message, file=path, where=f"defines.{name}") from None
-        if not values:
+        if not specs:
             raise StudyError("no values", file=path, where=f"defines.{name}")
-        out[str(name)] = tuple(dict.fromkeys(values))
+        if any(isinstance(s, bool) or not isinstance(s, (int, str)) for s in specs):
+            raise StudyError("expected a size or a range such as 100:2000:100", file=path, where=f"defines.{name}")
+        try:
+            out[str(name)] = sweep([f"{name}={s}" for s in specs]).values[str(name)]
+        except LoopmodelError as exc:
+            raise StudyError(exc.message, file=path, where=f"defines.{name}") from None
     return out
 
 
@@ -443,26 +493,38 @@ def _product_size(seqs: list) -> int:
     return n
 
 
-def chunks(study: Study, size: int = CHUNK_POINTS) -> list:
+def _product(seqs: list):
+    """The cartesian product of ``seqs`` (last fastest) as tuples, one at a time: unlike
+    ``itertools.product``, which first copies every sequence into a tuple, a ``range`` of
+    10^8 sizes is walked, never stored."""
+    if not seqs:
+        yield ()
+        return
+    for value in seqs[0]:
+        for rest in _product(seqs[1:]):
+            yield (value, *rest)
+
+
+def chunks(study: Study, size: int = CHUNK_POINTS):
     """The study's tasks, in row order: kernels, then machines, then the options' product
     (first option slowest), then the kernel's own defines' product (last define fastest),
     cut into tasks of at most ``size`` points.
 
-    Returns:
-        list of :class:`Chunk`.
+    Yields:
+        :class:`Chunk`, one at a time: the points of a task are made when it is taken, so a
+        study of any number of points takes the memory of one task here.
     """
-    out = []
     names = list(study.options)
+    index = itertools.count()
     for kernel in study.kernels:
         own = study._own(kernel)
-        defs = [dict(zip(own, combo)) for combo in itertools.product(*(study.defines[n] for n in own))]
         for machine in study.machines:
             for combo in itertools.product(*(range(len(study.options[n])) for n in names)):
                 opts = tuple((n, study.options[n][i]) for n, i in zip(names, combo))
                 argv = tuple(t for n, i in zip(names, combo) for t in study.tokens[n][i])
-                for start in range(0, len(defs), size):
-                    out.append(Chunk(len(out), kernel, machine, opts, argv, tuple(defs[start:start + size])))
-    return out
+                points = (dict(zip(own, values)) for values in _product([study.defines[n] for n in own]))
+                while batch := tuple(itertools.islice(points, size)):
+                    yield Chunk(next(index), kernel, machine, opts, argv, batch)
 
 
 def flatten(doc: dict, prefix: str = "") -> dict:
@@ -481,12 +543,14 @@ def flatten(doc: dict, prefix: str = "") -> dict:
 
 
 @functools.lru_cache(maxsize=16)
-def _prepared(kernel_path: str, kernel_digest: str, machine_spec: str, machine_digest: str, argv: tuple):
+def _prepared(kernel: StudyKernel, machine: StudyMachine, argv: tuple):
     """``(Analyzer, #define defaults)`` exactly as ``loopmodel analyze`` prepares them for one
-    point (the digests key this per-process memo, so a changed file is prepared again)."""
+    point, from the kernel's bytes and the machine's model that the task carries (the
+    digests key this per-process memo, so a changed file is prepared again)."""
     from . import cli
 
-    args = analyze_parser().parse_args([kernel_path, "-m", machine_spec, *argv])
+    args = analyze_parser().parse_args([kernel.path, "-m", machine.spec, *argv])
+    args.kernel, args.machine = kernel, machine  # parsed from the task, no file read here
     analyzer, points, _ = cli.prepare_analyze(args)
     return analyzer, dict(points.base)
 
@@ -507,7 +571,7 @@ def run_chunk(chunk: Chunk) -> ChunkResult:
     """
     k, m = chunk.kernel, chunk.machine
     try:
-        analyzer, base = _prepared(k.path, k.digest, m.spec, m.digest, chunk.argv)
+        analyzer, base = _prepared(k, m, chunk.argv)
     except Exception as exc:  # every point of the task fails the same way
         message, clean = _one_line(exc)
         return ChunkResult.of([{"error": message}] * len(chunk.points), clean)
@@ -541,19 +605,21 @@ def point_row(analyzer, point: dict) -> tuple:
 # ---------------------------------------------------------------- the result cache
 
 
-def _cacheable(chunk: Chunk) -> bool:
-    """Whether a task's results depend only on the key of :func:`chunk_key`: not when an
-    external tool (llvm-mca, OSACA, a compiler) may take part, or ``no_cache`` is set."""
+@functools.lru_cache(maxsize=64)
+def _cacheable(kernel_path: str, argv: tuple) -> bool:
+    """Whether the results of a task of this kernel with these analyze arguments depend only
+    on the key of :func:`chunk_key`: not when an external tool (llvm-mca, OSACA, a compiler)
+    may take part, or ``no_cache`` is set."""
     from . import cli
     from .fileio.kernel_yaml import YAML_SUFFIXES
 
-    args = analyze_parser().parse_args(["KERNEL", "-m", "MACHINE", *chunk.argv])
+    args = analyze_parser().parse_args(["KERNEL", "-m", "MACHINE", *argv])
     models = cli._models(args.pmodel)
     notes, incore_default = cli._peer_models(args.pmodel)
     incore = "analytic" if args.scalar else args.incore or incore_default
     if args.no_cache or "RooflineASM" in models:
         return False
-    return incore == "analytic" or chunk.kernel.path.lower().endswith(YAML_SUFFIXES) or set(models) <= {"LC"}
+    return incore == "analytic" or kernel_path.lower().endswith(YAML_SUFFIXES) or set(models) <= {"LC"}
 
 
 def chunk_key(chunk: Chunk) -> str:
@@ -568,133 +634,219 @@ def chunk_key(chunk: Chunk) -> str:
 
 # ---------------------------------------------------------------- running a study
 
+#: most rows a table in memory holds (:func:`run_study`, ``loopmodel.sweep(...)``): 10^7 rows
+#: of ~100 fields take some GB; a larger study is written to a file as it runs (:func:`write_study`)
+MAX_TABLE_ROWS = 10 ** 7
 
-@dataclass(frozen=True)
+
+class SweepStopped(LoopmodelError):
+    """A sweep that could not finish: no worker left, or the scheduler lost (one line that
+    says how many points were done)."""
+
+
+class SweepInterrupted(SweepStopped):
+    """A sweep stopped by SIGINT (Ctrl-C): exit status 130, as for any interrupted command."""
+
+    exit_code = 130
+
+
+@dataclass
 class SweepStats:
-    """How a study ran: ``points``, ``failed`` (rows with an error), ``cached`` (points read
-    from the result cache), ``tasks`` (tasks sent to the workers)."""
+    """How a study runs, counted while it runs: ``points`` done, ``failed`` (rows with an
+    error), ``cached`` (points read from the result cache), ``tasks`` (tasks sent to the
+    workers), ``total`` (the study's points)."""
 
-    points: int
-    failed: int
-    cached: int
-    tasks: int
+    points: int = 0
+    failed: int = 0
+    cached: int = 0
+    tasks: int = 0
+    total: int = 0
+
+    def done(self) -> str:
+        """``"N of M points done"``."""
+        return f"{self.points} of {self.total} points done"
 
 
-def run_study(study: Study, client=None, use_cache: bool = True, advance=None) -> tuple:
-    """Run every point of ``study``.
+def study_results(study: Study, client=None, use_cache: bool = True, stats: SweepStats | None = None,
+                  advance=None):
+    """Run every point of ``study``; yield ``(Chunk, ChunkResult)`` in the order of :func:`chunks`.
+
+    Tasks are made as they are sent, and at most a few per worker thread are in flight or
+    done but waiting for an earlier one (:meth:`loopmodel.sweep_dask.Pool.capacity`), so the
+    memory taken does not grow with the number of points. Tasks found in the result cache
+    are read, not sent.
 
     Args:
         study: :class:`Study`.
         client: a ``distributed.Client`` (its workers compute the tasks); a callable giving a
             context manager that yields one (e.g. ``lambda: dask_client(workers=2)``), entered
-            only when some task is not in the cache; or None: compute the tasks in this
-            process, one after the other.
+            when the first task is not in the cache; or None (or a context manager yielding
+            None): compute the tasks in this process, one after the other.
         use_cache: read and write the per-user result cache (tasks whose results depend on
             nothing outside the key, :func:`chunk_key`).
+        stats: :class:`SweepStats` to count in (``total`` is not set here).
         advance: called with a number of points each time that many are done (progress).
 
-    Returns:
-        ``(Table, SweepStats)``; rows in the order of :func:`chunks`.
+    Raises:
+        SweepStopped: no Dask worker left, or the scheduler lost (:class:`loopmodel.sweep_dask.Pool`).
     """
     from . import cache
 
-    tasks = chunks(study)
-    results, todo, keys, cached = [None] * len(tasks), [], {}, 0
-    for c in tasks:
-        key = chunk_key(c) if use_cache and _cacheable(c) else None
+    stats = SweepStats() if stats is None else stats
+    keys = {}
+
+    def cached(chunk):
+        key = chunk_key(chunk) if use_cache and _cacheable(chunk.kernel.path, chunk.argv) else None
         hit = cache.load("sweep", key) if key else None
-        if isinstance(hit, ChunkResult):
-            results[c.index], cached = hit, cached + len(c.points)
-            if advance:
-                advance(len(c.points))
-        else:
-            keys[c.index] = key
-            todo.append(c)
+        keys[chunk.index] = key
+        return hit if isinstance(hit, ChunkResult) else None
+
     with contextlib.ExitStack() as stack:
-        if callable(client) and todo:
-            client = stack.enter_context(client())
-        for c, res in _computed(client, todo):
-            results[c.index] = res
-            if keys[c.index] and res.clean:
-                cache.store("sweep", keys[c.index], res)
+        def pool():
+            from .sweep_dask import Pool
+
+            dask = stack.enter_context(client()) if callable(client) else client
+            return _Here() if dask is None else stack.enter_context(Pool(dask))
+
+        for chunk, res, hit in _in_order(chunks(study), cached, pool):
+            key = keys.pop(chunk.index)
+            if key and not hit and res.clean:
+                cache.store("sweep", key, res)
+            n = len(chunk.points)
+            stats.points, stats.failed = stats.points + n, stats.failed + res.failures()
+            stats.cached, stats.tasks = stats.cached + (n if hit else 0), stats.tasks + (0 if hit else 1)
             if advance:
-                advance(len(c.points))
-    table = Table(study.columns())
-    for c, res in zip(tasks, results):
-        lead = _lead(study, c)
-        for point, row in zip(c.points, res.dicts()):
-            table.add({**lead, **point, **row})
-    failed = sum(1 for e in table.columns["error"] if e is not None)
-    return table, SweepStats(table.n, failed, cached, len(todo))
+                advance(n)
+            yield chunk, res
 
 
-def _lead(study: Study, chunk: Chunk) -> dict:
-    """A task's study columns: kernel and machine as given, the options (lists as JSON text)."""
+def _in_order(tasks, cached, make_pool):
+    """``(chunk, result, from_cache)`` in task order. ``cached(chunk)`` gives a cached result
+    or None; the others go to the pool (``make_pool()``, called at the first of them), which
+    is never given more than its ``capacity()`` tasks, counting those done and held back
+    until the tasks before them are done."""
+    held, nxt, pool, more = {}, 0, None, True
+    tasks = iter(tasks)
+    while True:
+        busy = pool.busy if pool else 0
+        if more and len(held) + busy < (pool.capacity() if pool else 1):
+            chunk = next(tasks, None)
+            if chunk is None:
+                more = False
+                continue
+            hit = cached(chunk)
+            if hit is not None:
+                held[chunk.index] = (chunk, hit, True)
+            else:
+                pool = pool or make_pool()
+                pool.submit(chunk)
+        elif busy:
+            held.update((chunk.index, (chunk, res, False)) for chunk, res in pool.collect())
+        elif not held:
+            return
+        while nxt in held:
+            yield held.pop(nxt)
+            nxt += 1
+
+
+class _Here:
+    """The tasks computed in this process, each when it is submitted (one at a time)."""
+
+    def __init__(self):
+        self.done = []
+
+    @property
+    def busy(self) -> int:
+        return len(self.done)
+
+    def capacity(self) -> int:
+        return 1
+
+    def submit(self, chunk: Chunk) -> None:
+        self.done.append((chunk, run_chunk(chunk)))
+
+    def collect(self) -> list:
+        done, self.done = self.done, []
+        return done
+
+
+def chunk_rows(study: Study, chunk: Chunk, result: ChunkResult) -> list:
+    """A task's rows (flat dicts): its study columns (kernel and machine as given, the
+    options, lists as JSON text), its point's defines, then the point's result (a report
+    field with an option's name holds the report's value)."""
     lead = {"kernel": chunk.kernel.given, "machine": chunk.machine.given}
     lead.update({n: json.dumps(v) if isinstance(v, (list, dict)) else v for n, v in chunk.options})
-    return lead
+    return [{**lead, **point, **row} for point, row in zip(chunk.points, result.dicts())]
 
 
-def _computed(client, tasks: list):
-    """``(task, ChunkResult)`` as each finishes: on the client's workers, or here (None).
-    A task whose worker fails (e.g. is killed) yields error rows, not an exception."""
-    if client is None:
-        for c in tasks:
-            yield c, run_chunk(c)
-        return
-    if not tasks:
-        return
-    from distributed import as_completed
+def run_study(study: Study, client=None, use_cache: bool = True, advance=None) -> tuple:
+    """Run every point of ``study`` into a table in memory (:func:`study_results`).
 
-    futures = client.map(run_chunk, tasks, pure=False)
-    owner = {f.key: c for f, c in zip(futures, tasks)}
-    done = as_completed(futures, with_results=True, raise_errors=False)  # results fetched in batches
-    del futures  # each result is let go once read
-    for fut, res in done:
-        c = owner[fut.key]
-        if not isinstance(res, ChunkResult):  # the task raised, or its worker died
-            exc = fut.exception() if fut.status == "error" else res
-            message = f"worker failed: {type(exc).__name__}: {exc}".replace("\n", " ")
-            res = ChunkResult.of([{"error": message}] * len(c.points), clean=False)
-        fut.release()
-        yield c, res
+    Args:
+        study, client, use_cache, advance: as for :func:`study_results`.
 
-
-@contextlib.contextmanager
-def dask_client(address: str | None = None, workers: int | None = None):
-    """A ``distributed.Client`` (context manager): connected to the scheduler at ``address``,
-    else on a new ``LocalCluster`` of ``workers`` processes (default: the CPUs this process may
-    use), one thread each; client and cluster are closed on exit.
+    Returns:
+        ``(Table, SweepStats)``; rows in the order of :func:`chunks`.
 
     Raises:
-        LoopmodelError: the scheduler cannot be reached (one line).
+        StudyError: the study has more than :data:`MAX_TABLE_ROWS` points (write it to a
+            file with :func:`write_study` instead).
+        SweepStopped: see :func:`study_results`.
     """
-    import logging
-    import warnings
+    stats = SweepStats(total=_fits_in_memory(study))
+    table = Table(study.columns())
+    for chunk, res in study_results(study, client, use_cache, stats, advance):
+        for row in chunk_rows(study, chunk, res):
+            table.add(row)
+    return table, stats
 
-    from distributed import Client, LocalCluster
 
-    if address:
-        try:
-            client = Client(address, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as exc:
-            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise LoopmodelError(f"--dask {address}: cannot connect to the scheduler: {text}") from None
-        with client:
-            yield client
-        return
-    from .measure.topology import allowed_cpus
+def _fits_in_memory(study: Study) -> int:
+    total = study.points()
+    if total > MAX_TABLE_ROWS:
+        raise StudyError(f"{total} points: a table in memory holds at most {MAX_TABLE_ROWS} rows; write the "
+                         "rows to a file as they are computed (loopmodel sweep -o FILE, or write_study)",
+                         file=study.path)
+    return total
 
-    n = workers or len(allowed_cpus())
+
+def write_study(study: Study, path: str | None, client=None, use_cache: bool = True, advance=None,
+                force: bool = False, on_rows=None) -> SweepStats:
+    """Run every point of ``study`` and write its table to ``path`` (``.csv``, ``.parquet`` or
+    ``.pq``; None: CSV on stdout), rows kept in a spool as they come and written at the end
+    (:class:`loopmodel.sweep_output.ResultFile`): memory does not grow with the number of
+    points, and the file appears whole or not at all.
+
+    Args:
+        study, client, use_cache, advance: as for :func:`study_results`.
+        force: replace an existing ``path`` (atomically); else an existing file is an error.
+        on_rows: called with each task's rows (a list of flat dicts), e.g. to keep what a plot needs.
+
+    Returns:
+        :class:`SweepStats`.
+
+    Raises:
+        DefineError: unknown extension, the file exists (not ``force``), or cannot be written.
+        SweepStopped: no Dask worker left or the scheduler lost; SweepInterrupted: SIGINT.
+            One line with the points done and what was written (nothing, for a file).
+    """
+    from .sweep_output import ResultFile
+
+    stats = SweepStats(total=study.points())
+    out = ResultFile(path, study.columns(), force)
     try:
-        with warnings.catch_warnings():  # its HTTP port taken (another cluster): it takes another, say nothing
-            warnings.filterwarnings("ignore", message="Port .* is already in use")
-            cluster = LocalCluster(n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
-    except RuntimeError as exc:  # e.g. a worker process that cannot start
-        raise LoopmodelError(f"cannot start a local Dask cluster of {n} worker(s): {exc}") from None
-    with cluster, Client(cluster) as client:
-        yield client
+        with out, contextlib.closing(study_results(study, client, use_cache, stats, advance)) as results:
+            for chunk, res in results:
+                rows = chunk_rows(study, chunk, res)
+                out.add(rows)
+                if on_rows:
+                    on_rows(rows)
+            out.finish()
+    except KeyboardInterrupt:
+        raise SweepInterrupted(f"interrupted; {stats.done()}, {out.left()}") from None
+    except SweepStopped as exc:
+        raise SweepStopped(f"{exc.message}; {stats.done()}, {out.left()}") from None
+    return stats
 
 
 # ---------------------------------------------------------------- the table
@@ -726,49 +878,6 @@ class Table:
         """The rows as flat dicts (every column, None where a row has no value)."""
         names = list(self.columns)
         return [dict(zip(names, vals)) for vals in zip(*self.columns.values())] if names else []
-
-
-def csv_text(table: Table) -> str:
-    """The table as CSV: a header row, then one line per row; None is an empty field."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(table.columns)
-    for vals in zip(*table.columns.values()):
-        w.writerow(["" if v is None else v for v in vals])
-    return buf.getvalue()
-
-
-def parquet_bytes(table: Table) -> bytes:
-    """The table as a Parquet file: booleans, 64-bit integers, doubles (a column of integers
-    and floats) or strings; a column mixing other types holds text (non-strings as JSON). The
-    file's key-value metadata holds the document envelope (``schema_version``,
-    ``loopmodel_version``: :func:`loopmodel.report.schema.document`); a CSV table has none."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .report.schema import document
-
-    meta = {k: str(v) for k, v in document({}).items()}
-    t = pa.table({name: _arrow_column(vals) for name, vals in table.columns.items()}, metadata=meta)
-    sink = pa.BufferOutputStream()
-    pq.write_table(t, sink)
-    return sink.getvalue().to_pybytes()
-
-
-def _arrow_column(values: list):
-    import pyarrow as pa
-
-    kinds = {type(v) for v in values if v is not None}
-    try:
-        if kinds and kinds <= {bool}:
-            return pa.array(values, pa.bool_())
-        if kinds and kinds <= {int}:
-            return pa.array(values, pa.int64())
-        if kinds and kinds <= {int, float}:
-            return pa.array([None if v is None else float(v) for v in values], pa.float64())
-    except (pa.ArrowInvalid, OverflowError):
-        pass
-    return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())
 
 
 class _CallableModule(types.ModuleType):

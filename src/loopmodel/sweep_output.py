@@ -1,0 +1,271 @@
+"""A study's table as a file: rows spooled while they are computed, then written as CSV or Parquet.
+
+The table has a column for every field any of its rows has, in the order they first appear,
+and a Parquet column's type depends on all of its values (:meth:`Spool.arrow_type`): neither
+is known before the last row. So :class:`ResultFile` keeps the rows as they come in a spool
+(an anonymous temporary file beside the output, one line of JSON per batch: :class:`Spool`) along
+with the columns and the kinds of values seen, and writes the file from it at the end: CSV
+row by row, Parquet a row group (:data:`ROW_GROUP_ROWS` rows) at a time. Memory holds one
+batch or one row group, however many rows there are; the disk holds the spool until the
+file is written.
+
+The file is written beside its path under a hidden temporary name and put in place when it
+is whole (:func:`publish`): an interrupted or failed run leaves nothing behind, and a file
+the user had is never replaced (with ``force``: replaced atomically). pyarrow is imported
+only to write Parquet.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import secrets
+import sys
+import tempfile
+
+from .errors import DefineError
+from .sweep import ChunkResult
+
+#: ``-o`` extensions -> format
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+#: rows per Parquet row group
+ROW_GROUP_ROWS = 16384
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def output_format(path: str | None, option: str = "-o") -> str:
+    """``"csv"`` or ``"parquet"`` by the extension of ``path`` (None: ``"csv"``, for stdout).
+
+    Raises:
+        DefineError: another extension (one line naming ``option`` and the path).
+    """
+    if path is None:
+        return "csv"
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in FORMATS:
+        raise DefineError(f"{option} {path}: unknown format (use {', '.join(FORMATS)})")
+    return FORMATS[ext]
+
+
+class Spool:
+    """Rows kept in an anonymous temporary file (gone when closed, or when the process ends
+    however it ends), one line of JSON per batch (values are None, booleans, numbers and
+    text, which JSON gives back as they were), with what writing them needs: ``columns`` (in the order they
+    first appear, after the leading ones), the types of the values of each column, ``n`` rows.
+
+    Args:
+        leading: the columns that come first.
+        folder: where the temporary file lives (None: the system's temporary folder).
+    """
+
+    def __init__(self, leading: tuple, folder: str | None = None):
+        self.file = tempfile.TemporaryFile(dir=folder, prefix=".loopmodel-spool-")
+        self.columns = {c: set() for c in leading}  # column -> types of its values (None left out)
+        self.wide = set()  # columns with an int outside int64
+        self.huge = set()  # columns with an int too large for a float
+        self.n = 0
+
+    def close(self) -> None:
+        self.file.close()
+
+    def add(self, rows: list) -> None:
+        """Keep a batch of rows (flat dicts; a missing column is None)."""
+        batch = ChunkResult.of(rows)
+        for c in batch.columns:
+            self.columns.setdefault(c, set())
+        for c, v in batch.shared.items():
+            self._see(c, v)
+        rest = [c for c in batch.columns if c not in batch.shared]
+        for values in batch.rows:
+            for c, v in zip(rest, values):
+                self._see(c, v)
+        self.file.write(json.dumps([batch.columns, batch.shared, batch.rows]).encode() + b"\n")
+        self.n += len(rows)
+
+    def _see(self, column: str, value) -> None:
+        if value is None:
+            return
+        kind = type(value)
+        self.columns[column].add(kind)
+        if kind is int and not _INT64[0] <= value <= _INT64[1]:
+            self.wide.add(column)
+            try:
+                float(value)
+            except OverflowError:
+                self.huge.add(column)
+
+    def batches(self):
+        """The batches kept, in order, each a list of flat dicts (the batch's columns), read
+        back from the file one at a time."""
+        self.file.flush()
+        self.file.seek(0)
+        for line in self.file:
+            columns, shared, rows = json.loads(line)
+            yield list(ChunkResult(tuple(columns), shared, rows).dicts())
+
+    def arrow_type(self, column: str) -> str:
+        """The Parquet type of a column: ``bool``, ``int64``, ``float64`` (integers and floats)
+        or ``string`` (text, and any other mix: non-strings as JSON); an integer column with a
+        value outside int64, or a float column with an integer beyond a double, is text too."""
+        kinds = self.columns[column]
+        if kinds and kinds <= {bool}:
+            return "bool"
+        if kinds and kinds <= {int}:
+            return "string" if column in self.wide else "int64"
+        if kinds and kinds <= {int, float}:
+            return "string" if column in self.huge else "float64"
+        return "string"
+
+
+def write_csv(spool: Spool, fh) -> None:
+    """The spool's rows as CSV on the text stream ``fh``: a header, then one line per row
+    (None is an empty field)."""
+    names = list(spool.columns)
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow(names)
+    for batch in spool.batches():
+        for row in batch:
+            w.writerow(["" if row.get(c) is None else row[c] for c in names])
+
+
+def write_parquet(spool: Spool, path: str) -> None:
+    """The spool's rows as a Parquet file at ``path`` (:meth:`Spool.arrow_type` per column),
+    row groups of about :data:`ROW_GROUP_ROWS` rows (whole batches). Its key-value metadata holds the document
+    envelope (``schema_version``, ``loopmodel_version``: :func:`loopmodel.report.schema.document`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .report.schema import document
+
+    names = list(spool.columns)
+    kinds = {c: spool.arrow_type(c) for c in names}
+    types = {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
+    meta = {k: str(v) for k, v in document({}).items()}
+    schema = pa.schema([(c, types[kinds[c]]) for c in names], metadata=meta)
+    with pq.ParquetWriter(path, schema) as writer:
+        group, rows = [], 0  # Arrow record batches: 8 bytes a number, not a Python object
+        for batch in spool.batches():
+            group.append(_record_batch(batch, names, kinds, schema))
+            rows += len(batch)
+            if rows >= ROW_GROUP_ROWS:
+                writer.write_table(pa.Table.from_batches(group, schema), row_group_size=rows)
+                group, rows = [], 0
+        if group or not spool.n:
+            writer.write_table(pa.Table.from_batches(group, schema), row_group_size=max(rows, 1))
+
+
+def _record_batch(rows: list, names: list, kinds: dict, schema):
+    import pyarrow as pa
+
+    columns = []
+    for c in names:
+        values = [r.get(c) for r in rows]
+        if kinds[c] == "float64":
+            values = [None if v is None else float(v) for v in values]
+        elif kinds[c] == "string":
+            values = [v if v is None or isinstance(v, str) else json.dumps(v) for v in values]
+        columns.append(pa.array(values, schema.field(c).type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def publish(partial: str, path: str, force: bool, option: str) -> None:
+    """Put the whole file ``partial`` (beside ``path``) in place at ``path``: as a new file
+    (a hard link, which fails if ``path`` exists by now), or with ``force`` in place of the
+    old one (an atomic rename). ``partial`` is gone afterwards.
+
+    Raises:
+        DefineError: ``path`` exists (not ``force``), or the system refuses (one line).
+        OSError: another failure of the file system.
+    """
+    if force:
+        os.replace(partial, path)
+        return
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
+    except OSError:  # a file system without hard links: check, then rename
+        if os.path.lexists(path):
+            raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
+        os.rename(partial, path)
+        return
+    os.unlink(partial)
+
+
+class ResultFile:
+    """A study's rows on their way to ``path`` (CSV or Parquet by extension, :func:`output_format`)
+    or, for None, to stdout as CSV. A context manager: :meth:`add` batches of rows as they
+    come, :meth:`finish` writes the output; leaving without :meth:`finish` (an error, an
+    interrupt) writes nothing and removes every temporary file.
+
+    Args:
+        path: the output file, or None (stdout).
+        leading: the columns that come first (a study's :meth:`~loopmodel.sweep.Study.columns`).
+        force: replace an existing ``path``.
+        option: how messages name the output (``-o``, ``output``).
+
+    Raises:
+        DefineError: an unknown extension, or no temporary file can be made (one line).
+    """
+
+    def __init__(self, path: str | None, leading: tuple, force: bool = False, option: str = "-o"):
+        self.path, self.force, self.option = path, force, option
+        self.fmt = output_format(path, option)
+        folder = os.path.dirname(os.path.abspath(path)) if path else None
+        try:
+            self.spool = Spool(leading, folder)
+        except OSError as exc:
+            raise self._error("cannot create the temporary file for the rows", exc) from None
+        self.partial = None
+        self.started = False
+
+    def _error(self, what: str, exc: OSError) -> DefineError:
+        return DefineError(f"{self.option}: {what}: {exc.strerror or exc}", file=self.path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.spool.close()
+        if self.partial and os.path.lexists(self.partial):
+            os.unlink(self.partial)
+        return False
+
+    def add(self, rows: list) -> None:
+        """Keep a batch of rows (flat dicts) until :meth:`finish`.
+
+        Raises:
+            DefineError: the temporary file cannot be written (e.g. the disk is full; one line).
+        """
+        try:
+            self.spool.add(rows)
+        except OSError as exc:
+            raise self._error("cannot keep the rows in a temporary file", exc) from None
+
+    def finish(self) -> None:
+        """Write every row kept: CSV on stdout, or the file, put in place whole (:func:`publish`).
+
+        Raises:
+            DefineError: the file exists by now (not ``force``) or cannot be written (one line).
+        """
+        self.started = True
+        if self.path is None:
+            write_csv(self.spool, sys.stdout)
+            return
+        folder, base = os.path.split(os.path.abspath(self.path))
+        try:
+            self.partial = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.part")
+            with open(self.partial, "x", encoding="utf-8", newline="") as fh:
+                if self.fmt == "csv":
+                    write_csv(self.spool, fh)
+            if self.fmt == "parquet":
+                write_parquet(self.spool, self.partial)
+            publish(self.partial, self.path, self.force, self.option)
+        except OSError as exc:
+            raise self._error("cannot write", exc) from None
+
+    def left(self) -> str:
+        """What the output holds when the run stops before :meth:`finish` is done."""
+        if self.path is not None:
+            return f"nothing written to {self.path}"
+        return "the CSV on stdout is incomplete" if self.started else "nothing written"

@@ -699,7 +699,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
     if path is not None:
         return _write_rows(rows, leading, path)
     if len(points) > MAX_TABLE_ROWS:
-        raise UsageError(f"sweep: {len(points)} points, and a DataFrame holds at most {MAX_TABLE_ROWS} rows: pass "
+        raise ApiValueError(f"sweep: {len(points)} points, and a DataFrame holds at most {MAX_TABLE_ROWS} rows: pass "
                          "output='FILE.parquet' (or .csv) to write the rows to a file as they are computed")
     return _frame(rows, leading)
 
@@ -714,7 +714,7 @@ def _output_path(output) -> str:
     from .sweep_output import output_format
 
     if not isinstance(output, (str, os.PathLike)):
-        raise UsageError(f"output: expected a file path (.parquet, .pq or .csv), got {type(output).__name__}")
+        raise ApiTypeError(f"output: expected a file path (.parquet, .pq or .csv), got {type(output).__name__}")
     path = os.fspath(output)
     output_format(path, "output")
     check_new_output(path, "output")

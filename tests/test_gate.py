@@ -173,3 +173,24 @@ def test_generated_program_comment_cannot_be_closed_by_a_file_name(tmp_path):
     assert r.returncode == 0, r.stderr
     first_comment = r.stdout[:r.stdout.index("*/") + 2]
     assert "k.c" in first_comment and "x*/" not in r.stdout
+
+
+def test_study_compiler_options_are_data(tmp_path):
+    """A study's compiler and flags are checked like a machine file's, a study cannot grant
+    trust, and the person running the sweep can (--trust-machine-flags)."""
+    from loopmodel.sweep import read_study
+
+    kernel = KERNELS / "daxpy.c"
+    cases = {"compiler_flags: ['-O2 -wrapper /bin/sh,-c,id']": "compiler flag '-wrapper' is not allowed",
+             f"compiler: ['{tmp_path}/cc.sh']": "is not a known compiler name",
+             "trust_machine_flags: [true]": "a study file cannot grant trust"}
+    for i, (option, message) in enumerate(cases.items()):
+        study = tmp_path / f"s{i}.yml"
+        study.write_text(f"kernels: [{kernel}]\nmachines: [SkylakeSP_Gold-6148]\ndefines: {{N: 100}}\n"
+                         f"options: {{{option}, incore: [llvm-mca]}}\n")
+        r = run_cli("sweep", str(study), "--workers", "1", "--no-progress", timeout=120)
+        assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    ok = tmp_path / "ok.yml"
+    ok.write_text(f"kernels: [{kernel}]\nmachines: [SkylakeSP_Gold-6148]\ndefines: {{N: 100}}\n")
+    assert read_study(str(ok), trust_machine_flags=True).tokens["trust_machine_flags"] == (("--trust-machine-flags",),)
+    assert "trust_machine_flags" not in read_study(str(ok)).options

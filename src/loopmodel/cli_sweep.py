@@ -48,6 +48,9 @@ def add_parser(sub) -> None:
     s.add_argument("--plot", metavar="FILE", help="plot ecm.performance.cy_per_cl over the first define that varies "
                                                   "(PNG, SVG or PDF by extension; at most 100000 points)")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the per-user result cache")
+    s.add_argument("--trust-machine-flags", action="store_true",
+                   help="use the machine files' compiler flags and names without the allow-list check (they run on "
+                        "the workers: only for files you trust; a study file cannot ask for this)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -71,7 +74,7 @@ def run(args) -> int:
         if path:
             _check_output(path, option, args.force)
     plot_study = _plot_function() if args.plot else None
-    study = read_study(args.study)
+    study = read_study(args.study, args.trust_machine_flags)
     plot = _PlotRows(study, args.study) if args.plot else None
     start = time.perf_counter()
     with _Progress(args, study.points()) as advance:  # the cluster starts only if a task is not cached

@@ -226,8 +226,14 @@ class ChunkResult:
 # ---------------------------------------------------------------- study file
 
 
-def read_study(path: str) -> Study:
+def read_study(path: str, trust_machine_flags: bool = False) -> Study:
     """Read and check a study file.
+
+    Args:
+        path: the study file.
+        trust_machine_flags: ``loopmodel sweep --trust-machine-flags`` (the person running it
+            trusts the machine files; a study cannot say so): every point is analyzed with
+            ``--trust-machine-flags`` (a column ``trust_machine_flags`` in the rows).
 
     Returns:
         :class:`Study`; kernels are parsed (their constants) and machines loaded once here.
@@ -250,6 +256,8 @@ def read_study(path: str) -> Study:
     machines = tuple(_machine(path, folder, i, m) for i, m in enumerate(_names(data, "machines", path)))
     defines = _defines(data.get("defines") or {}, path)
     options, tokens = _options(data.get("options") or {}, path)
+    if trust_machine_flags:
+        options["trust_machine_flags"], tokens["trust_machine_flags"] = (True,), (("--trust-machine-flags",),)
     clash = [n for n in defines if n in FIXED_COLUMNS + ("error",) or n in options]
     if clash:
         raise StudyError("a define cannot have the name of a column (kernel, machine, error, an option)",

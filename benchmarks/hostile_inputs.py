@@ -114,6 +114,7 @@ def cases(tmp: str) -> list:
                     "options: {incore: [analytic], cache_predictor: [lc]}\n")
     s_dup = _write(tmp, "s-dup.yml", f"kernels: [{daxpy}]\nmachines: [{SKL}]\nmachines: [HaswellEP_E5-2695v3]\n"
                    "defines: {N: 1000}\n")
+    _write(tmp, "s-ok.yml", f"kernels: [{daxpy}]\nmachines: [{SKL}]\ndefines: {{N: 1000}}\n")
     s_str = _write(tmp, "s-str.yml", f"kernels: {daxpy}\nmachines: [{SKL}]\ndefines: {{N: 1000}}\n")
     s_fail = study("s-fail.yml", "compiler: [gcc-0], incore: [llvm-mca]")
     app = _write(tmp, "app.yml", f"""\
@@ -195,7 +196,7 @@ def cases(tmp: str) -> list:
         ("14b reduction(^:s) on double", lm + ["omp", omp_xor, "-m", coh, "-D", "N=1000"], "error"),
         ("15 study duplicate keys", lm + ["sweep", s_dup, "--workers", "1", "--no-progress"], "error"),
         ("15b study kernels: a string", lm + ["sweep", s_str, "--workers", "1", "--no-progress"], "error"),
-        ("16 --dask to an HTTP server", lm + ["sweep", s_str, "--dask", f"tcp://127.0.0.1:{_http_server()}"], "error"),
+        ("16 --dask to an HTTP server", lm + ["sweep", s_dup.replace("s-dup", "s-ok"), "--dask", f"tcp://127.0.0.1:{_http_server()}"], "error"),
         ("17 every point fails", lm + ["sweep", s_fail, "--workers", "1", "--no-cache", "--no-progress"], "error"),
         ("18 folder as a machine file", an(daxpy, "-m", folder, "-D", "N=1000"), "error"),
         ("19 kernel line splice into a comment", lm + ["bench", splice, "-D", "N=1000", "--repeat", "1"], "error"),

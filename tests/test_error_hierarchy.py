@@ -36,7 +36,7 @@ def _defined() -> dict:
     """Class name -> (parent name, module) of LoopmodelError and all its subclasses, with every
     module of the package imported."""
     for info in pkgutil.walk_packages(loopmodel.__path__, "loopmodel."):
-        if not info.name.endswith("__main__"):
+        if not info.name.endswith(("__main__", "._build")):  # _build: the extension's build script
             importlib.import_module(info.name)
     out, todo = {"LoopmodelError": (None, "loopmodel.errors")}, [LoopmodelError]
     while todo:

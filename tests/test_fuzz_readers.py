@@ -275,37 +275,36 @@ def _write_yaml(tmp_path_factory, doc, name):
     return str(path)
 
 
-@given(_DOCS)
-@FUZZ
-def test_study_files(tmp_path_factory, doc):
+def _read_study(path):
     from loopmodel.sweep import read_study
 
-    path = _write_yaml(tmp_path_factory, doc, "study.yml")
-    if path:
-        outcome(lambda: read_study(path))
+    return read_study(path)
 
 
-@given(_DOCS)
-@FUZZ
-def test_application_files(tmp_path_factory, doc):
+def _read_app(path):
     from loopmodel.fileio.app_file import read_app
 
-    path = _write_yaml(tmp_path_factory, doc, "app.yml")
+    return read_app(path)
+
+
+def _read_omp(path):
+    from loopmodel.fileio.omp_program import read_omp_program
+
+    return read_omp_program(path, {"N": 1000})
+
+
+@pytest.mark.parametrize("read, name", [(_read_study, "study.yml"), (_read_app, "app.yml"), (_read_omp, "p.yml")],
+                         ids=["study", "application", "openmp-yaml"])
+@given(doc=_DOCS)
+@FUZZ
+def test_yaml_files(tmp_path_factory, read, name, doc):
+    """Study, application and OpenMP YAML files built from random mappings of the readers' keys."""
+    path = _write_yaml(tmp_path_factory, doc, name)
     if path:
-        outcome(lambda: read_app(path))
+        outcome(lambda: read(path))
 
 
 _OMP_EXAMPLES = sorted((ROOT / "examples" / "omp").glob("*"))
-
-
-@given(_DOCS)
-@FUZZ
-def test_openmp_yaml_programs(tmp_path_factory, doc):
-    from loopmodel.fileio.omp_program import read_omp_program
-
-    path = _write_yaml(tmp_path_factory, doc, "p.yml")
-    if path:
-        outcome(lambda: read_omp_program(path, {"N": 1000}))
 
 
 @given(st.sampled_from(_OMP_EXAMPLES), st.data())

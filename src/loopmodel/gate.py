@@ -17,10 +17,11 @@ grant trust. So:
   program's entry point);
 * environment values passed to a program are plain words (:func:`program_env`);
 * a subprocess starts only here, and only one of: a compiler found on the PATH
-  (:func:`compile_c`), a known tool found on the PATH (:func:`run_tool`: llvm-mca, perf, a
+  (:func:`compile_c`), a known tool found on the PATH (:func:`run_tool`: llvm-mca, a
   compiler's ``--version`` or target query), a program that :func:`compile_c` built in a
-  private directory during this process (:func:`run_program`), or this Python running
-  loopmodel itself (:func:`run_loopmodel`, for the documentation's sample generator).
+  private directory during this process (:func:`run_program`; under perf,
+  :func:`run_counted`), or this Python running loopmodel itself (:func:`run_loopmodel`, for
+  the documentation's sample generator).
 
 ``tests/test_gate.py`` scans every module of the package (AST) and fails when a module
 other than this one imports :mod:`subprocess` or calls ``os.system``, ``os.popen``,
@@ -261,7 +262,7 @@ def compile_c(compiler_path: str, args: list, source: str, directory: str, timeo
 
 
 def run_tool(path: str, args: list, what: str, timeout: float, input: str | None = None):
-    """Run a known tool (llvm-mca, perf, a compiler asked a question) ``path args``; returns
+    """Run a known tool (llvm-mca, a compiler asked a question) ``path args``; returns
     the completed process (text output captured; stdin is ``input`` or empty).
 
     Raises:
@@ -276,10 +277,9 @@ def run_tool(path: str, args: list, what: str, timeout: float, input: str | None
     return _completed([path, *args], what, timeout, input=input)
 
 
-def run_program(cmd: list, what: str, timeout: float, env: dict | None = None, perf: str | None = None):
+def run_program(cmd: list, what: str, timeout: float, env: dict | None = None):
     """Run a program that :func:`compile_c` built in this process, ``cmd[0] cmd[1:]``, in its
-    own directory; with ``perf`` (the perf tool's path and its ``stat`` arguments before
-    ``--``), under ``perf``. Returns the completed process.
+    own directory (counted by perf: :func:`run_counted`). Returns the completed process.
 
     Raises:
         ToolError: ``cmd[0]`` was not built by loopmodel in this process, the program cannot

@@ -53,6 +53,7 @@ def available(perf: str | None = None, runner=None) -> tuple:
     perf = perf or shutil.which("perf")
     if perf is None:
         return False, f"{UNAVAILABLE} (no perf tool)"
+    perf = os.path.abspath(perf)  # the gate runs tools by absolute path, as count_per_call does
     try:
         got = parse_perf_csv((runner or _run)([perf, "stat", "-x,", "-e", "instructions", "--", "true"]))
     except (OSError, ToolError):

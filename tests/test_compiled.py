@@ -50,10 +50,17 @@ def test_block_and_unroll_factor(machine, name):
     assert sum("pd" in ln.split()[0] for ln in b.lines) >= len(k.reads)  # packed double work inside
 
 
-def _info(ports, u, thr=None, sim=None):
-    return CompiledInCore("llvm-mca", "14", "gcc", "12", ("-O3",), ".L1", "", u, 8 * u, ports,
+def _info(ports, u, thr=None, sim=None, block=""):
+    return CompiledInCore("llvm-mca", "14", "gcc", "12", ("-O3",), ".L1", block, u, 8 * u, ports,
                           thr if thr is not None else max(ports.values()), sim if sim is not None else
                           max(ports.values()), "")
+
+
+#: a reduction without partial sums: %xmm0 is read and written in every pass (a loop-carried chain)
+ACCUMULATOR = "vaddsd (%rax), %xmm0, %xmm0\naddq $8, %rax\ncmpq %rax, %rdx\njne .L1\n"
+#: no loop-carried chain: the only register carried between passes is the pointer %rax
+STREAM = "vmovsd (%rax), %xmm1\nvmulsd %xmm2, %xmm1, %xmm1\nvmovsd %xmm1, (%rcx,%rax)\naddq $8, %rax\n" \
+         "cmpq %rax, %rdx\njne .L1\n"
 
 
 def test_unit_conversion_both_ways():
@@ -68,10 +75,25 @@ def test_unit_conversion_both_ways():
 
 
 def test_dependency_bound_block_becomes_t_ol():
+    """Simulated time above the throughput bound with an accumulator chain: T_OL is the simulated time,
+    and the note names the chain (register and instruction)."""
     m = load_machine(SNB)
-    r = to_incore_result(_info({"SBPort1": 1.0, "SBPort23": 0.5}, 4, thr=1.0, sim=12.0), m, 8)
+    r = to_incore_result(_info({"SBPort1": 1.0, "SBPort23": 0.5}, 4, thr=1.0, sim=12.0, block=ACCUMULATOR), m, 8)
     assert r.T_OL == 24.0 and r.dependency == 3.0
-    assert any("latency-bound" in n for n in r.notes)
+    note = next(n for n in r.notes if "latency-bound" in n)
+    assert "chain through %xmm0 (vaddsd (%rax), %xmm0, %xmm0)" in note
+    assert r.origin["T_OL"].startswith("the loop-carried dependency chain through %xmm0")
+
+
+def test_simulated_excess_without_a_chain_keeps_the_throughput_bound():
+    """daxpby, triad, box27: llvm-mca's simulated cycles exceed its throughput bound with no
+    loop-carried chain in the block; T_OL stays the port bound, no "latency-bound", a note says why."""
+    m = load_machine(SNB)
+    r = to_incore_result(_info({"SBPort1": 1.0, "SBPort23": 0.5}, 4, thr=1.0, sim=1.67, block=STREAM), m, 8)
+    assert r.T_OL == 2.0 and r.dependency == 0.0
+    assert not any("latency-bound" in n for n in r.notes)
+    assert any("no loop-carried dependency chain" in n and "T_OL is the throughput bound" in n for n in r.notes)
+    assert r.origin["T_OL"] == "SBPort1 (all instructions): 1.00 cy per pass x 2 passes per CL"
 
 
 def test_parse_llvm_mca_report():

@@ -90,7 +90,12 @@ def test_reports_render_the_stored_port_table(monkeypatch):
     doc = json.loads(json.dumps(json_report.to_dict(res), default=str))
     assert doc["incore"]["compiled"]["balanced_ports_cy_per_pass"] == dict(sorted(table.balanced.items()))
     assert doc["incore"]["compiled"]["load_ports_cy_per_pass"] == dict(sorted(table.loads.items()))
-    # the roles and cy/CL shown are the table's: T_nOL (loads) on the load port, its load pressure
+    # the roles and cy/CL shown are the table's: T_nOL (loads) on the load port, its load pressure;
+    # the port is listed as overlapping too, so its whole pressure is a T_OL candidate
     row = {r.port: r for r in table.rows}["SBPort23"]
-    assert row.role == "T_nOL (loads)" and row.counted == row.loads
+    assert row.role == "T_nOL (loads) + T_OL (all)" and row.counted == row.loads
     assert row.counted_cy_per_cl == pytest.approx(row.loads * table.cy_per_cl_per_pass)
+    # where T_OL and T_nOL come from, with their values, is printed under the table
+    for name in ("T_OL", "T_nOL"):
+        line = f"{name} = {getattr(res.incore, name):.2f} cy/CL from {res.incore.origin[name]}"
+        assert line in out.getvalue()

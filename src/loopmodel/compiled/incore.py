@@ -63,7 +63,9 @@ class PortRow:
         counted: what the ECM takes from this port: ``loads`` on a non-overlapping port,
             ``balanced`` otherwise.
         counted_cy_per_cl: ``counted`` in cy/CL.
-        role: ``"T_nOL (loads)"``, ``"T_OL"`` or ``"-"`` (in neither list).
+        role: ``"T_nOL (loads)"``, ``"T_OL"``, ``"T_nOL (loads) + T_OL (all)"`` for a port in
+            both lists (:func:`shared_ports`: its loads' pressure is a T_nOL candidate, its
+            ``balanced`` pressure a T_OL one), or ``"-"`` (in neither list).
     """
 
     port: str
@@ -86,6 +88,9 @@ class PortTable:
         T_OL, T_nOL: cy per pass from :func:`loopmodel.models.incore.port_pressure_times`,
             before the dependency and L1 data-path bounds of :func:`to_incore_result`.
         cy_per_cl_per_pass: factor from cy per pass to cy/CL (iterations per CL / per pass).
+        T_OL_from, T_nOL_from: what gives them: the port(s) with that pressure
+            (``"SKXPort2, SKXPort3 (all instructions)"``, ``"... (loads)"``), or the block
+            throughput bound without port lists; '' where no port has any pressure.
     """
 
     rows: tuple
@@ -94,6 +99,8 @@ class PortTable:
     T_OL: float
     T_nOL: float
     cy_per_cl_per_pass: float
+    T_OL_from: str = ""
+    T_nOL_from: str = ""
 
 
 @dataclass(frozen=True)
@@ -406,26 +413,82 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     per_cl = table.cy_per_cl_per_pass
     t_ol, t_nol = table.T_OL * per_cl, table.T_nOL * per_cl
     comps = {k: v * per_cl for k, v in sorted(table.balanced.items())}
-    dependency = 0.0
-    if info.cycles_per_pass > 1.1 * info.block_throughput:
-        dependency = info.cycles_per_pass / info.iterations_per_pass
-        if info.cycles_per_pass * per_cl > t_ol:
-            t_ol = info.cycles_per_pass * per_cl
-            notes.append(f"latency-bound: {info.cycles_per_pass:.2f} cy per pass simulated vs "
-                         f"{info.block_throughput:.2f} cy throughput bound (loop-carried or long dependency "
-                         "chains); T_OL is the simulated time")
+    ol_from, nol_from = (f"{src}: {v:.2f} cy per pass x {per_cl:g} passes per CL" if src else ""
+                         for src, v in ((table.T_OL_from, table.T_OL), (table.T_nOL_from, table.T_nOL)))
+    t_ol, dependency, more, chain = latency_bound(info, t_ol, per_cl)
+    notes += more
+    ol_from = chain or ol_from
     comps["block throughput"] = info.block_throughput * per_cl
     comps["simulated"] = info.cycles_per_pass * per_cl
     if bytes_per_cl is not None:
         stores_overlap = not info.store_ports or bool(set(info.store_ports) & over)
+        before = t_ol, t_nol
         t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, stores_overlap)
         notes += more
         comps.update(bound)
+        ol_from, nol_from = _bound_source((ol_from, nol_from), before, (t_ol, t_nol), bound)
     notes.append(f"in-core from {info.analyzer} {info.analyzer_version} on block {info.block_label} "
                  f"({info.iterations_per_pass:g} it per pass, {info.bytes_per_pass:g} B pointer increment), "
                  f"compiled with {info.compiler} {' '.join(info.flags)}")
+    origin = {"T_OL": ol_from or "no port listed", "T_nOL": nol_from or "no port listed"}
     return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
-                        tuple(notes))
+                        tuple(notes), origin=origin)
+
+
+def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float) -> tuple:
+    """T_OL raised to the analyzer's simulated time where a loop-carried dependency chain limits the loop.
+
+    The ECM's T_OL is the throughput bound of the loop body (kerncraft-tool-paper.txt §2.3).
+    A simulated time per pass more than 10 % above the block's throughput bound means a
+    latency-bound loop only where the block has a loop-carried dependency chain
+    (:func:`.deps.loop_carried_chains`: an accumulator, a recurrence through memory); without
+    one the excess is the analyzer's scheduling of independent iterations (llvm-mca's finite
+    out-of-order window over long chains within one iteration, the 27-point box stencil's 26
+    dependent additions), not a bound of the steady state, and T_OL stays the throughput
+    bound, with a note. llvm-mca assumes loads and stores do not alias, so a chain through
+    memory is missing from its simulated time: a note says so.
+
+    Args:
+        info: the analysis (cy per pass; ``block`` the instruction lines).
+        t_ol: T_OL from the port pressure (cy/CL).
+        per_cl: cy/CL per cy per pass.
+
+    Returns:
+        ``(T_OL in cy/CL, dependency in cy/it (0 without a chain), notes, source)``; ``source``
+        names the chain when it sets T_OL, else ''.
+    """
+    from .deps import loop_carried_chains
+
+    chains = loop_carried_chains(info.block.split("\n"), info.aarch64)
+    notes = [f"llvm-mca assumes that loads and stores do not alias, so its simulated time leaves out the "
+             f"{c.describe()}: T_OL may be too low" for c in chains if c.memory and info.analyzer == "llvm-mca"]
+    if info.cycles_per_pass <= 1.1 * info.block_throughput:
+        return t_ol, 0.0, notes, ""
+    sim = (f"{info.cycles_per_pass:.2f} cy per pass simulated vs {info.block_throughput:.2f} cy throughput "
+           "bound")
+    if not chains:
+        notes.append(f"{info.analyzer}: {sim}, but the loop block has no loop-carried dependency chain (only pointer "
+                     "and counter increments carry values into the next pass): T_OL is the throughput bound")
+        return t_ol, 0.0, notes, ""
+    named = chains[0].describe() + (f" (and {len(chains) - 1} more chain(s))" if len(chains) > 1 else "")
+    if info.cycles_per_pass * per_cl <= t_ol:
+        return t_ol, info.cycles_per_pass / info.iterations_per_pass, notes, ""
+    notes.append(f"latency-bound: {named}; {sim}; T_OL is the simulated time")
+    return (info.cycles_per_pass * per_cl, info.cycles_per_pass / info.iterations_per_pass, notes,
+            f"the loop-carried dependency chain through {chains[0].through()} ({info.cycles_per_pass:.2f} cy "
+            "per pass simulated)")
+
+
+def _bound_source(sources: tuple, before: tuple, after: tuple, bound: dict) -> tuple:
+    """``(T_OL source, T_nOL source)`` after :func:`data_path_bound`: a value it raised comes from
+    the L1 load or store data path (``bound``: their cy/CL), the others keep ``sources``."""
+    out = []
+    for src, old, new in zip(sources, before, after):
+        if new > old + 1e-9:
+            path = "load" if abs(new - bound.get("LD data path", -1.0)) <= 1e-9 else "store"
+            src = f"the L1 {path} data path"
+        out.append(src)
+    return tuple(out)
 
 
 def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> PortTable:
@@ -433,8 +496,12 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
 
     Balances the analyzer's pressure once (:func:`effective_ports`), classifies the ports
     with the machine model's ``in_core.analyzer_ports`` (:func:`port_sets`,
-    :func:`shared_ports`; with no lists every port is overlapping) and takes T_OL/T_nOL from
-    :func:`loopmodel.models.incore.port_pressure_times` (kerncraft-tool-paper.txt §2.3).
+    :func:`shared_ports`) and takes T_OL/T_nOL from
+    :func:`loopmodel.models.incore.port_pressure_times` (kerncraft-tool-paper.txt §2.3). With
+    no lists for the analyzer every port is overlapping and nothing is balanced (which units
+    are alternatives for one uop is unknown): T_OL is the analyzer's block throughput bound
+    (llvm-mca's "Block RThroughput", OSACA's largest port pressure) and T_nOL 0 (the L1 data
+    paths of :func:`data_path_bound` then bound it).
 
     Args:
         info: the analysis (cy per pass).
@@ -448,17 +515,30 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
 
     over, non = port_sets(machine, info.analyzer)
     counted_over = over | shared_ports(machine, info.analyzer)
-    if not machine.in_core.analyzer_ports.get(info.analyzer, {}):
-        counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
+    listed = bool(machine.in_core.analyzer_ports.get(info.analyzer, {}))
+    if not listed:
+        counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping
     per_cl = iterations_per_unit / info.iterations_per_pass
     bal, loads = effective_ports(info, machine)
     t_ol, t_nol = port_pressure_times(bal, loads, counted_over, non)
+    ol_from = _argmax(bal, counted_over, t_ol, "all instructions")
+    if not listed:  # the reported pressure is llvm-mca's schedule, not balanced: its own bound instead
+        t_ol = info.block_throughput
+        ol_from = f"the block throughput bound of {info.analyzer} (the machine model lists no ports for it)"
     rows = []
     for name, v in sorted(info.ports_cy_per_pass.items()):
-        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
+        role = "T_nOL (loads)" if name in non else ("T_OL" if name in counted_over else "-")
+        if name in non and name in counted_over:
+            role += " + T_OL (all)"
         counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
         rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
-    return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl)
+    return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl, ol_from, _argmax(loads, non, t_nol, "loads"))
+
+
+def _argmax(pressure: dict, ports, value: float, what: str) -> str:
+    """``"P2, P3 (what)"``: the ports among ``ports`` whose pressure is ``value``; '' if it is 0."""
+    hit = sorted(k for k in ports if value > 0 and abs(pressure.get(k, 0.0) - value) <= 1e-9)
+    return f"{', '.join(hit)} ({what})" if hit else ""
 
 
 def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, stores_overlap: bool) -> tuple:
@@ -537,19 +617,21 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
 
     With a per-instruction table (llvm-mca): x86 compare-and-branch pairs are fused,
     indexed stores generate their address on ports 2/3, not 7 (Haswell to Skylake), and
-    each instruction's pressure is balanced over the ports it used, separately among the
+    each instruction's pressure, made whole uops where llvm-mca's two decimals fall short
+    (:func:`.ports.whole_uops`), is balanced over the ports it used, separately among the
     machine's ``overlapping`` ports and among the others (an instruction's load uop and
     its arithmetic uop cannot trade ports); dividers are never balanced
     (:mod:`.ports`); the load instructions are balanced once more by themselves for
     T_nOL. Without one (OSACA, whose schedule is already optimal and whose
-    load-data ports carry loads only), the printed pressure is used for both.
+    load-data ports carry loads only), or without port lists for the analyzer in the
+    machine model (no classes to balance within), the printed pressure is used for both.
 
     Returns:
         ``(ports, load_ports)``: dicts port name -> cy per pass.
     """
     from . import ports as P
 
-    if not info.instructions:
+    if not info.instructions or not machine.in_core.analyzer_ports.get(info.analyzer, {}):
         return dict(info.ports_cy_per_pass), dict(info.ports_cy_per_pass)
     over, _ = port_sets(machine, info.analyzer)
     instrs = list(info.instructions) if info.aarch64 else \
@@ -557,6 +639,7 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
     def cls(unit):
         return None if "div" in unit.lower() else (unit.split(".")[0] in over)
 
+    instrs = P.whole_uops(instrs, cls)
     names = set(info.ports_cy_per_pass)
     full = P.group_max(P.port_totals(P.balance(instrs, cls)))
     # the loads balanced by themselves: on a port shared with store addresses (SBPort23) the

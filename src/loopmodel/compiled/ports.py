@@ -144,6 +144,37 @@ def balance(instrs: list, port_class=lambda unit: 0, rounds: int = 60) -> list:
     return [InstrPressure(i.text, p, i.eligible) for i, p in zip(instrs, cur)]
 
 
+def whole_uops(instrs: list, port_class=lambda unit: 0) -> list:
+    """Scale each instruction's pressure within a port class to a whole number of cycles where
+    llvm-mca's rounding to two decimals leaves it short or over.
+
+    llvm-mca prints each unit's pressure with two decimals, so a store-address uop spread over
+    three ports reads 0.04 + 0.04 + 0.91 = 0.99 cy, and balanced that gives 1.495 cy on ports 2/3
+    where the schedule has 1.5. A class total (one uop or several, one cycle each) within the
+    rounding error (0.005 cy per unit) of a whole number >= 1 is scaled to it; other totals
+    (half-cycle uops, dividers: class None) are kept.
+
+    Returns:
+        New :class:`InstrPressure` list.
+    """
+    out = []
+    for ins in instrs:
+        by: dict = {}
+        for k, v in ins.pressure.items():
+            c = port_class(k)
+            if c is not None and v > 0:
+                by.setdefault(c, []).append(k)
+        press = dict(ins.pressure)
+        for units in by.values():
+            total = sum(press[k] for k in units)
+            whole = round(total)
+            if whole >= 1 and 1e-12 < abs(total - whole) <= 0.005 * len(units) + 1e-12:
+                for k in units:
+                    press[k] *= whole / total
+        out.append(InstrPressure(ins.text, press, ins.eligible))
+    return out
+
+
 #: llvm-mca unit names of the Haswell-to-Skylake store-address port 7 and of the ports 2/3 that
 #: take what it cannot
 _PORT7 = re.compile(r"^(HW|BW|SKL|SKX)Port7(\.\d+)?$")

@@ -38,6 +38,8 @@ class InCoreResult:
         notes: remarks for the report.
         reassociation: ``{"assumed": bool, "source": str}``: whether reductions were taken
             as split into partial sums and why (analytic model only; None otherwise).
+        origin: ``{"T_OL": str, "T_nOL": str}``: what sets each (the port, the loop-carried
+            chain or the L1 data path; compiled analyzers only, None otherwise).
     """
 
     source: str
@@ -49,6 +51,7 @@ class InCoreResult:
     dependency: float = 0.0
     notes: tuple = field(default=())
     reassociation: dict | None = None
+    origin: dict | None = None
 
     @property
     def core_time(self) -> float:

@@ -144,6 +144,8 @@ def _incore(res) -> dict:
            "operations_per_it": dict(ic.operations), "dependency_cy_per_it": ic.dependency}
     if getattr(ic, "reassociation", None) is not None:  # analytic model: partial sums assumed, and why
         out["reassociation"] = dict(ic.reassociation)
+    if getattr(ic, "origin", None):  # compiled analyzers: the port, chain or data path giving T_OL, T_nOL
+        out["origin"] = dict(ic.origin)
     if res.compiled is not None:
         ci = res.compiled
         bal, loads = ci.port_table.balanced, ci.port_table.loads

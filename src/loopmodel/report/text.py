@@ -295,6 +295,10 @@ def _port_table(res, console) -> None:
     t.add_row("block throughput", f"{ci.block_throughput:.2f}", "", "", f"{ci.block_throughput * per_cl:.2f}", "")
     t.add_row("simulated", f"{ci.cycles_per_pass:.2f}", "", "", f"{ci.cycles_per_pass * per_cl:.2f}", "")
     console.print(t)
+    origin = res.incore.origin or {}
+    for name, value in (("T_OL", res.incore.T_OL), ("T_nOL", res.incore.T_nOL)):
+        if name in origin and value is not None:
+            console.print(f"{name} = {value:.2f} cy/CL from {origin[name]}", markup=False, highlight=False)
     console.print(f"compiled with {ci.compiler} {' '.join(ci.flags)}; loop block:")
     for ln in ci.block.rstrip("\n").split("\n"):
         console.print("    " + ln, markup=False, highlight=False)

@@ -184,6 +184,10 @@ class Incore(Strict):
                                                                      "analysis only)")]]
     reassociation: NotRequired[Annotated[Reassociation, Field(description="partial sums assumed (analytic "
                                                                           "model only)")]]
+    origin: NotRequired[Annotated[dict[str, str], Field(description="T_OL, T_nOL -> what sets it: the port(s) "
+                                                                    "and cy per pass, the loop-carried dependency "
+                                                                    "chain, or the L1 data path (compiled analyses "
+                                                                    "only)")]]
 
 
 class EcmContribution(Strict):

@@ -189,7 +189,8 @@ class Analyzer:
                               f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
-        self._incore = {}  # iterations per CL of work -> analytic in-core result
+        check_incore_options(options)
+        self._incore = {}  # (iterations per CL of work, vectorize, reassociate) -> analytic in-core result
         self._compiled_memo = {}
 
     def run(self, defines: dict) -> AnalysisResult:
@@ -242,15 +243,70 @@ class Analyzer:
                               incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
 
     def _incore_for(self, defines, it_per_unit):
-        """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""
+        """``(InCoreResult, compiled info or None)`` of the requested in-core analysis, with a note
+        for each in-core option given that has no effect on it (:meth:`_idle_options`)."""
         opt = self.options
-        if opt.incore == "analytic" or opt.kernel_text is None:
-            # keyed by it/CL: a size-dependent stride changes it between points
-            if it_per_unit not in self._incore:
-                self._incore[it_per_unit] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
-                                                            *self._reassociation)
-            return self._incore[it_per_unit], None
-        return self._compiled_incore(defines, it_per_unit)
+        if _analytic_only(opt):
+            res, compiled = self._analytic(it_per_unit), None
+            if opt.incore == "auto":
+                res = dataclasses.replace(res, notes=res.notes + ((
+                    "--scalar: the in-core part is the analytic model's without SIMD (llvm-mca and OSACA, which "
+                    "time the compiled kernel's own SIMD, are not used)") if not opt.vectorize else (
+                    "no C code to compile (a YAML kernel description, or no kernel_text given), so the in-core "
+                    "part is the analytic model's (llvm-mca and OSACA need the C kernel)"),))
+        else:
+            res, compiled = self._compiled_incore(defines, it_per_unit)
+        return dataclasses.replace(res, notes=res.notes + self._idle_options(res, compiled, it_per_unit)), compiled
+
+    def _analytic(self, it_per_unit, vectorize=None, reassociate=None):
+        """The analytic in-core result (cached; keyed by it/CL: a size-dependent stride changes it
+        between points), with the options' SIMD and reassociation unless given."""
+        opt = self.options
+        vectorize = opt.vectorize if vectorize is None else vectorize
+        assumed, why = self._reassociation
+        if reassociate is not None and reassociate != assumed:
+            assumed, why = reassociate, "compared"
+        key = (it_per_unit, vectorize, assumed)
+        if key not in self._incore:
+            self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, assumed, why)
+        return self._incore[key]
+
+    def _idle_options(self, res, compiled, it_per_unit) -> tuple:
+        """Notes for the in-core options given that do not change ``res``: ``--reassociation`` on a
+        compiled analysis (the compiler decided); on the analytic model ``--scalar``,
+        ``--reassociation``/``--no-reassociation``, ``--compiler``/``--compiler-flags`` where its
+        T_OL and T_nOL come out the same without them, and ``--assume-aligned`` (the compiled kernel's)."""
+        opt = self.options
+        flag = {True: "--reassociation", False: "--no-reassociation", None: None}[opt.reassociate]
+        if compiled is not None:
+            return (f"{flag}: no effect here: {compiled.analyzer} times the code {compiled.compiler} built with "
+                    f"'{' '.join(compiled.flags)}', reductions as those flags allow (reassociated with "
+                    "-ffast-math, for gcc and clang)",) if flag else ()
+        notes = []
+        same = self._same_analytic
+        if not opt.vectorize and same(res, it_per_unit, vectorize=True):
+            notes.append("--scalar: no effect here: the analytic model gives the same T_OL and T_nOL with SIMD")
+        unset = _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)  # without the option
+        if flag and (same(res, it_per_unit, reassociate=not opt.reassociate) or opt.reassociate == unset[0]):
+            why = ("the kernel has no reduction whose latency bounds T_OL" if opt.reassociate != unset[0]
+                   else f"it is the default ({unset[1]})")
+            notes.append(f"{flag}: no effect here: {why}")
+        given = " and ".join(f for f, v in (("--compiler", opt.compiler), ("--compiler-flags", opt.compiler_flags))
+                             if v)
+        machine_default = _flags_reassociation(self.machine, None, None)[0]
+        if given and (flag or unset[0] == machine_default or same(res, it_per_unit, reassociate=machine_default)):
+            notes.append(f"{given}: no effect on the analytic in-core model here (it compiles nothing; the "
+                         "compiler and flags decide only whether it takes reductions as reassociated"
+                         + (f", which {flag} sets)" if flag else ", and that comes out the same)"))
+        if opt.assume_aligned is not None:
+            notes.append(f"--assume-aligned {opt.assume_aligned}: no effect on the analytic in-core model (it "
+                         "applies to the compiled kernel of llvm-mca and OSACA)")
+        return tuple(notes)
+
+    def _same_analytic(self, res, it_per_unit, **changed) -> bool:
+        """Whether the analytic model gives ``res``'s T_OL and T_nOL with ``changed`` options."""
+        alt = self._analytic(it_per_unit, **changed)
+        return (alt.T_OL, alt.T_nOL) == (res.T_OL, res.T_nOL)
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
@@ -318,7 +374,7 @@ class Analyzer:
                                                         ("--pointer-increment", opt.pointer_increment)) if value]
         if named:  # options that only mean something for a compiled block cannot be honoured
             raise OptionError(f"{', '.join(named)}: no compiled in-core analysis possible ({'; '.join(skipped)})")
-        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation)
+        res = self._analytic(it_per_unit)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
 
@@ -327,11 +383,57 @@ class Analyzer:
         """``(reassociate, why)`` for the analytic in-core model: the option if given, else what
         the compiler and flags in use do (:func:`~loopmodel.compiled.compile.fp_reassociation`);
         decided once per analyzer (the options do not change between points)."""
-        from .compiled.compile import fp_reassociation, resolve_compiler
-
         opt = self.options
         if opt.reassociate is not None:
             return opt.reassociate, ("--reassociation" if opt.reassociate else "--no-reassociation") + " given"
-        s = resolve_compiler(self.machine, opt.compiler, opt.compiler_flags)
-        assumed, why = fp_reassociation(s.command, s.flags)
-        return assumed, f"{why}; compiler: {' '.join((s.command,) + s.flags)}, flags from {s.flags_from}"
+        return _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)
+
+
+def _flags_reassociation(machine, compiler, flags) -> tuple:
+    """``(reassociate, why)``: whether ``compiler`` with ``flags`` (None: the machine model's) splits
+    reductions into partial sums (:func:`~loopmodel.compiled.compile.fp_reassociation`)."""
+    from .compiled.compile import fp_reassociation, resolve_compiler
+
+    s = resolve_compiler(machine, compiler, flags)
+    assumed, why = fp_reassociation(s.command, s.flags)
+    return assumed, f"{why}; compiler: {' '.join((s.command,) + s.flags)}, flags from {s.flags_from}"
+
+
+def _analytic_only(opt: Options) -> bool:
+    """Whether the options leave the analytic in-core model as the only one: ``incore='analytic'``,
+    or ``'auto'`` with ``--scalar`` (the analytic model without SIMD) or without C source."""
+    return opt.incore == "analytic" or (opt.incore == "auto" and (not opt.vectorize or opt.kernel_text is None))
+
+
+def check_incore_options(opt: Options) -> None:
+    """Refuse in-core options that cannot be honoured together, in one line.
+
+    * ``incore`` other than ``auto``, ``llvm-mca``, ``osaca``, ``analytic``;
+    * ``vectorize=False`` (``--scalar``, the analytic model without SIMD) with an explicit
+      compiled analyzer, whose SIMD is the compiler's (``--compiler-flags`` chooses it);
+    * an explicit compiled analyzer without the kernel's C source (``kernel_text``);
+    * ``asm_block`` or ``pointer_increment`` where only the analytic model is used (they
+      name a part of the compiled kernel).
+
+    Raises:
+        OptionError: the first conflict found.
+    """
+    from .errors import OptionError
+
+    if opt.incore not in ("auto", "llvm-mca", "osaca", "analytic"):
+        raise OptionError(f"--incore {opt.incore}: choose auto, llvm-mca, osaca or analytic")
+    compiled = opt.incore in ("llvm-mca", "osaca")
+    if compiled and not opt.vectorize:
+        raise OptionError(f"--scalar is the analytic in-core model without SIMD; --incore {opt.incore} times the "
+                          "compiled kernel, whose SIMD the compiler chooses (for scalar code give --compiler-flags, "
+                          "e.g. '-O3 -fno-tree-vectorize')")
+    if compiled and opt.kernel_text is None:
+        raise OptionError(f"--incore {opt.incore} compiles the kernel and needs its C code (kernel_text); a YAML "
+                          "kernel description has none (use --incore analytic, or the C kernel)")
+    named = [f"{f} {v}" for f, v in (("--asm-block", opt.asm_block), ("--pointer-increment", opt.pointer_increment))
+             if v is not None]
+    if named and _analytic_only(opt):
+        why = ("--incore analytic" if opt.incore == "analytic" else "--scalar" if not opt.vectorize
+               else "no C code to compile")
+        raise OptionError(f"{', '.join(named)}: no compiled in-core analysis with {why} (they name a part of "
+                          "the compiled kernel)")

@@ -152,7 +152,9 @@ def _analysis_args(a, json_file: bool = False) -> None:
                                                    "with it; memory bandwidth in B/s does not)")
     a.add_argument("--cache-factor", type=float, default=1.0,
                    help="effective fraction of each cache for layer conditions (default 1.0; 0.5 = C/2 rule)")
-    a.add_argument("--scalar", action="store_true", help="analytic in-core model without SIMD")
+    a.add_argument("--scalar", action="store_true",
+                   help="analytic in-core model without SIMD (with --incore auto the analytic model is used; "
+                        "an error with --incore llvm-mca/osaca, whose SIMD is the compiler's: see --compiler-flags)")
     ra = a.add_mutually_exclusive_group()
     ra.add_argument("--reassociation", dest="reassociate", action="store_const", const=True, default=None,
                     help="analytic in-core model: reductions split into partial sums (default: as the compiler "
@@ -337,9 +339,6 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
         what = f"--incore {incore}" if incore in ("llvm-mca", "osaca") else "-p RooflineASM"
         raise DefineError(f"{what} compiles the kernel and needs C code; a YAML kernel description has "
                           "none (use --incore analytic, or the C kernel)", file=str(args.kernel))
-    if text is None and incore == "auto":
-        kernel_notes += ("YAML kernel description: no C code to compile, so the in-core part is the analytic "
-                         "model's (llvm-mca and OSACA need the C kernel)",)
     points = sweep(args.define, defaults)
     unknown = sorted(points.names() - set(kernel.constants))
     if unknown:
@@ -352,7 +351,7 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
                    reassociate=args.reassociate, memory_bandwidth=mem_bw, solve_for=args.lc_variable,
                    cache_predictor=args.cache_predictor, array_alignment=alignment, array_padding=padding,
-                   nt_stores=args.nt_stores, sweeps=args.sweeps, incore="analytic" if args.scalar else incore,
+                   nt_stores=args.nt_stores, sweeps=args.sweeps, incore=incore,
                    compiler=args.compiler, compiler_flags=args.compiler_flags, asm_block=args.asm_block,
                    pointer_increment=args.pointer_increment, use_cache=not args.no_cache,
                    kernel_text=text, notes=tuple(notes) + kernel_notes,

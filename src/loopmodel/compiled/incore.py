@@ -234,7 +234,8 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
 
     ``assume_aligned`` (bytes or None) goes to :func:`.codegen.generate_c`; ``trust_machine``
     and ``machine_file`` to :func:`.compile.choose_compiler` (the machine file's flags and
-    compiler name are checked against an allow-list unless trusted).
+    compiler name are checked against an allow-list unless trusted). A note names the
+    options given (compiler, flags, block, pointer increment, alignment).
 
     The kernel is compiled without its OpenMP work-sharing pragmas
     (:func:`.compile.single_core_source`): the in-core analysis is of one core's loop.
@@ -256,7 +257,6 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     from .asm import find_kernel_block
     from .codegen import generate_c
     from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
-
     from . import osaca_backend
 
     # the compiler and flags first: what the user named (or a machine file's untrusted flags) is
@@ -302,7 +302,17 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
+    notes += _given(compiler, flags, asm_block, pointer_increment, assume_aligned)
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
+
+
+def _given(compiler, flags, asm_block, pointer_increment, assume_aligned) -> list:
+    """One note naming the in-core options given (not None) that the compiled analysis applied."""
+    given = [f"{name} {value}" for name, value in (
+        ("--compiler", compiler), ("--compiler-flags", flags and repr(flags)), ("--asm-block", asm_block),
+        ("--pointer-increment", pointer_increment and f"{pointer_increment:g} B"),
+        ("--assume-aligned", assume_aligned and f"{assume_aligned} B")) if value]
+    return [f"applied to the compiled kernel: {', '.join(given)}"] if given else []
 
 
 def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: str, choice, src: str,

@@ -163,6 +163,10 @@ class Analyzer:
     Raises:
         ModelError: the layer-condition predictor does not apply.
         DefineError: ``--lc-variable`` names no constant of the kernel.
+        OptionError: in-core options that cannot be honoured together
+            (:func:`check_incore_options`: ``vectorize=False`` with a named compiled analyzer,
+            a named analyzer without ``kernel_text``, ``asm_block``/``pointer_increment`` where
+            only the analytic model runs).
     """
 
     def __init__(self, kernel, machine, options: Options = Options()):

@@ -63,8 +63,9 @@ class ToolError(LoopmodelError):
 
 class OptionError(ToolError):
     """What an explicit option (``--compiler``, ``--compiler-flags``, ``--asm-block``,
-    ``--pointer-increment``) asked for cannot be done. Unlike other tool errors it is never
-    turned into a fallback under ``--incore auto``: the user asked for it by name."""
+    ``--pointer-increment``, ``--scalar`` with a named analyzer) asked for cannot be done.
+    Unlike other tool errors it is never turned into a fallback under ``--incore auto``: the
+    user asked for it by name."""
 
 
 class UsageError(LoopmodelError):

@@ -306,5 +306,8 @@ def test_library_refuses_a_compiled_request_it_cannot_honour():
         with pytest.raises(OptionError, match=words.replace(".", r"\.")) as info:
             Analyzer(k, load(SKX), opts)
         assert isinstance(info.value, LoopmodelError) and "\n" not in info.value.message
+    # RooflineASM compiles the kernel whatever the in-core source: the block options apply there
+    Analyzer(k, load(SKX), Options(models=("RooflineASM",), incore="analytic", asm_block=".L2",
+                                   kernel_text=(KERNELS / "triad.c").read_text()))
     res = Analyzer(k, load(SKX), Options(incore="auto")).run({"N": 1000})
     assert res.incore.source == "analytic" and any("no C code to compile" in n for n in res.notes)

@@ -416,8 +416,8 @@ def check_incore_options(opt: Options) -> None:
     * ``vectorize=False`` (``--scalar``, the analytic model without SIMD) with an explicit
       compiled analyzer, whose SIMD is the compiler's (``--compiler-flags`` chooses it);
     * an explicit compiled analyzer without the kernel's C source (``kernel_text``);
-    * ``asm_block`` or ``pointer_increment`` where only the analytic model is used (they
-      name a part of the compiled kernel).
+    * ``asm_block`` or ``pointer_increment`` where only the analytic model is used and no
+      ``RooflineASM`` compiles the kernel (they name a part of the compiled kernel).
 
     Raises:
         OptionError: the first conflict found.
@@ -436,7 +436,7 @@ def check_incore_options(opt: Options) -> None:
                           "kernel description has none (use --incore analytic, or the C kernel)")
     named = [f"{f} {v}" for f, v in (("--asm-block", opt.asm_block), ("--pointer-increment", opt.pointer_increment))
              if v is not None]
-    if named and _analytic_only(opt):
+    if named and _analytic_only(opt) and not ("RooflineASM" in opt.models and opt.kernel_text is not None):
         why = ("--incore analytic" if opt.incore == "analytic" else "--scalar" if not opt.vectorize
                else "no C code to compile")
         raise OptionError(f"{', '.join(named)}: no compiled in-core analysis with {why} (they name a part of "

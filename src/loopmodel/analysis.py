@@ -170,9 +170,13 @@ class Analyzer:
     """
 
     def __init__(self, kernel, machine, options: Options = Options()):
+        check_incore_options(options)
         self.kernel = kernel
         self.machine = machine
         self.options = options
+        self.requested_incore = options.incore
+        if not options.vectorize and options.incore == "auto":  # --scalar: the analytic model without SIMD
+            self.options = options = dataclasses.replace(options, incore="analytic")
         self.lc = None
         self.lc_error = None
         try:
@@ -193,8 +197,7 @@ class Analyzer:
                               f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
-        check_incore_options(options)
-        self._incore = {}  # (iterations per CL of work, vectorize, reassociate) -> analytic in-core result
+        self._incore = {}  # iterations per CL of work -> analytic in-core result
         self._compiled_memo = {}
 
     def run(self, defines: dict) -> AnalysisResult:
@@ -226,6 +229,8 @@ class Analyzer:
         incore, compiled = None, None
         if "ECM" in opt.models or "Roofline" in opt.models:  # layer conditions need no in-core model
             incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)
+            incore = dataclasses.replace(incore, notes=incore.notes + self._option_notes(incore, compiled,
+                                                                                         traffic.iterations_per_unit))
         unknown = self._unknown_incore(incore) if incore is not None and incore.T_OL is None else None
         roof_asm = None
         if "RooflineASM" in opt.models:
@@ -247,70 +252,15 @@ class Analyzer:
                               incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
 
     def _incore_for(self, defines, it_per_unit):
-        """``(InCoreResult, compiled info or None)`` of the requested in-core analysis, with a note
-        for each in-core option given that has no effect on it (:meth:`_idle_options`)."""
+        """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""
         opt = self.options
-        if _analytic_only(opt):
-            res, compiled = self._analytic(it_per_unit), None
-            if opt.incore == "auto":
-                res = dataclasses.replace(res, notes=res.notes + ((
-                    "--scalar: the in-core part is the analytic model's without SIMD (llvm-mca and OSACA, which "
-                    "time the compiled kernel's own SIMD, are not used)") if not opt.vectorize else (
-                    "no C code to compile (a YAML kernel description, or no kernel_text given), so the in-core "
-                    "part is the analytic model's (llvm-mca and OSACA need the C kernel)"),))
-        else:
-            res, compiled = self._compiled_incore(defines, it_per_unit)
-        return dataclasses.replace(res, notes=res.notes + self._idle_options(res, compiled, it_per_unit)), compiled
-
-    def _analytic(self, it_per_unit, vectorize=None, reassociate=None):
-        """The analytic in-core result (cached; keyed by it/CL: a size-dependent stride changes it
-        between points), with the options' SIMD and reassociation unless given."""
-        opt = self.options
-        vectorize = opt.vectorize if vectorize is None else vectorize
-        assumed, why = self._reassociation
-        if reassociate is not None and reassociate != assumed:
-            assumed, why = reassociate, "compared"
-        key = (it_per_unit, vectorize, assumed)
-        if key not in self._incore:
-            self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, assumed, why)
-        return self._incore[key]
-
-    def _idle_options(self, res, compiled, it_per_unit) -> tuple:
-        """Notes for the in-core options given that do not change ``res``: ``--reassociation`` on a
-        compiled analysis (the compiler decided); on the analytic model ``--scalar``,
-        ``--reassociation``/``--no-reassociation``, ``--compiler``/``--compiler-flags`` where its
-        T_OL and T_nOL come out the same without them, and ``--assume-aligned`` (the compiled kernel's)."""
-        opt = self.options
-        flag = {True: "--reassociation", False: "--no-reassociation", None: None}[opt.reassociate]
-        if compiled is not None:
-            return (f"{flag}: no effect here: {compiled.analyzer} times the code {compiled.compiler} built with "
-                    f"'{' '.join(compiled.flags)}', reductions as those flags allow (reassociated with "
-                    "-ffast-math, for gcc and clang)",) if flag else ()
-        notes = []
-        same = self._same_analytic
-        if not opt.vectorize and same(res, it_per_unit, vectorize=True):
-            notes.append("--scalar: no effect here: the analytic model gives the same T_OL and T_nOL with SIMD")
-        unset = _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)  # without the option
-        if flag and (same(res, it_per_unit, reassociate=not opt.reassociate) or opt.reassociate == unset[0]):
-            why = ("the kernel has no reduction whose latency bounds T_OL" if opt.reassociate != unset[0]
-                   else f"it is the default ({unset[1]})")
-            notes.append(f"{flag}: no effect here: {why}")
-        given = " and ".join(f for f, v in (("--compiler", opt.compiler), ("--compiler-flags", opt.compiler_flags))
-                             if v)
-        machine_default = _flags_reassociation(self.machine, None, None)[0]
-        if given and (flag or unset[0] == machine_default or same(res, it_per_unit, reassociate=machine_default)):
-            notes.append(f"{given}: no effect on the analytic in-core model here (it compiles nothing; the "
-                         "compiler and flags decide only whether it takes reductions as reassociated"
-                         + (f", which {flag} sets)" if flag else ", and that comes out the same)"))
-        if opt.assume_aligned is not None:
-            notes.append(f"--assume-aligned {opt.assume_aligned}: no effect on the analytic in-core model (it "
-                         "applies to the compiled kernel of llvm-mca and OSACA)")
-        return tuple(notes)
-
-    def _same_analytic(self, res, it_per_unit, **changed) -> bool:
-        """Whether the analytic model gives ``res``'s T_OL and T_nOL with ``changed`` options."""
-        alt = self._analytic(it_per_unit, **changed)
-        return (alt.T_OL, alt.T_nOL) == (res.T_OL, res.T_nOL)
+        if opt.incore == "analytic" or opt.kernel_text is None:
+            # keyed by it/CL: a size-dependent stride changes it between points
+            if it_per_unit not in self._incore:
+                self._incore[it_per_unit] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
+                                                            *self._reassociation)
+            return self._incore[it_per_unit], None
+        return self._compiled_incore(defines, it_per_unit)
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
@@ -378,9 +328,64 @@ class Analyzer:
                                                         ("--pointer-increment", opt.pointer_increment)) if value]
         if named:  # options that only mean something for a compiled block cannot be honoured
             raise OptionError(f"{', '.join(named)}: no compiled in-core analysis possible ({'; '.join(skipped)})")
-        res = self._analytic(it_per_unit)
+        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
+
+    def _option_notes(self, res, compiled, it_per_unit) -> tuple:
+        """Notes on the in-core source and the in-core options given that do not change ``res``.
+
+        The analytic model where ``--incore auto`` asked for a compiled analyzer: ``--scalar``
+        chose it, or there is no C code. ``--reassociation``/``--no-reassociation`` on a compiled
+        analysis (the compiler decided). On the analytic model: ``--scalar``, ``--reassociation``,
+        ``--no-reassociation``, ``--compiler``/``--compiler-flags`` where its T_OL and T_nOL come
+        out the same without them (:meth:`_same_analytic`), and ``--assume-aligned`` (only the
+        compiled kernel's).
+        """
+        opt = self.options
+        flag = {True: "--reassociation", False: "--no-reassociation", None: None}[opt.reassociate]
+        if compiled is not None:
+            return (f"{flag}: no effect here: {compiled.analyzer} times the code {compiled.compiler} built with "
+                    f"'{' '.join(compiled.flags)}', reductions as those flags allow (reassociated with "
+                    "-ffast-math, for gcc and clang)",) if flag else ()
+        notes = []
+        if self.requested_incore == "auto" and not opt.vectorize:
+            notes.append("--scalar: the in-core part is the analytic model's without SIMD (llvm-mca and OSACA, "
+                         "which time the compiled kernel's own SIMD, are not used)")
+        elif self.requested_incore == "auto" and opt.kernel_text is None:
+            notes.append("no C code to compile (a YAML kernel description, or no kernel_text given), so the in-core "
+                         "part is the analytic model's (llvm-mca and OSACA need the C kernel)")
+        same = functools.partial(self._same_analytic, res, it_per_unit)
+        if not opt.vectorize and same(vectorize=True):
+            notes.append("--scalar: no effect here: the analytic model gives the same T_OL and T_nOL with SIMD")
+        unset = _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)  # without the option
+        if flag and (same(reassociate=not opt.reassociate) or opt.reassociate == unset[0]):
+            why = ("the kernel has no reduction whose latency bounds T_OL" if opt.reassociate != unset[0]
+                   else f"it is the default ({unset[1]})")
+            notes.append(f"{flag}: no effect here: {why}")
+        given = " and ".join(f for f, v in (("--compiler", opt.compiler), ("--compiler-flags", opt.compiler_flags))
+                             if v)
+        machine_default = _flags_reassociation(self.machine, None, None)[0]
+        if given and (flag or unset[0] == machine_default or same(reassociate=machine_default)):
+            notes.append(f"{given}: no effect on the analytic in-core model here (it compiles nothing; the "
+                         "compiler and flags decide only whether it takes reductions as reassociated"
+                         + (f", which {flag} sets)" if flag else ", and that comes out the same)"))
+        if opt.assume_aligned is not None:
+            notes.append(f"--assume-aligned {opt.assume_aligned}: no effect on the analytic in-core model (it "
+                         "applies to the compiled kernel of llvm-mca and OSACA)")
+        return tuple(notes)
+
+    def _same_analytic(self, res, it_per_unit, vectorize=None, reassociate=None) -> bool:
+        """Whether the analytic model gives ``res``'s T_OL and T_nOL with ``vectorize`` or
+        ``reassociate`` other than the options' (results kept per it/CL and setting)."""
+        opt = self.options
+        vectorize = opt.vectorize if vectorize is None else vectorize
+        reassociate = self._reassociation[0] if reassociate is None else reassociate
+        memo = self.__dict__.setdefault("_compared", {})
+        key = (it_per_unit, vectorize, reassociate)
+        if key not in memo:
+            memo[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, reassociate)
+        return (memo[key].T_OL, memo[key].T_nOL) == (res.T_OL, res.T_nOL)
 
     @functools.cached_property
     def _reassociation(self) -> tuple:
@@ -403,12 +408,6 @@ def _flags_reassociation(machine, compiler, flags) -> tuple:
     return assumed, f"{why}; compiler: {' '.join((s.command,) + s.flags)}, flags from {s.flags_from}"
 
 
-def _analytic_only(opt: Options) -> bool:
-    """Whether the options leave the analytic in-core model as the only one: ``incore='analytic'``,
-    or ``'auto'`` with ``--scalar`` (the analytic model without SIMD) or without C source."""
-    return opt.incore == "analytic" or (opt.incore == "auto" and (not opt.vectorize or opt.kernel_text is None))
-
-
 def check_incore_options(opt: Options) -> None:
     """Refuse in-core options that cannot be honoured together, in one line.
 
@@ -416,8 +415,9 @@ def check_incore_options(opt: Options) -> None:
     * ``vectorize=False`` (``--scalar``, the analytic model without SIMD) with an explicit
       compiled analyzer, whose SIMD is the compiler's (``--compiler-flags`` chooses it);
     * an explicit compiled analyzer without the kernel's C source (``kernel_text``);
-    * ``asm_block`` or ``pointer_increment`` where only the analytic model is used and no
-      ``RooflineASM`` compiles the kernel (they name a part of the compiled kernel).
+    * ``asm_block`` or ``pointer_increment`` where only the analytic model is used
+      (``incore='analytic'``, ``--scalar`` with ``auto``, no C source) and no ``RooflineASM``
+      compiles the kernel (they name a part of the compiled kernel).
 
     Raises:
         OptionError: the first conflict found.
@@ -436,7 +436,9 @@ def check_incore_options(opt: Options) -> None:
                           "kernel description has none (use --incore analytic, or the C kernel)")
     named = [f"{f} {v}" for f, v in (("--asm-block", opt.asm_block), ("--pointer-increment", opt.pointer_increment))
              if v is not None]
-    if named and _analytic_only(opt) and not ("RooflineASM" in opt.models and opt.kernel_text is not None):
+    analytic_only = opt.incore == "analytic" or (opt.incore == "auto" and (not opt.vectorize or
+                                                                           opt.kernel_text is None))
+    if named and analytic_only and not ("RooflineASM" in opt.models and opt.kernel_text is not None):
         why = ("--incore analytic" if opt.incore == "analytic" else "--scalar" if not opt.vectorize
                else "no C code to compile")
         raise OptionError(f"{', '.join(named)}: no compiled in-core analysis with {why} (they name a part of "

@@ -152,9 +152,7 @@ def _analysis_args(a, json_file: bool = False) -> None:
                                                    "with it; memory bandwidth in B/s does not)")
     a.add_argument("--cache-factor", type=float, default=1.0,
                    help="effective fraction of each cache for layer conditions (default 1.0; 0.5 = C/2 rule)")
-    a.add_argument("--scalar", action="store_true",
-                   help="analytic in-core model without SIMD (with --incore auto the analytic model is used; "
-                        "an error with --incore llvm-mca/osaca, whose SIMD is the compiler's: see --compiler-flags)")
+    a.add_argument("--scalar", action="store_true", help="analytic in-core model without SIMD")
     ra = a.add_mutually_exclusive_group()
     ra.add_argument("--reassociation", dest="reassociate", action="store_const", const=True, default=None,
                     help="analytic in-core model: reductions split into partial sums (default: as the compiler "
@@ -178,7 +176,9 @@ def _analysis_args(a, json_file: bool = False) -> None:
     a.add_argument("--incore", "-i", "--incore-model", choices=tuple(INCORE_NAMES), default=None, type=_incore_name,
                    help="in-core time from llvm-mca or OSACA on the compiled kernel, or from the analytic "
                         "model (default auto: llvm-mca, else OSACA, else analytic; case-insensitive, so "
-                        "Kerncraft's OSACA and LLVM-MCA work; IACA is not supported)")
+                        "Kerncraft's OSACA and LLVM-MCA work; IACA is not supported); --scalar selects the "
+                        "analytic model and is an error with llvm-mca or osaca (their SIMD is the compiler's: see "
+                        "--compiler-flags)")
     a.add_argument("--compiler", help="compiler for the in-core analysis (default: the machine file's gcc entry, e.g. "
                                       "gcc-12, else gcc; the cross compiler for another ISA)")
     a.add_argument("--compiler-flags", metavar="FLAGS", help="override the machine model's compiler flags")

@@ -53,7 +53,10 @@ from ..models.incore import InCoreResult
 
 @dataclass(frozen=True)
 class PortRow:
-    """One port of :class:`PortTable` (cycles per pass of the loop block).
+    """One port of :class:`PortTable` (cycles per pass of the loop block). A port listed both as
+    overlapping and as non-overlapping (:func:`shared_ports`) has its role followed by
+    ``" + T_OL (all)"``: its loads' pressure is a T_nOL candidate (``counted``), its
+    ``balanced`` pressure a T_OL one.
 
     Attributes:
         port: the analyzer's port name.
@@ -63,9 +66,7 @@ class PortRow:
         counted: what the ECM takes from this port: ``loads`` on a non-overlapping port,
             ``balanced`` otherwise.
         counted_cy_per_cl: ``counted`` in cy/CL.
-        role: ``"T_nOL (loads)"``, ``"T_OL"``, ``"T_nOL (loads) + T_OL (all)"`` for a port in
-            both lists (:func:`shared_ports`: its loads' pressure is a T_nOL candidate, its
-            ``balanced`` pressure a T_OL one), or ``"-"`` (in neither list).
+        role: ``"T_nOL (loads)"``, ``"T_OL"`` or ``"-"`` (in neither list).
     """
 
     port: str
@@ -430,9 +431,9 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     ol_from = chain or ol_from
     comps["block throughput"] = info.block_throughput * per_cl
     comps["simulated"] = info.cycles_per_pass * per_cl
+    before = t_ol, t_nol
     if bytes_per_cl is not None:
         stores_overlap = not info.store_ports or bool(set(info.store_ports) & over)
-        before = t_ol, t_nol
         t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, stores_overlap)
         notes += more
         comps.update(bound)
@@ -527,21 +528,21 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
     counted_over = over | shared_ports(machine, info.analyzer)
     listed = bool(machine.in_core.analyzer_ports.get(info.analyzer, {}))
     if not listed:
-        counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping
+        counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
     per_cl = iterations_per_unit / info.iterations_per_pass
     bal, loads = effective_ports(info, machine)
     t_ol, t_nol = port_pressure_times(bal, loads, counted_over, non)
+    rows = []
+    for name, v in sorted(info.ports_cy_per_pass.items()):
+        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
+        counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
+        rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
+    rows = [dataclasses.replace(r, role=r.role + " + T_OL (all)") if r.port in non & counted_over else r
+            for r in rows]
     ol_from = _argmax(bal, counted_over, t_ol, "all instructions")
     if not listed:  # the reported pressure is llvm-mca's schedule, not balanced: its own bound instead
         t_ol = info.block_throughput
         ol_from = f"the block throughput bound of {info.analyzer} (the machine model lists no ports for it)"
-    rows = []
-    for name, v in sorted(info.ports_cy_per_pass.items()):
-        role = "T_nOL (loads)" if name in non else ("T_OL" if name in counted_over else "-")
-        if name in non and name in counted_over:
-            role += " + T_OL (all)"
-        counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
-        rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
     return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl, ol_from, _argmax(loads, non, t_nol, "loads"))
 
 

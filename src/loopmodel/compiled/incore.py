@@ -537,19 +537,31 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
         role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
         counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
         rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
-    rows = [dataclasses.replace(r, role=r.role + " + T_OL (all)") if r.port in non & counted_over else r
-            for r in rows]
-    ol_from = _argmax(bal, counted_over, t_ol, "all instructions")
+    rows = [dataclasses.replace(r, role=r.role + " + T_OL (all)")
+            if r.port in non & counted_over and r.role == "T_nOL (loads)" else r for r in rows]
+    ol_from, nol_from = _origins(rows, t_ol, t_nol)
     if not listed:  # the reported pressure is llvm-mca's schedule, not balanced: its own bound instead
         t_ol = info.block_throughput
         ol_from = f"the block throughput bound of {info.analyzer} (the machine model lists no ports for it)"
-    return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl, ol_from, _argmax(loads, non, t_nol, "loads"))
+    return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl, ol_from, nol_from)
 
 
-def _argmax(pressure: dict, ports, value: float, what: str) -> str:
-    """``"P2, P3 (what)"``: the ports among ``ports`` whose pressure is ``value``; '' if it is 0."""
-    hit = sorted(k for k in ports if value > 0 and abs(pressure.get(k, 0.0) - value) <= 1e-9)
-    return f"{', '.join(hit)} ({what})" if hit else ""
+def _origins(rows, t_ol: float, t_nol: float) -> tuple:
+    """``("P2, P3 (all instructions)", "P2, P3 (loads)")``: the rows whose T_OL candidate (balanced
+    pressure of a ``T_OL`` role) and T_nOL candidate (``counted`` of a ``T_nOL`` role) give
+    ``t_ol`` and ``t_nol``; '' where the value is 0 or no row gives it."""
+    ol = [(r.port, r.balanced, "all instructions") for r in rows
+          if r.role == "T_OL" or r.role.endswith("+ T_OL (all)")]
+    nol = [(r.port, r.counted, r.role.split("(", 1)[1].split(")", 1)[0]) for r in rows
+           if r.role.startswith("T_nOL")]
+    return _named(ol, t_ol), _named(nol, t_nol)
+
+
+def _named(candidates, value: float) -> str:
+    hits = [(port, kind) for port, v, kind in candidates if value > 0 and abs(v - value) <= 1e-9]
+    if not hits:
+        return ""
+    return f"{', '.join(p for p, _ in hits)} ({'/'.join(dict.fromkeys(k for _, k in hits))})"
 
 
 def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, stores_overlap: bool) -> tuple:

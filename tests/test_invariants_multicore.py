@@ -344,3 +344,22 @@ def test_every_unit_of_analyze_is_the_same_prediction(case, name, data):
             continue
         assert _back(value, unit, it_cl, res.machine.clock, flops) == pytest.approx(multicore_time(res), rel=1e-12)
     assert math.isfinite(multicore_time(res))
+
+
+def test_energy_and_app_rows_are_scaling_rows():
+    """``energy`` (at the machine's clock) and ``app`` take row n of ``scaling`` too: the same n-core
+    analysis (2d-5pt of 15 MiB at 20 cores: in the L2s, not in L3 as for one core)."""
+    args = ("-m", SKX, "--incore", "analytic")
+    sc = _json("scaling", FIVE, *args, "-D", "M=2000", "-D", "N=500", "--cores", "10,20", "--model", "saturation",
+               "--json")["curves"][0]["points"]
+    en = _json("energy", FIVE, *args, "-D", "M=2000", "-D", "N=500", "--cores", "10,20", "--model", "saturation",
+               "--clock", "2.4 GHz", "--w0", "23.6 W", "--w1", "1.9 W/GHz", "--w2", "1.2 W/GHz^2", "--json")["points"]
+    assert [p["it_s"] for p in en] == pytest.approx([p["it_s"] for p in sc], rel=1e-12)
+    app = _json("app", "examples/pcg/pcg.yml", *args, "-D", "M=600", "-D", "N=600", "-c", "1,20", "--json")
+    stencil = app["kernels"][0]
+    defines = [x for k, v in stencil["defines"].items() for x in ("-D", f"{k}={v}")]
+    rows = _json("scaling", stencil["file"], *args, *defines, "--cores", "1,20", "--json")["curves"][0]["points"]
+    assert rows[1]["T_ECM_cy_per_cl"] < rows[0]["T_ECM_cy_per_cl"]  # 5.6 MB: in 20 L2s, not in one core's
+    for row in rows:
+        seconds = stencil["count"] * stencil["iterations_per_invocation"] / row["it_s"]
+        assert stencil["time_s"][str(row["cores"])] == pytest.approx(seconds, rel=1e-12)

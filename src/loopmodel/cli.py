@@ -603,16 +603,18 @@ def cmd_app(args) -> int:
         sys.stderr.write(f"note: {note}\n")
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
-    analyses = []
+    analyses, per_cores = [], []
     for k in spec.kernels:
         kernel, _, text, notes = load_kernel_file(k.path)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
         opts = Options(models=("ECM",), incore=args.incore, use_cache=not args.no_cache,
                        kernel_text=text, notes=notes, machine_file=str(args.machine),
                        trust_machine_flags=args.trust_machine_flags)
-        analyses.append(Analyzer(kernel, machine, opts).run(defines))
+        analyzer = Analyzer(kernel, machine, opts)
+        analyses.append(analyzer.run(defines))
         analyses[-1].ecm.require_known()
-    pred = predict(spec, analyses, machine, cores, args.model, args.p0)
+        per_cores.append({n: analyzer.run(defines, cores=n).ecm for n in cores})  # as scaling's rows
+    pred = predict(spec, analyses, machine, cores, args.model, args.p0, per_cores)
     if args.json:
         json.dump(rep.to_dict(pred), sys.stdout, indent=1)
         sys.stdout.write("\n")

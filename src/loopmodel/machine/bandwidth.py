@@ -32,6 +32,26 @@ class ChosenBandwidth:
     cores: int
 
 
+def write_allocate_factor(kernel) -> float:
+    """Bytes a streaming benchmark kernel moves per byte it counts: its measured bandwidth
+    excludes write-allocate traffic (kerncraft-tool-paper.txt §2.2), and each array written
+    but not read also loads its lines before the stores, so the factor is
+    (read + 2 x write - read-write) / (read + write) streams: 3/2 for copy (``a = b``), 4/3 for
+    a two-read triad (``a = b + s*c``), 5/4 for the three-read one (``a = b + c*d``), 1 for
+    update (``a = s*a``) and daxpy (``y = y + s*x``), whose stores go to lines they read, and
+    1 for a kernel without stores.
+
+    Args:
+        kernel: :class:`~loopmodel.machine.model.BenchmarkKernel` (or anything with
+            ``read_streams``, ``write_streams`` and ``read_write_streams``).
+
+    Returns:
+        The factor (>= 1, dimensionless); 1 for a kernel without streams.
+    """
+    read, write, both = kernel.read_streams, kernel.write_streams, kernel.read_write_streams
+    return (read + 2 * write - both) / (read + write) if read + write else 1.0
+
+
 def _ratio(read: float, write: float) -> float:
     return read / write if write else math.inf
 
@@ -76,8 +96,8 @@ def choose_bandwidth(machine, level: str, read_streams: float, write_streams: fl
         cores: use the measurement with this many cores (Roofline); None takes
             the maximum over 1..min(cores sharing the level, cores per NUMA
             domain) (ECM: saturated bandwidth).
-        correct_write_allocate: scale by (read + 2 write - rw)/(read + write)
-            bytes to include the write-allocate traffic the benchmark caused.
+        correct_write_allocate: scale by the benchmark's :func:`write_allocate_factor` to
+            include the write-allocate traffic it caused.
 
     Returns:
         :class:`ChosenBandwidth` (B/s).
@@ -93,10 +113,5 @@ def choose_bandwidth(machine, level: str, read_streams: float, write_streams: fl
     best = _closest_kernel(kernels, sorted(table.bandwidths), _ratio(read_streams, write_streams))
     bw, used = _pick(machine, level, table.cores, table.bandwidths[best], cores)
     if correct_write_allocate:
-        k = kernels[best]
-        rb = k.read_streams * k.element_size
-        wb = k.write_streams * k.element_size
-        rwb = k.read_write_streams * k.element_size
-        if rb + wb > 0:
-            bw = bw * (rb + 2 * wb - rwb) / (rb + wb)
+        bw *= write_allocate_factor(kernels[best])
     return ChosenBandwidth(level, best, bw, used)

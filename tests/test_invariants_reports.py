@@ -7,6 +7,7 @@ bundled machines and random sizes; the CLI is run in subprocesses, a few per tes
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernel_strategies import PROPERTY_SETTINGS
@@ -114,8 +115,6 @@ def test_phase_shares_equal_a_per_line_mesi_simulation(program):
     brute-force per-cache-line MESI simulation; after the last phase every line of every array
     is in the state the simulation gives it (chunks of several threads that share a line
     share its state)."""
-    import pytest
-
     threads, line, phases = program
     expected, final = _brute_force(phases, line)
     states = ChunkStates()
@@ -132,3 +131,93 @@ def test_phase_shares_equal_a_per_line_mesi_simulation(program):
         got = states.state_at(array, k)
         assert (got.state, got.threads) == (letter, holders), (array, k)
     assert all(states.state_at(a, k + 1).state == "I" for a, k in final if (a, k + 1) not in final)
+
+
+# ---------------------------------------------------------------- every note of the text is in the JSON
+
+#: command -> argument lists (bundled inputs that run fast; the measuring commands measure a tiny
+#: kernel a few times); ``{coherence}``: a machine file with a made-up coherence table
+NOTE_CASES = {
+    "analyze-sim": ["analyze", "examples/kernels/3d-7pt.c", "-m", "Zen_EPYC-7451", "-D", "N=100", "-D", "M=100",
+                    "-P", "sim", "--incore", "analytic", "--cores", "4"],
+    "analyze-yaml": ["analyze", "examples/kernels/daxpy.yml", "-m", "SkylakeSP_Gold-6148", "-D", "N=1000"],
+    "analyze-range": ["analyze", "examples/kernels/dot.c", "-m", "Zen_EPYC-7451", "-D", "N=1000:3000:1000",
+                      "--incore", "analytic"],
+    "scaling": ["scaling", "examples/kernels/daxpy.yml", "-m", "SkylakeSP_Gold-6148", "-D", "N=10000000", "-c", "1:4"],
+    "app": ["app", "examples/pcg/pcg.yml", "-m", "SkylakeSP_Gold-6148", "-c", "1,2", "--incore", "analytic"],
+    "energy": ["energy", "examples/kernels/triad.c", "-m", "SandyBridgeEP_E5-2680", "-D", "N=10000000",
+               "--w0", "23.6 W", "--w1", "1.9 W/GHz", "--w2", "1.2 W/GHz^2", "--incore", "analytic"],
+    "omp": ["omp", "examples/omp/dot_thread0.c", "-m", "{coherence}", "-D", "N=100000"],
+    "omp-yaml": ["omp", "examples/omp/dot_mkl.yml", "-m", "{coherence}"],
+    "bench": ["bench", "examples/kernels/daxpy.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=1000", "--repeat", "3"],
+    "validate": ["validate", "examples/kernels/daxpy.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=1000", "--repeat", "3"],
+    "roofline": ["roofline", "examples/kernels/daxpy.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=1000", "--repeat", "3"],
+    "measure": ["measure", "triad", "--threads", "1", "--size", "8 MiB", "-r", "1", "--min-time", "0.01"],
+}
+MEASURING = ("bench", "validate", "roofline", "measure")
+
+
+def _json_commands() -> set:
+    """The commands whose help offers ``--json``."""
+    import argparse
+
+    from loopmodel.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name for name, p in sub.choices.items() if any("--json" in a.option_strings for a in p._actions)}
+
+
+def test_note_cases_cover_every_command_with_json():
+    assert {case.split("-")[0] for case in NOTE_CASES} == _json_commands()
+
+
+def _text_notes(text: str) -> list:
+    """The ``note: ...`` lines of a text report, each with the lines rich wrapped it onto joined
+    (up to the next note, hint or blank line), whitespace normalised."""
+    notes, current = [], None
+    for line in text.splitlines():
+        if line.startswith("note: "):
+            current = [line[len("note: "):]]
+            notes.append(current)
+        elif current is not None and line.strip() and not line.startswith(("hint", "plot written")):
+            current.append(line)
+        else:
+            current = None
+    return [" ".join(" ".join(n).split()) for n in notes]
+
+
+def _json_notes(text: str) -> list:
+    """The top-level ``notes`` of a JSON document, or of every document of JSON Lines."""
+    import json
+
+    try:
+        docs = [json.loads(text)]
+    except json.JSONDecodeError:
+        docs = [json.loads(line) for line in text.splitlines()]
+    return [" ".join(n.split()) for d in docs for n in d.get("notes", [])]
+
+
+@pytest.fixture(scope="module")
+def coherence_file(tmp_path_factory):
+    from loopmodel.report.json_schema import coherence_machine
+
+    return coherence_machine(str(tmp_path_factory.mktemp("coherence")))
+
+
+@pytest.mark.parametrize("case", sorted(NOTE_CASES))
+def test_every_note_of_the_text_report_is_in_the_json(case, coherence_file):
+    """Invariant: for every command with ``--json``, each ``note:`` line the text report prints
+    (stdout or stderr) is one of the JSON document's ``notes``."""
+    import shutil
+
+    from helpers import ROOT, run_cli_batch
+
+    if case.split("-")[0] in MEASURING and shutil.which("gcc") is None:
+        pytest.skip("gcc needed to measure")
+    argv = [a.format(coherence=coherence_file) for a in NOTE_CASES[case]]
+    runs = run_cli_batch({"text": (argv, ROOT), "json": (argv + ["--json"], ROOT)})
+    text, doc = runs["text"], runs["json"]
+    assert text.returncode == 0 and doc.returncode == 0, (text.stderr, doc.stderr)
+    in_json = _json_notes(doc.stdout)
+    missing = [n for n in _text_notes(text.stdout + "\n" + text.stderr) if n not in in_json]
+    assert not missing, missing

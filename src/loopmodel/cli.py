@@ -581,8 +581,6 @@ def cmd_app(args) -> int:
     machine = _machine(args)
     from .fileio.host_models import machine_notes
 
-    for note in machine_notes(args.machine, machine):
-        sys.stderr.write(f"note: {note}\n")
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
     analyses = []
@@ -594,7 +592,7 @@ def cmd_app(args) -> int:
                        trust_machine_flags=args.trust_machine_flags)
         analyses.append(Analyzer(kernel, machine, opts).run(defines))
         analyses[-1].ecm.require_known()
-    pred = predict(spec, analyses, machine, cores, args.model, args.p0)
+    pred = predict(spec, analyses, machine, cores, args.model, args.p0, machine_notes(args.machine, machine))
     if args.json:
         json.dump(rep.to_dict(pred), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -35,10 +35,12 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
         })
     if fit is not None:
         doc["fitted_p0"], doc["fit_rms_relative_error"] = fit
+    doc["notes"] = list(analysis.notes)  # the notes the table prints
     return document(doc)
 
 
 def render(results: list, analysis, console, measured: dict | None = None, fit: tuple | None = None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     k, m = analysis.kernel, analysis.machine
@@ -83,7 +85,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
         t.add_row(*row)
     console.print(t)
     for n in analysis.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(escape(f"note: {n}"), style="dim")
 
 
 def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:

@@ -57,6 +57,8 @@ def _condition(st, var, limit: str, block: bool) -> str:
 
 def render(res, console, unit: str = "cy/CL", verbose: int = 0):
     """Print one analysis: header, LC, data traffic, ECM, Roofline sections and the notes."""
+    from rich.markup import escape
+
     _header(res, console, verbose)
     if "LC" in res.options.models:
         _lc_section(res, console, verbose)
@@ -67,27 +69,34 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         if r:
             _roofline(res, r, title, console, unit)
     for n in res.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(escape(f"note: {n}"), style="dim")
 
 
 def _header(res, console, verbose: int):
+    """The command line and the unit of work; with ``verbose`` the kernel's loops, arrays,
+    operations, dependencies and pragmas (kernel text escaped: ``a[n]`` is not rich markup)."""
+    from rich.markup import escape
+
     k, m, opt = res.kernel, res.machine, res.options
     d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
-    console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}  --sweeps {opt.sweeps}")
+    console.print(f"[bold]loopmodel[/bold] {escape(k.source)}  -m {escape(m.name)}  {d}  --cores {opt.cores}  "
+                  f"--sweeps {opt.sweeps}")
     work = k.unit_of_work(m.cacheline_size, res.defines)
     console.print(f"unit of work (CL of work): {work.describe()}")
     if verbose:
         console.print("  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
                                               for lp in k.loops))
         for name, a in k.arrays.items():
-            console.print(f"  array {name}: {a.ctype}[{']['.join(str(x) for x in a.dims)}] ({a.element_size} B/element)")
+            console.print(escape(f"  array {name}: {a.ctype}[{']['.join(str(x) for x in a.dims)}] "
+                                 f"({a.element_size} B/element)"))
         console.print(f"  per iteration: {k.loads_per_iteration()} loads, {k.stores_per_iteration()} stores, "
                       f"operations {dict(k.operations)}, {k.fma_candidates} FMA candidates, {k.flops_per_iteration} FLOP")
         for r in k.recurrences:
-            console.print(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, "
-                          f"longest chain {' -> '.join(r.graph.longest_chain()[1])}{', reduction' if r.reassociable else ''})")
+            console.print(escape(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, longest "
+                                 f"chain {' -> '.join(r.graph.longest_chain()[1])}"
+                                 f"{', reduction' if r.reassociable else ''})"))
         if k.pragmas:
-            console.print("  pragmas: " + "; ".join(k.pragmas))
+            console.print(escape("  pragmas: " + "; ".join(k.pragmas)))
 
 
 def _lc_section(res, console, verbose: int):

@@ -221,3 +221,240 @@ def test_every_note_of_the_text_report_is_in_the_json(case, coherence_file):
     in_json = _json_notes(doc.stdout)
     missing = [n for n in _text_notes(text.stdout + "\n" + text.stderr) if n not in in_json]
     assert not missing, missing
+
+
+# ---------------------------------------------------------------- the API's JSON, the CLI's JSON and its text
+
+from kernel_strategies import MACHINES, kernels, sizes  # noqa: E402
+
+
+def _half_up(value: float, digits: int) -> str:
+    """``value`` rounded half up at ``digits`` decimals from its shortest decimal form (what the
+    JSON prints), written out independently of loopmodel's own formatting."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return f"{Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP):f}"
+
+
+def _near(printed: str, value, digits: int | None = None, sig: int | None = None) -> bool:
+    """``printed`` is ``value`` at the printed precision: within half a unit of its last
+    printed digit (``digits`` decimals, or ``sig`` significant digits)."""
+    import math
+
+    if value is None or isinstance(value, str):
+        return False
+    p = float(printed)
+    if sig is not None:
+        digits = sig - 1 - math.floor(math.log10(abs(value))) if value else 0
+    return abs(p - value) <= 0.5 * 10.0 ** -digits * (1 + 1e-9) + 1e-12 * abs(value)
+
+
+_SI = {"T": 1e12, "G": 1e9, "M": 1e6, "k": 1e3, "": 1.0}
+
+
+def _si(text: str) -> tuple:
+    """``'25.39 GFLOP/s'`` -> ``(25.39, 1e9, 'FLOP/s')``."""
+    number, unit = text.split()
+    prefix = unit[0] if unit[0] in "TGMk" and unit[1:] in ("FLOP/s", "it/s", "B/s") else ""
+    return float(number), _SI[prefix], unit[len(prefix):]
+
+
+def _table(text: str, title: str, strip: bool = True) -> list:
+    """The body rows (lists of stripped cells; with ``strip`` False the first cell keeps its
+    indentation) of the rich table whose title starts ``title``."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(title)), None)
+    if start is None:
+        return []
+    rows, body = [], False
+    for line in lines[start + 1:]:
+        if line.startswith("┡"):
+            body = True
+        elif line.startswith("└"):
+            break
+        elif body and line.startswith("│"):
+            cells = [c[1:].rstrip() for c in line.strip("│").split("│")]  # the padding space on the left
+            rows.append([c.strip() if strip or k else c for k, c in enumerate(cells)])
+    return rows
+
+
+def _check_ecm(text: str, ecm: dict) -> int:
+    """The ECM tuple, the prediction tuple and the ECM table against the JSON (tuples at one
+    decimal, the table at two, both rounded half up); returns how many figures were checked."""
+    def fig(v, digits):
+        return "n/a" if v is None else _half_up(v, digits)
+
+    lines = text.splitlines()
+    tuple_line = next(line for line in lines if line.startswith("{ ") and "||" in line)
+    ol, rest = tuple_line[2:-len(" } cy/CL")].split(" || ")
+    printed = [ol, *rest.split(" | ")]
+    want = [ecm["T_OL_cy_per_cl"], ecm["T_nOL_cy_per_cl"], *(c["time_cy_per_cl"] for c in ecm["contributions"])]
+    assert printed == [fig(v, 1) for v in want], (tuple_line, want)
+    pred_line = next(line for line in lines if line.startswith("{ ") and " \\ " in line)
+    levels = list(ecm["T_ECM_cy_per_cl"])
+    assert pred_line == "{ " + " \\ ".join(fig(ecm["T_ECM_cy_per_cl"][lv], 1) for lv in levels) + " } cy/CL"
+    (row,) = _table(text, "ECM prediction, 1 core")
+    assert row == [f"{fig(ecm['T_ECM_cy_per_cl'][lv], 2)} cy/CL" if ecm["T_ECM_cy_per_cl"][lv] is not None
+                   else "n/a" for lv in levels]
+    return len(want) + 2 * len(levels)
+
+
+def _check_traffic(text: str, traffic: list) -> int:
+    rows = _table(text, "Data traffic per CL of work")
+    keys = ("loads_cl_per_cl", "stores_cl_per_cl", "volume_B_per_cl", "hits_cl_per_cl", "misses_cl_per_cl",
+            "evicts_cl_per_cl")
+    assert len(rows) == len(traffic)
+    n = 0
+    for row, lt in zip(rows, traffic):
+        assert row[0].startswith(f"{lt['level']}-")
+        for cell, key in zip(row[1:], keys):
+            assert _near(cell, lt[key], sig=4), (row, key, lt[key])
+            n += 1
+    return n
+
+
+def _check_roofline(text: str, roof: dict, flops: bool) -> int:
+    rows = _table(text, "Bottlenecks (")
+    cpu, levels = rows[0], rows[1:]
+    n = 0
+    if cpu[2] != "n/a":
+        value, scale, unit = _si(cpu[2])
+        assert unit == "FLOP/s" and _near(f"{value}", roof["cpu_performance_flop_s"] / scale, 2), (cpu, roof)
+        n += 1
+    assert len(levels) == len(roof["levels"])
+    for row, lv in zip(levels, roof["levels"]):
+        assert row[0] == lv["level"] and row[4] == lv["bandwidth_kernel"]
+        if lv["intensity_flop_per_B"] is not None:
+            assert _near(row[1].split()[0], lv["intensity_flop_per_B"], sig=3), (row, lv)
+        if row[2] != "no traffic":
+            value, scale, unit = _si(row[2])
+            key = "performance_flop_s" if flops else "performance_it_s"
+            assert unit == ("FLOP/s" if flops else "it/s") and _near(f"{value}", lv[key] / scale, 2), (row, lv)
+        value, scale, _ = _si(row[3])
+        assert _near(f"{value}", lv["bandwidth_B_s"] / scale, 2), (row, lv)
+        n += 3
+    return n
+
+
+def _check_lc(text: str, layer_conditions: list) -> int:
+    """The whole-data-set limits (``L1: N <= 3   (exact 3.05)``) against the JSON."""
+    import re
+
+    lines = text.splitlines()
+    if "Whole data set (repeated sweeps):" not in lines:
+        return 0
+    start = lines.index("Whole data set (repeated sweeps):") + 1
+    by_level = {lc["level"]: lc.get("whole_data_set") for lc in layer_conditions}
+    n = 0
+    for line in lines[start:]:
+        m = re.match(r"  (\w+): \w+ <= (\d+)\s+\(exact ([\d.]+)\)$", line)
+        if not m:
+            break
+        whole = by_level[m.group(1)]
+        assert float(m.group(2)) == whole["transition_size"] and _near(m.group(3), whole["max_size_exact"], 2)
+        n += 2
+    return n
+
+
+def _check_verbose(text: str, incore: dict, ecm: dict) -> int:
+    """The ``-v`` lines: the in-core components, each transfer's line and the contributions per
+    data location against the JSON (two decimals rounded half up where loopmodel rounds so,
+    else at the printed precision)."""
+    import re
+
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("in-core ("))
+    head = " ".join(" ".join(lines[start:start + 3]).split()).split(" cy/CL")[0]  # rich may wrap it
+    m = re.match(r"in-core \((\S+), (\d+) SIMD lanes\): (.*)$", head)
+    assert m and int(m.group(2)) == incore["simd_lanes"], head
+    comps = dict(part.split(" = ") for part in m.group(3).split(", "))
+    assert comps == {k: _half_up(v, 2) for k, v in incore["components_cy_per_cl"].items()}
+    n = len(comps)
+    for c in ecm["contributions"]:
+        line = next(line for line in lines if line.startswith(f"  T_{c['name']} = "))
+        m = re.match(r"  T_\w+ = (\S+) cy/CL  \((\S+) B in, (\S+) B out at (\S+) B/cy from .*; penalty (\S+) cy\)$",
+                     line)
+        assert m, line
+        assert m.group(1) == _half_up(c["time_cy_per_cl"], 2) and m.group(5) == _half_up(c["penalty_cy_per_cl"], 2)
+        assert _near(m.group(2), c["in_B_per_cl"], sig=6) and _near(m.group(3), c["out_B_per_cl"], sig=6)
+        assert all(_near(b, v, 1) for b, v in zip(m.group(4).split("+"), c["bandwidth_B_per_cy"], strict=True))
+        n += 5
+    rows = {r[0]: r[1:] for r in _table(text, "Contributions per data location", strip=False)}
+    for j, (level, loc) in enumerate(ecm["by_location"].items()):
+        want = {"T_OL (T_comp)": ecm["T_OL_cy_per_cl"], "T_nOL (T_LD/ST)": ecm["T_nOL_cy_per_cl"],
+                "T_ECM": loc["T_ECM_cy_per_cl"]}
+        for c in loc["contributions"]:  # the transfer time and, in a row of its own, the penalty
+            want[f"T_{c['name']}"] = c["busy_cy_per_cl"]
+            if f"  penalty {c['name']}" in rows:
+                want[f"  penalty {c['name']}"] = c["penalty_cy_per_cl"]
+        for name, value in want.items():
+            cell = rows[name][j]
+            assert cell == "n/a" if value is None else _near(cell, value, sig=4), (name, level, cell, value)
+            n += 1
+    return n
+
+
+@settings(PROPERTY_SETTINGS, max_examples=25)
+@given(data=st.data())
+def test_api_json_equals_the_cli_json_and_the_text_prints_its_figures(data, tmp_path_factory):
+    """Invariants, for random kernels, bundled machines and sizes (analytic in-core model):
+    ``loopmodel.analyze(...).to_dict()`` equals ``loopmodel analyze --json``; every figure of the
+    ``-v`` text report's ECM tuples, tables and transfer lines, in-core components, traffic
+    table, Roofline table and whole-data-set limits is the JSON's value at the printed
+    precision (ECM figures rounded half up from the JSON's decimal value)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import loopmodel
+    from helpers import ROOT, run_main_inprocess
+
+    case = data.draw(kernels(), label="kernel")
+    machine = data.draw(st.sampled_from(MACHINES), label="machine")
+    defines = data.draw(sizes(case), label="defines")
+    path = case.write(tmp_path_factory.mktemp("kernel"))
+    argv = ["analyze", str(path), "-m", machine, "--incore", "analytic", *(f"-D{n}={v}" for n, v in defines.items())]
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    with subprocess.Popen([sys.executable, "-m", "loopmodel.cli", *argv, "--json"], cwd=ROOT, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:  # the real CLI, meanwhile:
+        shown = run_main_inprocess(argv + ["-v"], ROOT)  # the text report (the CLI's code path, in this process)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == shown.returncode, (err, shown.stderr)
+    if proc.returncode:  # a one-line refusal (e.g. a data set beyond 2**62 B) both ways
+        assert err == shown.stderr and err.count("\n") == 1
+        return
+    cli = json.loads(out)
+    api = loopmodel.analyze(str(path), machine, defines, incore="analytic").to_dict()
+    assert api == cli
+    text = shown.stdout
+    checked = _check_ecm(text, cli["ecm"]) + _check_traffic(text, cli["traffic"])
+    if "roofline" in cli:  # else skipped, with a note (no measured bandwidths)
+        checked += _check_roofline(text, cli["roofline"], bool(cli["kernel"]["flops_per_it"]))
+    checked += _check_lc(text, cli["layer_conditions"]) + _check_verbose(text, cli["incore"], cli["ecm"])
+    assert checked > 10
+
+
+# ---------------------------------------------------------------- rounding of printed figures
+
+
+def test_format_fixed_rounds_half_up_from_the_decimal_form():
+    from loopmodel.units import format_fixed, format_si
+
+    assert [format_fixed(v, 1) for v in (2.25, 1.25, 0.75, 13.75, 0.05, -2.25, 2.0)] == [
+        "2.3", "1.3", "0.8", "13.8", "0.1", "-2.3", "2.0"]
+    assert format_fixed(2.675, 2) == "2.68" and format_fixed(1e-20, 2) == "0.00"  # 2.675 as JSON prints it
+    assert format_fixed(float("inf"), 1) == "inf" and format_si(2.125e9, "B/s") == "2.13 GB/s"
+
+
+def test_ecm_tuple_rounds_2_25_as_the_table_and_the_json_read():
+    """The tuple printed 2.25 as '2.2' (Python rounds the binary 2.25 half to even) while the -v
+    table said 2.25; now every ECM figure is rounded half up from the JSON's decimal value."""
+    import dataclasses
+
+    from helpers import analyze
+
+    e = analyze("2d-5pt.c", "SkylakeSP_Gold-6148", {"N": 1000, "M": 1000}).ecm
+    e = dataclasses.replace(e, T_OL=2.25, T_nOL=0.75, T_ECM={**e.T_ECM, "L1": 1.25})
+    assert e.notation().startswith("{ 2.3 || 0.8 | ")
+    assert e.prediction_notation().startswith("{ 1.3 \\ ")

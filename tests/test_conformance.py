@@ -110,7 +110,7 @@ def test_3d7pt_ecm_contributions(seven_point):
     assert c["L3MEM"] == pytest.approx(9.1, abs=0.05)
     assert c["L3MEM"] == pytest.approx(192 * 3.0 / 63.4, rel=1e-9)
     assert f"{c['L3MEM']:.1f}" == "9.1"
-    assert [x.source for x in seven_point.ecm.contributions][-1] == "override"
+    assert [x.source for x in seven_point.ecm.contributions][-1].startswith("--mem-bw: the memory bus bandwidth")
 
 
 def test_3d7pt_ecm_cli_mem_bw():

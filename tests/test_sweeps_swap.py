@@ -123,26 +123,28 @@ def test_whole_data_set_condition_per_level():
     assert all(lv.data_set is None and not lv.holds_data_set for lv in single)
 
 
-def test_cores_and_cache_factor_shrink_the_capacity():
-    """9.6 MB fit in the 25 MB L3 alone, not in a quarter of it (4 cores sharing it, or the C/4 rule)."""
+def test_cores_split_the_data_set_and_cache_factor_shrinks_the_capacity():
+    """9.6 MB fit in the 25 MB L3 alone, and with 4 cores sharing it, each sweeping its 2.4 MB part in
+    its quarter; not with the C/4 rule. Four times the data set does not fit 4 cores' quarters."""
     m = load_machine(IVB)
     lc = LayerConditionAnalysis(_kernel("triad.c"))
     d = {"N": 400_000}
     assert lc.predict(m, d)[1][2].holds_data_set
-    assert not lc.predict(m, d, cores=4)[1][2].holds_data_set
+    four = lc.predict(m, d, cores=4)[1][2]
+    assert four.holds_data_set and four.cache_size == 26214400 / 4 and four.capacity == 26214400
     assert not lc.predict(m, d, cache_factor=0.25)[1][2].holds_data_set
-    assert lc.predict(m, d, cores=4)[0].level("L3").loads_cl == 3
+    assert lc.predict(m, {"N": 1_600_000}, cores=4)[0].level("L3").loads_cl == 3
 
 
 def test_victim_l3_adds_the_l2_capacity():
-    """Skylake SP, 20 cores: 1.38 MB of victim L3 per core alone cannot keep 2 MB, L2 + L3 (exclusive) can;
-    the simulation of that exclusive pair agrees."""
+    """Skylake SP, 20 cores, 40 MB split among them: 1.38 MB of victim L3 per core alone cannot keep a
+    core's 2 MB, L2 + L3 (exclusive) can; the simulation of that exclusive pair agrees."""
     m = load_machine(SKX)
     k = _kernel("triad.c")
-    d = {"N": 83_333}  # 2.0 MB
+    d = {"N": 20 * 83_333}  # 40.0 MB, 2.0 MB per core
     lc, levels = LayerConditionAnalysis(k).predict(m, d, cores=20)
     l2, l3 = levels[1], levels[2]
-    assert l3.cache_size < 2_000_000 < l3.capacity == l3.cache_size + l2.cache_size
+    assert l3.cache_size < 2_000_000 < l3.capacity / 20 == l3.cache_size + l2.cache_size
     assert l3.holds_data_set and not l2.holds_data_set
     sim, _ = SimulationPredictor(k).predict(m, d, cores=20)
     assert lc.level("L3").loads_cl == 0 and sim.level("L3").loads_cl == pytest.approx(0, abs=0.01)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .errors import DefineError, ModelError
 from .ir.point import check_point
 from .models import incore as _incore_model
-from .models.ecm import ECMResult, ecm_model
+from .models.ecm import ECMResult, ecm_model, mem_bw_note
 from .models.incore import InCoreResult
 from .models.roofline import RooflineResult, roofline_model
 from .predictors.layer_conditions import LayerConditionAnalysis
@@ -38,7 +38,8 @@ class Options:
         reassociate: allow partial sums for reductions (True: ``--reassociation``, False:
             ``--no-reassociation``, None: as the compiler and flags in use would, see
             :func:`~loopmodel.compiled.compile.fp_reassociation`).
-        memory_bandwidth: B/s overriding the measured saturated memory bandwidth.
+        memory_bandwidth: B/s, the memory bus bandwidth (``--mem-bw``: all bytes moved, write-allocate
+            traffic included, used as given) for the ECM link into memory.
         solve_for: size constant for the layer-condition transition points.
         cache_predictor: ``"lc"`` (layer conditions; cache simulation where
             they do not apply) or ``"sim"`` (cache simulation).
@@ -157,6 +158,45 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                notes=res.notes + (note,))
 
 
+def _check_cores(cores: int, machine) -> None:
+    """Raises DefineError unless 1 <= ``cores`` <= the machine's cores."""
+    if cores < 1:
+        raise DefineError("--cores must be at least 1")
+    total = machine.cores_per_socket * machine.sockets
+    if cores > total:
+        raise DefineError(f"--cores {cores}: machine model '{machine.name}' has {total} cores "
+                          f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
+
+
+def _split_notes(kernel, defines: dict, cores: int) -> list:
+    """A note where ``cores`` cores cannot split the outermost loop's trips evenly (5 % or more of
+    extra work for the core with the largest part): the traffic is that of such a part
+    (:func:`~loopmodel.predictors.layer_conditions.data_set_parts`), the multicore time assumes
+    work divided evenly."""
+    if cores <= 1:
+        return []
+    trips = kernel.loops[0].iterations(defines)
+    part = -(-trips // cores)
+    if part * cores < 1.05 * trips:
+        return []
+    busy = -(-trips // part)
+    return [f"{cores} cores split the outermost loop's {trips} trips into parts of {part}: {busy} core(s) with "
+            f"work, the largest part {part * cores / trips:.2f}x an even share; the multicore time assumes the "
+            "work divided evenly"]
+
+
+def multicore_time(res: AnalysisResult) -> float | None:
+    """The aggregate cy/CL of ``analyze --cores n`` (n = ``res.options.cores``), data in memory: 1 / rate of
+    :func:`~loopmodel.models.scaling.core_point` with the saturation rule on this n-core analysis, row n
+    of ``scaling --model saturation`` (ecm-model-slides.txt "ECM model – saturation"); None without
+    ECM or with T_ECM unknown."""
+    if res.ecm is None or res.ecm.T_ECM["MEM"] is None:
+        return None
+    from .models.scaling import core_point
+
+    return 1.0 / core_point(res.options.cores, res.ecm, res.machine, res.traffic.iterations_per_unit).rate_cl_per_cy
+
+
 class Analyzer:
     """Prepared analysis of one kernel on one machine.
 
@@ -181,22 +221,23 @@ class Analyzer:
         if options.solve_for and options.solve_for not in kernel.constants:
             raise DefineError(f"--lc-variable {options.solve_for}: the kernel has no constant of that name "
                               f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
-        if options.cores < 1:
-            raise DefineError("--cores must be at least 1")
-        total = machine.cores_per_socket * machine.sockets
-        if options.cores > total:
-            raise DefineError(f"--cores {options.cores}: machine model '{machine.name}' has {total} cores "
-                              f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
+        _check_cores(options.cores, machine)
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
         self._incore = {}  # iterations per CL of work -> analytic in-core result
         self._compiled_memo = {}
+        self._last_compiled = (None, None)  # the last point's compiled analysis (runs at other core counts)
 
-    def run(self, defines: dict) -> AnalysisResult:
+    def run(self, defines: dict, cores: int | None = None) -> AnalysisResult:
         """Evaluate all models for ``defines`` (constant -> int).
 
+        Args:
+            defines: size constant -> value.
+            cores: active cores for this run (None: ``options.cores``); ``scaling`` runs each core
+                count of one point so (the in-core analysis is done once).
+
         Raises:
-            DefineError: a constant without a value.
+            DefineError: a constant without a value, a core count outside the machine.
             ModelError: sizes at which the kernel cannot run (:func:`~loopmodel.ir.point.check_point`:
                 an empty iteration space, an array without elements or beyond 2**62 bytes), or a
                 model that does not apply.
@@ -207,6 +248,9 @@ class Analyzer:
                               f"(kernel {self.kernel.source})")
         check_point(self.kernel, defines)
         opt = self.options
+        if cores is not None and cores != opt.cores:
+            _check_cores(cores, self.machine)
+            opt = dataclasses.replace(opt, cores=cores)
         notes = []
         traffic, levels, sim_info = None, (), None
         if self.lc is not None:
@@ -237,6 +281,12 @@ class Analyzer:
                     notes.append(f"Roofline skipped: {exc.message}")
                 else:
                     raise
+        for r in (roof, roof_asm):
+            notes += [n for n in (r.notes if r is not None else ()) if n not in notes]
+        notes += _split_notes(self.kernel, defines, opt.cores)
+        if ecm is not None and opt.memory_bandwidth is not None:
+            keep = "; the Roofline keeps the measured bandwidths" if roof or roof_asm else ""
+            notes.append(mem_bw_note(traffic, self.machine, opt.memory_bandwidth) + keep)
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         return AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
                               incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
@@ -250,7 +300,10 @@ class Analyzer:
                 self._incore[it_per_unit] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
                                                             *self._reassociation)
             return self._incore[it_per_unit], None
-        return self._compiled_incore(defines, it_per_unit)
+        key = (tuple(sorted(defines.items())), it_per_unit)  # the in-core analysis does not depend on cores
+        if self._last_compiled[0] != key:
+            self._last_compiled = (key, self._compiled_incore(defines, it_per_unit))
+        return self._last_compiled[1]
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""

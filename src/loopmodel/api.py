@@ -482,7 +482,9 @@ class Result:
             return None
         from .report.units import UNIT_KEYS, convert_all
 
-        return convert_all(e.multicore(self.analysis.options.cores), self.analysis)[UNIT_KEYS[self.unit]]
+        from .analysis import multicore_time
+
+        return convert_all(multicore_time(self.analysis), self.analysis)[UNIT_KEYS[self.unit]]
 
     def to_dict(self) -> dict:
         """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""

@@ -159,7 +159,11 @@ def _analysis_args(a, json_file: bool = False) -> None:
                          "and flags in use would; gcc/clang only with -ffast-math or -Ofast, icc/icx by default)")
     ra.add_argument("--no-reassociation", dest="reassociate", action="store_const", const=False,
                     help="reductions keep their loop-carried dependency (no partial sums)")
-    a.add_argument("--mem-bw", metavar="BW", help="override the saturated memory bandwidth, e.g. '63.4 GB/s'")
+    a.add_argument("--mem-bw", metavar="BW",
+                   help="memory bus bandwidth for the ECM memory link, e.g. '107.1 GB/s': all bytes moved, "
+                        "write-allocate traffic included, used as given. Benchmarks such as STREAM report "
+                        "less (copy counts 16 of the 24 B it moves per element: multiply its figure by 1.5); "
+                        "the machine file's figures are converted so (JSON bandwidth_source)")
     a.add_argument("--lc-variable", metavar="NAME", help="size constant to solve layer conditions for")
     a.add_argument("--cache-predictor", "-P", choices=("lc", "sim"), default="lc", type=str.lower,
                    help="data traffic from layer conditions (default; cache simulation where they do not "
@@ -533,7 +537,8 @@ def cmd_scaling(args) -> int:
 
 def scaling_results(args) -> tuple:
     """``loopmodel scaling``'s parsed arguments -> ``(results, analysis, measured, fit)``: one
-    :class:`~loopmodel.models.scaling.ScalingResult` per model, the single-core analysis, the
+    :class:`~loopmodel.models.scaling.ScalingResult` per model (row n from the analysis with n active
+    cores, as ``analyze --cores n``: :func:`~loopmodel.models.scaling.core_point`), the single-core analysis, the
     measured points ({cores: it/s}, or None; ``args.measured`` is a path or such a mapping) and
     ``(p0, rms relative error)`` of ``--fit-p0`` (or None). The CLI and :func:`loopmodel.scaling`
     both call it.
@@ -546,10 +551,12 @@ def scaling_results(args) -> tuple:
     from .models.scaling import fit_p0, scaling
 
     analyzer, points = _prepare(args, ("ECM",), 1)
-    res = analyzer.run(one_point(points, "scaling"))
+    point = one_point(points, "scaling")
+    res = analyzer.run(point)
     res.ecm.require_known()
     m = analyzer.machine
     cores = _core_list(args.cores, m.cores_per_socket * m.sockets)
+    per_cores = {n: analyzer.run(point, cores=n).ecm for n in cores}
     if args.data_in not in res.ecm.T_ECM:
         raise DefineError(f"--data-in {args.data_in}: no such level (choose {', '.join(res.ecm.T_ECM)})")
     measured = args.measured
@@ -561,13 +568,24 @@ def scaling_results(args) -> tuple:
     if args.fit_p0:
         if not measured:
             raise DefineError("--fit-p0 needs --measured")
-        fit = fit_p0(res.ecm, m, measured, it, args.placement)
+        fit = fit_p0(res.ecm, m, measured, it, args.placement, _measured_ecms(analyzer, point, measured, per_cores))
         p0 = fit[0]
     models = ("contention", "saturation") if args.model == "both" else (args.model,)
     _check_p0(p0)
-    results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in) for mdl in models]
+    results = [scaling(res.ecm, m, cores, it, mdl, p0, args.placement, args.data_in, per_cores) for mdl in models]
     return results, res, measured, fit
 
+
+def _measured_ecms(analyzer, point: dict, measured: dict, per_cores: dict) -> dict:
+    """Core count -> ECM result with that many active cores, for every measured count (``--fit-p0``)."""
+    from .errors import DefineError
+
+    m = analyzer.machine
+    most = m.cores_per_socket * m.sockets
+    bad = [c for c in measured if not 1 <= c <= most]
+    if bad:
+        raise DefineError(f"--measured: {bad[0]} cores, but the machine model has {most}")
+    return {c: per_cores[c] if c in per_cores else analyzer.run(point, cores=c).ecm for c in measured}
 
 def cmd_app(args) -> int:
     from .analysis import Analyzer, Options
@@ -583,16 +601,19 @@ def cmd_app(args) -> int:
 
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
-    analyses = []
+    analyses, per_cores = [], []
     for k in spec.kernels:
         kernel, _, text, notes = load_kernel_file(k.path)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
         opts = Options(models=("ECM",), incore=args.incore, use_cache=not args.no_cache,
                        kernel_text=text, notes=notes, machine_file=str(args.machine),
                        trust_machine_flags=args.trust_machine_flags)
-        analyses.append(Analyzer(kernel, machine, opts).run(defines))
+        analyzer = Analyzer(kernel, machine, opts)
+        analyses.append(analyzer.run(defines))
         analyses[-1].ecm.require_known()
-    pred = predict(spec, analyses, machine, cores, args.model, args.p0, machine_notes(args.machine, machine))
+        per_cores.append({n: analyzer.run(defines, cores=n).ecm for n in cores})  # as scaling's rows
+    pred = predict(spec, analyses, machine, cores, args.model, args.p0, per_cores,
+                   machine_notes(args.machine, machine))
     if args.json:
         json.dump(rep.to_dict(pred), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -156,7 +156,8 @@ def run(args) -> int:
         clock_list(clock_text)  # bad --clock before the analysis
     analyzer, points = _prepare(args, ("ECM",), 1)
     args.clock = clock_text
-    res = analyzer.run(one_point(points, "energy"))
+    point = one_point(points, "energy")
+    res = analyzer.run(point)
     res.ecm.require_known()
     m = analyzer.machine
     if args.data_in not in res.ecm.T_ECM:
@@ -170,8 +171,9 @@ def run(args) -> int:
     if len(cores) * len(clocks) > MAX_POINTS:
         raise DefineError(f"{len(cores) * len(clocks)} operating points; at most {MAX_POINTS}")
     notes += _range_notes(power, clocks)
+    per_cores = {n: analyzer.run(point, cores=n).traffic for n in cores}  # as scaling's rows
     perf = ecm_performance(res.traffic, res.incore, m, cores, clocks, args.model, args.p0, args.placement,
-                           args.data_in, analyzer.options.memory_bandwidth)
+                           args.data_in, analyzer.options.memory_bandwidth, per_cores)
     try:
         result = energy_grid(perf, power, m.cores_per_socket, args.model, tuple(notes) + _model_notes(power, m))
     except ValueError as exc:

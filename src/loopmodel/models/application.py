@@ -78,13 +78,15 @@ def iterations(kernel, defines: dict) -> int:
 
 
 def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "contention",
-            p0: float | None = None, notes: tuple = ()) -> AppPrediction:
+            p0: float | None = None, per_cores: list | None = None, notes: tuple = ()) -> AppPrediction:
     """Sum the per-kernel predictions.
 
     Args:
         spec: the application.
         analyses: one single-core :class:`~loopmodel.analysis.AnalysisResult` (with ECM)
             per kernel of ``spec``, same order.
+        per_cores: per kernel, core count -> ECM result of its analysis with that many active
+            cores (as ``scaling``'s rows); None: the single-core one for every count.
         machine: the machine model (clock, ccNUMA layout).
         cores: core counts.
         model: multicore model of :func:`loopmodel.models.scaling.scaling`.
@@ -101,13 +103,14 @@ def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "c
 
     preds = []
     totals = {n: 0.0 for n in cores}
-    for k, res in zip(spec.kernels, analyses):
+    for i, (k, res) in enumerate(zip(spec.kernels, analyses)):
         if res.ecm is None:
             raise ModelError(f"{k.path}: no ECM prediction for application kernel '{k.name}'")
         it = res.traffic.iterations_per_unit
         n_it = iterations(res.kernel, k.defines)
         units = n_it / it
-        sc = scaling(res.ecm, machine, list(cores), it, model, p0, k.placement)
+        at_n = per_cores[i] if per_cores else None
+        sc = scaling(res.ecm, machine, list(cores), it, model, p0, k.placement, per_cores=at_n)
         secs = {}
         for pt in sc.points:
             secs[pt.cores] = k.count * units / (pt.rate_cl_per_cy * machine.clock)

@@ -15,7 +15,8 @@ Notation ``{ T_OL || T_nOL | T_L1L2 | T_L2L3 | T_L3Mem } cy/CL`` and
 ``{ T_ECM^L1 \\ T_ECM^L2 \\ ... } cy/CL`` (ecm-model-slides.txt "ECM model –
 composition/prediction"). Saturation (:mod:`loopmodel.models.saturation`, the one
 definition shared with ``scaling``): n_s = ceil(T_ECM^Mem / T_Mem) with T_Mem the memory
-busy time without latency penalties, P(n) = min(n·P(1), P_sat) per ccNUMA domain.
+busy time without latency penalties, P(n) = min(n·P(1), P_sat) per ccNUMA domain; the n-core
+prediction is :func:`loopmodel.models.scaling.core_point`.
 
 When the in-core model cannot give T_OL (the machine model lacks an operation's
 throughput or latency), the data-transfer contributions and ``T_transfer`` (eq. 4
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from ..machine.bandwidth import choose_bandwidth
-from .saturation import SaturationPoint, saturated_rate, saturation_point
+from .saturation import SaturationPoint, saturation_point
 
 
 def _fmt(value) -> str:
@@ -117,17 +118,6 @@ class ECMResult:
         """``{ T_ECM^L1 \\ T_ECM^L2 \\ ... } cy/CL`` (``n/a`` for unknown values)."""
         return "{ " + " \\ ".join(_fmt(v) for v in self.T_ECM.values()) + " } cy/CL"
 
-    def multicore(self, cores: int) -> float | None:
-        """Aggregate cy/CL of ``cores`` cores with the data in memory: 1 / P(n) of the saturation
-        rule, P(n) = min(n·P(1), P_sat) per ccNUMA domain, non-scalable shared caches capping the
-        cores sharing them (:func:`~loopmodel.models.saturation.saturated_rate`, the rule of
-        ``scaling --model saturation`` too); None if T_ECM is unknown."""
-        if self.T_ECM["MEM"] is None:
-            return None
-        rate, _ = saturated_rate(max(cores, 1), self.T_ECM["MEM"], self.memory_busy, self.cores_per_domain,
-                                 self.shared_links.get("MEM", ()))
-        return 1.0 / rate
-
     def require_known(self) -> "ECMResult":
         """This result, for callers that need T_ECM (scaling, applications).
 
@@ -139,16 +129,45 @@ class ECMResult:
         return self
 
 
+#: ``bandwidth_source`` of the memory link under ``--mem-bw`` (the one definition of what it means)
+MEM_BW_SOURCE = "--mem-bw: the memory bus bandwidth, all bytes moved (write-allocate traffic included), used as given"
+
+
 def _link_bandwidth(machine, lt, link, memory_bandwidth):
-    """Bandwidths (B/cy per direction) of ``link`` and where they come from."""
+    """Bandwidths (B/cy per direction) of ``link`` and where they come from.
+
+    Every bandwidth here is a bus bandwidth: bytes the link moves per second, write-allocate
+    traffic included, as the contributions count bytes (eq. 3). A measured (benchmark) figure is
+    converted to it (:func:`~loopmodel.machine.bandwidth.choose_bandwidth`, the factor named in
+    the source); ``memory_bandwidth`` (``--mem-bw``) *is* one, and replaces every direction of the
+    link into memory, measured or given in the machine file."""
+    if memory_bandwidth is not None and link.between[1] == "MEM":
+        return [memory_bandwidth / machine.clock] * len(link.bandwidth), MEM_BW_SOURCE
     measured, source = None, "machine model"
     if link.measured:
-        if memory_bandwidth is not None:
-            measured, source = memory_bandwidth, "override"
-        else:
-            ch = choose_bandwidth(machine, link.between[1], lt.loads_cl, lt.stores_cl)
-            measured, source = ch.bandwidth, f"{ch.kernel} benchmark, {ch.cores} cores"
+        ch = choose_bandwidth(machine, link.between[1], lt.loads_cl, lt.stores_cl)
+        measured = ch.bandwidth
+        source = (f"{ch.kernel} benchmark, {ch.cores} cores: {ch.reported / 1e9:.4g} GB/s as reported "
+                  f"x {ch.bandwidth / ch.reported:.4g} for write-allocate traffic")
     return machine.link_bandwidths_cy(link, measured), source
+
+
+def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
+    """The note of ``--mem-bw``: what it means, and the machine file's figure it replaces in the same
+    terms (a STREAM-type figure given as it is would make the memory term too slow by the
+    write-allocate factor)."""
+    from ..errors import ModelError
+
+    link = machine.link(machine.memory_hierarchy[-2].level)
+    lt = traffic.levels[-1]
+    try:
+        bws, source = _link_bandwidth(machine, lt, link, None)
+    except (ModelError, ValueError):
+        default = "the machine file gives no memory bandwidth"
+    else:
+        default = f"without it: {bws[0] * machine.clock / 1e9:.4g} GB/s ({source})"
+    return (f"--mem-bw {memory_bandwidth / 1e9:.4g} GB/s is the memory bus bandwidth, write-allocate traffic "
+            f"included, used as given; {default}")
 
 
 def _contribution(name, link, bws, source, in_cl, out_cl, cl) -> Contribution:
@@ -229,7 +248,8 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
         incore: :class:`~loopmodel.models.incore.InCoreResult`; ``T_OL`` None means
             unknown: T_ECM and n_s are then None too.
         machine: :class:`~loopmodel.machine.model.MachineModel`.
-        memory_bandwidth: B/s overriding the measured saturated bandwidth.
+        memory_bandwidth: B/s, the memory bus bandwidth (write-allocate traffic included, used as
+            given: ``--mem-bw``) replacing the machine file's for the link into memory.
         unknown: why T_OL is unknown (kept in :attr:`ECMResult.unknown`).
 
     Returns:

@@ -160,7 +160,7 @@ def energy_grid(performance: dict, power, cores_per_chip: int | None = None, mod
 
 def ecm_performance(traffic, incore, machine, cores: list, clocks: list, model: str = "contention",
                     p0: float | None = None, placement: str = "first-touch", location: str = "MEM",
-                    memory_bandwidth: float | None = None) -> dict:
+                    memory_bandwidth: float | None = None, per_cores: dict | None = None) -> dict:
     """P_ECM(n, f): the ECM prediction at each clock with the multicore model.
 
     At clock f the machine model's clock is f (:func:`loopmodel.models.ecm.ecm_model`: in-core
@@ -173,7 +173,9 @@ def ecm_performance(traffic, incore, machine, cores: list, clocks: list, model: 
         machine: :class:`~loopmodel.machine.model.MachineModel`.
         cores: core counts; clocks: clocks in Hz.
         model, p0, placement, location: as :func:`~loopmodel.models.scaling.scaling`.
-        memory_bandwidth: B/s overriding the measured saturated memory bandwidth.
+        memory_bandwidth: B/s, the memory bus bandwidth (``--mem-bw``).
+        per_cores: core count -> traffic of the analysis with that many active cores (row n of
+            ``scaling``, :func:`~loopmodel.models.scaling.core_point`); None: ``traffic`` for all.
 
     Returns:
         ``{(cores, clock_Hz): (it/s, limit)}``.
@@ -188,7 +190,8 @@ def ecm_performance(traffic, incore, machine, cores: list, clocks: list, model: 
     for f in clocks:
         m = dataclasses.replace(machine, clock=f)
         ecm = ecm_model(traffic, incore, m, memory_bandwidth).require_known()
-        res = scaling(ecm, m, list(cores), traffic.iterations_per_unit, model, p0, placement, location)
+        at_n = {n: ecm_model(t, incore, m, memory_bandwidth) for n, t in (per_cores or {}).items()}
+        res = scaling(ecm, m, list(cores), traffic.iterations_per_unit, model, p0, placement, location, at_n)
         out.update({(pt.cores, f): (pt.it_per_s, pt.limit) for pt in res.points})
     return out
 

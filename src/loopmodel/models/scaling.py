@@ -19,10 +19,14 @@ Two models (cross-architecture-machine-models.txt §3.4.4; ecm-model-slides.txt
   that reaches 1 exactly for these p0, while from p0 = 0.76 on u(n) can drop when a
   core is added, which no bus does.
 
-T_ECM is the single-core time for data in memory and T_Mem the time the memory
+T_ECM is the time of one core for data in memory and T_Mem the time the memory
 interface is busy per unit of work (bandwidth only; latency penalties slow a single
 core but not the saturated interface); n_s, P_sat and the saturation rule are those of
-:mod:`loopmodel.models.saturation`, shared with ``analyze --cores``. Cores fill ccNUMA domains one after the other
+:mod:`loopmodel.models.saturation`. The prediction for n cores, :func:`core_point`, is the
+one function behind ``analyze --cores n`` and row n of ``scaling``: it takes the ECM result of
+the analysis with n active cores (shared caches divided among them, the data set split among
+them: a data set that fits the caches of n cores is not in memory at n cores, whatever it is at
+one). Cores fill ccNUMA domains one after the other
 ("close" affinity); with first-touch placement every domain has its own memory
 interface and performance adds over domains; with ``one-domain`` placement (the paper's
 Gauss-Seidel case) all cores share one domain's interface. Links with ``shared_by`` > 1
@@ -57,6 +61,9 @@ class ScalingPoint:
         utilization: memory-bus utilization u(n) of the busiest domain (None
             when the data are in a cache).
         limit: what bounds this point: ``core``, ``memory`` or ``shared <link>``.
+        core_cy_per_cl: T_ECM of one of the n cores for the data location (cy/CL), from the traffic
+            with n active cores (the data set split among them, the shared caches too).
+        memory_busy_cy_per_cl: T_Mem of one of the n cores (cy/CL; 0 for data in a cache).
     """
 
     cores: int
@@ -65,6 +72,8 @@ class ScalingPoint:
     it_per_s: float
     utilization: float | None
     limit: str
+    core_cy_per_cl: float = 0.0
+    memory_busy_cy_per_cl: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -117,10 +126,28 @@ def _contention_rate(counts: list, t_ecm: float, t_mem: float, p0: float, one_do
     return rate, max(us), "core" if rate >= n / t_ecm * (1 - 1e-9) else "memory"
 
 
-def _point(n: int, ecm, machine, location: str, model: str, p0: float, one_domain: bool,
-           it_per_cl: float) -> ScalingPoint:
-    """Prediction for ``n`` cores: the saturation rule (:func:`~loopmodel.models.saturation.saturated_rate`,
-    the rule of ``analyze --cores`` too) or the contention model, both capped by non-scalable caches."""
+def core_point(n: int, ecm, machine, it_per_cl: float, model: str = "saturation", p0: float | None = None,
+               one_domain: bool = False, location: str = "MEM") -> ScalingPoint:
+    """Prediction for ``n`` cores, the one function of ``analyze --cores n`` (saturation rule, first-touch
+    placement, data in memory) and of row n of :func:`scaling`.
+
+    Args:
+        n: active cores (>= 1).
+        ecm: :class:`~loopmodel.models.ecm.ECMResult` of the analysis *with n active cores* (its traffic
+            from the caches' shares and the data set's part of n cores), T_ECM known.
+        machine: :class:`~loopmodel.machine.model.MachineModel` (clock, ccNUMA layout).
+        it_per_cl: iterations per CL of work.
+        model: ``saturation`` (:func:`~loopmodel.models.saturation.saturated_rate`: P(n) = min(n·P1, P_sat)
+            per ccNUMA domain) or ``contention`` (module docstring, eq. 5); both capped by non-scalable
+            shared caches.
+        p0: contention parameter (None: the machine model's ``contention_p0``).
+        one_domain: every page in one ccNUMA domain (``--placement one-domain``).
+        location: memory level the data are in (a key of ``ecm.T_ECM``).
+
+    Returns:
+        :class:`ScalingPoint` (rate in CL/cy, it/s).
+    """
+    p0 = machine.contention_p0 if p0 is None else p0
     t_ecm = ecm.T_ECM[location]
     t_mem = ecm.memory_busy if location == "MEM" else 0.0
     per_dom = machine.cores_per_numa_domain
@@ -134,15 +161,18 @@ def _point(n: int, ecm, machine, location: str, model: str, p0: float, one_domai
         rate, u, limit = _contention_rate(counts, t_ecm, t_mem, p0, one_domain)
         rate, link = shared_cap(rate, n, t_ecm, shared)
         limit = f"shared {link}" if link else limit
-    return ScalingPoint(n, len(counts), rate, rate * it_per_cl * machine.clock, u, limit)
+    return ScalingPoint(n, len(counts), rate, rate * it_per_cl * machine.clock, u, limit, t_ecm, t_mem)
 
 
 def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contention", p0: float | None = None,
-            placement: str = "first-touch", location: str = "MEM") -> ScalingResult:
-    """Predicted performance for each core count in ``cores``.
+            placement: str = "first-touch", location: str = "MEM", per_cores: dict | None = None) -> ScalingResult:
+    """Predicted performance for each core count in ``cores``: :func:`core_point` per count.
 
     Args:
         ecm: :class:`~loopmodel.models.ecm.ECMResult` (single core).
+        per_cores: core count -> ECMResult of the analysis with that many active cores (what
+            ``scaling`` passes, so that row n equals ``analyze --cores n``); None: ``ecm`` for every
+            count (the traffic of one core, as if the data set stayed where it is for one core).
         machine: :class:`~loopmodel.machine.model.MachineModel` (clock, ccNUMA layout, links).
         cores: core counts (each >= 1).
         it_per_cl: iterations per CL of work.
@@ -171,25 +201,29 @@ def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contentio
     t_ecm = ecm.T_ECM[location]
     t_mem = ecm.memory_busy if location == "MEM" else 0.0
     one_domain = placement == "one-domain"
-    points = tuple(_point(n, ecm, machine, location, model, p0, one_domain, it_per_cl) for n in cores)
+    per_cores = per_cores or {}
+    points = tuple(core_point(n, per_cores.get(n, ecm), machine, it_per_cl, model, p0, one_domain, location)
+                   for n in cores)
     sat = saturation_point(t_ecm, t_mem)
     return ScalingResult(model, placement, location, p0, t_ecm, t_mem, sat.cores,
                          sat.it_per_s(it_per_cl, machine.clock), points, it_per_cl, machine.clock,
                          machine.cores_per_numa_domain)
 
 
-def fit_p0(ecm, machine, measured: dict, it_per_cl: float, placement: str = "first-touch") -> tuple:
+def fit_p0(ecm, machine, measured: dict, it_per_cl: float, placement: str = "first-touch",
+           per_cores: dict | None = None) -> tuple:
     """Least-squares fit of p0 to measured performance.
 
     Args:
         measured: core count -> measured it/s.
+        per_cores: as for :func:`scaling`.
 
     Returns:
         ``(p0, rms_relative_error)``: p0 in (0, P0_MAX] by
         :func:`loopmodel.models.calibration.minimize_p0`.
     """
     def err(p):
-        res = scaling(ecm, machine, sorted(measured), it_per_cl, "contention", p, placement)
+        res = scaling(ecm, machine, sorted(measured), it_per_cl, "contention", p, placement, per_cores=per_cores)
         return math.sqrt(sum(((pt.it_per_s - measured[pt.cores]) / measured[pt.cores]) ** 2
                              for pt in res.points) / len(res.points))
 

@@ -37,8 +37,14 @@ adds the capacity of the level above, whose lines it does not duplicate),
 and then neither in any level further from the core (no request reaches
 them). A write-through level still passes every store on. With ``cores``
 active cores a shared cache offers each its share, as for the other layer
-conditions (and in Kerncraft): exact when every core sweeps a data set of
-its own, conservative when the cores split one data set among them. ``sweeps="single"``
+conditions (and in Kerncraft), and the cores split the data set among them
+(the outermost loop divided, as ``scaling`` and an OpenMP ``for`` do): each
+core's part, about ``D / cores``, is compared with that share, i.e. the whole data
+set with the caches of all active cores together (``capacity x cores``: a
+shared cache once per group of cores sharing it, a private one per core). Parts
+are whole trips of the outermost loop (:func:`data_set_parts`: T trips make
+T / ceil(T / cores) parts of ceil(T / cores) trips, the part the cache simulation
+runs), fewer than ``cores`` when T is not a multiple of them. ``sweeps="single"``
 (a kernel run once) leaves that condition out: every array comes from memory
 and every written array is evicted once, as above.
 
@@ -125,8 +131,9 @@ class LCLevel:
             set in bytes, ``distance`` the iterations of one sweep (the reuse
             distance across sweeps; zero if not a closed form), ``dimension`` the
             nest depth + 1, no misses.
-        capacity: bytes the whole-data-set condition compares with (``cache_size``,
-            plus the level above for a victim cache taking clean evictions).
+        capacity: bytes of the whole data set the active cores' caches of this level keep
+            together, what the whole-data-set condition compares with (``cache_size``, plus
+            the level above for a victim cache taking clean evictions, times the cores).
         holds_data_set: the level (or one closer to the core) holds the whole
             data set across sweeps: no traffic on its link to the next level.
     """
@@ -265,7 +272,8 @@ class LayerConditionAnalysis:
         Args:
             machine: :class:`~loopmodel.machine.model.MachineModel`.
             defines: size constant -> integer value (all constants needed).
-            cores: active cores; shared caches are divided among them.
+            cores: active cores; shared caches are divided among them, and so is the data set
+                (the whole-data-set condition: each core's part in its share).
             cache_factor: effective fraction of each cache (1.0, or 0.5 for the
                 "C/2" rule of ecm-model-slides.txt); applies to the
                 whole-data-set condition too.
@@ -297,14 +305,16 @@ class LayerConditionAnalysis:
         traffic = []
         caches = machine.caches
         capacity, held = 0.0, False
+        parts = data_set_parts(self.kernel, defines, cores)
         for li, cache in enumerate(caches):
             share = min(max(cores, 1), cache.cores_per_group)
             csize = cache.size * cache_factor / share
             states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes)
             capacity = _data_set_capacity(cache, csize, capacity if li else 0.0)
-            whole = self._data_set_state(defines, capacity, var, sizes) if sweeps == "repeated" else None
+            together = capacity * parts  # each core keeps its part of the data set in its share
+            whole = self._data_set_state(defines, together, var, sizes) if sweeps == "repeated" else None
             held = held or (whole is not None and bool(whole.condition))  # nothing reaches the levels below
-            levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, capacity, held))
+            levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, together, held))
         # traffic per level from the selected states. A write-allocate anywhere above makes a
         # store miss a read request all the way down (the allocating level fetches the line
         # through the levels below, e.g. the L2 of a victim-L3 machine reads from memory).
@@ -317,7 +327,7 @@ class LayerConditionAnalysis:
                                                   allocates[li], it_per_unit))
         # a victim level's misses are delivered to the level above, counted on its own link
         victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
-        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps))
+        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps, cores))
         tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), notes)
         return tp, levels
 
@@ -380,7 +390,7 @@ class LayerConditionAnalysis:
         stores = 0.0 if cache.write_back else float(sum(written.values())) * it_per_unit / cl
         return LevelTraffic(cache.level, 0.0, stores, len(self.accesses) * it_per_unit, 0.0, int(cl), 0.0)
 
-    def _sweep_notes(self, levels, defines, sweeps) -> list:
+    def _sweep_notes(self, levels, defines, sweeps, cores: int = 1) -> list:
         """Report notes: where the whole data set stays (repeated sweeps) and what the swaps did."""
         notes = []
         k = self.kernel
@@ -391,7 +401,7 @@ class LayerConditionAnalysis:
                                   for n, p in self.data_set_parts.items())
                 notes.append(f"repeated sweeps: {first.level} holds the whole data set "
                              f"({format_bytes(first.data_set.requirement_bytes)}: {parts}; capacity "
-                             f"{format_bytes(first.capacity)}), so no traffic beyond {first.level}; "
+                             f"{format_bytes(first.capacity)}{_of_cores(cores)}), so no traffic beyond {first.level}; "
                              "'--sweeps single' for a kernel run once")
             if k.swaps:
                 pairs = ", ".join(f"swap({x}, {y})" for x, y in k.swaps)
@@ -400,6 +410,21 @@ class LayerConditionAnalysis:
         elif k.swaps:
             notes.append("single sweep: the swap() calls after the loop nest have no effect")
         return notes
+
+
+def data_set_parts(kernel, defines: dict, cores: int) -> float:
+    """Parts of the data set that ``cores`` cores keep in their caches: the outermost loop's T trips
+    split into parts of ceil(T / cores) trips, T / ceil(T / cores) of them (``cores`` when T is a
+    multiple; 1 for one core or an empty loop)."""
+    if cores <= 1:
+        return 1.0
+    trips = kernel.loops[0].iterations(defines)
+    return trips / -(-trips // cores) if trips else 1.0
+
+
+def _of_cores(cores: int) -> str:
+    """`` in the shares of 20 cores, each sweeping its part`` for several cores (the capacity's meaning)."""
+    return f" in the shares of {cores} cores, each sweeping its part" if cores > 1 else ""
 
 
 def _data_set_capacity(cache, csize: float, above: float) -> float:

@@ -156,6 +156,20 @@ def _affine(poly, indices, defines, what):
     return int(const.constant_value()), coefs
 
 
+def _first_part(nest, cores: int):
+    """``nest`` with its outermost loop cut to its first ceil(T / ``cores``) trips: the iterations one
+    core runs when the cores split the loop nest, as a static OpenMP schedule of the outermost loop
+    does, and the layer conditions' whole-data-set condition assumes (each core's part of the data
+    set in its share of the caches; :func:`~loopmodel.predictors.layer_conditions.data_set_parts`)."""
+    if cores <= 1:
+        return nest
+    outer = nest.loops[0]
+    trips = max(0, -(-(outer.stop - outer.start) // outer.step))
+    part = max(1, -(-trips // cores))
+    loops = (replace(outer, stop=outer.start + part * outer.step),) + tuple(nest.loops[1:])
+    return replace(nest, loops=loops)
+
+
 def level_specs(machine, cores: int = 1) -> tuple:
     """Simulated organisation of the machine's caches (shared levels split among ``cores``).
 
@@ -224,7 +238,8 @@ class SimulationPredictor:
         Args:
             machine: :class:`~loopmodel.machine.model.MachineModel`.
             defines: size constant -> int.
-            cores: active cores (shared caches split).
+            cores: active cores: shared caches split, and the data set too (one core's part is
+                simulated, :func:`_first_part`, as the layer conditions compare it).
             alignment, padding: array placement (bytes), see :func:`place_arrays`.
             nt_stores: stores to arrays that are never read are non-temporal
                 (bypass the caches, no write-allocate).
@@ -250,11 +265,11 @@ class SimulationPredictor:
         layout = place_arrays(k, defines, alignment, padding)
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array
-        nest = self._nest(defines, layout, unit, nt_stores, sweeps)
+        nest = _first_part(self._nest(defines, layout, unit, nt_stores, sweeps), cores)
         last = specs[-1]
         # large data sets warm up inside the iteration space, away from its edges; small ones from the
         # start (a sweep then may not supply the warm-up, and the next sweep is measured whole)
-        data_lines = sum(size for _, size in layout.values()) / cl
+        data_lines = sum(size for _, size in layout.values()) / cl / max(cores, 1)
         start_mid = data_lines >= 4 * last.sets * last.ways
         cold = sweeps == "single" and not start_mid
         nbase = len(nest.accesses[0].bases)

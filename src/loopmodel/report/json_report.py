@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
 from .schema import document, finite
 from .units import convert_all
@@ -132,8 +133,8 @@ def _ecm(res) -> dict:
         "saturated_per_domain_it_s": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
         "notation": e.notation(),
         "prediction_notation": e.prediction_notation(),
-        "multicore_T_ECM_MEM_cy_per_cl": e.multicore(res.options.cores),
-        "performance": {k: finite(v) for k, v in convert_all(e.multicore(res.options.cores), res).items()},
+        "multicore_T_ECM_MEM_cy_per_cl": multicore_time(res),
+        "performance": {k: finite(v) for k, v in convert_all(multicore_time(res), res).items()},
     }
 
 
@@ -174,6 +175,7 @@ def _roofline(r, res) -> dict:
     return {
         "cores": r.cores,
         "cpu_performance_flop_s": flop_s(r.cpu_performance),
+        "cpu_performance_it_s": it_s(r.cpu_time),
         "cpu_time_cy_per_cl": r.cpu_time,
         "cpu_roof_source": r.cpu_source,
         "levels": [{"level": lv.level, "volume_B_per_cl": lv.bytes, "intensity_flop_per_B": finite(lv.intensity),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ..analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
 from .units import convert
@@ -189,7 +190,8 @@ def _ecm_section(res, console, unit: str, verbose: int):
     it = res.traffic.iterations_per_unit
     flops = k.flops_per_iteration
     rows = [(lvl, v) for lvl, v in e.T_ECM.items()]
-    t = Table(title=f"ECM prediction, 1 core (data in level); unit {unit}", title_justify="left")
+    who = "1 core" if opt.cores == 1 else f"per core of {opt.cores}"
+    t = Table(title=f"ECM prediction, {who} (data in level); unit {unit}", title_justify="left")
     for lvl, v in rows:
         t.add_column(lvl, justify="right")
     t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
@@ -201,9 +203,10 @@ def _ecm_section(res, console, unit: str, verbose: int):
     elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
         console.print("no memory traffic: nothing to saturate")
     if opt.cores > 1 and not e.unknown:
-        tc = e.multicore(opt.cores)
+        tc = multicore_time(res)
         console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
-                      f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain)")
+                      f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain; row {opt.cores} of "
+                      "'scaling --model saturation')")
 
 
 class SweepPrinter:
@@ -318,7 +321,7 @@ def _roofline(res, r, title, console, unit) -> None:
     t = Table(title=f"Bottlenecks ({r.cores} core{'s' if r.cores > 1 else ''})", title_justify="left")
     for col in ("level", "a. intensity", "performance", "bandwidth", "bw kernel"):
         t.add_column(col, justify="right" if col != "level" else "left")
-    cpu_unit = "FLOP/s" if k.flops_per_iteration or r.cpu_source == "peak FLOP/s" else "it/s"
+    cpu_unit = "FLOP/s" if k.flops_per_iteration else "it/s"
     t.add_row("CPU", "", format_si(r.cpu_performance, cpu_unit) if r.cpu_performance else "n/a", "",
               r.cpu_source)
     for lv in r.levels:

@@ -198,8 +198,11 @@ class EcmContribution(Strict):
     out_B_per_cl: Annotated[Num, Field(description="bytes away from the core, B/CL")]
     bandwidth_B_per_cy: Annotated[list[Num], Field(description="bandwidth used, [toward core] or [toward core, "
                                                                "away from core], B/cy")]
-    bandwidth_source: Annotated[str, Field(description="where the bandwidth comes from (machine model, override, "
-                                                       "benchmark kernel and cores)")]
+    bandwidth_source: Annotated[str, Field(description="where the bandwidth comes from: the machine model, "
+                                                       "--mem-bw (a bus bandwidth, write-allocate traffic "
+                                                       "included, used as given), or a benchmark kernel, its "
+                                                       "cores, its figure as reported and the write-allocate "
+                                                       "factor that makes it a bus bandwidth")]
 
 
 class EcmLocation(Strict):
@@ -258,7 +261,8 @@ class RooflineLevel(Strict):
     intensity_flop_per_B: Annotated[Num, Field(description="arithmetic intensity, FLOP/B (null: no FLOPs)")]
     bandwidth_B_s: Annotated[Num, Field(description="measured streaming bandwidth, B/s")]
     bandwidth_kernel: Annotated[str, Field(description="benchmark kernel of the bandwidth")]
-    measured_cores: Annotated[int, Field(description="core count of the bandwidth measurement")]
+    measured_cores: Annotated[int, Field(description="core count of the bandwidth measurement (summed over the "
+                                                     "ccNUMA domains whose bandwidths are added)")]
     performance_flop_s: Annotated[NumOrInf, Field(description="roof, FLOP/s (null for a kernel without FLOPs; "
                                                               "'inf': no data on this link)")]
     performance_it_s: Annotated[NumOrInf, Field(description="roof, it/s (it/CL x clock / time_cy_per_cl; 'inf': no "
@@ -271,10 +275,14 @@ class Roofline(Strict):
     from the compiled block."""
 
     cores: Annotated[int, Field(description="core count of the prediction")]
-    cpu_performance_flop_s: Annotated[Num, Field(description="CPU roof, FLOP/s (null: no FLOPs per cycle, or a "
-                                                             "kernel without FLOPs)")]
+    cpu_performance_flop_s: Annotated[Num, Field(description="CPU roof, FLOP/s (null: unknown, or a kernel "
+                                                             "without FLOPs)")]
+    cpu_performance_it_s: Annotated[NumOrInf, Field(description="CPU roof, it/s (it/CL x clock / "
+                                                                "cpu_time_cy_per_cl; null: unknown)")]
     cpu_time_cy_per_cl: Annotated[Num, Field(description="CPU roof, cy/CL (null: unknown)")]
-    cpu_roof_source: Annotated[str, Field(description="'peak FLOP/s', or the analyzer of the compiled block")]
+    cpu_roof_source: Annotated[str, Field(description="'peak FLOP/s', 'T_OL of the <source> in-core model' (no "
+                                                      "FLOPs per cycle, or no FLOPs), or the analyzer of the "
+                                                      "compiled block")]
     levels: Annotated[list[RooflineLevel], Field(description="bandwidth roofs, core side first")]
     bottleneck: Annotated[str | None, Field(description="CPU or the level of the limiting roof (null: unknown)")]
     performance_flop_s: Annotated[NumOrInf, Field(description="predicted performance, FLOP/s (null: unknown, or a "

@@ -19,6 +19,11 @@ class ScalingPoint(Strict):
     cores: Annotated[Count, Field(description="active cores n")]
     numa_domains: Annotated[Count, Field(description="ccNUMA domains in use (cores fill domains one after the "
                                                      "other)")]
+    T_ECM_cy_per_cl: Annotated[Num, Field(description="T_ECM of one of the n cores for the data location, from "
+                                                      "the traffic with n active cores (data set and shared caches "
+                                                      "split among them, as 'analyze --cores n'), cy/CL")]
+    memory_busy_cy_per_cl: Annotated[Num, Field(description="T_Mem of one of the n cores, cy/CL (0: data in a "
+                                                            "cache)")]
     it_s: Annotated[Num, Field(description="predicted performance of all cores, it/s")]
     flop_s: Annotated[Num, Field(description="predicted performance of all cores, FLOP/s (it/s times FLOPs per "
                                              "iteration)")]

@@ -293,10 +293,13 @@ def _check_ecm(text: str, ecm: dict) -> int:
     pred_line = next(line for line in lines if line.startswith("{ ") and " \\ " in line)
     levels = list(ecm["T_ECM_cy_per_cl"])
     assert pred_line == "{ " + " \\ ".join(fig(ecm["T_ECM_cy_per_cl"][lv], 1) for lv in levels) + " } cy/CL"
-    (row,) = _table(text, "ECM prediction, 1 core")
+    (row,) = _table(text, "ECM prediction, ")
     assert row == [f"{fig(ecm['T_ECM_cy_per_cl'][lv], 2)} cy/CL" if ecm["T_ECM_cy_per_cl"][lv] is not None
                    else "n/a" for lv in levels]
-    return len(want) + 2 * len(levels)
+    multi = next((line for line in lines if " cores, data in memory: " in line), None)
+    if multi is not None:  # --cores n: the aggregate figure
+        assert multi.split(": ")[1].split()[0] == fig(ecm["multicore_T_ECM_MEM_cy_per_cl"], 2), multi
+    return len(want) + 2 * len(levels) + (multi is not None)
 
 
 def _check_traffic(text: str, traffic: list) -> int:
@@ -319,7 +322,8 @@ def _check_roofline(text: str, roof: dict, flops: bool) -> int:
     n = 0
     if cpu[2] != "n/a":
         value, scale, unit = _si(cpu[2])
-        assert unit == "FLOP/s" and _near(f"{value}", roof["cpu_performance_flop_s"] / scale, 2), (cpu, roof)
+        key = {"FLOP/s": "cpu_performance_flop_s", "it/s": "cpu_performance_it_s"}[unit]
+        assert roof.get(key) is not None and _near(f"{value}", roof[key] / scale, 2), (cpu, roof)
         n += 1
     assert len(levels) == len(roof["levels"])
     for row, lv in zip(levels, roof["levels"]):
@@ -371,8 +375,11 @@ def _check_verbose(text: str, incore: dict, ecm: dict) -> int:
     assert comps == {k: _half_up(v, 2) for k, v in incore["components_cy_per_cl"].items()}
     n = len(comps)
     for c in ecm["contributions"]:
-        line = next(line for line in lines if line.startswith(f"  T_{c['name']} = "))
-        m = re.match(r"  T_\w+ = (\S+) cy/CL  \((\S+) B in, (\S+) B out at (\S+) B/cy from .*; penalty (\S+) cy\)$",
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"  T_{c['name']} = "))
+        end = next(i for i in range(at + 1, len(lines) + 1)
+                   if i == len(lines) or lines[i].startswith(("  T_", "Contributions", "{ ")))
+        line = " ".join(" ".join(lines[at:end]).split())  # rich may wrap it
+        m = re.match(r"T_\w+ = (\S+) cy/CL \((\S+) B in, (\S+) B out at (\S+) B/cy from .*; penalty (\S+) cy\)$",
                      line)
         assert m, line
         assert m.group(1) == _half_up(c["time_cy_per_cl"], 2) and m.group(5) == _half_up(c["penalty_cy_per_cl"], 2)

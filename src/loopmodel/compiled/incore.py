@@ -18,6 +18,11 @@ registers into L1"; cross-architecture paper §3.4.1):
   pressure in T_nOL and with its whole pressure, store addresses included, in T_OL
   (:func:`shared_ports`); llvm-mca's indexed store addresses on Haswell-Skylake port 7
   are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
+* Where the machine model counts stores in T_nOL (``in_core.stores_in``, the default;
+  :meth:`loopmodel.machine.model.MachineModel.stores_overlap`, the rule the analytic model
+  follows too), the ports the store instructions use leave T_OL and their whole pressure
+  (store data and addresses, with the loads' on a shared address port) is a T_nOL
+  candidate: cross-architecture-machine-models.txt §3.4.1 eq. (1) in port terms.
 * Both come from :func:`loopmodel.models.incore.port_pressure_times`, the one definition of
   "port pressure -> (T_OL, T_nOL)", through :func:`port_table`, which computes the balanced
   port table once; it is kept in :attr:`CompiledInCore.port_table` for the reports.
@@ -61,9 +66,10 @@ class PortRow:
         balanced: after balancing (:func:`effective_ports`), all instructions.
         loads: after balancing, the load instructions alone.
         counted: what the ECM takes from this port: ``loads`` on a non-overlapping port,
-            ``balanced`` otherwise.
+            ``balanced`` otherwise (a store port in T_nOL too).
         counted_cy_per_cl: ``counted`` in cy/CL.
-        role: ``"T_nOL (loads)"``, ``"T_OL"`` or ``"-"`` (in neither list).
+        role: ``"T_nOL (loads)"``, ``"T_nOL (stores)"`` (a port of the store instructions where
+            the machine counts stores in T_nOL), ``"T_OL"`` or ``"-"`` (in neither list).
     """
 
     port: str
@@ -397,11 +403,10 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
             given, T_nOL and the store share are bounded by the L1 data paths
             (:func:`data_path_bound`).
     """
-    over, _ = port_sets(machine, info.analyzer)
     notes = []
     if not machine.in_core.analyzer_ports.get(info.analyzer, {}):
-        notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping")
-        over = set(info.ports_cy_per_pass)
+        notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping"
+                     + ("" if machine.stores_overlap() else ", but the store instructions' (T_nOL, in_core.stores_in)"))
     table = info.port_table or port_table(info, machine, iterations_per_unit)
     per_cl = table.cy_per_cl_per_pass
     t_ol, t_nol = table.T_OL * per_cl, table.T_nOL * per_cl
@@ -417,8 +422,7 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     comps["block throughput"] = info.block_throughput * per_cl
     comps["simulated"] = info.cycles_per_pass * per_cl
     if bytes_per_cl is not None:
-        stores_overlap = not info.store_ports or bool(set(info.store_ports) & over)
-        t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, stores_overlap)
+        t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, machine.stores_overlap())
         notes += more
         comps.update(bound)
     notes.append(f"in-core from {info.analyzer} {info.analyzer_version} on block {info.block_label} "
@@ -452,11 +456,14 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
         counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
     per_cl = iterations_per_unit / info.iterations_per_pass
     bal, loads = effective_ports(info, machine)
-    t_ol, t_nol = port_pressure_times(bal, loads, counted_over, non)
+    stores = set() if machine.stores_overlap() else set(info.store_ports)  # their ports: T_nOL
+    memory = {**loads, **{k: bal.get(k, 0.0) for k in stores}}
+    t_ol, t_nol = port_pressure_times(bal, memory, counted_over - stores, non | stores)
     rows = []
     for name, v in sorted(info.ports_cy_per_pass.items()):
-        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
-        counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
+        role = "T_nOL (stores)" if name in stores else "T_nOL (loads)" if name in non else (
+            "T_OL" if name in over else "-")
+        counted = memory.get(name, 0.0) if name in non | stores else bal.get(name, v)
         rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
     return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl)
 
@@ -471,10 +478,10 @@ def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, sto
 
     * T_nOL >= (bytes loaded per CL) / ``in_core.load.bytes_per_cycle``, and
     * the store share >= (bytes stored per CL) / ``in_core.store.bytes_per_cycle``, in
-      T_OL where the analyzer's store ports are overlapping ones (Intel: "T_OL is the
-      overlapping time for computations and stores", kerncraft-tool-paper.txt §2.3; the
-      ECM slides' store port 4 in T_OL), in T_nOL where they are not (load/store ports
-      listed as non-overlapping, e.g. ThunderX2; eq. (1) of the cross-architecture paper).
+      T_OL where the machine's stores overlap (Intel: "T_OL is the overlapping time for
+      computations and stores", kerncraft-tool-paper.txt §2.3; the ECM slides' store port 4
+      in T_OL), in T_nOL otherwise (eq. (1) of the cross-architecture paper); the rule is
+      :meth:`loopmodel.machine.model.MachineModel.stores_overlap`.
 
     Args:
         t_ol, t_nol: the analyzer's times (cy/CL).

@@ -5,6 +5,8 @@ cy/CL; the measured comparison gives the relative error (predicted / measured - 
 """
 from __future__ import annotations
 
+from rich.markup import escape
+
 from ..units import format_si
 from .schema import document
 
@@ -83,7 +85,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
         t.add_row(*row)
     console.print(t)
     for n in analysis.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
 def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:

@@ -20,9 +20,9 @@ registers into L1"; cross-architecture paper §3.4.1):
   are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
 * Where the machine model counts stores in T_nOL (``in_core.stores_in``, the default;
   :meth:`loopmodel.machine.model.MachineModel.stores_overlap`, the rule the analytic model
-  follows too), the ports the store instructions use leave T_OL and their whole pressure
-  (store data and addresses, with the loads' on a shared address port) is a T_nOL
-  candidate: cross-architecture-machine-models.txt §3.4.1 eq. (1) in port terms.
+  follows too), the memory ports (the ``non_overlapping`` ones and the ports only the store
+  instructions use) leave T_OL and their whole pressure, loads, store data and addresses,
+  is T_nOL: cross-architecture-machine-models.txt §3.4.1 eq. (1) in port terms.
 * Both come from :func:`loopmodel.models.incore.port_pressure_times`, the one definition of
   "port pressure -> (T_OL, T_nOL)", through :func:`port_table`, which computes the balanced
   port table once; it is kept in :attr:`CompiledInCore.port_table` for the reports.
@@ -65,11 +65,12 @@ class PortRow:
         reported: pressure as the analyzer printed it.
         balanced: after balancing (:func:`effective_ports`), all instructions.
         loads: after balancing, the load instructions alone.
-        counted: what the ECM takes from this port: ``loads`` on a non-overlapping port,
-            ``balanced`` otherwise (a store port in T_nOL too).
+        counted: what the ECM takes from this port: ``loads`` on a non-overlapping port where
+            the machine's stores overlap, ``balanced`` otherwise.
         counted_cy_per_cl: ``counted`` in cy/CL.
-        role: ``"T_nOL (loads)"``, ``"T_nOL (stores)"`` (a port of the store instructions where
-            the machine counts stores in T_nOL), ``"T_OL"`` or ``"-"`` (in neither list).
+        role: ``"T_nOL (loads)"`` (a load port where the machine's stores overlap),
+            ``"T_nOL (loads, stores)"`` (a load or store port where stores count in T_nOL),
+            ``"T_OL"`` or ``"-"`` (in neither list).
     """
 
     port: str
@@ -456,16 +457,29 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
         counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
     per_cl = iterations_per_unit / info.iterations_per_pass
     bal, loads = effective_ports(info, machine)
-    stores = set() if machine.stores_overlap() else set(info.store_ports)  # their ports: T_nOL
-    memory = {**loads, **{k: bal.get(k, 0.0) for k in stores}}
-    t_ol, t_nol = port_pressure_times(bal, memory, counted_over - stores, non | stores)
+    if machine.stores_overlap():  # Intel's ECM: the loads' pressure on the load ports is T_nOL
+        memory, nol, what = loads, non, "loads"
+    else:  # eq. (1): every uop of a load or store on the memory ports (store ports too) is T_nOL
+        memory, nol, what = bal, non | _store_ports_only(info), "loads, stores"
+        counted_over = counted_over - nol
+    t_ol, t_nol = port_pressure_times(bal, memory, counted_over, nol)
     rows = []
     for name, v in sorted(info.ports_cy_per_pass.items()):
-        role = "T_nOL (stores)" if name in stores else "T_nOL (loads)" if name in non else (
-            "T_OL" if name in over else "-")
-        counted = memory.get(name, 0.0) if name in non | stores else bal.get(name, v)
+        role = f"T_nOL ({what})" if name in nol else ("T_OL" if name in over else "-")
+        counted = memory.get(name, 0.0) if name in nol else bal.get(name, v)
         rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
     return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl)
+
+
+def _store_ports_only(info: CompiledInCore) -> set:
+    """The ports of the block's store instructions that no instruction without a memory access
+    uses (store data and address ports; not an ALU port that updates a base register)."""
+    from . import ports as P
+
+    if not info.instructions:  # OSACA: its store ports as it reports them
+        return set(info.store_ports)
+    other = P.group_max(P.port_totals(list(info.instructions), lambda t: not any(P.access_kind(t, info.aarch64))))
+    return {p for p in info.store_ports if other.get(p, 0.0) <= 0.0}
 
 
 def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, stores_overlap: bool) -> tuple:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from rich.markup import escape
+
 from ..analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_si
@@ -68,7 +70,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         if r:
             _roofline(res, r, title, console, unit)
     for n in res.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
 def _header(res, console, verbose: int):

@@ -350,10 +350,10 @@ def test_split_loads_of_misaligned_neighbours_are_charged_in_the_in_core_model()
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.models.incore import analytic_incore, split_loads
     k, _ = parse_kernel_file("examples/kernels/2d-5pt.c")
-    split, note = split_loads(k, 4, 64)
+    split, note = split_loads(k, 4, 64, 8)
     assert split == 0.25 and "a at -1, a at +1 elements from b" in note
     d, _ = parse_kernel_file("examples/kernels/daxpy.c")
-    assert split_loads(d, 4, 64)[0] == 0
+    assert split_loads(d, 4, 64, 8)[0] == 0
     data = dataclasses.replace(synthetic_probe(), incore=fake_incore())
     data.host["simd_width_B"] = 32
     m = build_host_model(data).machine

@@ -5,6 +5,8 @@ cy/CL; the measured comparison gives the relative error (predicted / measured - 
 """
 from __future__ import annotations
 
+from rich.markup import escape
+
 from ..units import format_si
 from .schema import document
 
@@ -41,7 +43,6 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
 
 
 def render(results: list, analysis, console, measured: dict | None = None, fit: tuple | None = None) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     k, m = analysis.kernel, analysis.machine
@@ -89,7 +90,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
     console.print(f"T_ECM({r0.location}): the time of one of the n cores, from the traffic with n active cores "
                   "(the data set and the shared caches split among them, as 'analyze --cores n')")
     for n in analysis.notes:
-        console.print(escape(f"note: {n}"), style="dim")
+        console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
 def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from rich.markup import escape
+
 from ..analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
@@ -58,8 +60,6 @@ def _condition(st, var, limit: str, block: bool) -> str:
 
 def render(res, console, unit: str = "cy/CL", verbose: int = 0):
     """Print one analysis: header, LC, data traffic, ECM, Roofline sections and the notes."""
-    from rich.markup import escape
-
     _header(res, console, verbose)
     if "LC" in res.options.models:
         _lc_section(res, console, verbose)
@@ -70,14 +70,12 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         if r:
             _roofline(res, r, title, console, unit)
     for n in res.notes:
-        console.print(escape(f"note: {n}"), style="dim")
+        console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
 def _header(res, console, verbose: int):
     """The command line and the unit of work; with ``verbose`` the kernel's loops, arrays,
     operations, dependencies and pragmas (kernel text escaped: ``a[n]`` is not rich markup)."""
-    from rich.markup import escape
-
     k, m, opt = res.kernel, res.machine, res.options
     d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
     console.print(f"[bold]loopmodel[/bold] {escape(k.source)}  -m {escape(m.name)}  {d}  --cores {opt.cores}  "

@@ -350,10 +350,10 @@ def test_split_loads_of_misaligned_neighbours_are_charged_in_the_in_core_model()
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.models.incore import analytic_incore, split_loads
     k, _ = parse_kernel_file("examples/kernels/2d-5pt.c")
-    split, note = split_loads(k, 4, 64)
+    split, note = split_loads(k, 4, 64, 8)
     assert split == 0.25 and "a at -1, a at +1 elements from b" in note
     d, _ = parse_kernel_file("examples/kernels/daxpy.c")
-    assert split_loads(d, 4, 64)[0] == 0
+    assert split_loads(d, 4, 64, 8)[0] == 0
     data = dataclasses.replace(synthetic_probe(), incore=fake_incore())
     data.host["simd_width_B"] = 32
     m = build_host_model(data).machine
@@ -436,3 +436,41 @@ def test_atomic_replacement_leaves_no_temporary_file(tmp_path):
         replace_atomically(str(tmp_path / "no-such-dir" / "m.yml"), "x")
     write_output(str(f), "forced\n", "-o", force=True)
     assert f.read_text() == "forced\n"
+
+
+def test_write_allocate_factor_follows_each_benchmark_s_streams():
+    """copy moves 3 bytes per 2 counted (b read, a allocated and written back), the three-read
+    triad 5 per 4, update and daxpy none extra (they store to lines they read), load none;
+    the ECM/Roofline bandwidth choice scales the table by the same factor."""
+    from loopmodel.fileio.machine_files import load_machine
+    from loopmodel.machine.bandwidth import choose_bandwidth, write_allocate_factor
+
+    m = load_machine("SkylakeSP_Gold-6148")
+    factors = {k: write_allocate_factor(v) for k, v in m.benchmarks.kernels.items()}
+    assert factors == {"copy": 1.5, "daxpy": 1.0, "load": 1.0, "triad": 1.25, "update": 1.0}
+    for reads, writes, kernel in ((2, 1, "copy"), (4, 1, "triad"), (1, 0, "load"), (1, 1, "update")):
+        raw = choose_bandwidth(m, "MEM", reads, writes, correct_write_allocate=False)
+        got = choose_bandwidth(m, "MEM", reads, writes)
+        assert got.kernel == raw.kernel == kernel and got.bandwidth == pytest.approx(raw.bandwidth * factors[kernel])
+
+
+def test_latency_estimate_counts_the_copy_benchmark_s_write_allocate_from_its_streams():
+    """Little's law in the builder's report: single-core copy bandwidth with write-allocate
+    (x 3/2 for copy's streams; a machine whose 'copy' were an in-place kernel gets x 1)."""
+    from types import SimpleNamespace
+
+    from loopmodel.fileio.machine_files import load_machine
+    from loopmodel.hostmodel import _latency_estimate
+    from loopmodel.machine.model import BenchmarkKernel
+
+    m = load_machine("SkylakeSP_Gold-6148")
+    lat = SimpleNamespace(size_bytes=1 << 30, cycles=lambda clock: 200.0)
+    data = SimpleNamespace(latency=SimpleNamespace(points=[lat]),
+                           tables={"MEM": {"copy": [SimpleNamespace(threads=1, bytes_per_s_max=8e9)]}})
+    est = _latency_estimate(data, m)
+    assert est["single_core_B_per_cy"] == round(8e9 * 1.5 / m.clock, 3)
+    assert est["lines_in_flight"] == round(200.0 * 8e9 * 1.5 / m.clock / 64, 2)
+    in_place = BenchmarkKernel(read_streams=1, write_streams=1, read_write_streams=1)
+    other = dataclasses.replace(m, benchmarks=dataclasses.replace(
+        m.benchmarks, kernels={**m.benchmarks.kernels, "copy": in_place}))
+    assert _latency_estimate(data, other)["single_core_B_per_cy"] == round(8e9 / m.clock, 3)

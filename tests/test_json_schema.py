@@ -97,7 +97,7 @@ def test_a_sweep_line_has_the_shape_of_one_point(samples):
 
 
 def test_the_checker_reports_unknown_missing_and_mistyped_keys():
-    doc = {"schema_version": SCHEMA_VERSION, "loopmodel_version": "x", "kernel": "k.c", "points": []}
+    doc = {"schema_version": SCHEMA_VERSION, "loopmodel_version": "x", "kernel": "k.c", "points": [], "notes": []}
     assert doctypes.check("validate", doc) == []
     assert doctypes.check("validate", {**doc, "schema_version": "0"})[0].startswith("$.schema_version:")
     assert doctypes.check("validate", {**doc, "kernel": 3}) == ["$.kernel: Input should be a valid string"]

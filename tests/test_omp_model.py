@@ -305,3 +305,31 @@ def test_reduction_identifiers(tmp_path, op, ok):
         assert "double 's'" in str(exc.value)
         c.write_text(c.read_text().replace(f"reduction({op}:s)", f"reduction({op}:k)").replace("s += x[i]", "k += 1"))
         read_omp_program(str(c))
+
+
+def test_interleaved_chunks_are_false_sharing_and_the_hint_says_so():
+    """Threads t = 0, 1 write and re-read a[2*j + t] (interleaved doubles): every line is in
+    both threads' chunks; the re-read is a miss on lines the other thread holds modified,
+    and the hint names false sharing, not first touch."""
+    arrays = {"a": OmpArray("a", dims=(1024,))}
+    loops = (LoopBound("t", 0, 2), LoopBound("j", 0, 512))
+    access = (("t", 1), ("j", 2))
+    init = Phase("parallel", loops, (AffineAccess("a", "write", access),), line=3)
+    reread = Phase("parallel", loops, (AffineAccess("a", "read", access),), line=7)
+    p = predict_program(OmpProgram(arrays, (init, reread), source="fs.c"), Timing(table()), 2)
+    top = p.phases[1].transitions[0]
+    assert top.benchmark == "L M other" and top.transition == "L_t from (M,{1})"
+    (hint,) = p.phases[1].hints
+    assert "share cache lines (100 % of the lines the phase touches; false sharing)" in hint
+    assert "first touch" not in hint
+
+
+def test_a_chunk_over_too_many_lines_is_refused_naming_the_phase():
+    from loopmodel.models.coherence import MAX_CHUNK_RUNS
+
+    n = MAX_CHUNK_RUNS + 1
+    arrays = {"a": OmpArray("a", dims=(16 * n,))}
+    ph = Phase("sequential", (LoopBound("i", 0, n),), (acc("a", "read", 16),), line=5)
+    with pytest.raises(ModelError) as exc:
+        predict_program(OmpProgram(arrays, (ph,), source="sparse.c"), Timing(table()), 1)
+    assert str(exc.value).startswith(f"sparse.c:5: a chunk of 'a' touches {n} separate cache lines (stride 128 B)")

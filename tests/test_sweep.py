@@ -301,21 +301,71 @@ def test_points_with_different_iterations_per_cl_match_analyze(tmp_path, capsys,
     """))
     rows = sw.run_study(study, None)[0].rows()
     assert [r["iterations_per_cl"] for r in rows] == [8, 4]
-    assert [r["incore.T_nOL_cy_per_cl"] for r in rows] == [1.0, 0.5]
+    # T_nOL = the load of a: N=1 8 lanes, 1 / 8 / 2 per cy x 8 it; N=2 not contiguous, scalar: 1 / 2 x 4 it
+    assert [r["incore.T_nOL_cy_per_cl"] for r in rows] == [0.5, 2.0]
     for row in rows:
         assert_row_is_analyze(capsys, row, study)
 
 
-def test_unexpected_failure_is_an_error_row_and_not_cached(tmp_path, monkeypatch, fresh_cache):
-    def broken(*args):
-        raise RuntimeError("boom\nsecond line")
+def _bug(*args, **kwargs):
+    raise TypeError("unsupported operand type(s) for +: 'int' and 'NoneType'")
 
-    monkeypatch.setattr(sw, "_prepared", broken)
+
+@pytest.mark.parametrize("where", ["prepare", "point"])
+def test_a_bug_propagates_and_is_not_a_row(tmp_path, monkeypatch, fresh_cache, where):
+    """A TypeError in loopmodel is a bug, not a property of the point: it leaves the sweep as
+    it was raised (no ``internal error`` row, nothing cached), whether it comes while the
+    task is prepared or while a point is analyzed."""
+    from loopmodel.analysis import Analyzer
+
+    monkeypatch.setattr(*((sw, "_prepared", _bug) if where == "prepare" else (Analyzer, "run", _bug)))
     study = sw.read_study(write_study(tmp_path, TINY))
     for _ in range(2):
-        table, stats = sw.run_study(study, None)
-        assert stats.cached == 0 and stats.failed == stats.points == 8
-        assert set(table.columns["error"]) == {"internal error: RuntimeError: boom second line"}
+        with pytest.raises(TypeError, match="unsupported operand"):
+            sw.run_study(study, None)
+    monkeypatch.setattr(Analyzer, "run", _bug)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        loopmodel.sweep(f"{KERNELS}/daxpy.c", "SkylakeSP_Gold-6148", {"N": [1000, 2000]}, incore="analytic")
+
+
+def test_a_loopmodel_error_is_still_a_row(fresh_cache):
+    """The other side: a point that fails with a one-line LoopmodelError (an empty iteration
+    space at M=2) is a row with that line; the next point is computed."""
+    frame = loopmodel.sweep(f"{KERNELS}/2d-5pt.c", "SkylakeSP_Gold-6148", {"N": 1000, "M": [2, 100]},
+                            incore="analytic")
+    assert list(frame["error"].isna()) == [False, True]
+    assert frame["error"][0].endswith("runs no iteration at M=2, N=1000 (j from 1 up to M - 1, exclusive): "
+                                      "the iteration space is empty")
+
+
+def test_a_bug_on_a_dask_worker_propagates(tmp_path, monkeypatch, fresh_cache):
+    """Through Dask (workers as threads of this process, so the patch reaches them): the task's
+    TypeError is raised by the sweep, not turned into rows; a LoopmodelError still is a row."""
+    from distributed import Client, LocalCluster
+
+    from loopmodel.analysis import Analyzer
+
+    study = sw.read_study(write_study(tmp_path, TINY))
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        table, stats = sw.run_study(study, client, use_cache=False)
+        assert stats.failed == 4 and all("--cores 1000" in r["error"] for r in table.rows() if r["cores"] == 1000)
+        monkeypatch.setattr(Analyzer, "run", _bug)
+        with pytest.raises(TypeError, match="unsupported operand"):
+            sw.run_study(study, client, use_cache=False)
+
+
+def test_a_bug_in_the_sweep_command_is_a_traceback_and_writes_nothing(tmp_path, monkeypatch, capsys, in_process,
+                                                                      fresh_cache):
+    """``loopmodel sweep`` with a bug: the exception (a bug report) leaves the command, no row
+    says ``internal error`` and no file is written."""
+    from loopmodel.analysis import Analyzer
+
+    monkeypatch.setattr(Analyzer, "run", _bug)
+    out = tmp_path / "r.csv"
+    with pytest.raises(TypeError, match="unsupported operand"):
+        main(["sweep", write_study(tmp_path, TINY), "--no-progress", "-o", str(out)])
+    assert not out.exists() and "internal error" not in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- size: lazy points, streamed rows

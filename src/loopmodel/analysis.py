@@ -114,7 +114,8 @@ class AnalysisResult:
 
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
-                    reassociate: bool = True, reassociation_source: str = "") -> InCoreResult:
+                    reassociate: bool = True, reassociation_source: str = "",
+                    defines: dict | None = None) -> InCoreResult:
     """The analytic in-core model (:func:`loopmodel.models.incore.analytic_incore`, paper eq. 1-2),
     tolerating a machine model that lacks an operation's throughput or latency.
 
@@ -131,7 +132,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     """
     try:
         return _incore_model.analytic_incore(kernel, machine, iterations_per_unit, vectorize, reassociate,
-                                             reassociation_source)
+                                             reassociation_source, defines)
     except ModelError as exc:
         error = exc
     missing = _incore_model.missing_data(kernel, machine, reassociate)
@@ -144,7 +145,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                    latency={**ic.latency, **{op: 1.0 for kind, op in missing if kind == "latency"}})
     try:
         res = _incore_model.analytic_incore(kernel, dataclasses.replace(machine, in_core=stand_in),
-                                            iterations_per_unit, vectorize, reassociate, reassociation_source)
+                                            iterations_per_unit, vectorize, reassociate, reassociation_source,
+                                            defines)
     except ModelError:
         raise error from None
     no_tp = {op for kind, op in missing if kind == "throughput"}
@@ -232,7 +234,7 @@ class Analyzer:
         _check_cores(options.cores, machine)
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
-        self._incore = {}  # iterations per CL of work -> analytic in-core result
+        self._incore = {}  # (iterations per CL of work, non-contiguous accesses) -> analytic in-core result
         self._compiled_memo = {}
         self._last_compiled = (None, None)  # the last point's compiled analysis (runs at other core counts)
 
@@ -283,6 +285,8 @@ class Analyzer:
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth, unknown) if "ECM" in opt.models else None
         roof = None
         notes += list(opt.notes) + list(traffic.notes) + (list(incore.notes) if incore is not None else [])
+        if ecm is not None and compiled is not None and incore.source != "analytic":
+            notes += self._agreement(defines, traffic, incore, compiled, ecm)
         if "Roofline" in opt.models:
             try:
                 roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)
@@ -305,15 +309,35 @@ class Analyzer:
         """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""
         opt = self.options
         if opt.incore == "analytic" or opt.kernel_text is None:
-            # keyed by it/CL: a size-dependent stride changes it between points
-            if it_per_unit not in self._incore:
-                self._incore[it_per_unit] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
-                                                            *self._reassociation)
-            return self._incore[it_per_unit], None
+            return self._analytic_for(it_per_unit, defines), None
         key = (tuple(sorted(defines.items())), it_per_unit)  # the in-core analysis does not depend on cores
         if self._last_compiled[0] != key:
             self._last_compiled = (key, self._compiled_incore(defines, it_per_unit))
         return self._last_compiled[1]
+
+    def _analytic_for(self, it_per_unit, defines):
+        """The analytic in-core result at ``it_per_unit`` iterations per CL and ``defines``, computed
+        once per it/CL and set of non-contiguous accesses (size-dependent strides change both
+        between points)."""
+        opt = self.options
+        key = (it_per_unit, tuple(_incore_model.strided_accesses(self.kernel, defines)))
+        if key not in self._incore:
+            self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
+                                                *self._reassociation, defines)
+        return self._incore[key]
+
+    def _agreement(self, defines, traffic, incore, compiled, ecm) -> list:
+        """``[note]`` where the compiled in-core result's T_ECM and the analytic model's differ by more
+        than 25 % in a data location, naming why (:func:`loopmodel.compiled.agreement.disagreement_note`);
+        ``[]`` where they agree."""
+        from .compiled.agreement import disagreement_note
+
+        analytic = self._analytic_for(traffic.iterations_per_unit, defines)
+        if analytic.T_OL is None:
+            return []
+        other = ecm_model(traffic, analytic, self.machine, self.options.memory_bandwidth)
+        note = disagreement_note(other, ecm, analytic, incore, compiled, self.kernel)
+        return [note] if note else []
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
@@ -381,7 +405,7 @@ class Analyzer:
                                                         ("--pointer-increment", opt.pointer_increment)) if value]
         if named:  # options that only mean something for a compiled block cannot be honoured
             raise OptionError(f"{', '.join(named)}: no compiled in-core analysis possible ({'; '.join(skipped)})")
-        res = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize, *self._reassociation)
+        res = self._analytic_for(it_per_unit, defines)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
 

@@ -676,8 +676,9 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
         written (str).
 
     Raises:
-        LoopmodelError: what :func:`analyze` raises for the inputs (a failing point gives a row
-            with ``error`` instead).
+        LoopmodelError: what :func:`analyze` raises for the inputs (a point that fails with a
+            LoopmodelError gives a row with ``error`` instead; any other exception, a bug,
+            propagates).
         UsageError: more than 10^7 points without ``output`` (counted before any is
             computed), or ``output`` not a path.
         DefineError: ``output`` with another extension, a file that exists, or a folder that
@@ -697,7 +698,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
         opts["pmodel"] = list(models) if not isinstance(models, str) else models
     lead.update({n: json.dumps(v) if isinstance(v, (list, tuple, dict)) else v for n, v in opts.items()})
     leading = FIXED_COLUMNS + tuple(names) + tuple(opts) + ("error",)
-    rows = ({**lead, **{n: point[n] for n in names}, **point_row(analyzer, point)[0]} for point in points)
+    rows = ({**lead, **{n: point[n] for n in names}, **point_row(analyzer, point)} for point in points)
     if path is not None:
         return _write_rows(rows, leading, path)
     if len(points) > MAX_TABLE_ROWS:

@@ -598,8 +598,6 @@ def cmd_app(args) -> int:
     machine = _machine(args)
     from .fileio.host_models import machine_notes
 
-    for note in machine_notes(args.machine, machine):
-        sys.stderr.write(f"note: {note}\n")
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
     analyses, per_cores = [], []
@@ -613,7 +611,8 @@ def cmd_app(args) -> int:
         analyses.append(analyzer.run(defines))
         analyses[-1].ecm.require_known()
         per_cores.append({n: analyzer.run(defines, cores=n).ecm for n in cores})  # as scaling's rows
-    pred = predict(spec, analyses, machine, cores, args.model, args.p0, per_cores)
+    pred = predict(spec, analyses, machine, cores, args.model, args.p0, per_cores,
+                   machine_notes(args.machine, machine))
     if args.json:
         json.dump(rep.to_dict(pred), sys.stdout, indent=1)
         sys.stdout.write("\n")

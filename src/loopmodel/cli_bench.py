@@ -118,7 +118,21 @@ def _document(results, curve: bool):
     del curve  # the same shape either way
     return document({"kernel": results[0].kernel,
                      "points": [{"threads": r.threads, "it_s": r.figures()["it_per_s"][0], **r.to_dict()}
-                                for r in results]})
+                                for r in results],
+                     "notes": bench_notes(results)})
+
+
+def bench_notes(results) -> list:
+    """The notes of the table and of the JSON document: how the kernel was run (runs, cache,
+    threads, compiler), whether it came from the cache, then every point's own notes."""
+    r0 = results[0]
+    who = (f"{r0.threads} OpenMP threads (OMP_PLACES=cores, OMP_PROC_BIND=close)" if r0.openmp
+           else f"1 thread pinned to CPU {r0.measurement.cpu}")
+    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data {r0.cache}, {who}; compiled with "
+             f"{r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
+    if any(r.cached for r in results):
+        notes.append("from the per-user cache (--no-cache measures again)")
+    return list(dict.fromkeys(notes + [n for r in results for n in r.notes]))
 
 
 def c_kernel_points(path: str, defines: list, command: str, own_only: bool = False):
@@ -156,6 +170,7 @@ def _machine(name):
 
 def _render(results) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title="Measured (min-of-K; median and max of the runs)")
@@ -168,13 +183,6 @@ def _render(results) -> None:
                   f"{f['FLOP_per_s'][0]:.3e}", f"{100 * m.cov:.1f} %", f"{r.clock_hz / 1e9:.3f} GHz")
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     console.print(t)
-    r0 = results[0]
-    who = (f"{r0.threads} OpenMP threads (OMP_PLACES=cores, OMP_PROC_BIND=close)" if r0.openmp
-           else f"1 thread pinned to CPU {r0.measurement.cpu}")
-    notes = [f"{len(r0.measurement.seconds_per_call)} runs per size, data {r0.cache}, {who}; compiled with "
-             f"{r0.measurement.compiler} {' '.join(r0.measurement.flags)}"]
-    if any(r.cached for r in results):
-        notes.append("from the per-user cache (--no-cache measures again)")
     for r in results:
         gbs = {k: v / 1e9 for k, v in r.to_dict()["measurement"]["model_traffic_B_s"].items()}
         if gbs:
@@ -184,5 +192,5 @@ def _render(results) -> None:
         if c:
             console.print(" ".join(f"{k}={v}" for k, v in r.defines.items()) + ": counters per iteration: " + ", ".join(
                 f"{k.replace('_', ' ')} {v:.3g}" for k, v in c.items() if v is not None))
-    for n in dict.fromkeys(notes + [n for r in results for n in r.notes]):
-        console.print(f"note: {n}")
+    for n in bench_notes(results):
+        console.print(escape(f"note: {n}"))

@@ -73,14 +73,16 @@ def run(args) -> int:
                        compiler=args.compiler, min_time_s=args.min_time)
     if args.plot:
         _plot(rows, program, args)
+    from .fileio.host_models import machine_notes
+
+    notes = machine_notes(args.machine, machine)
     if args.json:
-        json.dump(to_json(rows, program, args.machine), sys.stdout, indent=1)
+        json.dump(to_json(rows, program, args.machine, notes), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from .fileio.host_models import machine_notes
     from .report.omp_report import render
 
-    render(rows, program, args.program, args.machine, machine_notes(args.machine, machine))
+    render(rows, program, args.program, args.machine, notes)
     return 0
 
 

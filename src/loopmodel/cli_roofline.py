@@ -93,6 +93,7 @@ def all_notes(notes, points) -> list:
 
 def _render(points, top, notes, args) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title="Measured Roofline points (1 thread, min-of-K; FLOP/s best / worst run)")
@@ -106,6 +107,6 @@ def _render(points, top, notes, args) -> None:
     console.print(t)
     console.print("roofs: " + "; ".join(r.label for r in top))
     for n in all_notes(notes, points):
-        console.print(f"note: {n}")
+        console.print(escape(f"note: {n}"))
     if args.plot and points:
         console.print(f"plot written to {args.plot}")

@@ -9,10 +9,12 @@ are done (:func:`loopmodel.sweep.write_study`): Parquet or CSV by the ``-o`` ext
 stdout without ``-o``. dask and pyarrow are imported here only, when the command runs.
 Errors are one line.
 
-Exit status: 0 every point was computed; 1 some points failed (their rows hold the error, the
-file is written, the summary line counts them); 2 bad input, or the run could not finish
-(no worker left, the scheduler not reached); 130 interrupted (SIGINT). A run that does not
-finish writes nothing to ``-o``.
+Exit status: 0 every point was computed; 1 some points failed with a one-line loopmodel error
+(their rows hold the error, the file is written, the summary line counts them); 2 bad input,
+or the run could not finish (no worker left, a task that killed its workers, the scheduler
+not reached); 130 interrupted (SIGINT). Any other exception in a point is a bug in loopmodel,
+not a row: it stops the sweep with its traceback (a bug report). A run that does not finish
+writes nothing to ``-o``.
 """
 from __future__ import annotations
 

@@ -42,13 +42,14 @@ def run(args) -> int:
     rows, machine = validation_rows(args)
     if args.plot:
         _plot(rows, args)
-    if args.json:
-        json.dump(document(str(args.kernel), rows), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
     from .fileio.host_models import machine_notes
 
-    _render(rows, summary(rows), args, machine_notes(args.machine, machine))
+    notes = validation_notes(rows, machine_notes(args.machine, machine))
+    if args.json:
+        json.dump(document(str(args.kernel), rows, notes), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _render(rows, summary(rows), args, notes)
     return 0
 
 
@@ -73,11 +74,21 @@ def validation_rows(args) -> tuple:
     return rows, machine
 
 
-def document(kernel: str, rows: list) -> dict:
-    """The ``--json`` document: one point per size (:meth:`~loopmodel.validation.ValidationRow.to_dict`)."""
+def document(kernel: str, rows: list, notes: list | None = None) -> dict:
+    """The ``--json`` document: one point per size (:meth:`~loopmodel.validation.ValidationRow.to_dict`)
+    and the notes the table prints (``notes``; default :func:`validation_notes` of the rows)."""
     from .report.schema import document as envelope
 
-    return envelope({"kernel": kernel, "points": [r.to_dict() for r in rows]})
+    return envelope({"kernel": kernel, "points": [r.to_dict() for r in rows],
+                     "notes": list(validation_notes(rows) if notes is None else notes)})
+
+
+def validation_notes(rows: list, extra_notes: tuple = ()) -> list:
+    """The notes of the table and of the JSON document: how the measurement was made, then
+    ``extra_notes`` (e.g. which probe ``-m host`` rests on) and every size's benchmark notes."""
+    first = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock measured "
+             "around each size; error = predicted / measured min - 1")
+    return list(dict.fromkeys([first, *extra_notes, *(n for r in rows for n in r.bench.notes)]))
 
 
 def _plot(rows, args) -> None:
@@ -90,8 +101,9 @@ def _plot(rows, args) -> None:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
 
 
-def _render(rows, summ: dict, args, extra_notes: tuple = ()) -> None:
+def _render(rows, summ: dict, args, notes: list) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=f"{args.kernel} on {args.machine}: ECM prediction vs measurement (cy/CL)")
@@ -106,7 +118,5 @@ def _render(rows, summ: dict, args, extra_notes: tuple = ()) -> None:
     for level, s in summ.items():
         console.print(f"{level}: {s['points']} point(s), median |error| {100 * s['median_abs_error']:.1f} %, "
                       f"max {100 * s['max_abs_error']:.1f} %")
-    console.print("note: measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock "
-                  "measured around each size; error = predicted / measured min - 1")
-    for n in dict.fromkeys(list(extra_notes) + [n for r in rows for n in r.bench.notes]):
-        console.print(f"note: {n}")
+    for n in notes:
+        console.print(escape(f"note: {n}"))

@@ -385,8 +385,11 @@ def _hypothesis_row(fit, names) -> dict:
 
 
 def _latency_estimate(data, machine) -> dict | None:
-    """Little's law view: memory latency (cy) and single-core memory bandwidth (B/cy) give
-    the cache lines in flight; reported next to the fitted penalty, not used."""
+    """Little's law view: memory latency (cy) and single-core memory bandwidth (B/cy, the copy
+    benchmark's with its write-allocate traffic, :func:`~loopmodel.machine.bandwidth.write_allocate_factor`)
+    give the cache lines in flight; reported next to the fitted penalty, not used."""
+    from .machine.bandwidth import write_allocate_factor
+
     if data.latency is None or not data.latency.points:
         return None
     lat = max(data.latency.points, key=lambda p: p.size_bytes)
@@ -394,7 +397,7 @@ def _latency_estimate(data, machine) -> dict | None:
     one = [p for p in pts if p.threads == 1]
     if not one:
         return None
-    bw = one[0].bytes_per_s_max * 1.5 / machine.clock  # B/cy with write-allocate
+    bw = one[0].bytes_per_s_max * write_allocate_factor(machine.benchmarks.kernels["copy"]) / machine.clock
     lat_cy = lat.cycles(machine.clock)
     return {"memory_latency_cy": round(lat_cy, 1), "single_core_B_per_cy": round(bw, 3),
             "lines_in_flight": round(lat_cy * bw / machine.cacheline_size, 2)}

@@ -181,11 +181,30 @@ def _repeats_json(pred, measured, program) -> list:
     return out
 
 
-def to_json(rows, program: OmpProgram, machine_name: str) -> dict:
+#: what every ``loopmodel omp`` prediction rests on (benchmark-based-coherence-model.txt §III)
+MODEL_NOTE = ("model: MESI states (M,E,S,I) of the cache lines tracked across phases, each phase's memory time by "
+              "Algorithm 1 of Putigny et al. from the host's transition benchmarks, overlapped with the in-core time "
+              "of its loop (ECM T_OL); a parallel phase adds the measured fork/join overhead")
+
+
+def omp_notes(rows, extra_notes: tuple = ()) -> list:
+    """The notes of the table and of the JSON document: ``extra_notes`` (e.g. which probe ``-m
+    host`` rests on), the predictions' notes, :data:`MODEL_NOTE` and, for a measurement, how
+    it was made."""
+    notes = [*extra_notes, *(n for r in rows for n in r.prediction.notes), MODEL_NOTE]
+    if rows and rows[0].measured is not None:
+        notes.append("measured: arrays flushed from the caches before each execution, phases timed one by one "
+                     f"with omp_get_wtime, min over repetitions, OMP_WAIT_POLICY={rows[0].measured.wait_policy}; "
+                     "error = predicted / measured - 1")
+    return list(dict.fromkeys(notes))
+
+
+def to_json(rows, program: OmpProgram, machine_name: str, extra_notes: tuple = ()) -> dict:
     """The JSON document of ``loopmodel omp --json``: ``{"schema_version", "loopmodel_version",
     "program", "machine", "notes", "threads": [{"threads", "total_time_s", "speedup", "phases": [...],
     "repeats", "measured"?}]}``; phases in execution order, times (``_s``) for one execution after
-    the preceding phases; ``share`` a fraction; ``error`` = predicted / measured - 1."""
+    the preceding phases; ``share`` a fraction; ``error`` = predicted / measured - 1; ``notes``
+    those the table prints (:func:`omp_notes`)."""
     out = []
     for r in rows:
         p = r.prediction
@@ -199,7 +218,7 @@ def to_json(rows, program: OmpProgram, machine_name: str) -> dict:
                              "compiler_flags": list(m.compiler_flags), "omp_wait_policy": m.wait_policy,
                              "error": p.total_seconds / m.total_seconds - 1 if m.total_seconds > 0 else None}
         out.append(d)
-    notes = list(dict.fromkeys(n for r in rows for n in r.prediction.notes))
     from .report.schema import document
 
-    return document({"program": program.source, "machine": machine_name, "notes": notes, "threads": out})
+    return document({"program": program.source, "machine": machine_name, "notes": omp_notes(rows, extra_notes),
+                     "threads": out})

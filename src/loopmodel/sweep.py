@@ -16,9 +16,10 @@ CSV or Parquet file (:mod:`loopmodel.sweep_output`), :func:`run_study` keeps the
 :class:`Table` (at most :data:`MAX_TABLE_ROWS`).
 
 Each point becomes one row: ``kernel`` (as given), ``machine`` (as given), one column per
-define, one per option, ``error`` (the point's one-line error, else None) and the JSON
-report's fields flattened with dots (:func:`flatten`). dask and pyarrow are imported only
-inside the functions that need them.
+define, one per option, ``error`` (the point's one-line :class:`LoopmodelError`, else None;
+any other exception is a bug and stops the sweep) and the JSON report's fields flattened
+with dots (:func:`flatten`). dask and pyarrow are imported only inside the functions that
+need them.
 
 Called, this module is the Python API's :func:`loopmodel.api.sweep`
 (``loopmodel.sweep(kernel, machine, {"N": range(...)})``): the package's attribute ``sweep``
@@ -187,24 +188,21 @@ class ChunkResult:
         shared: column -> value that every point of the task has (sent once).
         rows: one tuple per point: the values of the other columns (in ``columns`` order),
             None where the point has no such field.
-        clean: False when a point failed for a reason other than a one-line loopmodel error
-            (such a task is not cached).
     """
 
     columns: tuple
     shared: dict
     rows: list
-    clean: bool = True
 
     @classmethod
-    def of(cls, rows: list, clean: bool = True) -> "ChunkResult":
+    def of(cls, rows: list) -> "ChunkResult":
         """From one flat dict per point."""
         columns = tuple(dict.fromkeys(c for r in rows for c in r))
         first = rows[0] if rows else {}
         shared = {c: v for c, v in first.items()
                   if all(c in r and type(r[c]) is type(v) and r[c] == v for r in rows)}
         rest = [c for c in columns if c not in shared]
-        return cls(columns, shared, [tuple(r.get(c) for c in rest) for r in rows], clean)
+        return cls(columns, shared, [tuple(r.get(c) for c in rest) for r in rows])
 
     def failures(self) -> int:
         """How many points have an ``error``."""
@@ -563,38 +561,33 @@ def _prepared(kernel: StudyKernel, machine: StudyMachine, argv: tuple):
     return analyzer, dict(points.base)
 
 
-def _one_line(exc: Exception) -> tuple:
-    """``(message, clean)``: a loopmodel error's own line; anything else named by its type."""
-    if isinstance(exc, LoopmodelError):
-        return str(exc), True
-    return f"internal error: {type(exc).__name__}: {exc}".replace("\n", " "), False
-
-
 def run_chunk(chunk: Chunk) -> ChunkResult:
     """Compute a task's points as ``loopmodel analyze KERNEL -m MACHINE -D ... --json`` would,
     one JSON document each, flattened (:func:`flatten`). Runs on a Dask worker (or here).
 
     Returns:
-        :class:`ChunkResult`; a point that fails has only ``error`` (its one-line error).
+        :class:`ChunkResult`; a point that fails with a :class:`LoopmodelError` (bad input, a
+        size the machine cannot take, a failing tool) has only ``error``, its one line.
+
+    Raises:
+        Exception: anything else (a bug in loopmodel) propagates: it is not data.
     """
     k, m = chunk.kernel, chunk.machine
     try:
         analyzer, base = _prepared(k, m, chunk.argv)
-    except Exception as exc:  # every point of the task fails the same way
-        message, clean = _one_line(exc)
-        return ChunkResult.of([{"error": message}] * len(chunk.points), clean)
-    rows, clean = [], True
-    for point in chunk.points:
-        flat, ok = point_row(analyzer, {**base, **point})
-        rows.append(flat)
-        clean = clean and ok
-    return ChunkResult.of(rows, clean)
+    except LoopmodelError as exc:  # every point of the task fails the same way
+        return ChunkResult.of([{"error": str(exc)}] * len(chunk.points))
+    return ChunkResult.of([point_row(analyzer, {**base, **point}) for point in chunk.points])
 
 
-def point_row(analyzer, point: dict) -> tuple:
-    """One point as a row: ``(flat, clean)``, ``flat`` the JSON report of ``analyzer.run(point)``
-    flattened (:func:`flatten`) with ``error`` None, or only ``error`` (the one-line error) when
-    the point fails; ``clean`` False for a failure other than a loopmodel error."""
+def point_row(analyzer, point: dict) -> dict:
+    """One point as a row: the JSON report of ``analyzer.run(point)`` flattened (:func:`flatten`)
+    with ``error`` None, or only ``error`` (the one-line message) when the point fails with a
+    :class:`LoopmodelError`.
+
+    Raises:
+        Exception: any other failure (a bug, not a property of the point) propagates.
+    """
     from .report.json_report import to_dict
     from .report.schema import ENVELOPE
 
@@ -602,12 +595,11 @@ def point_row(analyzer, point: dict) -> tuple:
         # through JSON text, so that the values are those analyze --json prints (the envelope,
         # schema and tool version, is not a column)
         doc = json.loads(json.dumps(to_dict(analyzer.run(point))))
-        flat = flatten({n: v for n, v in doc.items() if n not in ENVELOPE})
-        flat["error"] = None
-        return flat, True
-    except Exception as exc:
-        message, ok = _one_line(exc)
-        return {"error": message}, ok
+    except LoopmodelError as exc:
+        return {"error": str(exc)}
+    flat = flatten({n: v for n, v in doc.items() if n not in ENVELOPE})
+    flat["error"] = None
+    return flat
 
 
 # ---------------------------------------------------------------- the result cache
@@ -696,7 +688,9 @@ def study_results(study: Study, client=None, use_cache: bool = True, stats: Swee
         advance: called with a number of points each time that many are done (progress).
 
     Raises:
-        SweepStopped: no Dask worker left, or the scheduler lost (:class:`loopmodel.sweep_dask.Pool`).
+        SweepStopped: no Dask worker left, the scheduler lost, or a task that killed its
+            workers (:class:`loopmodel.sweep_dask.Pool`).
+        Exception: what a point raised other than a LoopmodelError (a bug, :func:`run_chunk`).
     """
     from . import cache
 
@@ -718,7 +712,7 @@ def study_results(study: Study, client=None, use_cache: bool = True, stats: Swee
 
         for chunk, res, hit in _in_order(chunks(study), cached, pool):
             key = keys.pop(chunk.index)
-            if key and not hit and res.clean:
+            if key and not hit:
                 cache.store("sweep", key, res)
             n = len(chunk.points)
             stats.points, stats.failed = stats.points + n, stats.failed + res.failures()

@@ -235,8 +235,9 @@ class Pool:
     (:meth:`collect`); the caller keeps at most :meth:`capacity` in flight. A thread fetches
     each finished task's result (without a time limit: a result whose worker died is
     computed again, and Dask leaves a fetch given up on pending), while :meth:`collect`
-    waits for them and watches the workers. A task that raises, or whose worker died
-    (KilledWorker), gives error rows.
+    waits for them and watches the workers. A task's points that fail with a loopmodel error
+    are error rows of its result (:func:`loopmodel.sweep.run_chunk`); a task that raises (a
+    bug) or that killed its workers (Dask's KilledWorker) ends the sweep (:meth:`collect`).
 
     Args:
         client: the ``distributed.Client``.
@@ -298,7 +299,10 @@ class Pool:
 
         Raises:
             loopmodel.sweep.SweepStopped: the scheduler has had no worker for ``timeout``
-                seconds, cannot be reached, or dropped a task (cancelled it).
+                seconds, cannot be reached, dropped a task (cancelled it), or a task killed
+                the workers that ran it (KilledWorker: it crashed the process or took all
+                its memory).
+            Exception: what a task raised (a bug in loopmodel, with the worker's traceback).
         """
         from .sweep import ChunkResult, SweepStopped
 
@@ -314,7 +318,9 @@ class Pool:
             if future.cancelled():
                 raise SweepStopped("the Dask scheduler dropped a task (cancelled): the connection was lost")
             future.release()
-            out.append((chunk, value if isinstance(value, ChunkResult) else _failed(chunk, value)))
+            if not isinstance(value, ChunkResult):
+                _raise_failure(chunk, value)
+            out.append((chunk, value))
         return out
 
     def _next(self) -> tuple:
@@ -347,9 +353,18 @@ class Pool:
             raise SweepStopped(f"lost the Dask scheduler: {_text(exc)}") from None
 
 
-def _failed(chunk, exc):
-    """Error rows for every point of ``chunk``: the task raised, or its worker died."""
-    from .sweep import ChunkResult
+def _raise_failure(chunk, exc: BaseException):
+    """A task that gave no result: its worker died running it (one line), or it raised.
 
-    message = f"worker failed: {type(exc).__name__}: {exc}".replace("\n", " ")
-    return ChunkResult.of([{"error": message}] * len(chunk.points), clean=False)
+    Raises:
+        loopmodel.sweep.SweepStopped: Dask's KilledWorker (names the task's kernel and machine).
+        BaseException: ``exc`` itself, anything else (what run_chunk raises is a bug, not data).
+    """
+    from distributed import KilledWorker
+
+    from .sweep import SweepStopped
+
+    if isinstance(exc, KilledWorker):
+        raise SweepStopped(f"a task of {chunk.kernel} on {chunk.machine.given} killed the Dask workers that ran "
+                           f"it (it crashed them or took their memory): {_text(exc)}") from None
+    raise exc

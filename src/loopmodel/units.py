@@ -85,12 +85,24 @@ def format_bytes(n: float) -> str:
     return f"{n:g} B"
 
 
+def format_fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, rounded half up (away from zero) from its shortest
+    decimal form (``repr``, what JSON prints): 2.25 -> ``"2.3"`` at one decimal, as a reader
+    rounds the JSON's 2.25 (``f"{2.25:.1f}"`` gives ``"2.2"``: the binary value is exactly
+    2.25 and Python rounds half to even). Not finite: as ``str`` gives it (``inf``, ``nan``)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    if not math.isfinite(value):
+        return str(float(value))
+    return f"{Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP):f}"
+
+
 def format_si(value: float, unit: str) -> str:
-    """``12.3e9, 'FLOP/s'`` -> ``'12.30 GFLOP/s'``."""
+    """``12.3e9, 'FLOP/s'`` -> ``'12.30 GFLOP/s'`` (two decimals rounded half up, :func:`format_fixed`)."""
     for prefix, f in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= f:
-            return f"{value / f:.2f} {prefix}{unit}"
-    return f"{value:.2f} {unit}"
+            return f"{format_fixed(value / f, 2)} {prefix}{unit}"
+    return f"{format_fixed(value, 2)} {unit}"
 
 
 _POWER_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([mk]?)W\s*(?:/\s*([kMG]?)Hz\s*(\^\s*2|²)?)?\s*$")

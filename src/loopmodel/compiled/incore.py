@@ -18,6 +18,11 @@ registers into L1"; cross-architecture paper §3.4.1):
   pressure in T_nOL and with its whole pressure, store addresses included, in T_OL
   (:func:`shared_ports`); llvm-mca's indexed store addresses on Haswell-Skylake port 7
   are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
+* Where the machine model counts stores in T_nOL (``in_core.stores_in``, the default;
+  :meth:`loopmodel.machine.model.MachineModel.stores_overlap`, the rule the analytic model
+  follows too), the memory ports (the ``non_overlapping`` ones and the ports only the store
+  instructions use) leave T_OL and their whole pressure, loads, store data and addresses,
+  is T_nOL: cross-architecture-machine-models.txt §3.4.1 eq. (1) in port terms.
 * Both come from :func:`loopmodel.models.incore.port_pressure_times`, the one definition of
   "port pressure -> (T_OL, T_nOL)", through :func:`port_table`, which computes the balanced
   port table once; it is kept in :attr:`CompiledInCore.port_table` for the reports.
@@ -63,10 +68,12 @@ class PortRow:
         reported: pressure as the analyzer printed it.
         balanced: after balancing (:func:`effective_ports`), all instructions.
         loads: after balancing, the load instructions alone.
-        counted: what the ECM takes from this port: ``loads`` on a non-overlapping port,
-            ``balanced`` otherwise.
+        counted: what the ECM takes from this port: ``loads`` on a non-overlapping port where
+            the machine's stores overlap, ``balanced`` otherwise.
         counted_cy_per_cl: ``counted`` in cy/CL.
-        role: ``"T_nOL (loads)"``, ``"T_OL"`` or ``"-"`` (in neither list).
+        role: ``"T_nOL (loads)"`` (a load port where the machine's stores overlap),
+            ``"T_nOL (loads, stores)"`` (a load or store port where stores count in T_nOL),
+            ``"T_OL"`` or ``"-"`` (in neither list).
     """
 
     port: str
@@ -415,11 +422,10 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
             given, T_nOL and the store share are bounded by the L1 data paths
             (:func:`data_path_bound`).
     """
-    over, _ = port_sets(machine, info.analyzer)
     notes = []
     if not machine.in_core.analyzer_ports.get(info.analyzer, {}):
-        notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping")
-        over = set(info.ports_cy_per_pass)
+        notes.append(f"machine model has no analyzer_ports for {info.analyzer}: all ports counted as overlapping"
+                     + ("" if machine.stores_overlap() else ", but the store instructions' (T_nOL, in_core.stores_in)"))
     table = info.port_table or port_table(info, machine, iterations_per_unit)
     per_cl = table.cy_per_cl_per_pass
     t_ol, t_nol = table.T_OL * per_cl, table.T_nOL * per_cl
@@ -433,8 +439,7 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     comps["simulated"] = info.cycles_per_pass * per_cl
     before = t_ol, t_nol
     if bytes_per_cl is not None:
-        stores_overlap = not info.store_ports or bool(set(info.store_ports) & over)
-        t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, stores_overlap)
+        t_ol, t_nol, more, bound = data_path_bound(t_ol, t_nol, bytes_per_cl, machine, machine.stores_overlap())
         notes += more
         comps.update(bound)
         ol_from, nol_from = _bound_source((ol_from, nol_from), before, (t_ol, t_nol), bound)
@@ -531,11 +536,16 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
         counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
     per_cl = iterations_per_unit / info.iterations_per_pass
     bal, loads = effective_ports(info, machine)
-    t_ol, t_nol = port_pressure_times(bal, loads, counted_over, non)
+    if machine.stores_overlap():  # Intel's ECM: the loads' pressure on the load ports is T_nOL
+        memory, nol, what = loads, non, "loads"
+    else:  # eq. (1): every uop of a load or store on the memory ports (store ports too) is T_nOL
+        memory, nol, what = bal, non | _store_ports_only(info), "loads, stores"
+        counted_over = counted_over - nol
+    t_ol, t_nol = port_pressure_times(bal, memory, counted_over, nol)
     rows = []
     for name, v in sorted(info.ports_cy_per_pass.items()):
-        role = "T_nOL (loads)" if name in non else ("T_OL" if name in over else "-")
-        counted = loads.get(name, 0.0) if name in non else bal.get(name, v)
+        role = f"T_nOL ({what})" if name in nol else ("T_OL" if name in over else "-")
+        counted = memory.get(name, 0.0) if name in nol else bal.get(name, v)
         rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
     rows = [dataclasses.replace(r, role=r.role + " + T_OL (all)")
             if r.port in non & counted_over and r.role == "T_nOL (loads)" else r for r in rows]
@@ -564,6 +574,17 @@ def _named(candidates, value: float) -> str:
     return f"{', '.join(p for p, _ in hits)} ({'/'.join(dict.fromkeys(k for _, k in hits))})"
 
 
+def _store_ports_only(info: CompiledInCore) -> set:
+    """The ports of the block's store instructions that no instruction without a memory access
+    uses (store data and address ports; not an ALU port that updates a base register)."""
+    from . import ports as P
+
+    if not info.instructions:  # OSACA: its store ports as it reports them
+        return set(info.store_ports)
+    other = P.group_max(P.port_totals(list(info.instructions), lambda t: not any(P.access_kind(t, info.aarch64))))
+    return {p for p in info.store_ports if other.get(p, 0.0) <= 0.0}
+
+
 def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, stores_overlap: bool) -> tuple:
     """Bound the in-core times from below by the L1 data paths of the machine model.
 
@@ -574,10 +595,10 @@ def data_path_bound(t_ol: float, t_nol: float, bytes_per_cl: tuple, machine, sto
 
     * T_nOL >= (bytes loaded per CL) / ``in_core.load.bytes_per_cycle``, and
     * the store share >= (bytes stored per CL) / ``in_core.store.bytes_per_cycle``, in
-      T_OL where the analyzer's store ports are overlapping ones (Intel: "T_OL is the
-      overlapping time for computations and stores", kerncraft-tool-paper.txt §2.3; the
-      ECM slides' store port 4 in T_OL), in T_nOL where they are not (load/store ports
-      listed as non-overlapping, e.g. ThunderX2; eq. (1) of the cross-architecture paper).
+      T_OL where the machine's stores overlap (Intel: "T_OL is the overlapping time for
+      computations and stores", kerncraft-tool-paper.txt §2.3; the ECM slides' store port 4
+      in T_OL), in T_nOL otherwise (eq. (1) of the cross-architecture paper); the rule is
+      :meth:`loopmodel.machine.model.MachineModel.stores_overlap`.
 
     Args:
         t_ol, t_nol: the analyzer's times (cy/CL).

@@ -165,12 +165,23 @@ def latencies(v):
 
 
 def port_groups(v):
-    """A list of lists of operation types sharing execution ports."""
+    """A list of lists of operation types sharing execution ports (``in_core.port_groups``)."""
+    return _operation_groups(v, "port group")
+
+
+def shared_units(v):
+    """A list of lists of operation types executed by one shared unit, such as ``[[DIV, SQRT]]``
+    for a divider that divisions and square roots share (``in_core.shared_units``; their
+    times add up as a port group's do, cross-architecture-machine-models.txt §3.4.1 eq. 2)."""
+    return _operation_groups(v, "shared unit")
+
+
+def _operation_groups(v, what: str):
     if not isinstance(v, list):
         return v
     for g in v:
         if not isinstance(g, list) or any(op not in OPS for op in g):
-            raise ValueError(f"port group {g!r} must be a list of operation types ({', '.join(OPS)})")
+            raise ValueError(f"{what} {g!r} must be a list of operation types ({', '.join(OPS)})")
     return v
 
 

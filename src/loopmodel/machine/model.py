@@ -75,6 +75,22 @@ class InCore:
     width per operation type (the per-element throughput is that times the SIMD
     lanes, paper eq. 6). ``latency`` in cycles. ``port_groups``: sets of
     operation types sharing execution ports (their times add up).
+    ``shared_units``: sets of operation types executed by one unit that is not fully
+    pipelined, such as the divider that divisions and square roots share: their times add up
+    as a port group's do (cross-architecture-machine-models.txt §3.3 and §3.4.1 eq. 2, units
+    served by one port), by default (``shared_units`` not given) the ISA's rule, ``[[DIV,
+    SQRT]]`` on x86 (one divide/square-root unit per core from Intel Sandy Bridge on and in AMD
+    Zen) and none on other ISAs, and none with ``shared_units: []``
+    (:meth:`MachineModel.summed_groups`).
+    ``stores_in``: where the L1 cycles of stores count, ``T_nOL`` (default: with the loads,
+    T_nOL = max(n_LD/f_LD, n_ST/f_ST, (n_LD+n_ST)/f_LDST), cross-architecture-machine-models.txt
+    §3.4.1 eq. 1, "cycles in which at least one load or store operation takes place") or
+    ``T_OL`` (Intel's ECM model: "T_OL is the overlapping time for computations and stores,
+    T_nOL is the time for the loads from registers into L1", kerncraft-tool-paper.txt §2.3;
+    ecm-model-slides.txt, basic rules: only loads in L1 do not overlap; the address
+    generation of loads and stores, the LD+ST limit, is then in T_OL too, as ports 2/3 are
+    in Kerncraft's overlapping ports), for every in-core analyzer
+    (:meth:`MachineModel.stores_overlap`).
     ``load_store_per_cycle``: combined LD+ST (AGU) limit, instructions/cy.
     ``flops_per_cycle``: ``{"DP": FlopsPerCycle, "SP": ...}``; ``analyzer_ports``: per
     analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names.
@@ -88,6 +104,8 @@ class InCore:
     store: LoadStore
     latency: Annotated[dict[str, float], Convert(fx.latencies)] = field(default_factory=dict)
     port_groups: Annotated[list, Convert(fx.port_groups)] = field(default_factory=list)
+    shared_units: Annotated[Optional[list], Convert(fx.shared_units)] = None
+    stores_in: Literal["T_nOL", "T_OL"] = "T_nOL"
     load_store_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     instructions_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     flops_per_cycle: dict[str, FlopsPerCycle] = field(default_factory=dict)
@@ -275,6 +293,25 @@ class MachineModel:
     def link_name(pair) -> str:
         """``('L3', 'MEM')`` -> ``'L3MEM'``: the ECM contribution name T_L3MEM."""
         return f"{pair[0]}{pair[1]}"
+
+    def stores_overlap(self) -> bool:
+        """The one rule for every in-core analyzer (analytic and compiled): True if the L1
+        cycles of stores (and the address generation of loads and stores) count in T_OL, False
+        if they count in T_nOL with the loads (``in_core.stores_in``, see :class:`InCore`)."""
+        return self.in_core.stores_in == "T_OL"
+
+    def summed_groups(self) -> list:
+        """Sets of operation types whose times add up in T_OL (cross-architecture-machine-models.txt
+        §3.4.1 eq. 2): ``in_core.port_groups`` and the shared units (``in_core.shared_units``, or
+        where a file does not say, ``[[DIV, SQRT]]`` on x86 and none elsewhere), without repeats."""
+        units = self.in_core.shared_units
+        if units is None:
+            units = [["DIV", "SQRT"]] if (self.isa or "x86").lower() in ("x86", "x86_64", "amd64") else []
+        out = []
+        for g in list(self.in_core.port_groups) + list(units):
+            if sorted(g) not in [sorted(x) for x in out]:
+                out.append(list(g))
+        return out
 
     @property
     def caches(self) -> list:

@@ -41,9 +41,15 @@ class KernelPrediction:
     scaling: object
 
 
+#: what every application prediction leaves out (cross-architecture-machine-models.txt §5
+#: sums the kernels' times; the synchronisation between them is not a loop kernel)
+SYNCHRONISATION_NOTE = "synchronisation (OpenMP barriers, reductions) is not modelled"
+
+
 @dataclass(frozen=True)
 class AppPrediction:
-    """Application runtime per core count (seconds per application iteration)."""
+    """Application runtime per core count (seconds per application iteration); ``notes``:
+    what the prediction leaves out or rests on (text and JSON reports print all of them)."""
 
     spec: AppSpec
     machine: object
@@ -51,6 +57,7 @@ class AppPrediction:
     cores: tuple
     kernels: tuple
     total_seconds: dict
+    notes: tuple = (SYNCHRONISATION_NOTE,)
 
 
 def iterations(kernel, defines: dict) -> int:
@@ -71,7 +78,7 @@ def iterations(kernel, defines: dict) -> int:
 
 
 def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "contention",
-            p0: float | None = None, per_cores: list | None = None) -> AppPrediction:
+            p0: float | None = None, per_cores: list | None = None, notes: tuple = ()) -> AppPrediction:
     """Sum the per-kernel predictions.
 
     Args:
@@ -83,6 +90,8 @@ def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "c
         machine: the machine model (clock, ccNUMA layout).
         cores: core counts.
         model: multicore model of :func:`loopmodel.models.scaling.scaling`.
+        notes: notes of the inputs (e.g. which probe ``-m host`` rests on), put before
+            :data:`SYNCHRONISATION_NOTE` in the prediction's ``notes``.
 
     Returns:
         :class:`AppPrediction`.
@@ -107,4 +116,5 @@ def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "c
             secs[pt.cores] = k.count * units / (pt.rate_cl_per_cy * machine.clock)
             totals[pt.cores] += secs[pt.cores]
         preds.append(KernelPrediction(k, res, n_it, units, secs, sc))
-    return AppPrediction(spec, machine, model, tuple(cores), tuple(preds), totals)
+    return AppPrediction(spec, machine, model, tuple(cores), tuple(preds), totals,
+                         tuple(dict.fromkeys((*notes, SYNCHRONISATION_NOTE))))

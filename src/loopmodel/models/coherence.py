@@ -1,8 +1,10 @@
 """MESI chunk states and their transition function δ (benchmark-based-coherence-model.txt §III-B,
 Fig. 2).
 
-Each chunk of an array (an index triplet one thread touches) has a MESI state and the set of
-threads whose private caches hold it: ``(M, {t})``, ``(E, {t})``, ``(S, Ω)`` or ``(I, ∅)``. The
+Each cache line of an array (as the caches keep it; a chunk, the index triplet one thread
+touches, covers a set of lines, which chunks of other threads may share) has a MESI state
+and the set of threads whose private caches hold it: ``(M, {t})``, ``(E, {t})``, ``(S, Ω)``
+or ``(I, ∅)``. The
 actions are a load by a set of threads ``L_T`` and a store by one thread ``S_t``. The timing
 of a transition depends on the state it starts from (the paper's §IV, Fig. 3: the same miss
 costs very different times from M, E or S), so :func:`transition` names what is to be
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+
+from ..errors import ModelError
 
 STATES = ("M", "E", "S", "I")
 
@@ -119,12 +123,14 @@ def transition_label(key: str, holders) -> str:
 
 
 class ChunkStates:
-    """The state of every element range of every array: an interval map array -> sorted,
-    disjoint ``(start, stop, ChunkState)`` (flat element indices, stop exclusive); ranges not
-    listed are ``(I, ∅)``. Splitting a chunk where another phase's chunk begins keeps the
-    chunks a partition of the arrays, as benchmark-based-coherence-model.txt §III-A requires
-    ("two different chunks cannot share array elements"); adjacent ranges in the same state
-    are merged so the map stays small.
+    """The MESI state of every cache line of every array: an interval map array -> sorted,
+    disjoint ``(start, stop, ChunkState)`` over the array's cache-line indices (stop
+    exclusive; line ``k`` holds bytes ``k x line .. (k+1) x line - 1`` of the array, which
+    begins on a line boundary); lines not listed are ``(I, ∅)``. The caches keep coherence
+    per line, not per element (benchmark-based-coherence-model.txt §III-B states the MESI
+    protocol on lines), so chunks of different threads that share a line (interleaved
+    elements, or the two ends of neighbouring blocks) share its state. Adjacent ranges in the
+    same state are merged so the map stays small.
     """
 
     def __init__(self, intervals: dict | None = None):
@@ -140,7 +146,7 @@ class ChunkStates:
         return tuple(sorted((a, tuple(v)) for a, v in self._iv.items() if v))
 
     def pieces(self, array: str, start: int, stop: int) -> list:
-        """``[(lo, hi, state), ...]`` covering ``[start, stop)`` in order (gaps: ``(I, ∅)``)."""
+        """``[(lo, hi, state), ...]`` covering lines ``[start, stop)`` in order (gaps: ``(I, ∅)``)."""
         ivs = self._iv.get(array, ())
         k = max(bisect.bisect_right(self._starts.get(array, ()), start) - 1, 0)
         out, pos = [], start
@@ -158,42 +164,66 @@ class ChunkStates:
         return out
 
     def assign(self, array: str, start: int, stop: int, state: ChunkState) -> None:
-        """Set ``[start, stop)`` of ``array`` to ``state`` (bisection: O(log n) search plus the
-        splice)."""
-        if stop <= start:
-            return
+        """Set lines ``[start, stop)`` of ``array`` to ``state``."""
+        if stop > start:
+            self.update(array, [(start, stop)], lambda _: state)
+
+    def update(self, array: str, runs, step) -> list:
+        """Move every line of ``runs`` (sorted, disjoint ``(start, stop)`` line ranges) from its
+        state ``s`` to ``step(s)``, in one pass over the map (bisection to the first run, then
+        a merge: O(log n + pieces), however many runs).
+
+        Returns:
+            ``[(lo, hi, state before), ...]``: the runs cut where the states before change,
+            in order (gaps as ``(I, ∅)``).
+        """
+        if not runs:
+            return []
         ivs = self._iv.setdefault(array, [])
         starts = self._starts.setdefault(array, [])
-        left = bisect.bisect_right(starts, start) - 1
-        if left < 0 or ivs[left][1] <= start:
-            left += 1
-        right = bisect.bisect_left(starts, stop)
-        new = []
-        if left < right and ivs[left][0] < start:
-            new.append((ivs[left][0], start, ivs[left][2]))
-        new.append((start, stop, state))
-        if left < right and ivs[right - 1][1] > stop:
-            new.append((stop, ivs[right - 1][1], ivs[right - 1][2]))
-        ivs[left:right] = new
-        starts[left:right] = [iv[0] for iv in new]
-        self._merge(ivs, starts, max(left - 1, 0), min(left + len(new) + 1, len(ivs)))
+        a = max(bisect.bisect_right(starts, runs[0][0]) - 2, 0)  # one more on each side: merges
+        b = min(bisect.bisect_left(starts, runs[-1][1]) + 1, len(ivs))
+        old = list(ivs[a:b])
+        new, pieces, i = [], [], 0
+        for rlo, rhi in runs:
+            while i < len(old) and old[i][1] <= rlo:
+                new.append(old[i])
+                i += 1
+            if i < len(old) and old[i][0] < rlo:
+                new.append((old[i][0], rlo, old[i][2]))
+                old[i] = (rlo, old[i][1], old[i][2])
+            pos = rlo
+            while pos < rhi:
+                if i < len(old) and old[i][0] <= pos:
+                    hi, before = min(old[i][1], rhi), old[i][2]
+                    if old[i][1] > rhi:
+                        old[i] = (rhi, old[i][1], before)
+                    else:
+                        i += 1
+                else:
+                    hi, before = min(rhi, old[i][0]) if i < len(old) else rhi, INVALID
+                pieces.append((pos, hi, before))
+                new.append((pos, hi, step(before)))
+                pos = hi
+        new += old[i:]
+        merged = []
+        for iv in new:
+            if merged and merged[-1][1] == iv[0] and merged[-1][2] == iv[2]:
+                merged[-1] = (merged[-1][0], iv[1], iv[2])
+            elif iv[2] != INVALID:
+                merged.append(iv)
+        ivs[a:b] = merged
+        starts[a:b] = [iv[0] for iv in merged]
+        return pieces
 
-    @staticmethod
-    def _merge(ivs: list, starts: list, a: int, b: int) -> None:
-        """Merge adjacent intervals in the same state between positions ``a`` and ``b``."""
-        k = a
-        while k + 1 < min(b, len(ivs)):
-            x, y = ivs[k], ivs[k + 1]
-            if x[1] == y[0] and x[2] == y[2]:
-                ivs[k:k + 2] = [(x[0], y[1], x[2])]
-                starts[k:k + 2] = [x[0]]
-                b -= 1
-            else:
-                k += 1
+    def state_at(self, array: str, line: int) -> ChunkState:
+        """The state of cache line ``line`` of ``array``."""
+        return self.pieces(array, line, line + 1)[0][2]
 
-    def state_at(self, array: str, index: int) -> ChunkState:
-        """The state of element ``index`` of ``array``."""
-        return self.pieces(array, index, index + 1)[0][2]
+
+#: most separate cache-line ranges one chunk may touch (a stride of more than a line touches
+#: one range per element; the state map then holds one interval per line)
+MAX_CHUNK_RUNS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -207,14 +237,58 @@ class Chunk:
     element_size: int = 8
 
     @property
+    def count(self) -> int:
+        """Elements touched."""
+        return max(0, -(-(self.stop - self.start) // self.step))
+
+    @property
     def size(self) -> int:
         """Bytes touched (elements x element size)."""
-        return max(0, -(-(self.stop - self.start) // self.step)) * self.element_size
+        return self.count * self.element_size
 
     @property
     def stride(self) -> int:
         """Bytes between consecutive elements."""
         return self.step * self.element_size
+
+    def lines(self, line: int) -> list:
+        """The cache lines of ``line`` bytes the chunk touches, as sorted, disjoint ``(start,
+        stop)`` line ranges (the array begins on a line boundary): one range when the stride is
+        at most a line, else one per element (merged where they meet).
+
+        Raises:
+            ModelError: more than :data:`MAX_CHUNK_RUNS` separate ranges (:meth:`check_lines`).
+        """
+        n, e = self.count, self.element_size
+        if not n:
+            return []
+        if self.stride <= line:
+            last = self.start + (n - 1) * self.step
+            return [(self.start * e // line, ((last + 1) * e - 1) // line + 1)]
+        self.check_lines(line)
+        runs = []
+        for x in range(self.start, self.stop, self.step):
+            lo, hi = x * e // line, ((x + 1) * e - 1) // line + 1
+            if runs and runs[-1][1] >= lo:
+                runs[-1] = (runs[-1][0], hi)
+            else:
+                runs.append((lo, hi))
+        return runs
+
+    def check_lines(self, line: int) -> None:
+        """Raises ModelError (one line) where :meth:`lines` would give more than
+        :data:`MAX_CHUNK_RUNS` separate ranges (a stride of more than ``line`` bytes)."""
+        if self.stride > line and self.count > MAX_CHUNK_RUNS:
+            raise ModelError(f"a chunk of '{self.array}' touches {self.count} separate cache lines (stride "
+                             f"{self.stride} B); the coherence model tracks at most {MAX_CHUNK_RUNS} per chunk")
+
+    def bytes_in(self, line: int, lo: int, hi: int) -> int:
+        """Bytes of the chunk's elements whose first byte lies in lines ``[lo, hi)``."""
+        first = -(-lo * line // self.element_size)  # the first element starting in line lo or later
+        end = -(-hi * line // self.element_size)
+        k0 = max(0, -(-(first - self.start) // self.step))
+        k1 = min(self.count, -(-(end - self.start) // self.step))
+        return max(0, k1 - k0) * self.element_size
 
 
 @dataclass(frozen=True)
@@ -255,16 +329,19 @@ def _working_sets(statements) -> dict:
     return work
 
 
-def phase_time(statements, states: ChunkStates, load, store, threads: int) -> PhaseTime:
+def phase_time(statements, states: ChunkStates, load, store, threads: int, line: int = 64) -> PhaseTime:
     """Algorithm 1 of benchmark-based-coherence-model.txt §III-C for one parallel phase (a
     sequential phase is the same with thread 0 alone and ``threads`` = 1).
 
     Each thread's working set s(t) is the total size of its chunks in the phase; every access
     is timed as if on data of that size and scaled by the chunk's share of it:
-    θ_L(t) += L(key, stride, s(t), T) x size / s(t) (stores likewise with S), the chunk's
-    state then follows δ. A chunk whose elements are in several states (another phase split
-    it differently) is timed piece by piece. Reads and writes overlap: the phase takes max
-    over threads of max(θ_L(t), θ_S(t)).
+    θ_L(t) += L(key, stride, s(t), T) x size / s(t) (stores likewise with S). States are
+    those of cache lines (:class:`ChunkStates`): a chunk is timed line range by line range,
+    each range by the transition from its lines' state (``size`` the bytes of the chunk's
+    elements in it), and its lines then follow δ. Statements run in program order, within a
+    statement thread 0 first: of two threads whose chunks share a line, the later one finds
+    it in the state the earlier one left. Reads and writes overlap: the phase takes max over
+    threads of max(θ_L(t), θ_S(t)).
 
     Args:
         statements: :class:`Statement` sequence in program order.
@@ -272,8 +349,11 @@ def phase_time(statements, states: ChunkStates, load, store, threads: int) -> Ph
         load, store: timing functions ``f(key, stride B, size B, threads) -> seconds`` from
             the micro-benchmarks; ``key`` as :func:`transition` returns.
         threads: T, the threads of the parallel region.
+        line: the cache-line size in bytes.
     Returns:
         :class:`PhaseTime`.
+    Raises:
+        ModelError: a chunk that touches more than :data:`MAX_CHUNK_RUNS` separate line ranges.
     """
     states = states.copy()
     work = _working_sets(statements)
@@ -286,16 +366,36 @@ def phase_time(statements, states: ChunkStates, load, store, threads: int) -> Ph
             if not c.size:
                 continue
             action = Store(t) if st_.kind == "write" else Load(frozenset({t}))
-            for lo, hi, before in states.pieces(c.array, c.start, c.stop):
-                key = transition(before, action)
-                secs = f(key, c.stride, work[t], threads) * (hi - lo) / c.step * c.element_size / work[t]
+            for key, (nbytes, held) in _chunk_bytes(states, c, action, line).items():
+                secs = f(key, c.stride, work[t], threads) * nbytes / work[t]
                 acc[st_.kind][t] += secs
                 parts[key] = parts.get(key, 0.0) + secs
-                holders.setdefault(key, set()).add(before.threads)
-                states.assign(c.array, lo, hi, delta(before, action))
+                holders.setdefault(key, set()).update(held)
     reads, writes = acc["read"], acc["write"]
     total = max((max(reads[t], writes[t]) for t in work), default=0.0)
     return PhaseTime(total, reads, writes, parts, holders, states)
+
+
+def _chunk_bytes(states: ChunkStates, c: Chunk, action, line: int) -> dict:
+    """Apply ``action`` on chunk ``c`` to ``states`` (its lines follow δ) and return
+    transition key -> ``(bytes of the chunk's elements taken by it, {holder thread sets})``;
+    a line only reached by the tail of an element that starts before it adds no bytes."""
+    after: dict = {}
+
+    def step(before):
+        if before not in after:
+            after[before] = delta(before, action)
+        return after[before]
+
+    out: dict = {}
+    for lo, hi, before in states.update(c.array, c.lines(line), step):
+        nbytes = c.bytes_in(line, lo, hi)
+        if nbytes:
+            key = transition(before, action)
+            total, held = out.get(key, (0, set()))
+            held.add(before.threads)
+            out[key] = (total + nbytes, held)
+    return out
 
 
 def static_schedule(lo: int, hi: int, threads: int) -> dict:

@@ -33,8 +33,12 @@ from .saturation import SaturationPoint, saturation_point
 
 
 def _fmt(value) -> str:
-    """One cy/CL figure of the notation; ``n/a`` for an unknown one."""
-    return "n/a" if value is None else f"{value:.1f}"
+    """One cy/CL figure of the notation, one decimal rounded half up (2.25 -> 2.3, as the
+    reports' tables and the JSON's 2.25 round; :func:`~loopmodel.units.format_fixed`);
+    ``n/a`` for an unknown one."""
+    from ..units import format_fixed
+
+    return "n/a" if value is None else format_fixed(value, 1)
 
 
 @dataclass(frozen=True)
@@ -107,8 +111,8 @@ class ECMResult:
 
     def notation(self) -> str:
         """``{ T_OL || T_nOL | T_L1L2 | ... } cy/CL`` (``n/a`` for an unknown T_OL)."""
-        parts = " | ".join(f"{c.cycles:.1f}" for c in self.contributions)
-        return f"{{ {_fmt(self.T_OL)} || {self.T_nOL:.1f} | {parts} }} cy/CL"
+        parts = " | ".join(_fmt(c.cycles) for c in self.contributions)
+        return f"{{ {_fmt(self.T_OL)} || {_fmt(self.T_nOL)} | {parts} }} cy/CL"
 
     def prediction_notation(self) -> str:
         """``{ T_ECM^L1 \\ T_ECM^L2 \\ ... } cy/CL`` (``n/a`` for unknown values)."""

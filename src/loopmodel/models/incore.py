@@ -1,7 +1,14 @@
 """Analytic in-core model without a compiler (cross-architecture-machine-models.txt §3.4.1).
 
 Eq. (1):  T_nOL = max(n_LD / f_LD, n_ST / f_ST, (n_LD + n_ST) / f_LDST)
-Eq. (2):  T_OL  = max(n_op / f_op ..., sum over shared ports, n_instr / f_instr, T_dep)
+Eq. (2):  T_OL  = max(n_op / f_op ..., sum over shared ports and units, n_instr / f_instr, T_dep)
+
+On a machine whose stores overlap (``in_core.stores_in: T_OL``, Intel's ECM model,
+kerncraft-tool-paper.txt §2.3: "T_OL is the overlapping time for computations and stores,
+T_nOL is the time for the loads from registers into L1") T_nOL is n_LD / f_LD alone and
+n_ST / f_ST, (n_LD + n_ST) / f_LDST join T_OL; the rule is the machine model's
+(:meth:`loopmodel.machine.model.MachineModel.stores_overlap`), the same for the compiled
+analyzers (:mod:`loopmodel.compiled.incore`).
 
 Operation throughputs per element are instruction throughputs times SIMD lanes
 (eq. 6). Additions fed by a multiplication are fused into FMAs on machines that
@@ -28,8 +35,10 @@ class InCoreResult:
 
     Attributes:
         source: ``"analytic"`` (later: ``"llvm-mca"``, ``"osaca"``).
-        T_OL: cycles per CL in which only arithmetic executes (overlapping).
-        T_nOL: cycles per CL with at least one load/store (non-overlapping).
+        T_OL: cycles per CL that overlap with data transfers: arithmetic (and, where the
+            machine's stores overlap, :meth:`~loopmodel.machine.model.MachineModel.stores_overlap`,
+            stores and address generation).
+        T_nOL: cycles per CL that do not: those with a load (and, by default, a store).
         components: contribution name -> cy/CL (``LD``, ``ST``, ``LDST``, op
             types, port groups, ``issue``, ``dependency``).
         lanes: SIMD lanes used (1 = scalar).
@@ -62,7 +71,8 @@ class InCoreResult:
 
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
-                    reassociate: bool = True, reassociation_source: str = "") -> InCoreResult:
+                    reassociate: bool = True, reassociation_source: str = "",
+                    defines: dict | None = None) -> InCoreResult:
     """In-core time of ``kernel`` on ``machine`` from operation counts.
 
     Args:
@@ -74,6 +84,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
             ``-ffast-math``); if False a reduction is latency bound.
         reassociation_source: why ``reassociate`` holds (compiler and flags, or the
             command-line option), for the notes and the result's ``reassociation``.
+        defines: size constants, for inner-loop strides that depend on a size (``a[i*N]``);
+            without them such an access counts as not contiguous (:func:`strided_accesses`).
 
     Returns:
         :class:`InCoreResult` in cy/CL.
@@ -82,10 +94,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         ModelError: the machine lacks a throughput/latency the kernel needs.
     """
     ic = machine.in_core
-    notes = []
     why = f": {reassociation_source}" if reassociation_source else ""
-    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
-    lanes = max(1, int(ic.simd_width // elem)) if vectorize else 1
+    lanes, notes = _simd_lanes(kernel, machine, vectorize, defines)
     dep, lanes, dep_notes = _dependency_bound(kernel, machine, lanes, reassociate, why)
     notes += dep_notes
     ops = fused_operations(kernel, machine)
@@ -94,7 +104,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     n_ld = kernel.loads_per_iteration()
     n_st = kernel.stores_per_iteration()
     if lanes > 1 and ic.load.split_extra:
-        split, split_note = split_loads(kernel, lanes, machine.cacheline_size)
+        split, split_note = split_loads(kernel, lanes, machine.cacheline_size, iterations_per_unit)
         if split:
             n_ld += split * lanes * ic.load.split_extra
             notes.append(split_note + f", each charged {ic.load.split_extra:.2g} extra load slot(s) (machine model)")
@@ -107,8 +117,10 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
         comp["issue"] = (sum(ops.values()) + n_ld + n_st) / lanes / ic.instructions_per_cycle
     if dep:
         comp["dependency"] = dep
-    t_ol = max(comp.values(), default=0.0)
-    t_nol = max(t_ld, t_st, t_ldst)
+    if machine.stores_overlap():  # Intel's ECM: only the loads' L1 cycles are T_nOL
+        t_ol, t_nol = max([t_st, t_ldst] + list(comp.values())), t_ld
+    else:  # eq. (1): every cycle with a load or store
+        t_ol, t_nol = max(comp.values(), default=0.0), max(t_ld, t_st, t_ldst)
     comp.update({"LD": t_ld, "ST": t_st})
     if ic.load_store_per_cycle:
         comp["LDST"] = t_ldst
@@ -118,16 +130,67 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                         {"assumed": bool(reassociate), "source": reassociation_source or "default"})
 
 
-def split_loads(kernel, lanes: int, line: float) -> tuple:
+def _simd_lanes(kernel, machine, vectorize: bool, defines: dict | None) -> tuple:
+    """``(SIMD lanes, notes)``: the SIMD width over the largest element size (eq. 6 of
+    cross-architecture-machine-models.txt: per-element throughput = instruction throughput x
+    lanes), or 1 without ``vectorize`` or where an access is not contiguous in the inner loop
+    (:func:`strided_accesses`): a packed SIMD load or store moves contiguous elements, and such
+    an access has one per instruction, so the loop is taken as scalar code (a compiler's
+    gather or shuffles would cost at least as many load-port cycles as the scalar loads)."""
+    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
+    lanes = max(1, int(machine.in_core.simd_width // elem)) if vectorize else 1
+    strided = strided_accesses(kernel, defines) if lanes > 1 else []
+    if not strided:
+        return lanes, []
+    by_stride: dict = {}
+    for a, stride in strided:
+        by_stride.setdefault(stride, dict.fromkeys([]))[a.array] = None
+    what = "; ".join(f"{', '.join(names)} move{'s' if len(names) == 1 else ''} {stride} elements per iteration"
+                     for stride, names in by_stride.items())
+    return 1, [f"accesses not contiguous in the inner loop '{kernel.inner_loop.index}' ({what}): "
+               f"one element per load/store instruction, so scalar code assumed instead of {lanes} SIMD lanes"]
+
+
+def strided_accesses(kernel, defines: dict | None = None) -> list:
+    """``(access, stride)`` of the accesses that move by other than one element per inner-loop
+    iteration (coefficient of the inner index x loop step, sizes from ``defines`` put in;
+    ``stride`` as text: ``2``, ``N``, a size-dependent one without its value counting as not
+    contiguous); accesses invariant in the inner loop (registers) are contiguous enough."""
+    from fractions import Fraction
+
+    from ..ir.kernel import coefficient
+
+    idx, step = kernel.inner_loop.index, kernel.inner_loop.step
+    out = []
+    for a in list(kernel.streamed_writes()) + list(kernel.streamed_reads()):
+        c = coefficient(a.offset, idx)
+        c = c.subs(defines) if defines else c
+        if c.is_constant() and abs(Fraction(c.constant_value()) * step) == 1:
+            continue
+        out.append((a, str(c * step) if not c.is_constant() else f"{Fraction(c.constant_value()) * step}"))
+    return out
+
+
+def split_loads(kernel, lanes: int, line: float, iterations_per_unit: float) -> tuple:
     """Cache-line-split vector loads per iteration and a note saying which streams cause them.
 
     The compiler aligns its vectors to the first streamed write (or, without one, the first
     read); a read whose flattened offset differs from that one by a constant that is not a
     multiple of the SIMD lanes is misaligned, and one in ``line / (lanes x element size)`` of
-    its vector loads crosses a cache line: ``element size / line`` split loads per iteration
-    (a difference that depends on a size, such as a neighbouring row, is taken as aligned).
-    Charged with the measured extra port time of a split load
-    (cross-architecture-machine-models.txt §3.4.1: the in-core part counts load-port cycles).
+    its vector loads crosses a cache line: ``element size / line`` split loads per iteration,
+    with the element size of that stream's array (a difference that depends on a size, such
+    as a neighbouring row, is taken as aligned). Charged with the measured extra port time of
+    a split load (cross-architecture-machine-models.txt §3.4.1: the in-core part counts
+    load-port cycles).
+
+    Args:
+        kernel: the kernel IR.
+        lanes: SIMD lanes of the vector loads.
+        line: cache-line size in B.
+        iterations_per_unit: inner-loop iterations per CL of work (for the note's count per CL).
+
+    Returns:
+        ``(split loads per iteration, note)``; ``(0.0, "")`` for a kernel without streams.
     """
     reads = kernel.streamed_reads()
     ref = (kernel.streamed_writes() or reads or (None,))[0]
@@ -143,7 +206,7 @@ def split_loads(kernel, lanes: int, line: float) -> tuple:
     split = sum(kernel.arrays[a.array].element_size / line for a in bad)
     names = ", ".join(f"{a.array} at {int((a.offset - ref.offset).constant_value()):+d}" for a in bad)
     text = (f"{len(bad)} misaligned load stream(s) ({names} elements from {ref.array}, which the compiler "
-            f"aligns): {split * line / 8:.2g} cache-line-split loads per CL")
+            f"aligns): {split * iterations_per_unit:.3g} cache-line-split loads per CL of work")
     return split, text
 
 
@@ -186,7 +249,8 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
 
 def _arithmetic_times(ops: dict, machine, lanes: int) -> dict:
     """Cycles per iteration of each fused operation type (count / lanes / throughput) and of
-    each shared port group (the sum of its members), kerncraft-tool-paper.txt eq. (2).
+    each port group and shared unit (the sum of its members, :meth:`MachineModel.summed_groups`),
+    cross-architecture-machine-models.txt §3.4.1 eq. (2).
 
     Raises:
         ModelError: the machine gives no throughput for an operation.
@@ -199,7 +263,7 @@ def _arithmetic_times(ops: dict, machine, lanes: int) -> dict:
             raise ModelError(f"machine model '{machine.name}' gives no throughput for {op} "
                              f"(in_core.throughput.{op})")
         comp[op] = n / lanes / tp
-    for g in ic.port_groups:
+    for g in machine.summed_groups():
         members = [op for op in g if op in comp]
         if len(members) > 1:
             comp["+".join(members)] = sum(comp[op] for op in members)

@@ -20,6 +20,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from ..errors import ModelError
 from ..ir.omp import OmpProgram, Phase, Repeat
 from .coherence import Chunk, ChunkStates, Statement, phase_time, static_schedule, transition_label
 from .coherence_timing import FALLBACK, Timing
@@ -149,15 +150,48 @@ def _transitions(pt) -> tuple:
     return tuple(sorted(items, key=lambda x: -x.seconds))
 
 
-def _hints(phase: Phase, parts: tuple, threads: int) -> tuple:
+def _hints(phase: Phase, parts: tuple, threads: int, shared) -> tuple:
+    """A hint where the phase spends half its time or more in misses on lines another
+    thread's cache holds: false sharing where ``shared()`` (the share of the phase's lines
+    that chunks of several threads touch, :func:`shared_lines`) is half or more, else data
+    left in the caches of the threads of an earlier phase."""
     if not parts or phase.kind != "parallel" or threads < 2:
         return ()
     top = parts[0]
-    if top.benchmark in _REMOTE and top.share >= 0.5:
-        return (f"{100 * top.share:.0f} % of the time in {top.transition}: the threads read data "
-                "another thread's cache holds; initialise the arrays in parallel with the same "
-                "static schedule (first touch) so each thread works on the chunks it wrote",)
-    return ()
+    if top.benchmark not in _REMOTE or top.share < 0.5:
+        return ()
+    shared = shared()
+    if shared >= 0.5:
+        return (f"{100 * top.share:.0f} % of the time in {top.transition}: the threads' chunks share cache "
+                f"lines ({100 * shared:.0f} % of the lines the phase touches; false sharing), so each line moves "
+                "between their caches; give each thread whole cache lines (contiguous blocks rather than "
+                "interleaved elements)",)
+    return (f"{100 * top.share:.0f} % of the time in {top.transition}: the threads read data "
+            "another thread's cache holds; initialise the arrays in parallel with the same "
+            "static schedule (first touch) so each thread works on the chunks it wrote",)
+
+
+def shared_lines(statements, line: int) -> float:
+    """The share (0..1) of the cache lines a phase touches, per array, that chunks of two or
+    more threads touch (:meth:`~loopmodel.models.coherence.Chunk.lines`); 0 for no lines."""
+    runs: dict = {}
+    for st_ in statements:
+        for t, c in st_.chunks.items():
+            runs.setdefault(c.array, []).extend((lo, hi, t) for lo, hi in c.lines(line))
+    touched = shared = 0
+    for rs in runs.values():
+        events = sorted([(lo, 1, t) for lo, _, t in rs] + [(hi, -1, t) for _, hi, t in rs])
+        active: dict = {}
+        pos = None
+        for x, d, t in events:
+            if pos is not None and x > pos and active:
+                touched += x - pos
+                shared += (x - pos) if len(active) > 1 else 0
+            pos = x
+            active[t] = active.get(t, 0) + d
+            if not active[t]:
+                del active[t]
+    return shared / touched if touched else 0.0
 
 
 def _iterations(phase: Phase, threads: int) -> dict:
@@ -202,7 +236,8 @@ def predict_program(program: OmpProgram, timing: Timing, threads: int, core: dic
     Returns:
         :class:`ProgramPrediction`.
     Raises:
-        ModelError: T beyond the measured thread counts, or a transition without a timing.
+        ModelError: T beyond the measured thread counts, a transition without a timing, or a
+            chunk that touches too many separate cache lines (naming the phase's line).
     """
     sim = _Simulation(program, timing, threads, core or {})
     for item in program.items:
@@ -230,15 +265,21 @@ class _Simulation:
         """Time one executed phase from the current states and move the states on."""
         timing, threads = self.timing, self.threads
         team = threads if phase.kind == "parallel" else 1
-        pt = phase_time(phase_statements(self.program, phase, team), self.states, timing.seconds,
-                        timing.seconds, team)
+        statements = phase_statements(self.program, phase, team)
+        try:
+            for c in (c for st_ in statements for c in st_.chunks.values()):
+                c.check_lines(timing.cacheline_size)
+        except ModelError as exc:
+            raise ModelError(exc.message, file=self.program.source, line=phase.line) from None
+        pt = phase_time(statements, self.states, timing.seconds, timing.seconds, team, timing.cacheline_size)
         self.states = pt.states
         self.used_fallback |= {k for k in pt.transitions if timing.key_for(k) != k}
         overhead = timing.overhead(threads) if phase.kind == "parallel" else 0.0
         seconds, core_s = _phase_seconds(pt, phase, team, self.core.get(phase))
         parts = _transitions(pt)
         bound = "in-core" if seconds > pt.seconds else "memory"
-        hints = _hints(phase, parts, threads) if bound == "memory" else ()
+        shared = lambda: shared_lines(statements, timing.cacheline_size)  # noqa: E731
+        hints = _hints(phase, parts, threads, shared) if bound == "memory" else ()
         self.phases.append(PhasePrediction(len(self.phases), phase.line, phase.kind, phase.label, iteration,
                                            seconds + overhead, overhead, parts, hints, tuple(phase.notes),
                                            pt.seconds, core_s, bound))

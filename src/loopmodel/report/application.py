@@ -20,10 +20,12 @@ def to_dict(pred) -> dict:
             "time_s": {str(n): t for n, t in kp.seconds.items()},
             "saturation_cores": kp.scaling.saturation_cores,
         } for kp in pred.kernels],
+        "notes": list(pred.notes),
     })
 
 
 def render(pred, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     m = pred.machine
@@ -53,4 +55,5 @@ def render(pred, console) -> None:
             s.add_row(str(n), f"{1e3 * pred.total_seconds[n]:.3f}", f"{pred.total_seconds[one] / pred.total_seconds[n]:.2f}",
                       *[f"{1e3 * kp.seconds[n]:.3f}" for kp in pred.kernels])
         console.print(s)
-    console.print("[dim]note: synchronisation (OpenMP barriers, reductions) is not modelled[/dim]")
+    for n in pred.notes:
+        console.print(escape(f"note: {n}"), style="dim")

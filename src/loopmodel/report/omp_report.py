@@ -90,13 +90,5 @@ def render(rows, program, program_name: str, machine_name: str, extra_notes: tup
     for ph in last.phases:
         for h in ph.hints:
             console.print(escape(f"hint (phase {ph.index}, line {ph.line}): {h}"))
-    notes = list(extra_notes) + [n for r in rows for n in r.prediction.notes]
-    notes.append("model: chunk states (M,E,S,I) tracked across phases, each phase's memory time by Algorithm 1 "
-                 "of Putigny et al. from the host's transition benchmarks, overlapped with the in-core time "
-                 "of its loop (ECM T_OL); a parallel phase adds the measured fork/join overhead")
-    if rows[0].measured is not None:
-        notes.append("measured: arrays flushed from the caches before each execution, phases timed one by one "
-                     f"with omp_get_wtime, min over repetitions, OMP_WAIT_POLICY={rows[0].measured.wait_policy}; "
-                     "error = predicted / measured - 1")
-    for n in dict.fromkeys(notes):
+    for n in omp_analysis.omp_notes(rows, extra_notes):
         console.print(escape(f"note: {n}"))

@@ -5,6 +5,8 @@ cy/CL; the measured comparison gives the relative error (predicted / measured - 
 """
 from __future__ import annotations
 
+from rich.markup import escape
+
 from ..units import format_si
 from .schema import document
 
@@ -36,6 +38,7 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
         })
     if fit is not None:
         doc["fitted_p0"], doc["fit_rms_relative_error"] = fit
+    doc["notes"] = list(analysis.notes)  # the notes the table prints
     return document(doc)
 
 
@@ -87,7 +90,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
     console.print(f"T_ECM({r0.location}): the time of one of the n cores, from the traffic with n active cores "
                   "(the data set and the shared caches split among them, as 'analyze --cores n')")
     for n in analysis.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
 def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import math
 
+from rich.markup import escape
+
 from ..analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
-from ..units import format_bytes, format_si
+from ..units import format_bytes, format_fixed, format_si
 from .units import convert
 
 _DIM = {1: "1D", 2: "2D", 3: "3D"}
@@ -16,7 +18,7 @@ def _fmt_unit(value: float | None, unit: str) -> str:
     if value is None:
         return "n/a"
     if unit in ("cy/CL", "cy/it"):
-        return f"{value:.2f} {unit}"
+        return f"{format_fixed(value, 2)} {unit}"
     return format_si(value, unit)
 
 
@@ -68,27 +70,32 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         if r:
             _roofline(res, r, title, console, unit)
     for n in res.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
 def _header(res, console, verbose: int):
+    """The command line and the unit of work; with ``verbose`` the kernel's loops, arrays,
+    operations, dependencies and pragmas (kernel text escaped: ``a[n]`` is not rich markup)."""
     k, m, opt = res.kernel, res.machine, res.options
     d = " ".join(f"-D {n}={v}" for n, v in sorted(res.defines.items()))
-    console.print(f"[bold]loopmodel[/bold] {k.source}  -m {m.name}  {d}  --cores {opt.cores}  --sweeps {opt.sweeps}")
+    console.print(f"[bold]loopmodel[/bold] {escape(k.source)}  -m {escape(m.name)}  {d}  --cores {opt.cores}  "
+                  f"--sweeps {opt.sweeps}")
     work = k.unit_of_work(m.cacheline_size, res.defines)
     console.print(f"unit of work (CL of work): {work.describe()}")
     if verbose:
         console.print("  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
                                               for lp in k.loops))
         for name, a in k.arrays.items():
-            console.print(f"  array {name}: {a.ctype}[{']['.join(str(x) for x in a.dims)}] ({a.element_size} B/element)")
+            console.print(escape(f"  array {name}: {a.ctype}[{']['.join(str(x) for x in a.dims)}] "
+                                 f"({a.element_size} B/element)"))
         console.print(f"  per iteration: {k.loads_per_iteration()} loads, {k.stores_per_iteration()} stores, "
                       f"operations {dict(k.operations)}, {k.fma_candidates} FMA candidates, {k.flops_per_iteration} FLOP")
         for r in k.recurrences:
-            console.print(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, "
-                          f"longest chain {' -> '.join(r.graph.longest_chain()[1])}{', reduction' if r.reassociable else ''})")
+            console.print(escape(f"  loop-carried dependency on '{r.variable}' (distance {r.distance} it, longest "
+                                 f"chain {' -> '.join(r.graph.longest_chain()[1])}"
+                                 f"{', reduction' if r.reassociable else ''})"))
         if k.pragmas:
-            console.print("  pragmas: " + "; ".join(k.pragmas))
+            console.print(escape("  pragmas: " + "; ".join(k.pragmas)))
 
 
 def _lc_section(res, console, verbose: int):
@@ -162,21 +169,21 @@ def _ecm_section(res, console, unit: str, verbose: int):
     console.print("\n[bold]----- ECM -----[/bold]")
     ic = res.incore
     if verbose:
-        comps = ", ".join(f"{n} = {v:.2f}" for n, v in ic.components.items())
+        comps = ", ".join(f"{n} = {format_fixed(v, 2)}" for n, v in ic.components.items())
         console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
         if res.compiled is not None:
             _port_table(res, console)
         for c in e.contributions:
             bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
-            console.print(f"  T_{c.name} = {c.cycles:.2f} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} B out "
-                          f"at {bw} B/cy from {c.source}; penalty {c.penalty:.2f} cy)")
+            console.print(f"  T_{c.name} = {format_fixed(c.cycles, 2)} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} "
+                          f"B out at {bw} B/cy from {c.source}; penalty {format_fixed(c.penalty, 2)} cy)")
         _by_location(res, console, unit)
     console.print(e.notation())
     console.print(e.prediction_notation())
     if e.unknown:
         console.print(f"T_OL n/a: {e.unknown}; T_ECM n/a")
         console.print("data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { "
-                      + " \\ ".join(f"{v:.1f}" for v in e.T_transfer.values()) + " } cy/CL")
+                      + " \\ ".join(format_fixed(v, 1) for v in e.T_transfer.values()) + " } cy/CL")
         console.print("saturation point n/a (needs T_ECM)")
     it = res.traffic.iterations_per_unit
     flops = k.flops_per_iteration
@@ -190,7 +197,7 @@ def _ecm_section(res, console, unit: str, verbose: int):
     if e.saturation_cores is not None:  # one definition with `scaling` (models.saturation)
         psat = format_si(e.saturation.it_per_s(it, m.clock), "it/s")
         console.print(f"saturating at {e.saturation_cores} cores per ccNUMA domain "
-                      f"(T_Mem = {e.memory_busy:.2f} cy/CL, P_sat = {psat} per domain)")
+                      f"(T_Mem = {format_fixed(e.memory_busy, 2)} cy/CL, P_sat = {psat} per domain)")
     elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
         console.print("no memory traffic: nothing to saturate")
     if opt.cores > 1 and not e.unknown:

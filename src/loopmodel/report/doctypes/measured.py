@@ -92,6 +92,8 @@ class BenchDocument(Envelope):
     kernel: Annotated[str, Field(description="the C kernel file, as given")]
     points: Annotated[list[BenchPoint], Field(description="one point per size and thread count, in the order "
                                                           "measured")]
+    notes: Annotated[list[str], Field(description="how the kernel was run (runs, cache, threads, compiler), "
+                                                  "then every point's notes; the notes the table prints")]
 
 
 # --- validate --------------------------------------------------------------------------------
@@ -120,6 +122,8 @@ class ValidateDocument(Envelope):
 
     kernel: Annotated[str, Field(description="the C kernel file, as given")]
     points: Annotated[list[ValidatePoint], Field(description="one point per size")]
+    notes: Annotated[list[str], Field(description="how the measurement was made, which probe -m host rests on, "
+                                                  "the benchmark's notes; the notes the table prints")]
 
 
 # --- measure ---------------------------------------------------------------------------------

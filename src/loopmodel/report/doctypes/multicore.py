@@ -78,6 +78,8 @@ class ScalingDocument(Envelope):
                                                             "(dimensionless)")]]
     fit_rms_relative_error: NotRequired[Annotated[Num, Field(description="--fit-p0: rms of the relative errors "
                                                                          "of the fitted contention model")]]
+    notes: Annotated[list[str], Field(description="remarks on the single-core analysis (the notes the table "
+                                                  "prints)")]
 
 
 # --- app -------------------------------------------------------------------------------------
@@ -123,6 +125,8 @@ class AppDocument(Envelope):
     total_s: Annotated[dict[str, Num], Field(description="core count (as text) -> time of one application "
                                                          "iteration, s")]
     kernels: Annotated[list[AppKernel], Field(description="the kernels, in execution order")]
+    notes: Annotated[list[str], Field(description="what the prediction leaves out (synchronisation) or rests on "
+                                                  "(which probe -m host rests on); the notes the table prints")]
 
 
 # --- energy ----------------------------------------------------------------------------------

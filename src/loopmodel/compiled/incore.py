@@ -517,7 +517,10 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
     no lists for the analyzer every port is overlapping and nothing is balanced (which units
     are alternatives for one uop is unknown): T_OL is the analyzer's block throughput bound
     (llvm-mca's "Block RThroughput", OSACA's largest port pressure) and T_nOL 0 (the L1 data
-    paths of :func:`data_path_bound` then bound it).
+    paths of :func:`data_path_bound` then bound it); where the machine's stores count in
+    T_nOL, the ports only stores use are T_nOL and T_OL is the largest pressure on the
+    others as the analyzer scheduled them (its bound would count the stores), at most that
+    bound.
 
     Args:
         info: the analysis (cy per pass).
@@ -550,9 +553,16 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
     rows = [dataclasses.replace(r, role=r.role + " + T_OL (all)")
             if r.port in non & counted_over and r.role == "T_nOL (loads)" else r for r in rows]
     ol_from, nol_from = _origins(rows, t_ol, t_nol)
-    if not listed:  # the reported pressure is llvm-mca's schedule, not balanced: its own bound instead
+    if not listed and machine.stores_overlap():  # the reported pressure is not balanced: the analyzer's bound
         t_ol = info.block_throughput
         ol_from = f"the block throughput bound of {info.analyzer} (the machine model lists no ports for it)"
+    elif not listed:  # the bound counts the stores' ports, T_nOL here: the other ports as scheduled, capped by it
+        ol_from = _named([(r.port, r.balanced, f"all instructions, as {info.analyzer} scheduled them; the machine "
+                           "model lists no ports") for r in rows if r.port in counted_over], t_ol)
+        if t_ol > info.block_throughput:
+            t_ol = info.block_throughput
+            ol_from = (f"the block throughput bound of {info.analyzer}, below its schedule's largest pressure on a "
+                       "port that is not a store's (the machine model lists no ports for it)")
     return PortTable(tuple(rows), bal, loads, t_ol, t_nol, per_cl, ol_from, nol_from)
 
 

@@ -377,3 +377,10 @@ def test_a_deep_yaml_index_expression_is_refused():
     with pytest.raises(KernelError) as exc:
         read_expression(KernelBuilder("k.yml"), " + ".join(["N"] * 700), ("i",), "index")
     assert "nested more than 100" in str(exc.value)
+
+
+def test_division_by_a_power_of_two_is_a_multiplication():
+    """Compilers emit ``x / 2.0`` as ``x * 0.5`` (exact, no -ffast-math needed); other divisions stay."""
+    k, _ = parse_kernel("double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n"
+                        "  a[i] = b[i] / 2.0 + b[i] / 0.25f + b[i] / 4 + b[i] / 3.0;\n", "half.c")
+    assert k.operations == {"ADD": 3, "MUL": 3, "DIV": 1}

@@ -11,6 +11,7 @@ loop nest (recorded in :attr:`Kernel.swaps`). Everything else is rejected with a
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -663,7 +664,8 @@ class KernelBuilder:
         if isinstance(n, c_ast.BinaryOp):
             if n.op not in BINOPS:
                 raise self.err(n, f"operator '{n.op}' not supported in kernel expressions")
-            return _Node("op", BINOPS[n.op], [self._expr(n.left), self._expr(n.right)], sign=n.op)
+            op = "MUL" if n.op == "/" and _power_of_two(n.right) else BINOPS[n.op]
+            return _Node("op", op, [self._expr(n.left), self._expr(n.right)], sign=n.op)
         if isinstance(n, c_ast.UnaryOp):
             if n.op in ("-", "+"):
                 return self._expr(n.expr)
@@ -763,6 +765,22 @@ class KernelBuilder:
                 if graph:
                     out.append(Recurrence(name, int(d), graph, False))
         return out
+
+
+def _power_of_two(node) -> bool:
+    """True for a floating-point or integer literal that is a power of two (``2.0``, ``0.5f``, ``4``):
+    dividing by it is exact as a multiplication by its reciprocal, and compilers emit that
+    multiplication at -O1 and above without -ffast-math (a division by any other constant stays a
+    division unless -freciprocal-math is given)."""
+    from pycparser import c_ast
+
+    if not isinstance(node, c_ast.Constant) or node.type not in ("double", "float", "int", "long double"):
+        return False
+    try:
+        value = float(node.value.rstrip("fFlLuU")) if node.type != "int" else c_integer(node.value)
+    except (TypeError, ValueError):
+        return False
+    return bool(value) and value > 0 and math.frexp(value)[0] == 0.5
 
 
 def _dependency_graph(node: _Node, match, env) -> DependencyGraph | None:

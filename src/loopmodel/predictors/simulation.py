@@ -45,10 +45,18 @@ window aligned to cache lines and array edges), with these choices:
   line-aligned iteration of a row to the same point of a later row. Windows
   inside rows would sample the evictions (which belong to lines touched one
   cache capacity earlier) at a biased phase of the row period.
-* A window of whole rows is settled when the traffic per unit of work of its
-  second half agrees with its first half (2 %); otherwise it is doubled, up to
-  8 times the requested length or the end of the sweep: evictions out of a
-  large cache come in bursts, which a short window samples at a biased phase.
+* The window's length: the write-backs counted in a window are the dirty lines
+  placed in it plus the change of the dirty fill over it, and that fill varies
+  with the period in which the arrays run through the sets of a large cache
+  (thousands of units of work). The window is therefore whole periods of the
+  set mapping (exact), or whole sweeps of a kernel run repeatedly (exact; where
+  the wrap-around between sweeps is a small part of one), or several turnovers
+  of the last level's capacity (see ``_windows``).
+* A window of whole rows that is not whole periods is settled when the traffic
+  per unit of work of its second half agrees with its first half (2 %);
+  otherwise it is doubled, up to 8 times the requested length or the end of
+  the sweep: evictions out of a large cache come in bursts, which a short
+  window samples at a biased phase.
 * Per unit of work (one cache line of the written array,
   :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`) = per cache line of that
   array touched in the window, so that the partial lines at row ends count as
@@ -61,7 +69,9 @@ conditions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+import math
+from dataclasses import dataclass
 
 from ..errors import ModelError
 from ..ir.kernel import coefficient, strip_indices
@@ -79,6 +89,113 @@ SETTLE_FACTOR = 8
 
 
 COLUMN_WALK_PERIODS = 50  # reuse periods in one window of a column walk: phase error <= 1/50
+#: the longest window of whole set periods (or whole sweeps) measured, in accesses (about 1 to 3 s of simulation)
+MAX_WINDOW_ACCESSES = 1 << 25
+#: whole sweeps are a window where the wrap-around between sweeps disturbs at most this share of a sweep
+MAX_BOUNDARY_SHARE = 0.01
+#: a window that cannot be a whole period spans this many turnovers of the last level's capacity
+WINDOW_TURNOVERS = 4
+
+
+def _trips(lp) -> int:
+    """Trip count of a :class:`~loopmodel.cachesim.nest.NestLoop` whose bounds are constants."""
+    span = lp.stop - lp.start if lp.step > 0 else lp.start - lp.stop
+    return max(0, -(-span // abs(lp.step)))
+
+
+def _line_aligned(acc, loops, cl: int):
+    """``acc`` (a :class:`~loopmodel.cachesim.nest.NestAccess`), moved to the start of its step where
+    that keeps every access in the same cache lines: windows start where the work access is at a
+    line start, which a strided one may never be (``float x[2*i+1]``: 4 B past every 8 B step; the
+    window then never ended). Its addresses are ``base + sum(coefs . indices)``; all of them lie
+    ``r`` past a multiple of ``g = gcd(cl, coefs x steps, coefs x outer-index terms of the starts)``, and
+    ``r + size <= g`` keeps each access inside the line of that multiple."""
+    g = math.gcd(cl, *(c * lp.step for c, lp in zip(acc.coefs, loops)),
+                 *(c * v for c, lp in zip(acc.coefs, loops) for v in lp.start_coefs))
+    start = sum(c * lp.start for c, lp in zip(acc.coefs, loops))
+    shifts = {(b + start) % g for b in acc.bases}
+    if len(shifts) != 1 or not 0 < next(iter(shifts)) <= g - acc.size:
+        return acc
+    r = shifts.pop()
+    return dataclasses.replace(acc, bases=tuple(b - r for b in acc.bases))
+
+
+def _boundary_share(kernel, defines: dict) -> float:
+    """The share of a sweep's outermost trips that the wrap-around to the next sweep disturbs: the
+    span of the outermost index offsets of an array's accesses (``a[k-1]`` .. ``a[k+1]``: 3 trips,
+    whose data is not yet in the caches at the start of a sweep) over the outermost trip count."""
+    idx = kernel.loop_indices
+    trips = kernel.loops[0].iterations(defines)
+    offsets = {}
+    for acc in kernel.reads + kernel.writes:
+        const, coefs = _affine(acc.offset, idx, defines, f"index of {acc}")
+        if coefs[0]:
+            offsets.setdefault(acc.array, []).append(const // coefs[0])
+    span = max((max(v) - min(v) + 1 for v in offsets.values()), default=1)
+    return span / max(1, trips)
+
+
+def _set_period(nest, sets: int, cl: int) -> int:
+    """Trips of the outermost loop after which every access of ``nest`` is back in the same cache set
+    of a level of ``sets`` sets, at the same offset in its line: the least common multiple, over the
+    accesses, of ``sets x cl / gcd(sets x cl, bytes the access moves per trip)``."""
+    mod, period = sets * cl, 1
+    for acc in nest.accesses:
+        period = math.lcm(period, mod // math.gcd(mod, abs(acc.coefs[0] * nest.loops[0].step)))
+    return period
+
+
+def _windows(nest, specs, cl: int, target: int, margin: int, boundary) -> list:
+    """Measurement windows to try, best first: ``[(kind, iterations, max_target_it)]``.
+
+    The counted write-backs are the dirty lines placed in the window plus the dirty lines held at its
+    start minus those held at its end; the dirty fill of a cache level varies along the period in which
+    the arrays' lines run through its sets (a large level: thousands of units of work), so a window of
+    an arbitrary length over- or under-counts by that variation (2 % of a 27.5 MiB L3 against a window
+    of 8000 units: 1.7 write-backs per unit where one line is written). Whole periods count exactly
+    (kerncraft-tool-paper.txt §2.4.1: a precise window):
+
+    * ``"period"``: with loop bounds free of outer indices, the pattern of sets repeats after
+      :func:`_set_period` trips of the outermost loop; of every level if that period is at most
+      :data:`MAX_WINDOW_ACCESSES` accesses, else whole periods of the last level spanning two turnovers of
+      its capacity (the levels above, at other phases, then err little). Offered where it fits in a
+      row (1D) or in half a sweep (the first sweep of a large data set starts at its middle);
+    * ``"sweeps"`` (``boundary`` not None: repeated sweeps, the boundary at most
+      :data:`MAX_BOUNDARY_SHARE` of a sweep, see :func:`_boundary_share`): the steady state repeats
+      with the sweep (``len(nest.accesses[0].bases)`` sweeps with swaps);
+    * ``"long"`` (multi-dimensional): :data:`WINDOW_TURNOVERS` turnovers of the last level's capacity,
+      a window of whole rows doubled once if its halves disagree (``max_target_it``);
+    * ``"settle"``: ``target`` iterations (1D: the turnovers of ``"long"``), grown until settled; the
+      last resort, where a multi-dimensional nest leaves no room for more between the warm-up and
+      its boundary planes (an error of up to about 2 % in the write-backs of a large level).
+    """
+    loops = nest.loops
+    trips = [_trips(lp) for lp in loops]
+    last = specs[-1]
+    lines_per_it = sum(min(1.0, abs(a.coefs[-1] * loops[-1].step) / cl) for a in nest.accesses) or 1.0
+    turnover = int(last.sets * last.ways / lines_per_it)  # iterations that place the last level's capacity
+    longest = max(target, MAX_WINDOW_ACCESSES // len(nest.accesses))
+
+    def whole(period, least=target):  # the shortest window of whole periods of at least ``least`` iterations
+        return -(-max(least, target) // period) * period
+
+    out = []
+    if not any(any(lp.start_coefs) or any(lp.stop_coefs) for lp in loops):  # bounds free of outer indices
+        per_trip = math.prod(trips[1:])
+        every = math.lcm(*(_set_period(nest, s.sets, cl) for s in specs)) * per_trip
+        window = whole(every) if every <= longest else \
+            whole(_set_period(nest, last.sets, cl) * per_trip, min(longest, 2 * turnover))
+        room = trips[0] - 2 * margin - nest.it_per_cl if len(loops) == 1 else (trips[0] // 2 - 2) * per_trip
+        if window <= min(room, longest):
+            out.append(("period", window, 0))
+    sweep = whole(math.prod(trips) * len(nest.accesses[0].bases))
+    if boundary is not None and boundary <= MAX_BOUNDARY_SHARE and sweep <= longest:
+        out.append(("sweeps", sweep, 0))
+    window = max(target, min(longest, WINDOW_TURNOVERS * turnover))
+    if len(loops) > 1 and window > target:
+        out.append(("long", window, 2 * window))
+        window = target
+    return out + [("settle", window, SETTLE_FACTOR * window)]
 
 
 def _window_iterations(kernel, defines: dict, unit, cl: int, target: int) -> int:
@@ -240,9 +357,6 @@ class SimulationPredictor:
             ModelError: nothing could be measured, or the simulator is not built.
             ValueError: ``sweeps`` is neither ``"repeated"`` nor ``"single"``.
         """
-        from ..cachesim.hierarchy import Hierarchy
-        from ..cachesim.nest import RunOptions
-
         if sweeps not in ("repeated", "single"):
             raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
@@ -250,36 +364,25 @@ class SimulationPredictor:
         layout = place_arrays(k, defines, alignment, padding)
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array
-        nest = self._nest(defines, layout, unit, nt_stores, sweeps)
+        nest = self._nest(defines, layout, unit, nt_stores, sweeps, cl)
         last = specs[-1]
         # large data sets warm up inside the iteration space, away from its edges; small ones from the
         # start (a sweep then may not supply the warm-up, and the next sweep is measured whole)
         data_lines = sum(size for _, size in layout.values()) / cl
         start_mid = data_lines >= 4 * last.sets * last.ways
         cold = sweeps == "single" and not start_mid
-        nbase = len(nest.accesses[0].bases)
         target = _window_iterations(k, defines, unit, cl, target_units * nest.it_per_cl)
-        if cold:  # one sweep from a cold start, counted whole; flushed below
-            opts = RunOptions(target, max_sweeps=2 * nbase + 2, cold=True)
-        else:
-            opts = RunOptions(target, margin_it=2 * nest.it_per_cl, max_sweeps=2 * nbase + 2, edges=True,
-                              start_mid=start_mid, max_target_it=SETTLE_FACTOR * target)
-        hier = Hierarchy(specs)
-        res = hier.run(nest, opts)
-        if cold:
-            hier.counting = True
-            hier.flush()  # the dirty lines left in the caches are written back eventually
-            hier.counting = False
+        boundary = _boundary_share(k, defines) if sweeps == "repeated" or start_mid else None
+        hier, res = _measure(nest, specs, cl, target, start_mid, cold, boundary)
         if res.measured_it == 0:
             # short rows or few outer trips: measure whole rows, boundaries included
-            hier = Hierarchy(specs)
-            res = hier.run(nest, replace(opts, margin_it=0, edges=False, start_mid=False))
+            hier, res = _measure(nest, specs, cl, target, False, cold, boundary, edges=False)
             notes.append("cache simulation: rows too short for a window away from the boundaries; "
                          "boundary iterations are included")
         if res.measured_it == 0:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              "one cache line of work", file=k.source)
-        levels = self._per_unit(hier, specs, nest, res, unit.iterations, cl)
+        levels = self._per_unit(hier, specs, nest, res, unit, cl)
         if any(a.kind == "nt" for a in nest.accesses):
             notes.append("non-temporal stores: write-only arrays bypass the caches")
         notes += _sweep_notes(k, sweeps, cold)
@@ -287,7 +390,7 @@ class SimulationPredictor:
                               layout, specs, sweeps, cold)
         return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
 
-    def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str):
+    def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str, cl: int):
         """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
         from ..cachesim.nest import LoopNest, NestAccess, NestLoop
 
@@ -315,15 +418,16 @@ class SimulationPredictor:
                              "these sizes", file=k.source)
         work = next(i for i, (a, _) in enumerate(self._accesses)
                     if (a.array, a.offset) == (unit.access.array, unit.access.offset))
+        accesses[work] = _line_aligned(accesses[work], loops, cl)
         return LoopNest(tuple(loops), tuple(accesses), work, max(1, int(unit.iterations)))
 
-    def _per_unit(self, hier, specs, nest, res, it_per_unit, cl: int) -> list:
+    def _per_unit(self, hier, specs, nest, res, unit, cl: int) -> list:
         """Counted statistics per unit of work, as :class:`LevelTraffic` per level."""
         # per unit of work: per cache line of the work array touched in the window (whole rows include
         # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
         st = hier.stats()
-        w = nest.accesses[nest.work]
-        unit_stride = abs(w.coefs[-1] * self.kernel.loops[-1].step) == w.size
+        it_per_unit = unit.iterations
+        unit_stride = unit.step_bytes == self.kernel.arrays[unit.array].element_size
         units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
         scale = 1.0 / units
         levels = []
@@ -333,6 +437,52 @@ class SimulationPredictor:
                                        (s["store_lines"] + s["through_bytes"] / cl) * scale,
                                        s["hits"] * scale, s["misses"] * scale, cl, s["evicts"] * scale))
         return levels
+
+
+def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, boundary, edges: bool = True) -> tuple:
+    """Run ``nest`` on a fresh hierarchy of ``specs``: ``(Hierarchy, RunResult)``,
+    statistics counted in the measurement window (the first of :func:`_windows` that works, see there
+    for ``boundary``; ``cold``: one cold sweep, caches flushed after it).
+
+    A window of whole set periods must lie in the sweep where the warm-up ended: one that runs into the
+    next sweep starts or ends where the caches hold the other end of the iteration space (at another
+    phase of the period; in a multi-dimensional nest, with the boundary planes); the next kind of window
+    is then used.
+    """
+    from ..cachesim.hierarchy import Hierarchy
+    from ..cachesim.nest import RunOptions
+
+    nbase = len(nest.accesses[0].bases)
+    if cold:  # one sweep from a cold start, counted whole; flushed below
+        hier = Hierarchy(specs)
+        res = hier.run(nest, RunOptions(target, max_sweeps=2 * nbase + 2, cold=True))
+        hier.counting = True
+        hier.flush()  # the dirty lines left in the caches are written back eventually
+        hier.counting = False
+        return hier, res
+    margin = 2 * nest.it_per_cl if edges else 0
+    sweep_it = max(1, math.prod(_trips(lp) for lp in nest.loops))
+    # the first sweep of a large data set starts at the middle trip of the outermost enclosing loop
+    first = (_trips(nest.loops[0]) // 2 if start_mid and len(nest.loops) > 1 else 0) * \
+        (sweep_it // max(1, _trips(nest.loops[0])))
+    for kind, window, grow in _windows(nest, specs, cl, target, margin, boundary):
+        opts = RunOptions(window, margin_it=margin, max_sweeps=2 * nbase + 2 + -(-window // sweep_it),
+                          edges=edges, start_mid=start_mid, max_target_it=grow)
+        hier = Hierarchy(specs)
+        res = hier.run(nest, opts)
+        if kind not in ("period", "long") or not _wrapped(res, sweep_it, first):
+            break
+    return hier, res
+
+
+def _wrapped(res, sweep_it: int, skipped: int) -> bool:
+    """The window of ``res`` touches a sweep after the one where the warm-up ended (sweeps of
+    ``sweep_it`` inner iterations; the first sweep skipped ``skipped`` of them)."""
+    def sweep_of(it):
+        return (it + skipped) // sweep_it
+
+    start = res.simulated_it - res.measured_it
+    return res.measured_it > 0 and sweep_of(res.simulated_it - 1) > sweep_of(min(start, res.warm_it))
 
 
 def _sweep_notes(kernel, sweeps: str, cold: bool) -> list:

@@ -98,7 +98,11 @@ class LCState:
         hits, misses: accesses per iteration.
         requirement_bytes: evaluated C_req(t) (None if sizes unknown).
         max_size: largest real value of the solved-for size variable with the
-            condition holding (None: holds for no size; inf: always).
+            condition holding and the iteration space non-empty (None: holds
+            for no such size, or no limit can be given; inf: always).
+        limit_note: why ``max_size`` is None where that is not simply "never"
+            (the condition is not monotone in the size), or the smallest size
+            with a non-empty iteration space; empty otherwise.
     """
 
     distance: Poly
@@ -109,6 +113,7 @@ class LCState:
     condition: object = None
     requirement_bytes: object = None
     max_size: object = None
+    limit_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -291,6 +296,7 @@ class LayerConditionAnalysis:
         cand_vals = [0.0] + [float(d.evaluate(defines)) for d in self.distances]
         req_vals = [float(r.evaluate(defines)) for r in self.requirements]
         sizes = {s: v for s, v in defines.items() if s != var}
+        low = _smallest_nonempty(self.kernel, var, defines)
         cl = machine.cacheline_size
         it_per_unit = self.kernel.iterations_per_cacheline(cl, defines)  # one CL of the written array
         levels = []
@@ -300,9 +306,9 @@ class LayerConditionAnalysis:
         for li, cache in enumerate(caches):
             share = min(max(cores, 1), cache.cores_per_group)
             csize = cache.size * cache_factor / share
-            states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes)
+            states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes, low)
             capacity = _data_set_capacity(cache, csize, capacity if li else 0.0)
-            whole = self._data_set_state(defines, capacity, var, sizes) if sweeps == "repeated" else None
+            whole = self._data_set_state(defines, capacity, var, sizes, low) if sweeps == "repeated" else None
             held = held or (whole is not None and bool(whole.condition))  # nothing reaches the levels below
             levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, capacity, held))
         # traffic per level from the selected states. A write-allocate anywhere above makes a
@@ -317,7 +323,8 @@ class LayerConditionAnalysis:
                                                   allocates[li], it_per_unit))
         # a victim level's misses are delivered to the level above, counted on its own link
         victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
-        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps))
+        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps)) + \
+            tuple(_limit_notes(levels, var))
         tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), notes)
         return tp, levels
 
@@ -350,14 +357,14 @@ class LayerConditionAnalysis:
         loads = load_b * it_per_unit / cl
         return LevelTraffic(cache.level, loads, store_b * it_per_unit / cl, lookups - misses, misses, int(cl), loads)
 
-    def _data_set_state(self, defines, capacity, var, sizes) -> LCState:
+    def _data_set_state(self, defines, capacity, var, sizes, low) -> LCState:
         """The whole-data-set condition ``D <= capacity`` as an :class:`LCState` (no misses)."""
         dbytes = float(self.data_set.evaluate(defines))
         n = len(self.accesses)
         return LCState(self.sweep_iterations, len(self.kernel.loops) + 1, self.data_set, n, 0,
-                       dbytes <= capacity, dbytes, _solve_max(self.data_set, var, sizes, capacity))
+                       dbytes <= capacity, dbytes, *_limit(self.data_set, var, sizes, capacity, low))
 
-    def _states(self, dvals, cand_vals, req_vals, csize, var, sizes):
+    def _states(self, dvals, cand_vals, req_vals, csize, var, sizes, low):
         """The reuse-distance states of a cache of ``csize`` bytes and the index of the selected one."""
         states = []
         best = 0
@@ -369,7 +376,7 @@ class LayerConditionAnalysis:
             if ok:
                 best = ci
             states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
-                                  ok, req_vals[ci], _solve_max(self.requirements[ci], var, sizes, csize)))
+                                  ok, req_vals[ci], *_limit(self.requirements[ci], var, sizes, csize, low)))
         # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
         return states, best
 
@@ -536,20 +543,114 @@ def _le_sym(a: Poly, b: Poly) -> bool:
     return a.asymptotic_key() <= b.asymptotic_key()
 
 
-def _solve_max(req: Poly, var, sizes: dict, csize: float):
-    """Largest real ``var`` with ``req(var) <= csize``; None if none, inf if all.
+def _smallest_nonempty(kernel, var, defines: dict):
+    """The smallest value >= 1 of the size ``var`` at which the kernel can run (every loop runs an
+    iteration, every array has elements: :func:`~loopmodel.ir.point.check_point`), the other sizes
+    as in ``defines``; None if there is none up to 2**62.
 
-    Pure-Python bisection on the univariate polynomial left after substituting
-    the other sizes (C_req grows with the size for every stencil-like kernel).
+    Loop spans and array dimensions affine in ``var`` give it in closed form; otherwise (bounds on
+    outer indices, a quadratic dimension) runnability is taken as monotone in ``var`` and bisected.
     """
-    if var is None:
-        return None
+    if var is None or var not in defines:
+        return 1
+    spans = [(lp.stop - lp.start) if lp.step > 0 else (lp.start - lp.stop) for lp in kernel.loops]
+    low = 1
+    for q in spans + [d for arr in kernel.arrays.values() for d in arr.dims]:
+        c = _univariate(q, var, defines)  # q >= 1: a loop runs (integer bounds), a dimension exists
+        if isinstance(c, list) and len(c) == 2 and c[1] > 0:
+            low = max(low, math.ceil((1 - c[0]) / c[1]))
+        elif isinstance(c, list) or c is None:
+            return _bisect_runnable(kernel, var, defines)
+        elif c < 1:
+            return None
+    return low
+
+
+def _bisect_runnable(kernel, var, defines: dict):
+    """:func:`_smallest_nonempty` by bisection with :func:`~loopmodel.ir.point.check_point`."""
+    from ..ir.point import check_point
+
+    def runs(x):
+        try:
+            check_point(kernel, {**defines, var: x})
+        except ModelError:
+            return False
+        return True
+
+    hi = max(1, int(defines[var]))
+    while not runs(hi):
+        if hi > 2 ** 62:
+            return None
+        hi *= 2
+    lo = 1
+    if runs(lo):
+        return lo
+    while hi - lo > 1:  # runs(hi), not runs(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    return hi
+
+
+def _nondecreasing_from(coeffs: list, low: float) -> bool:
+    """Whether the polynomial ``sum(coeffs[k] x**k)`` does not decrease for ``x >= low``.
+
+    Sufficient: every coefficient of the polynomial shifted to ``low`` (``p(low + y)``, Taylor
+    shift) is non-negative. Otherwise its derivative must not be negative at 1025 points from
+    ``low`` up to the Cauchy bound of the derivative's roots, beyond which it keeps the sign of
+    its leading coefficient."""
+    shifted = [Fraction(c) for c in coeffs]
+    n = len(shifted)
+    for i in range(n):  # Horner: shifted[k] becomes the k-th Taylor coefficient at ``low``
+        for k in range(n - 2, i - 1, -1):
+            shifted[k] += shifted[k + 1] * Fraction(low)
+    if all(c >= 0 for c in shifted):
+        return True
+    deriv = [k * float(c) for k, c in enumerate(coeffs)][1:]
+    while deriv and deriv[-1] == 0:
+        deriv.pop()
+    if not deriv or deriv[-1] < 0:
+        return not deriv
+    bound = 1 + max(abs(c / deriv[-1]) for c in deriv)
+
+    def slope(x):
+        v = 0.0
+        for c in reversed(deriv):
+            v = v * x + c
+        return v
+
+    return bound <= low or all(slope(low + (bound - low) * j / 1024) >= 0 for j in range(1025))
+
+
+def _univariate(req: Poly, var, sizes: dict):
+    """``req`` with every size but ``var`` substituted: its coefficients in ``var`` (a list), a
+    number (no ``var`` left), or None (other symbols left)."""
     p = req.subs({k: v for k, v in sizes.items() if k != var})
     if p.symbols - {var}:
         return None
     if var not in p.symbols:
-        return math.inf if float(p.evaluate({})) <= csize else None
-    coeffs = [float(c) for c in p.univariate_coefficients(var)]
+        return float(p.evaluate({}))
+    return p.univariate_coefficients(var)
+
+
+def _solve_max(req: Poly, var, sizes: dict, csize: float, low=1):
+    """Largest real ``var >= low`` with ``req(var) <= csize``; None if none (or none that means
+    anything: see :func:`_limit`), inf if all.
+
+    ``low`` is the smallest size at which the kernel runs (:func:`_smallest_nonempty`; None: none).
+    Pure-Python bisection on the univariate polynomial left after substituting the other sizes,
+    where it does not decrease from ``low`` on (:func:`_nondecreasing_from`; C_req grows with the
+    size for every stencil-like kernel).
+    """
+    if var is None or low is None:
+        return None
+    coeffs = _univariate(req, var, sizes)
+    if coeffs is None:
+        return None
+    if not isinstance(coeffs, list):
+        return math.inf if coeffs <= csize else None
+    if not _nondecreasing_from(coeffs, low):
+        return None
+    coeffs = [float(c) for c in coeffs]
 
     def f(x):
         v = 0.0
@@ -557,10 +658,10 @@ def _solve_max(req: Poly, var, sizes: dict, csize: float):
             v = v * x + c
         return v
 
-    lo = 1.0
+    lo = float(low)
     if f(lo) > csize:
         return None
-    hi = 2.0
+    hi = 2.0 * lo
     while f(hi) <= csize:
         lo, hi = hi, hi * 2
         if hi > 1e18:
@@ -574,6 +675,38 @@ def _solve_max(req: Poly, var, sizes: dict, csize: float):
         if hi - lo < 1e-9 * max(1.0, lo):
             break
     return lo
+
+
+def _limit(req: Poly, var, sizes: dict, csize: float, low) -> tuple:
+    """``(max_size, limit_note)`` of a condition ``req <= csize`` for :class:`LCState`.
+
+    A condition that holds only below ``low`` concerns a loop that does nothing (``k = 4 .. M-4``
+    at ``M <= 8``, where the requirement counts a negative number of planes): never fulfilled,
+    noting from which size on the loop runs; one that is not monotone in ``var`` from ``low`` on
+    gets no limit, and the note says so.
+    """
+    value = _solve_max(req, var, sizes, csize, low)
+    if value is not None or var is None:
+        return value, ""
+    if low is None:
+        return None, f"no {var} with a non-empty iteration space"
+    coeffs = _univariate(req, var, sizes)
+    if isinstance(coeffs, list) and not _nondecreasing_from(coeffs, low):
+        return None, f"not monotone in {var} for {var} >= {low}"
+    return None, (f"{var} >= {low} for a non-empty iteration space" if low > 1 else "")
+
+
+def _limit_notes(levels, var) -> list:
+    """Notes on the conditions that get no limit because they are not monotone in ``var``."""
+    notes = []
+    for lv in levels:
+        named = [(f"{st.dimension}D layer condition" if st.dimension else "layer condition", st) for st in lv.states]
+        named += [("whole-data-set condition", lv.data_set)] if lv.data_set is not None else []
+        for what, st in named:
+            if st.limit_note.startswith("not monotone"):
+                notes.append(f"{lv.level}: the {what} ({st.requirement} B <= capacity) is {st.limit_note}: "
+                             "no limit on the size is reported")
+    return notes
 
 
 def transition_size(max_size):

@@ -157,6 +157,18 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                notes=res.notes + (note,))
 
 
+def _conversion_notes(kernel, incore) -> list:
+    """A note where the analytic in-core model leaves out the conversions of loop indices used as
+    floating-point values (``x = (i + 0.5) * dx``: one int-to-double conversion per iteration, or
+    per SIMD vector): the machine models give no conversion throughput."""
+    if incore is None or incore.source != "analytic" or not kernel.index_values:
+        return []
+    names = ", ".join(f"'{i}'" for i in kernel.index_values)
+    return [f"loop index {names} used as a floating-point value: its integer-to-floating-point conversion "
+            "(one instruction per iteration, or per SIMD vector) is not in the analytic in-core model (the machine "
+            "model gives no conversion throughput); --incore llvm-mca counts it"]
+
+
 class Analyzer:
     """Prepared analysis of one kernel on one machine.
 
@@ -229,6 +241,7 @@ class Analyzer:
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth, unknown) if "ECM" in opt.models else None
         roof = None
         notes += list(opt.notes) + list(traffic.notes) + (list(incore.notes) if incore is not None else [])
+        notes += _conversion_notes(self.kernel, incore)
         if "Roofline" in opt.models:
             try:
                 roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)

@@ -156,6 +156,9 @@ class LayerConditionAnalysis:
     Args:
         kernel: the kernel IR.
 
+    A loop in which no array moves with the inner loop has no accesses here, one state (no reuse)
+    per level, no whole-data-set condition and no traffic.
+
     Raises:
         ModelError: layer conditions do not apply (different index patterns of
             one array, non-unit stride in the inner loop, non-affine access).
@@ -220,8 +223,8 @@ class LayerConditionAnalysis:
                 out.append(LCAccess(name, o, dist, arr.element_size,
                                     (name, o) in reads, (name, o) in writes))
         if not out:
-            raise ModelError("layer conditions do not apply: no array is traversed by the inner loop",
-                             file=k.source)
+            self.notes.append("no array is traversed by the inner loop: no data traffic counted at any level "
+                              "(the loop works on values in registers)")
         return out
 
     def _outer_reuse(self, vec, span):
@@ -308,7 +311,8 @@ class LayerConditionAnalysis:
             csize = cache.size * cache_factor / share
             states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes, low)
             capacity = _data_set_capacity(cache, csize, capacity if li else 0.0)
-            whole = self._data_set_state(defines, capacity, var, sizes, low) if sweeps == "repeated" else None
+            whole = self._data_set_state(defines, capacity, var, sizes, low) \
+                if sweeps == "repeated" and self.accesses else None
             held = held or (whole is not None and bool(whole.condition))  # nothing reaches the levels below
             levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, capacity, held))
         # traffic per level from the selected states. A write-allocate anywhere above makes a

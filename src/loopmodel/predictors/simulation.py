@@ -330,8 +330,8 @@ class SimulationPredictor:
         # order within an iteration: loads as they first appear, then stores
         acc = [(a, "load") for a in kernel.reads] + [(a, "store") for a in kernel.writes]
         self._accesses = acc
-        if not any(not coefficient(a.offset, idx[-1]).is_zero() for a, _ in acc):
-            raise ModelError("cache simulation: no array is traversed by the inner loop", file=kernel.source)
+        # nothing to simulate: no array moves with the inner loop (a compute-only loop)
+        self._still = not any(not coefficient(a.offset, idx[-1]).is_zero() for a, _ in acc)
         self._read_arrays = {a.array for a in kernel.reads}
 
     def predict(self, machine, defines: dict, cores: int = 1, alignment: int = 4096, padding: int = 0,
@@ -352,6 +352,8 @@ class SimulationPredictor:
         Returns:
             ``(TrafficPrediction, SimulationInfo)``; traffic in cache lines per
             unit of work (one CL of the written array), hits/misses/evicts per unit.
+            A loop in which no array moves with the inner loop: no traffic, and
+            ``None`` for the :class:`SimulationInfo` (nothing simulated).
 
         Raises:
             ModelError: nothing could be measured, or the simulator is not built.
@@ -361,6 +363,12 @@ class SimulationPredictor:
             raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
         specs, notes = level_specs(machine, cores)
+        if self._still:
+            cl = int(machine.cacheline_size)
+            zero = tuple(LevelTraffic(s.name, 0.0, 0.0, 0.0, 0.0, cl, 0.0) for s in specs)
+            return TrafficPrediction("SIM", k.unit_of_work(cl, defines).iterations, zero,
+                                     ("cache simulation: no array is traversed by the inner loop: no data traffic "
+                                      "at any level, nothing simulated",)), None
         layout = place_arrays(k, defines, alignment, padding)
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array

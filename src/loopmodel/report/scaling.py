@@ -83,7 +83,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
         t.add_row(*row)
     console.print(t)
     for n in analysis.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]note: {_escape(n)}[/dim]")  # a note may hold [brackets]
 
 
 def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:
@@ -119,3 +119,10 @@ def plot(results: list, analysis, path: str, measured: dict | None = None) -> No
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _escape(text: str) -> str:
+    """``text`` with rich markup escaped (a note such as "pip install 'loopmodel[osaca]'")."""
+    from rich.markup import escape
+
+    return escape(text)

@@ -73,7 +73,7 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
         if r:
             _roofline(res, r, title, console, unit)
     for n in res.notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]note: {_escape(n)}[/dim]")  # a note may hold [brackets]
 
 
 def _header(res, console, verbose: int):
@@ -371,3 +371,10 @@ def _by_location(res, console, unit) -> None:
         t.add_row("data transfers", *[fmt(v) for v in e.T_transfer.values()])
     t.add_row("T_ECM", *[fmt(v, "n/a") for v in e.T_ECM.values()])
     console.print(t)
+
+
+def _escape(text: str) -> str:
+    """``text`` with rich markup escaped (a note such as "pip install 'loopmodel[osaca]'")."""
+    from rich.markup import escape
+
+    return escape(text)

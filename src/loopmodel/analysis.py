@@ -33,7 +33,8 @@ class Options:
     Attributes:
         models: subset of :data:`ALL_MODELS`.
         cores: active cores (shared caches divided; multicore prediction).
-        cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule).
+        cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule; the simulation
+            simulates that fraction of each cache's sets).
         vectorize: use SIMD in the analytic in-core model.
         reassociate: allow partial sums for reductions (True: ``--reassociation``, False:
             ``--no-reassociation``, None: as the compiler and flags in use would, see
@@ -42,8 +43,9 @@ class Options:
         solve_for: size constant for the layer-condition transition points.
         cache_predictor: ``"lc"`` (layer conditions; cache simulation where
             they do not apply) or ``"sim"`` (cache simulation).
-        array_alignment, array_padding: array placement for simulation (bytes).
-        nt_stores: simulate stores to write-only arrays as non-temporal.
+        array_alignment, array_padding: array placement for simulation (bytes; layer conditions
+            do not depend on it, and say so in a note).
+        nt_stores: stores to write-only arrays are non-temporal (both traffic predictors).
         sweeps: ``"repeated"`` (steady state of a kernel run again and again:
             a cache holding the whole data set keeps it between sweeps) or
             ``"single"`` (a kernel run once), for both traffic predictors.
@@ -184,7 +186,7 @@ class Analyzer:
         self.lc = None
         self.lc_error = None
         try:
-            self.lc = LayerConditionAnalysis(kernel)
+            self.lc = LayerConditionAnalysis(kernel, nt_stores=options.nt_stores)
         except ModelError as exc:
             if options.models == ("LC",):
                 raise
@@ -226,7 +228,11 @@ class Analyzer:
                                               sweeps=opt.sweeps)
         if self.sim is not None:
             traffic, sim_info = self.sim.predict(self.machine, defines, opt.cores, opt.array_alignment,
-                                                 opt.array_padding, opt.nt_stores, sweeps=opt.sweeps)
+                                                 opt.array_padding, opt.nt_stores, sweeps=opt.sweeps,
+                                                 cache_factor=opt.cache_factor)
+        elif (opt.array_alignment, opt.array_padding) != (Options.array_alignment, Options.array_padding):
+            notes.append("--array-alignment, --array-padding: layer conditions do not depend on where the arrays "
+                         "lie (no cache sets or associativity conflicts); they take effect with --cache-predictor sim")
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")

@@ -49,7 +49,7 @@ sizes, fast enough for sweeps of thousands of sizes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import ModelError
@@ -159,14 +159,29 @@ class LayerConditionAnalysis:
     A loop in which no array moves with the inner loop has no accesses here, one state (no reuse)
     per level, no whole-data-set condition and no traffic.
 
+    With ``nt_stores``, the stores to arrays the kernel never reads are non-temporal, as in the
+    cache simulation (:mod:`loopmodel.cachesim`: an NT store bypasses every cache level): those
+    arrays take no cache capacity (no layer condition, not in the whole data set), cause no
+    write-allocate and no eviction, and send one cache line per cache line written over the last
+    link, to memory (roofline-measurement-thesis.txt §"MemL2": non-temporal stores counted apart
+    from the cache-line traffic).
+
+    Args:
+        kernel: the kernel IR.
+        nt_stores: stores to write-only arrays are non-temporal.
+
     Raises:
         ModelError: layer conditions do not apply (different index patterns of
             one array, non-unit stride in the inner loop, non-affine access).
     """
 
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, nt_stores: bool = False):
         self.kernel = kernel
         self.notes = []
+        read = {a.array for a in kernel.reads}
+        #: write-only arrays with non-temporal stores: bytes per inner iteration, by array
+        self.nt_bytes = {}
+        self._nt = {a.array for a in kernel.writes if a.array not in read} if nt_stores else set()
         self.accesses = self._accesses()
         finite = [a.distance for a in self.accesses if a.distance is not INF]
         uniq = {}
@@ -177,7 +192,12 @@ class LayerConditionAnalysis:
         self.requirements = [self._requirement(t) for t in self.candidates]
         self.variable = self._default_variable()
         self.data_set, self.data_set_parts = data_set(kernel)
+        if self.nt_bytes:  # non-temporal stores leave nothing in the caches
+            self.data_set_parts = {n: p for n, p in self.data_set_parts.items() if n not in self.nt_bytes}
+            self.data_set = sum(self.data_set_parts.values(), Poly())
         self.sweep_iterations = _sweep_iterations(kernel)
+        if nt_stores:
+            self.notes.append(_nt_note(self.nt_bytes))
 
     # construction ---------------------------------------------------------
     def _accesses(self):
@@ -210,6 +230,9 @@ class LayerConditionAnalysis:
                 raise ModelError(f"layer conditions do not apply: '{a}' has stride "
                                  f"{c_inner}*{inner.step} in the inner loop '{inner.index}' (only unit stride); "
                                  "use cache simulation (--cache-predictor sim)", file=k.source, line=a.line, col=a.col)
+            if name in self._nt:
+                self.nt_bytes[name] = arr.element_size
+                continue
             direction = 1 if c_inner.constant_value() * inner.step > 0 else -1
             consts = {o: o - sum((Poly.symbol(i) * c for i, c in zip(idx, first)), Poly()) for o in offs}
             order = sorted(offs, key=lambda o: consts[o].asymptotic_key(), reverse=direction > 0)
@@ -222,7 +245,7 @@ class LayerConditionAnalysis:
                     dist = (consts[order[pos - 1]] - consts[o]) * direction
                 out.append(LCAccess(name, o, dist, arr.element_size,
                                     (name, o) in reads, (name, o) in writes))
-        if not out:
+        if not out and not self.nt_bytes:
             self.notes.append("no array is traversed by the inner loop: no data traffic counted at any level "
                               "(the loop works on values in registers)")
         return out
@@ -322,9 +345,13 @@ class LayerConditionAnalysis:
         for li, (cache, lcl) in enumerate(zip(caches, levels)):
             if lcl.holds_data_set:
                 traffic.append(self._held_traffic(cache, it_per_unit, cl))
-                continue
-            traffic.append(self._selected_traffic(machine, li, lcl, dvals, cand_vals[lcl.selected],
-                                                  allocates[li], it_per_unit))
+            else:
+                traffic.append(self._selected_traffic(machine, li, lcl, dvals, cand_vals[lcl.selected],
+                                                      allocates[li], it_per_unit))
+        if self.nt_bytes:  # non-temporal stores pass the caches: one CL per CL written, to memory
+            nt = sum(self.nt_bytes.values()) * it_per_unit / cl
+            last = traffic[-1]
+            traffic[-1] = replace(last, stores_cl=last.stores_cl + nt)
         # a victim level's misses are delivered to the level above, counted on its own link
         victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
         notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps)) + \
@@ -411,6 +438,15 @@ class LayerConditionAnalysis:
         elif k.swaps:
             notes.append("single sweep: the swap() calls after the loop nest have no effect")
         return notes
+
+
+def _nt_note(nt_bytes: dict) -> str:
+    """The report note of ``--nt-stores`` under layer conditions."""
+    if not nt_bytes:
+        return "--nt-stores: every written array is also read, so no store is non-temporal"
+    names = ", ".join(f"'{n}'" for n in nt_bytes)
+    return (f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches (no "
+            "write-allocate, no layer condition); each CL written goes to memory over the last link")
 
 
 def _data_set_capacity(cache, csize: float, above: float) -> float:

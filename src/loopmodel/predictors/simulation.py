@@ -273,8 +273,10 @@ def _affine(poly, indices, defines, what):
     return int(const.constant_value()), coefs
 
 
-def level_specs(machine, cores: int = 1) -> tuple:
-    """Simulated organisation of the machine's caches (shared levels split among ``cores``).
+def level_specs(machine, cores: int = 1, cache_factor: float = 1.0) -> tuple:
+    """Simulated organisation of the machine's caches (shared levels split among ``cores``; with a
+    ``cache_factor`` below 1 each level keeps that fraction of its sets, at least one, as the
+    layer conditions take that fraction of each size: the "C/2" rule of ecm-model-slides.txt).
 
     Returns:
         ``(tuple of LevelSpec, notes)``.
@@ -297,6 +299,8 @@ def level_specs(machine, cores: int = 1) -> tuple:
         share = min(max(cores, 1), c.cores_per_group)
         if share > 1:
             sets = max(1, sets // share)
+        if cache_factor != 1:
+            sets = max(1, int(round(sets * cache_factor)))
         policy = c.replacement
         if policy == "PLRU":
             notes.append(f"{c.level}: pseudo-LRU simulated as LRU")
@@ -335,7 +339,8 @@ class SimulationPredictor:
         self._read_arrays = {a.array for a in kernel.reads}
 
     def predict(self, machine, defines: dict, cores: int = 1, alignment: int = 4096, padding: int = 0,
-                nt_stores: bool = False, target_units: int = 8000, sweeps: str = "repeated"):
+                nt_stores: bool = False, target_units: int = 8000, sweeps: str = "repeated",
+                cache_factor: float = 1.0):
         """Simulate the kernel for ``defines``.
 
         Args:
@@ -348,6 +353,7 @@ class SimulationPredictor:
             target_units: cache lines of the written array to measure.
             sweeps: ``"repeated"`` (steady state of a kernel run again and
                 again) or ``"single"`` (a kernel run once; see the module docstring).
+            cache_factor: fraction of each cache's sets simulated (:func:`level_specs`).
 
         Returns:
             ``(TrafficPrediction, SimulationInfo)``; traffic in cache lines per
@@ -362,13 +368,14 @@ class SimulationPredictor:
         if sweeps not in ("repeated", "single"):
             raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
-        specs, notes = level_specs(machine, cores)
+        specs, notes = level_specs(machine, cores, cache_factor)
+        notes += _option_notes(specs, alignment, padding, nt_stores, cache_factor, self._nt_arrays())
         if self._still:
             cl = int(machine.cacheline_size)
             zero = tuple(LevelTraffic(s.name, 0.0, 0.0, 0.0, 0.0, cl, 0.0) for s in specs)
-            return TrafficPrediction("SIM", k.unit_of_work(cl, defines).iterations, zero,
-                                     ("cache simulation: no array is traversed by the inner loop: no data traffic "
-                                      "at any level, nothing simulated",)), None
+            return TrafficPrediction("SIM", k.unit_of_work(cl, defines).iterations, zero, tuple(notes) + (
+                "cache simulation: no array is traversed by the inner loop: no data traffic at any level, "
+                "nothing simulated",)), None
         layout = place_arrays(k, defines, alignment, padding)
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array
@@ -391,12 +398,14 @@ class SimulationPredictor:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              "one cache line of work", file=k.source)
         levels = self._per_unit(hier, specs, nest, res, unit, cl)
-        if any(a.kind == "nt" for a in nest.accesses):
-            notes.append("non-temporal stores: write-only arrays bypass the caches")
         notes += _sweep_notes(k, sweeps, cold)
         info = SimulationInfo(res.measured_it, res.simulated_it, res.warm_it, res.sweeps,
                               layout, specs, sweeps, cold)
         return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
+
+    def _nt_arrays(self) -> list:
+        """Arrays whose stores ``nt_stores`` makes non-temporal: written, never read."""
+        return sorted({a.array for a in self.kernel.writes if a.array not in self._read_arrays})
 
     def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str, cl: int):
         """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
@@ -491,6 +500,23 @@ def _wrapped(res, sweep_it: int, skipped: int) -> bool:
 
     start = res.simulated_it - res.measured_it
     return res.measured_it > 0 and sweep_of(res.simulated_it - 1) > sweep_of(min(start, res.warm_it))
+
+
+def _option_notes(specs, alignment: int, padding: int, nt_stores: bool, cache_factor: float, nt_arrays) -> list:
+    """Report notes on the options that shape a simulation, where they differ from the defaults."""
+    notes = []
+    if (alignment, padding) != (4096, 0):
+        notes.append(f"arrays placed at multiples of {alignment} B (--array-alignment), array i shifted by "
+                     f"i x {padding} B (--array-padding)")
+    if nt_stores:
+        names = ", ".join(f"'{a}'" for a in nt_arrays)
+        notes.append(f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches"
+                     if nt_arrays else "--nt-stores: every written array is also read, so no store is non-temporal")
+    if cache_factor != 1:
+        sizes = ", ".join(f"{s.name} {s.sets} x {s.ways}" for s in specs)
+        notes.append(f"--cache-factor {cache_factor:g}: that fraction of each cache's sets simulated (sets x ways: "
+                     f"{sizes})")
+    return notes
 
 
 def _sweep_notes(kernel, sweeps: str, cold: bool) -> list:

@@ -443,7 +443,7 @@ class LayerConditionAnalysis:
 def _nt_note(nt_bytes: dict) -> str:
     """The report note of ``--nt-stores`` under layer conditions."""
     if not nt_bytes:
-        return "--nt-stores: every written array is also read, so no store is non-temporal"
+        return "--nt-stores: no array is only written, so no store is non-temporal"
     names = ", ".join(f"'{n}'" for n in nt_bytes)
     return (f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches (no "
             "write-allocate, no layer condition); each CL written goes to memory over the last link")
@@ -708,13 +708,18 @@ def _solve_max(req: Poly, var, sizes: dict, csize: float, low=1):
             return math.inf
     for _ in range(200):
         mid = (lo + hi) / 2
+        if mid in (lo, hi):  # float resolution reached
+            break
         if f(mid) <= csize:
             lo = mid
         else:
             hi = mid
-        if hi - lo < 1e-9 * max(1.0, lo):
+        if hi - lo < min(1e-9 * max(1.0, lo), 0.25):
             break
-    return lo
+    # an integer root (8*N - 16 <= 262144 at N = 32770) may lie just above the bisected bound: the
+    # largest size keeping the condition is then that integer, not the one below
+    k = math.floor(hi)
+    return float(k) if lo < k and f(k) <= csize else lo
 
 
 def _limit(req: Poly, var, sizes: dict, csize: float, low) -> tuple:

@@ -51,7 +51,14 @@ window aligned to cache lines and array edges), with these choices:
   (thousands of units of work). The window is therefore whole periods of the
   set mapping (exact), or whole sweeps of a kernel run repeatedly (exact; where
   the wrap-around between sweeps is a small part of one), or several turnovers
-  of the last level's capacity (see ``_windows``).
+  of the caches' capacity (see ``_windows``).
+* The lines a level writes back in the window are corrected by the change of
+  the dirty fill of that level and the levels above it over the window (the
+  dirty lines a window leaves behind are written back after it, those it found
+  were made dirty before it), as a single sweep's dirty lines are flushed at
+  its end: the count is that of the lines made dirty in the window, whatever
+  the phase at which the window cuts the fill of the caches (windows that are
+  whole periods change it by nothing).
 * A window of whole rows that is not whole periods is settled when the traffic
   per unit of work of its second half agrees with its first half (2 %);
   otherwise it is doubled, up to 8 times the requested length or the end of
@@ -93,7 +100,7 @@ COLUMN_WALK_PERIODS = 50  # reuse periods in one window of a column walk: phase 
 MAX_WINDOW_ACCESSES = 1 << 25
 #: whole sweeps are a window where the wrap-around between sweeps disturbs at most this share of a sweep
 MAX_BOUNDARY_SHARE = 0.01
-#: a window that cannot be a whole period spans this many turnovers of the last level's capacity
+#: a window that cannot be a whole period spans this many turnovers of the caches' capacity
 WINDOW_TURNOVERS = 4
 
 
@@ -122,8 +129,9 @@ def _line_aligned(acc, loops, cl: int):
 
 def _boundary_share(kernel, defines: dict) -> float:
     """The share of a sweep's outermost trips that the wrap-around to the next sweep disturbs: the
-    span of the outermost index offsets of an array's accesses (``a[k-1]`` .. ``a[k+1]``: 3 trips,
-    whose data is not yet in the caches at the start of a sweep) over the outermost trip count."""
+    spread of the outermost index offsets of an array's accesses (``a[k-1]`` .. ``a[k+1]``: 2 trips
+    whose data a sweep's start loads again, the reuse across trips being broken there) over the
+    outermost trip count; 0 where no array is reused across outermost trips."""
     idx = kernel.loop_indices
     trips = kernel.loops[0].iterations(defines)
     offsets = {}
@@ -131,8 +139,8 @@ def _boundary_share(kernel, defines: dict) -> float:
         const, coefs = _affine(acc.offset, idx, defines, f"index of {acc}")
         if coefs[0]:
             offsets.setdefault(acc.array, []).append(const // coefs[0])
-    span = max((max(v) - min(v) + 1 for v in offsets.values()), default=1)
-    return span / max(1, trips)
+    spread = max((max(v) - min(v) for v in offsets.values()), default=0)
+    return spread / max(1, trips)
 
 
 def _set_period(nest, sets: int, cl: int) -> int:
@@ -158,12 +166,12 @@ def _windows(nest, specs, cl: int, target: int, margin: int, boundary) -> list:
     * ``"period"``: with loop bounds free of outer indices, the pattern of sets repeats after
       :func:`_set_period` trips of the outermost loop; of every level if that period is at most
       :data:`MAX_WINDOW_ACCESSES` accesses, else whole periods of the last level spanning two turnovers of
-      its capacity (the levels above, at other phases, then err little). Offered where it fits in a
+      the caches' capacity (the levels above, at other phases, then err little). Offered where it fits in a
       row (1D) or in half a sweep (the first sweep of a large data set starts at its middle);
     * ``"sweeps"`` (``boundary`` not None: repeated sweeps, the boundary at most
       :data:`MAX_BOUNDARY_SHARE` of a sweep, see :func:`_boundary_share`): the steady state repeats
       with the sweep (``len(nest.accesses[0].bases)`` sweeps with swaps);
-    * ``"long"`` (multi-dimensional): :data:`WINDOW_TURNOVERS` turnovers of the last level's capacity,
+    * ``"long"`` (multi-dimensional): :data:`WINDOW_TURNOVERS` turnovers of the caches' capacity,
       a window of whole rows doubled once if its halves disagree (``max_target_it``);
     * ``"settle"``: ``target`` iterations (1D: the turnovers of ``"long"``), grown until settled; the
       last resort, where a multi-dimensional nest leaves no room for more between the warm-up and
@@ -173,7 +181,8 @@ def _windows(nest, specs, cl: int, target: int, margin: int, boundary) -> list:
     trips = [_trips(lp) for lp in loops]
     last = specs[-1]
     lines_per_it = sum(min(1.0, abs(a.coefs[-1] * loops[-1].step) / cl) for a in nest.accesses) or 1.0
-    turnover = int(last.sets * last.ways / lines_per_it)  # iterations that place the last level's capacity
+    # iterations that place the caches' capacity (a level's dirty fill varies with those above it)
+    turnover = int(sum(s.sets * s.ways for s in specs) / lines_per_it)
     longest = max(target, MAX_WINDOW_ACCESSES // len(nest.accesses))
 
     def whole(period, least=target):  # the shortest window of whole periods of at least ``least`` iterations
@@ -447,11 +456,17 @@ class SimulationPredictor:
         unit_stride = unit.step_bytes == self.kernel.arrays[unit.array].element_size
         units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
         scale = 1.0 / units
-        levels = []
-        for spec in specs:
+        # the dirty lines a window leaves in a level or above it are written back after it, those it
+        # found there were made dirty before it: corrected by that change, a window counts the
+        # write-backs of the lines made dirty in it, free of where it cuts the dirty fill of the caches
+        end = hier.dirty_lines() if res.dirty_start is not None else (0,) * len(specs)
+        start = res.dirty_start or (0,) * len(specs)
+        levels, change = [], 0
+        for spec, d0, d1 in zip(specs, start, end):
             s = st[spec.name]
-            levels.append(LevelTraffic(spec.name, s["load_lines"] * scale,
-                                       (s["store_lines"] + s["through_bytes"] / cl) * scale,
+            change += d1 - d0
+            stores = max(0, s["store_lines"] + change) + s["through_bytes"] / cl
+            levels.append(LevelTraffic(spec.name, s["load_lines"] * scale, stores * scale,
                                        s["hits"] * scale, s["misses"] * scale, cl, s["evicts"] * scale))
         return levels
 
@@ -463,8 +478,10 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
 
     A window of whole set periods must lie in the sweep where the warm-up ended: one that runs into the
     next sweep starts or ends where the caches hold the other end of the iteration space (at another
-    phase of the period; in a multi-dimensional nest, with the boundary planes); the next kind of window
-    is then used.
+    phase of the period; in a multi-dimensional nest, with the boundary planes). Such a window is tried
+    again from the first trip of a large data set's first sweep (which starts at its middle trip) where
+    the warm-up and the window fit in the whole sweep (a ``"long"`` one shortened to the room there,
+    if that is at least ``target``), else the next kind of window is used.
     """
     from ..cachesim.hierarchy import Hierarchy
     from ..cachesim.nest import RunOptions
@@ -479,16 +496,27 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
         return hier, res
     margin = 2 * nest.it_per_cl if edges else 0
     sweep_it = max(1, math.prod(_trips(lp) for lp in nest.loops))
+    per_trip = sweep_it // max(1, _trips(nest.loops[0]))
     # the first sweep of a large data set starts at the middle trip of the outermost enclosing loop
-    first = (_trips(nest.loops[0]) // 2 if start_mid and len(nest.loops) > 1 else 0) * \
-        (sweep_it // max(1, _trips(nest.loops[0])))
-    for kind, window, grow in _windows(nest, specs, cl, target, margin, boundary):
-        opts = RunOptions(window, margin_it=margin, max_sweeps=2 * nbase + 2 + -(-window // sweep_it),
-                          edges=edges, start_mid=start_mid, max_target_it=grow)
+    skip = _trips(nest.loops[0]) // 2 * per_trip if len(nest.loops) > 1 else 0
+
+    def run(window, grow, mid):
         hier = Hierarchy(specs)
-        res = hier.run(nest, opts)
-        if kind not in ("period", "long") or not _wrapped(res, sweep_it, first):
+        return hier, hier.run(nest, RunOptions(window, margin_it=margin, edges=edges, start_mid=mid,
+                                               max_sweeps=2 * nbase + 2 + -(-window // sweep_it), max_target_it=grow))
+
+    for kind, window, grow in _windows(nest, specs, cl, target, margin, boundary):
+        hier, res = run(window, grow, start_mid)
+        if kind not in ("period", "long") or not _wrapped(res, sweep_it, skip if start_mid else 0):
             break
+        # from the first trip on (whose rows start no window) there may be room for the warm-up, known
+        # now, and the window where half a sweep had none; a "long" window shrinks to that room
+        room = sweep_it - max(res.warm_it, per_trip) - per_trip
+        fit = window if window <= room else (room if kind == "long" and room >= target else 0)
+        if fit and (fit < window or start_mid and skip):
+            hier, res = run(fit, fit if fit < window else grow, False)
+            if not _wrapped(res, sweep_it, 0):
+                break
     return hier, res
 
 
@@ -511,7 +539,7 @@ def _option_notes(specs, alignment: int, padding: int, nt_stores: bool, cache_fa
     if nt_stores:
         names = ", ".join(f"'{a}'" for a in nt_arrays)
         notes.append(f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches"
-                     if nt_arrays else "--nt-stores: every written array is also read, so no store is non-temporal")
+                     if nt_arrays else "--nt-stores: no array is only written, so no store is non-temporal")
     if cache_factor != 1:
         sizes = ", ".join(f"{s.name} {s.sets} x {s.ways}" for s in specs)
         notes.append(f"--cache-factor {cache_factor:g}: that fraction of each cache's sets simulated (sets x ways: "

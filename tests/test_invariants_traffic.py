@@ -248,3 +248,100 @@ def test_simulated_write_backs_equal_the_lines_written_beyond_the_caches(data):
     sim, _ = SimulationPredictor(case.kernel).predict(machine, defines, cores=cores)
     written = 1.0 if case.kernel.writes else 0.0
     assert sim.levels[-1].stores_cl == pytest.approx(written, rel=WRITE_BACK_TOL)
+
+
+# --- layer conditions and the cache simulation agree where layer conditions apply ---------------------
+
+#: relative tolerance of the agreement below: the simulation counts the partial cache lines at the
+#: ends of a row (up to one per stream and row) that layer conditions leave out; rows of at least
+#: 1000 elements (125+ lines) keep that under 1.6 %
+AGREE_REL = 0.03
+#: and an absolute one for near-zero figures (a level that keeps almost everything), CL per unit
+AGREE_ABS = 0.05
+#: a layer condition (or the whole-data-set one) counts as clear-cut where its requirement is at most
+#: this fraction of the capacity or more than its inverse: LRU keeps a reuse that fits with some
+#: room to spare, and the partial lines and halo rows blur the edge
+CLEAR = 0.7
+
+
+def _associative(machine):
+    """``machine`` with every cache 64-way (sets = size / (64 x line)): the layer conditions'
+    assumption of no conflict misses, so that both predictors see the same capacity."""
+    import dataclasses
+
+    cl = int(machine.cacheline_size)
+    levels = []
+    for lv in machine.memory_hierarchy:
+        if lv.size:
+            sets = max(1, round(lv.size / (64 * cl)))
+            lv = dataclasses.replace(lv, sets=sets, ways=64, size=float(sets * 64 * cl), replacement="LRU")
+        levels.append(lv)
+    return dataclasses.replace(machine, memory_hierarchy=levels)
+
+
+def _clear_cut(levels) -> bool:
+    """Every level's selected layer condition fits with room, the next one misses by far, and the
+    whole-data-set condition is not near its capacity."""
+    for lv in levels:
+        chosen = lv.states[lv.selected].requirement_bytes
+        following = [st.requirement_bytes for st in lv.states[lv.selected + 1:]]
+        if chosen > CLEAR * lv.cache_size or any(CLEAR * r < lv.cache_size for r in following):
+            return False
+        d = lv.data_set
+        if d is not None and CLEAR * lv.capacity < d.requirement_bytes < lv.capacity / CLEAR:
+            return False
+    return True
+
+
+@settings(ks.PROPERTY_SETTINGS, max_examples=25)
+@given(st.data())
+def test_layer_conditions_and_simulation_agree_where_layer_conditions_apply(data):
+    """Random unit-stride stencils and streams, every bundled machine made 64-way (no conflict
+    misses: the layer conditions' assumption), rows of at least 1000 elements, outer loops long
+    enough that their starts (where a reuse across their trips breaks) are at most 1 % of their
+    trips, sizes where every
+    layer condition is clear-cut (fits with room, or misses by far), repeated sweeps for both: the
+    lines loaded and stored per unit of work agree on every link."""
+    from hypothesis import assume
+
+    from loopmodel.predictors.simulation import SimulationPredictor
+
+    case = data.draw(ks.kernels(strided=False), label="kernel")
+    machine = _associative(data.draw(ks.machines(), label="machine"))
+    defines = data.draw(ks.sizes(case, 1e4, 3e7), label="sizes")
+    assume(defines[case.sizes[-1]] >= 1000)
+    # layer conditions describe the interior of the iteration space: where an outer loop starts over
+    # (the first rows of a plane, the first planes of a sweep) a reuse across its trips breaks, for
+    # up to 2 x halo of them
+    assume(all(2 * h <= 0.01 * (defines[n] - 2 * h) for n, h in zip(case.sizes[:-1], case.halos[:-1])))
+    lc, levels = LayerConditionAnalysis(case.kernel).predict(machine, defines)
+    assume(_clear_cut(levels))
+    sim, _ = SimulationPredictor(case.kernel).predict(machine, defines)
+    for a, b in zip(lc.levels, sim.levels):
+        assert b.loads_cl == pytest.approx(a.loads_cl, rel=AGREE_REL, abs=AGREE_ABS), (a.level, "loads")
+        assert b.stores_cl == pytest.approx(a.stores_cl, rel=AGREE_REL, abs=AGREE_ABS), (a.level, "stores")
+
+
+# --- more data, no less traffic ------------------------------------------------------------------------
+
+@settings(ks.PROPERTY_SETTINGS, max_examples=100)
+@given(st.data())
+def test_layer_condition_traffic_does_not_fall_as_a_size_grows(data):
+    """Random unit-stride stencils, every bundled machine, one core or all, either sweep mode: growing
+    one size of the kernel (the others fixed) never lowers the lines loaded or stored per unit of
+    work on any link (a larger requirement breaks layer conditions and the whole-data-set condition,
+    never mends them). The simulation is not held to this: it counts the partial lines at the row
+    ends, whose share falls as rows grow."""
+    case = data.draw(ks.kernels(strided=False), label="kernel")
+    machine = data.draw(ks.machines(), label="machine")
+    defines = data.draw(ks.sizes(case), label="sizes")
+    name = data.draw(st.sampled_from(case.sizes), label="grown size")
+    factor = data.draw(st.sampled_from((1.01, 1.5, 2, 10)), label="factor")
+    cores = data.draw(st.sampled_from((1, machine.cores_per_socket)), label="cores")
+    sweeps = data.draw(st.sampled_from(("repeated", "single")), label="sweeps")
+    grown = {**defines, name: max(defines[name] + 1, int(defines[name] * factor))}
+    lc = LayerConditionAnalysis(case.kernel)
+    small, _ = lc.predict(machine, defines, cores, sweeps=sweeps)
+    large, _ = lc.predict(machine, grown, cores, sweeps=sweeps)
+    for a, b in zip(small.levels, large.levels):
+        assert b.loads_cl >= a.loads_cl - 1e-9 and b.stores_cl >= a.stores_cl - 1e-9, (a.level, a, b)

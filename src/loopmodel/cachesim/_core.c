@@ -467,10 +467,12 @@ typedef struct {
     int64_t dirty_start[16];  /* LM_MAXLV */
 } lm_run_result;
 
-/* counting on or off; the first time on, the dirty lines held per level are recorded: the write-backs
-   of a window are corrected by the change of the dirty fill over it (see simulation.py) */
-static inline void set_counting(lm_hier *h, uint64_t on, lm_run_result *r) {
-    if (on && !r->dirty_taken) {
+/* counting on or off; the first time on in a window after the warm-up (not in whole sweeps measured
+   after a sweep that could not warm up: their dirty fill may still grow), the dirty lines held per
+   level are recorded: the write-backs of a window are corrected by the change of the dirty fill over
+   it (see simulation.py) */
+static inline void set_counting(lm_hier *h, uint64_t on, lm_run_result *r, int whole) {
+    if (on && !r->dirty_taken && !whole) {
         lm_dirty(h, r->dirty_start);
         r->dirty_taken = 1;
     }
@@ -630,7 +632,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                     addr[a] = v + (uint64_t)(cf[inner] * s);
                     inc[a] = cf[inner] * st;
                 }
-                set_counting(h, (uint64_t)contiguous, r); /* row-start accesses lie inside a contiguous window */
+                set_counting(h, (uint64_t)contiguous, r, whole); /* row-start accesses lie inside a contiguous window */
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 1) lm_access1(h, addr[a], n->size[a], n->kind[a]);
                 h->counting = 0;
@@ -700,7 +702,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                         stop_at = hi;
                         counting = 1;
                     }
-                    set_counting(h, (uint64_t)counting, r);
+                    set_counting(h, (uint64_t)counting, r, whole);
                     int64_t it0 = it;
                     if (counting) {
                         /* units of work: distinct cache lines of the work array touched while counting */
@@ -746,7 +748,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                         return 1;
                     }
                 }
-                set_counting(h, (uint64_t)contiguous, r); /* so are the row-end accesses */
+                set_counting(h, (uint64_t)contiguous, r, whole); /* so are the row-end accesses */
                 simulated += T;
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 2) lm_access1(h, addr[a], n->size[a], n->kind[a]);

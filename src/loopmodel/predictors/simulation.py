@@ -52,13 +52,15 @@ window aligned to cache lines and array edges), with these choices:
   set mapping (exact), or whole sweeps of a kernel run repeatedly (exact; where
   the wrap-around between sweeps is a small part of one), or several turnovers
   of the caches' capacity (see ``_windows``).
-* The lines a level writes back in the window are corrected by the change of
-  the dirty fill of that level and the levels above it over the window (the
-  dirty lines a window leaves behind are written back after it, those it found
-  were made dirty before it), as a single sweep's dirty lines are flushed at
-  its end: the count is that of the lines made dirty in the window, whatever
-  the phase at which the window cuts the fill of the caches (windows that are
-  whole periods change it by nothing).
+* The lines a level writes back in a window after the warm-up are corrected
+  by the change of the dirty fill of that level and the levels above it over
+  the window (the dirty lines a window leaves behind are written back after
+  it, those it found were made dirty before it), as a single sweep's dirty
+  lines are flushed at its end: the count is that of the lines made dirty in
+  the window, whatever the phase at which the window cuts the fill of the
+  caches (whole periods of every level change it by nothing). Not so for whole
+  sweeps measured after a sweep that could not warm the caches up (a small
+  data set): their dirty fill may still grow, and they are exact as counted.
 * A window of whole rows that is not whole periods is settled when the traffic
   per unit of work of its second half agrees with its first half (2 %);
   otherwise it is doubled, up to 8 times the requested length or the end of
@@ -397,16 +399,16 @@ class SimulationPredictor:
         cold = sweeps == "single" and not start_mid
         target = _window_iterations(k, defines, unit, cl, target_units * nest.it_per_cl)
         boundary = _boundary_share(k, defines) if sweeps == "repeated" or start_mid else None
-        hier, res = _measure(nest, specs, cl, target, start_mid, cold, boundary)
+        hier, res, kind = _measure(nest, specs, cl, target, start_mid, cold, boundary)
         if res.measured_it == 0:
             # short rows or few outer trips: measure whole rows, boundaries included
-            hier, res = _measure(nest, specs, cl, target, False, cold, boundary, edges=False)
+            hier, res, kind = _measure(nest, specs, cl, target, False, cold, boundary, edges=False)
             notes.append("cache simulation: rows too short for a window away from the boundaries; "
                          "boundary iterations are included")
         if res.measured_it == 0:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              "one cache line of work", file=k.source)
-        levels = self._per_unit(hier, specs, nest, res, unit, cl)
+        levels = self._per_unit(hier, specs, res, unit, cl, kind != "cold")
         notes += _sweep_notes(k, sweeps, cold)
         info = SimulationInfo(res.measured_it, res.simulated_it, res.warm_it, res.sweeps,
                               layout, specs, sweeps, cold)
@@ -447,8 +449,9 @@ class SimulationPredictor:
         accesses[work] = _line_aligned(accesses[work], loops, cl)
         return LoopNest(tuple(loops), tuple(accesses), work, max(1, int(unit.iterations)))
 
-    def _per_unit(self, hier, specs, nest, res, unit, cl: int) -> list:
-        """Counted statistics per unit of work, as :class:`LevelTraffic` per level."""
+    def _per_unit(self, hier, specs, res, unit, cl: int, correct: bool) -> list:
+        """Counted statistics per unit of work, as :class:`LevelTraffic` per level (``correct``: the
+        write-backs corrected by the change of the dirty fill over the window, where recorded)."""
         # per unit of work: per cache line of the work array touched in the window (whole rows include
         # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
         st = hier.stats()
@@ -459,8 +462,9 @@ class SimulationPredictor:
         # the dirty lines a window leaves in a level or above it are written back after it, those it
         # found there were made dirty before it: corrected by that change, a window counts the
         # write-backs of the lines made dirty in it, free of where it cuts the dirty fill of the caches
-        end = hier.dirty_lines() if res.dirty_start is not None else (0,) * len(specs)
-        start = res.dirty_start or (0,) * len(specs)
+        correct = correct and res.dirty_start is not None
+        end = hier.dirty_lines() if correct else (0,) * len(specs)
+        start = res.dirty_start if correct else (0,) * len(specs)
         levels, change = [], 0
         for spec, d0, d1 in zip(specs, start, end):
             s = st[spec.name]
@@ -472,7 +476,7 @@ class SimulationPredictor:
 
 
 def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, boundary, edges: bool = True) -> tuple:
-    """Run ``nest`` on a fresh hierarchy of ``specs``: ``(Hierarchy, RunResult)``,
+    """Run ``nest`` on a fresh hierarchy of ``specs``: ``(Hierarchy, RunResult, kind of window)``,
     statistics counted in the measurement window (the first of :func:`_windows` that works, see there
     for ``boundary``; ``cold``: one cold sweep, caches flushed after it).
 
@@ -493,7 +497,7 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
         hier.counting = True
         hier.flush()  # the dirty lines left in the caches are written back eventually
         hier.counting = False
-        return hier, res
+        return hier, res, "cold"
     margin = 2 * nest.it_per_cl if edges else 0
     sweep_it = max(1, math.prod(_trips(lp) for lp in nest.loops))
     per_trip = sweep_it // max(1, _trips(nest.loops[0]))
@@ -517,7 +521,7 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
             hier, res = run(fit, fit if fit < window else grow, False)
             if not _wrapped(res, sweep_it, 0):
                 break
-    return hier, res
+    return hier, res, kind
 
 
 def _wrapped(res, sweep_it: int, skipped: int) -> bool:

@@ -230,12 +230,12 @@ class Analyzer:
             traffic, sim_info = self.sim.predict(self.machine, defines, opt.cores, opt.array_alignment,
                                                  opt.array_padding, opt.nt_stores, sweeps=opt.sweeps,
                                                  cache_factor=opt.cache_factor)
-        elif (opt.array_alignment, opt.array_padding) != (Options.array_alignment, Options.array_padding):
-            notes.append("--array-alignment, --array-padding: layer conditions do not depend on where the arrays "
-                         "lie (no cache sets or associativity conflicts); they take effect with --cache-predictor sim")
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")
+        elif (opt.array_alignment, opt.array_padding) != (Options.array_alignment, Options.array_padding):
+            notes.append("--array-alignment, --array-padding: layer conditions do not depend on where the arrays "
+                         "lie (no cache sets or associativity conflicts); they take effect with --cache-predictor sim")
         incore, compiled = None, None
         if "ECM" in opt.models or "Roofline" in opt.models:  # layer conditions need no in-core model
             incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)

@@ -33,7 +33,8 @@ class Options:
     Attributes:
         models: subset of :data:`ALL_MODELS`.
         cores: active cores (shared caches divided; multicore prediction).
-        cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule).
+        cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule; the simulation
+            simulates that fraction of each cache's sets).
         vectorize: use SIMD in the analytic in-core model.
         reassociate: allow partial sums for reductions (True: ``--reassociation``, False:
             ``--no-reassociation``, None: as the compiler and flags in use would, see
@@ -43,8 +44,9 @@ class Options:
         solve_for: size constant for the layer-condition transition points.
         cache_predictor: ``"lc"`` (layer conditions; cache simulation where
             they do not apply) or ``"sim"`` (cache simulation).
-        array_alignment, array_padding: array placement for simulation (bytes).
-        nt_stores: simulate stores to write-only arrays as non-temporal.
+        array_alignment, array_padding: array placement for simulation (bytes; layer conditions
+            do not depend on it, and say so in a note).
+        nt_stores: stores to write-only arrays are non-temporal (both traffic predictors).
         sweeps: ``"repeated"`` (steady state of a kernel run again and again:
             a cache holding the whole data set keeps it between sweeps) or
             ``"single"`` (a kernel run once), for both traffic predictors.
@@ -199,6 +201,18 @@ def multicore_time(res: AnalysisResult) -> float | None:
     return 1.0 / core_point(res.options.cores, res.ecm, res.machine, res.traffic.iterations_per_unit).rate_cl_per_cy
 
 
+def _conversion_notes(kernel, incore) -> list:
+    """A note where the analytic in-core model leaves out the conversions of loop indices used as
+    floating-point values (``x = (i + 0.5) * dx``: one int-to-double conversion per iteration, or
+    per SIMD vector): the machine models give no conversion throughput."""
+    if incore is None or incore.source != "analytic" or not kernel.index_values:
+        return []
+    names = ", ".join(f"'{i}'" for i in kernel.index_values)
+    return [f"loop index {names} used as a floating-point value: its integer-to-floating-point conversion "
+            "(one instruction per iteration, or per SIMD vector) is not in the analytic in-core model (the machine "
+            "model gives no conversion throughput); --incore llvm-mca counts it"]
+
+
 class Analyzer:
     """Prepared analysis of one kernel on one machine.
 
@@ -222,7 +236,7 @@ class Analyzer:
         self.lc = None
         self.lc_error = None
         try:
-            self.lc = LayerConditionAnalysis(kernel)
+            self.lc = LayerConditionAnalysis(kernel, nt_stores=options.nt_stores)
         except ModelError as exc:
             if options.models == ("LC",):
                 raise
@@ -268,10 +282,14 @@ class Analyzer:
                                               sweeps=opt.sweeps)
         if self.sim is not None:
             traffic, sim_info = self.sim.predict(self.machine, defines, opt.cores, opt.array_alignment,
-                                                 opt.array_padding, opt.nt_stores, sweeps=opt.sweeps)
+                                                 opt.array_padding, opt.nt_stores, sweeps=opt.sweeps,
+                                                 cache_factor=opt.cache_factor)
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")
+        elif (opt.array_alignment, opt.array_padding) != (Options.array_alignment, Options.array_padding):
+            notes.append("--array-alignment, --array-padding: layer conditions do not depend on where the arrays "
+                         "lie (no cache sets or associativity conflicts); they take effect with --cache-predictor sim")
         incore, compiled = None, None
         if "ECM" in opt.models or "Roofline" in opt.models:  # layer conditions need no in-core model
             incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)
@@ -287,6 +305,7 @@ class Analyzer:
         notes += list(opt.notes) + list(traffic.notes) + (list(incore.notes) if incore is not None else [])
         if ecm is not None and compiled is not None and incore.source != "analytic":
             notes += self._agreement(defines, traffic, incore, compiled, ecm)
+        notes += _conversion_notes(self.kernel, incore)
         if "Roofline" in opt.models:
             try:
                 roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)

@@ -151,7 +151,8 @@ def _analysis_args(a, json_file: bool = False) -> None:
     a.add_argument("--clock", metavar="FREQ", help="core clock override, e.g. '2.2 GHz' (core-cycle work scales "
                                                    "with it; memory bandwidth in B/s does not)")
     a.add_argument("--cache-factor", type=float, default=1.0,
-                   help="effective fraction of each cache for layer conditions (default 1.0; 0.5 = C/2 rule)")
+                   help="effective fraction of each cache (default 1.0; 0.5 = C/2 rule): of its size for layer "
+                        "conditions, of its sets for the cache simulation")
     a.add_argument("--scalar", action="store_true", help="analytic in-core model without SIMD")
     ra = a.add_mutually_exclusive_group()
     ra.add_argument("--reassociation", dest="reassociate", action="store_const", const=True, default=None,
@@ -173,7 +174,8 @@ def _analysis_args(a, json_file: bool = False) -> None:
                    help="the kernel runs in repeated sweeps (default: data that fit in a cache stay there "
                         "between sweeps) or once (single: every array comes from memory)")
     a.add_argument("--array-alignment", metavar="BYTES", default="4096 B",
-                   help="cache simulation: arrays start at multiples of this (default '4096 B', a page)")
+                   help="cache simulation: arrays start at multiples of this (default '4096 B', a page; layer "
+                        "conditions do not depend on it)")
     a.add_argument("--array-padding", metavar="BYTES", default="0 B",
                    help="cache simulation: array i (declaration order) starts i times this many bytes after its "
                         "aligned position (default '0 B')")
@@ -195,7 +197,8 @@ def _analysis_args(a, json_file: bool = False) -> None:
                         "(they run on this host: only for files you trust)")
     a.add_argument("--no-cache", action="store_true", help="do not read or write the per-user cache")
     a.add_argument("--nt-stores", action="store_true",
-                   help="cache simulation: stores to write-only arrays are non-temporal (bypass the caches)")
+                   help="stores to write-only arrays are non-temporal: they bypass the caches, no write-allocate, "
+                        "each line written goes to memory (layer conditions and cache simulation)")
     json_help = ("print one JSON document; for -D ranges one document per line as it is computed (JSON Lines)")
     if json_file:
         json_help += ("; '--json FILE' or '--json=FILE' (Kerncraft's spelling) writes that to FILE, a new file (an "

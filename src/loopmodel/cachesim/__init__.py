@@ -102,5 +102,9 @@ below: dirty evictions, clean evictions into a victim cache with
 ``victim_clean``, write-through of whole lines), ``through_bytes`` (bytes of partial-line stores sent below:
 write-through, no-write-allocate and non-temporal), ``evicts`` (valid lines
 replaced, clean or dirty), ``invalidations``; for ``MEM``: ``loads`` and
-``stores`` (lines), ``store_bytes``.
+``stores`` (lines), ``store_bytes``. Not a counter but a state: the dirty
+entries each level holds (``lm_dirty``, ``Hierarchy.dirty_lines``); the loop-nest
+driver records them when it starts counting (``RunResult.dirty_start``), so that
+the write-backs of a window can be corrected by the change of the dirty fill
+over it.
 """

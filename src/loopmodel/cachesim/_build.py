@@ -17,6 +17,7 @@ void lm_set_counting(lm_hier *h, int on);
 void lm_reset_stats(lm_hier *h);
 void lm_stats(const lm_hier *h, uint64_t *out);
 void lm_contents(const lm_hier *h, int i, uint64_t *tags, uint8_t *dirty);
+void lm_dirty(const lm_hier *h, int64_t *out);
 void lm_flush(lm_hier *h);
 void lm_access(lm_hier *h, uint64_t addr, uint64_t size, int kind);
 void lm_trace(lm_hier *h, const uint64_t *addr, const uint8_t *kind, const uint32_t *size, int64_t n);
@@ -51,6 +52,8 @@ typedef struct {
 typedef struct {
     int64_t measured_it, simulated_it, warm_it, work_lines;
     int sweeps, warm;
+    int dirty_taken;
+    int64_t dirty_start[16];
 } lm_run_result;
 int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r);
 """

@@ -376,6 +376,17 @@ void lm_stats(const lm_hier *h, uint64_t *out) {
     out[7 * h->n + 2] = h->mem_store_bytes;
 }
 
+/* dirty lines held per level (a scan of every entry) */
+void lm_dirty(const lm_hier *h, int64_t *out) {
+    for (int i = 0; i < h->n; i++) {
+        const lm_cache *c = &h->lv[i];
+        size_t m = (size_t)(c->sets * c->ways);
+        int64_t d = 0;
+        for (size_t k = 0; k < m; k++) d += c->dirty[k] != 0;
+        out[i] = d;
+    }
+}
+
 void lm_contents(const lm_hier *h, int i, uint64_t *tags, uint8_t *dirty) {
     const lm_cache *c = &h->lv[i];
     size_t m = (size_t)(c->sets * c->ways);
@@ -452,7 +463,21 @@ typedef struct {
 typedef struct {
     int64_t measured_it, simulated_it, warm_it, work_lines;
     int sweeps, warm;
+    int dirty_taken;          /* 1: dirty_start holds the dirty lines per level when counting began */
+    int64_t dirty_start[16];  /* LM_MAXLV */
 } lm_run_result;
+
+/* counting on or off; the first time on in a window after the warm-up (not in whole sweeps measured
+   after a sweep that could not warm up: their dirty fill may still grow), the dirty lines held per
+   level are recorded: the write-backs of a window are corrected by the change of the dirty fill over
+   it (see simulation.py) */
+static inline void set_counting(lm_hier *h, uint64_t on, lm_run_result *r, int whole) {
+    if (on && !r->dirty_taken && !whole) {
+        lm_dirty(h, r->dirty_start);
+        r->dirty_taken = 1;
+    }
+    h->counting = on;
+}
 
 /* Warm-up state of one level. A level is in steady state when it is full, or when a whole capacity of
    placements left its fill state unchanged (a level that cannot fill: the data set, or the sets the
@@ -607,7 +632,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                     addr[a] = v + (uint64_t)(cf[inner] * s);
                     inc[a] = cf[inner] * st;
                 }
-                h->counting = (uint64_t)contiguous; /* row-start accesses lie inside a contiguous window */
+                set_counting(h, (uint64_t)contiguous, r, whole); /* row-start accesses lie inside a contiguous window */
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 1) lm_access1(h, addr[a], n->size[a], n->kind[a]);
                 h->counting = 0;
@@ -677,7 +702,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                         stop_at = hi;
                         counting = 1;
                     }
-                    h->counting = (uint64_t)counting;
+                    set_counting(h, (uint64_t)counting, r, whole);
                     int64_t it0 = it;
                     if (counting) {
                         /* units of work: distinct cache lines of the work array touched while counting */
@@ -723,7 +748,7 @@ int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r)
                         return 1;
                     }
                 }
-                h->counting = (uint64_t)contiguous; /* so are the row-end accesses */
+                set_counting(h, (uint64_t)contiguous, r, whole); /* so are the row-end accesses */
                 simulated += T;
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 2) lm_access1(h, addr[a], n->size[a], n->kind[a]);

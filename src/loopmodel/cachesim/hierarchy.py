@@ -171,6 +171,12 @@ class Hierarchy:
         res["MEM"] = dict(zip(MEM_STATS, out[7 * n: 7 * n + 3]))
         return res
 
+    def dirty_lines(self) -> tuple:
+        """Dirty lines held now, per level (closest to the core first)."""
+        out = self._ffi.new("int64_t[]", len(self.levels))
+        self._lib.lm_dirty(self._h, out)
+        return tuple(out[i] for i in range(len(self.levels)))
+
     def contents(self, i: int) -> list:
         """Level ``i``: one list per set of ``(line number, dirty)`` in the set's order (front first)."""
         lv = self.levels[i]
@@ -215,8 +221,9 @@ class Hierarchy:
         self._counting = False
         if rc < 0:
             raise ValueError("cache simulation: the loop nest cannot be run (depth, accesses or levels)")
+        dirty = tuple(int(res.dirty_start[i]) for i in range(len(self.levels))) if res.dirty_taken else None
         return RunResult(int(res.measured_it), int(res.simulated_it), int(res.warm_it), int(res.work_lines),
-                         int(res.sweeps), bool(res.warm), rc == 1)
+                         int(res.sweeps), bool(res.warm), rc == 1, dirty)
 
 
 def _c_nest(ffi, nest: LoopNest):

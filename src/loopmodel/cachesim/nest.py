@@ -128,6 +128,9 @@ class RunResult:
         sweeps: sweeps started.
         warm: the hierarchy reached steady state (or the sweep fallback).
         stopped: ``max_it`` ended the run.
+        dirty_start: dirty lines held per level when counting began (None: it never did); with
+            :meth:`~loopmodel.cachesim.hierarchy.Hierarchy.dirty_lines` after the run, the change
+            of each level's dirty fill over the window.
     """
 
     measured_it: int
@@ -137,3 +140,4 @@ class RunResult:
     sweeps: int
     warm: bool
     stopped: bool = False
+    dirty_start: tuple | None = None

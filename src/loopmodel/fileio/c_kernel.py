@@ -279,6 +279,7 @@ class KernelBuilder:
         self.fma = 0
         self.statements: list = []  # (target kind, key, node, compound op)
         self.swaps: list = []  # (x, y) of 'swap(x, y);' after the loop nest
+        self.index_values: set = set()  # loop indices used as values in the arithmetic
 
     # helpers --------------------------------------------------------------
     def c_integer(self, node, what: str) -> int:
@@ -651,6 +652,7 @@ class KernelBuilder:
             if n.name in self.scalars:
                 return _Node("scalar", key=n.name)
             if n.name in self.loop_indices():
+                self.index_values.add(n.name)
                 return _Node("const")
             if n.name in self.arrays:
                 raise self.err(n, f"array '{n.name}' used without index")
@@ -719,6 +721,7 @@ class KernelBuilder:
             constants=frozenset(self.constants),
             pragmas=tuple(self.pragmas),
             swaps=tuple(self.swaps),
+            index_values=tuple(lp.index for lp in self.loops if lp.index in self.index_values),
         )
 
     def recurrences(self):

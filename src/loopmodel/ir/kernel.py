@@ -151,22 +151,26 @@ class UnitOfWork:
 
     Attributes:
         iterations: innermost iterations per unit (it/CL).
-        array: the array one cache line of which is the unit.
-        access: the access of ``array`` that defines it.
-        basis: ``"written"``, or ``"read"`` when no written array moves with the inner loop.
-        step_bytes: bytes the access advances per innermost iteration.
+        array: the array one cache line of which is the unit (None: no array moves with the inner loop).
+        access: the access of ``array`` that defines it (None with ``array``).
+        basis: ``"written"``, ``"read"`` when no written array moves with the inner loop, or
+            ``"none"`` when no array does (a CL's worth of the loop's scalar values).
+        step_bytes: bytes the access advances per innermost iteration (0 for ``"none"``).
         cacheline_size: bytes per cache line.
     """
 
     iterations: int | float
-    array: str
-    access: Access
+    array: str | None
+    access: Access | None
     basis: str
     step_bytes: int | float
     cacheline_size: int | float
 
     def describe(self) -> str:
         """``"1 CL of the written array 'a' = 8 it (64 B CL / 8 B address step per it)"`` for reports."""
+        if self.array is None:
+            return (f"no array moves with the inner loop (no data traffic): 1 unit = {self.iterations:g} it "
+                    f"({self.cacheline_size:g} B CL / {self.cacheline_size / self.iterations:g} B per scalar value)")
         head = f"1 CL of the {self.basis} array '{self.array}' = {self.iterations:g} it"
         if self.step_bytes >= self.cacheline_size:
             return head + f" (address step {self.step_bytes:g} B per it >= {self.cacheline_size:g} B CL: a new CL every it)"
@@ -200,6 +204,8 @@ class Kernel:
             whole data set counts the memory of every swapped array, the
             cache simulation exchanges the arrays' addresses between sweeps,
             and a generated benchmark program swaps the pointers.
+        index_values: loop indices used as values in the arithmetic (``x = (i + 0.5) * dx``),
+            outermost first: each use converts the integer index to floating point.
     """
 
     source: str
@@ -214,6 +220,7 @@ class Kernel:
     constants: frozenset = field(default_factory=frozenset)
     pragmas: tuple = ()
     swaps: tuple = ()
+    index_values: tuple = ()
 
     @property
     def loop_indices(self) -> tuple:
@@ -271,6 +278,11 @@ class Kernel:
         inner loop (a reduction, or a result kept in a register such as ``y[i]`` in
         a matrix-vector product), the read arrays that move do. A step of a cache
         line or more writes a new cache line every iteration: one iteration per unit.
+        A loop in which no array moves (numerical integration, arrays only
+        invariant in the inner loop) has no cache line of work and no data
+        traffic; its unit is one cache line's worth of its floating-point
+        values (``CL / largest scalar element size``: 8 it for doubles on 64 B
+        lines), so that its cy/CL compare with a SIMD vector of those values.
 
         Args:
             cacheline_size: bytes per cache line.
@@ -280,8 +292,7 @@ class Kernel:
             :class:`UnitOfWork` (iterations per unit as int when integral, else float).
 
         Raises:
-            ModelError: no array moves with the inner loop, or an unresolved
-                size-dependent stride.
+            ModelError: an unresolved size-dependent stride.
         """
         moving = [a for a in self.writes if not self.is_inner_invariant(a)]
         basis = "written"
@@ -289,8 +300,9 @@ class Kernel:
             moving = [a for a in self.reads if not self.is_inner_invariant(a)]
             basis = "read"
         if not moving:
-            raise ModelError("no array is traversed by the inner loop: there is no cache line of work",
-                             file=self.source)
+            size = max((s.element_size for s in self.scalars.values() if s.ctype in ("float", "double")), default=8)
+            return UnitOfWork(to_number(Fraction(cacheline_size) / size), None, None, "none", 0,
+                              to_number(Fraction(cacheline_size)))
         steps = [(self.address_step_bytes(a, defines), a) for a in moving]
         step, access = max(steps, key=lambda sa: sa[0])  # max() keeps the first of equal steps
         cl = Fraction(cacheline_size)

@@ -55,7 +55,7 @@ sizes, fast enough for sweeps of thousands of sizes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import ModelError
@@ -104,7 +104,11 @@ class LCState:
         hits, misses: accesses per iteration.
         requirement_bytes: evaluated C_req(t) (None if sizes unknown).
         max_size: largest real value of the solved-for size variable with the
-            condition holding (None: holds for no size; inf: always).
+            condition holding and the iteration space non-empty (None: holds
+            for no such size, or no limit can be given; inf: always).
+        limit_note: why ``max_size`` is None where that is not simply "never"
+            (the condition is not monotone in the size), or the smallest size
+            with a non-empty iteration space; empty otherwise.
     """
 
     distance: Poly
@@ -115,6 +119,7 @@ class LCState:
     condition: object = None
     requirement_bytes: object = None
     max_size: object = None
+    limit_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,14 +163,32 @@ class LayerConditionAnalysis:
     Args:
         kernel: the kernel IR.
 
+    A loop in which no array moves with the inner loop has no accesses here, one state (no reuse)
+    per level, no whole-data-set condition and no traffic.
+
+    With ``nt_stores``, the stores to arrays the kernel never reads are non-temporal, as in the
+    cache simulation (:mod:`loopmodel.cachesim`: an NT store bypasses every cache level): those
+    arrays take no cache capacity (no layer condition, not in the whole data set), cause no
+    write-allocate and no eviction, and send one cache line per cache line written over the last
+    link, to memory (roofline-measurement-thesis.txt §"MemL2": non-temporal stores counted apart
+    from the cache-line traffic).
+
+    Args:
+        kernel: the kernel IR.
+        nt_stores: stores to write-only arrays are non-temporal.
+
     Raises:
         ModelError: layer conditions do not apply (different index patterns of
             one array, non-unit stride in the inner loop, non-affine access).
     """
 
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, nt_stores: bool = False):
         self.kernel = kernel
         self.notes = []
+        read = {a.array for a in kernel.reads}
+        #: write-only arrays with non-temporal stores: bytes per inner iteration, by array
+        self.nt_bytes = {}
+        self._nt = {a.array for a in kernel.writes if a.array not in read} if nt_stores else set()
         self.accesses = self._accesses()
         finite = [a.distance for a in self.accesses if a.distance is not INF]
         uniq = {}
@@ -176,7 +199,12 @@ class LayerConditionAnalysis:
         self.requirements = [self._requirement(t) for t in self.candidates]
         self.variable = self._default_variable()
         self.data_set, self.data_set_parts = data_set(kernel)
+        if self.nt_bytes:  # non-temporal stores leave nothing in the caches
+            self.data_set_parts = {n: p for n, p in self.data_set_parts.items() if n not in self.nt_bytes}
+            self.data_set = sum(self.data_set_parts.values(), Poly())
         self.sweep_iterations = _sweep_iterations(kernel)
+        if nt_stores:
+            self.notes.append(_nt_note(self.nt_bytes))
 
     # construction ---------------------------------------------------------
     def _accesses(self):
@@ -209,6 +237,9 @@ class LayerConditionAnalysis:
                 raise ModelError(f"layer conditions do not apply: '{a}' has stride "
                                  f"{c_inner}*{inner.step} in the inner loop '{inner.index}' (only unit stride); "
                                  "use cache simulation (--cache-predictor sim)", file=k.source, line=a.line, col=a.col)
+            if name in self._nt:
+                self.nt_bytes[name] = arr.element_size
+                continue
             direction = 1 if c_inner.constant_value() * inner.step > 0 else -1
             consts = {o: o - sum((Poly.symbol(i) * c for i, c in zip(idx, first)), Poly()) for o in offs}
             order = sorted(offs, key=lambda o: consts[o].asymptotic_key(), reverse=direction > 0)
@@ -221,9 +252,9 @@ class LayerConditionAnalysis:
                     dist = (consts[order[pos - 1]] - consts[o]) * direction
                 out.append(LCAccess(name, o, dist, arr.element_size,
                                     (name, o) in reads, (name, o) in writes))
-        if not out:
-            raise ModelError("layer conditions do not apply: no array is traversed by the inner loop",
-                             file=k.source)
+        if not out and not self.nt_bytes:
+            self.notes.append("no array is traversed by the inner loop: no data traffic counted at any level "
+                              "(the loop works on values in registers)")
         return out
 
     def _outer_reuse(self, vec, span):
@@ -299,6 +330,7 @@ class LayerConditionAnalysis:
         cand_vals = [0.0] + [float(d.evaluate(defines)) for d in self.distances]
         req_vals = [float(r.evaluate(defines)) for r in self.requirements]
         sizes = {s: v for s, v in defines.items() if s != var}
+        low = _smallest_nonempty(self.kernel, var, defines)
         cl = machine.cacheline_size
         it_per_unit = self.kernel.iterations_per_cacheline(cl, defines)  # one CL of the written array
         levels = []
@@ -309,10 +341,11 @@ class LayerConditionAnalysis:
         for li, cache in enumerate(caches):
             share = min(max(cores, 1), cache.cores_per_group)
             csize = cache.size * cache_factor / share
-            states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes)
+            states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes, low)
             capacity = _data_set_capacity(cache, csize, capacity if li else 0.0)
             together = capacity * parts  # each core keeps its part of the data set in its share
-            whole = self._data_set_state(defines, together, var, sizes) if sweeps == "repeated" else None
+            whole = self._data_set_state(defines, together, var, sizes, low) \
+                if sweeps == "repeated" and self.accesses else None
             held = held or (whole is not None and bool(whole.condition))  # nothing reaches the levels below
             levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, together, held))
         # traffic per level from the selected states. A write-allocate anywhere above makes a
@@ -322,12 +355,17 @@ class LayerConditionAnalysis:
         for li, (cache, lcl) in enumerate(zip(caches, levels)):
             if lcl.holds_data_set:
                 traffic.append(self._held_traffic(cache, it_per_unit, cl))
-                continue
-            traffic.append(self._selected_traffic(machine, li, lcl, dvals, cand_vals[lcl.selected],
-                                                  allocates[li], it_per_unit))
+            else:
+                traffic.append(self._selected_traffic(machine, li, lcl, dvals, cand_vals[lcl.selected],
+                                                      allocates[li], it_per_unit))
+        if self.nt_bytes:  # non-temporal stores pass the caches: one CL per CL written, to memory
+            nt = sum(self.nt_bytes.values()) * it_per_unit / cl
+            last = traffic[-1]
+            traffic[-1] = replace(last, stores_cl=last.stores_cl + nt)
         # a victim level's misses are delivered to the level above, counted on its own link
         victim_notes = [c.victim_clean_note for c in caches if c.type == "victim" and c.victim_clean_note]
-        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps, cores))
+        notes = tuple(self.notes) + tuple(victim_notes) + tuple(self._sweep_notes(levels, defines, sweeps, cores)) + \
+            tuple(_limit_notes(levels, var))
         tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), notes)
         return tp, levels
 
@@ -360,14 +398,14 @@ class LayerConditionAnalysis:
         loads = load_b * it_per_unit / cl
         return LevelTraffic(cache.level, loads, store_b * it_per_unit / cl, lookups - misses, misses, int(cl), loads)
 
-    def _data_set_state(self, defines, capacity, var, sizes) -> LCState:
+    def _data_set_state(self, defines, capacity, var, sizes, low) -> LCState:
         """The whole-data-set condition ``D <= capacity`` as an :class:`LCState` (no misses)."""
         dbytes = float(self.data_set.evaluate(defines))
         n = len(self.accesses)
         return LCState(self.sweep_iterations, len(self.kernel.loops) + 1, self.data_set, n, 0,
-                       dbytes <= capacity, dbytes, _solve_max(self.data_set, var, sizes, capacity))
+                       dbytes <= capacity, dbytes, *_limit(self.data_set, var, sizes, capacity, low))
 
-    def _states(self, dvals, cand_vals, req_vals, csize, var, sizes):
+    def _states(self, dvals, cand_vals, req_vals, csize, var, sizes, low):
         """The reuse-distance states of a cache of ``csize`` bytes and the index of the selected one."""
         states = []
         best = 0
@@ -379,7 +417,7 @@ class LayerConditionAnalysis:
             if ok:
                 best = ci
             states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
-                                  ok, req_vals[ci], _solve_max(self.requirements[ci], var, sizes, csize)))
+                                  ok, req_vals[ci], *_limit(self.requirements[ci], var, sizes, csize, low)))
         # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
         return states, best
 
@@ -425,6 +463,15 @@ def data_set_parts(kernel, defines: dict, cores: int) -> float:
 def _of_cores(cores: int) -> str:
     """`` in the shares of 20 cores, each sweeping its part`` for several cores (the capacity's meaning)."""
     return f" in the shares of {cores} cores, each sweeping its part" if cores > 1 else ""
+
+
+def _nt_note(nt_bytes: dict) -> str:
+    """The report note of ``--nt-stores`` under layer conditions."""
+    if not nt_bytes:
+        return "--nt-stores: no array is only written, so no store is non-temporal"
+    names = ", ".join(f"'{n}'" for n in nt_bytes)
+    return (f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches (no "
+            "write-allocate, no layer condition); each CL written goes to memory over the last link")
 
 
 def _data_set_capacity(cache, csize: float, above: float) -> float:
@@ -561,20 +608,114 @@ def _le_sym(a: Poly, b: Poly) -> bool:
     return a.asymptotic_key() <= b.asymptotic_key()
 
 
-def _solve_max(req: Poly, var, sizes: dict, csize: float):
-    """Largest real ``var`` with ``req(var) <= csize``; None if none, inf if all.
+def _smallest_nonempty(kernel, var, defines: dict):
+    """The smallest value >= 1 of the size ``var`` at which the kernel can run (every loop runs an
+    iteration, every array has elements: :func:`~loopmodel.ir.point.check_point`), the other sizes
+    as in ``defines``; None if there is none up to 2**62.
 
-    Pure-Python bisection on the univariate polynomial left after substituting
-    the other sizes (C_req grows with the size for every stencil-like kernel).
+    Loop spans and array dimensions affine in ``var`` give it in closed form; otherwise (bounds on
+    outer indices, a quadratic dimension) runnability is taken as monotone in ``var`` and bisected.
     """
-    if var is None:
-        return None
+    if var is None or var not in defines:
+        return 1
+    spans = [(lp.stop - lp.start) if lp.step > 0 else (lp.start - lp.stop) for lp in kernel.loops]
+    low = 1
+    for q in spans + [d for arr in kernel.arrays.values() for d in arr.dims]:
+        c = _univariate(q, var, defines)  # q >= 1: a loop runs (integer bounds), a dimension exists
+        if isinstance(c, list) and len(c) == 2 and c[1] > 0:
+            low = max(low, math.ceil((1 - c[0]) / c[1]))
+        elif isinstance(c, list) or c is None:
+            return _bisect_runnable(kernel, var, defines)
+        elif c < 1:
+            return None
+    return low
+
+
+def _bisect_runnable(kernel, var, defines: dict):
+    """:func:`_smallest_nonempty` by bisection with :func:`~loopmodel.ir.point.check_point`."""
+    from ..ir.point import check_point
+
+    def runs(x):
+        try:
+            check_point(kernel, {**defines, var: x})
+        except ModelError:
+            return False
+        return True
+
+    hi = max(1, int(defines[var]))
+    while not runs(hi):
+        if hi > 2 ** 62:
+            return None
+        hi *= 2
+    lo = 1
+    if runs(lo):
+        return lo
+    while hi - lo > 1:  # runs(hi), not runs(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    return hi
+
+
+def _nondecreasing_from(coeffs: list, low: float) -> bool:
+    """Whether the polynomial ``sum(coeffs[k] x**k)`` does not decrease for ``x >= low``.
+
+    Sufficient: every coefficient of the polynomial shifted to ``low`` (``p(low + y)``, Taylor
+    shift) is non-negative. Otherwise its derivative must not be negative at 1025 points from
+    ``low`` up to the Cauchy bound of the derivative's roots, beyond which it keeps the sign of
+    its leading coefficient."""
+    shifted = [Fraction(c) for c in coeffs]
+    n = len(shifted)
+    for i in range(n):  # Horner: shifted[k] becomes the k-th Taylor coefficient at ``low``
+        for k in range(n - 2, i - 1, -1):
+            shifted[k] += shifted[k + 1] * Fraction(low)
+    if all(c >= 0 for c in shifted):
+        return True
+    deriv = [k * float(c) for k, c in enumerate(coeffs)][1:]
+    while deriv and deriv[-1] == 0:
+        deriv.pop()
+    if not deriv or deriv[-1] < 0:
+        return not deriv
+    bound = 1 + max(abs(c / deriv[-1]) for c in deriv)
+
+    def slope(x):
+        v = 0.0
+        for c in reversed(deriv):
+            v = v * x + c
+        return v
+
+    return bound <= low or all(slope(low + (bound - low) * j / 1024) >= 0 for j in range(1025))
+
+
+def _univariate(req: Poly, var, sizes: dict):
+    """``req`` with every size but ``var`` substituted: its coefficients in ``var`` (a list), a
+    number (no ``var`` left), or None (other symbols left)."""
     p = req.subs({k: v for k, v in sizes.items() if k != var})
     if p.symbols - {var}:
         return None
     if var not in p.symbols:
-        return math.inf if float(p.evaluate({})) <= csize else None
-    coeffs = [float(c) for c in p.univariate_coefficients(var)]
+        return float(p.evaluate({}))
+    return p.univariate_coefficients(var)
+
+
+def _solve_max(req: Poly, var, sizes: dict, csize: float, low=1):
+    """Largest real ``var >= low`` with ``req(var) <= csize``; None if none (or none that means
+    anything: see :func:`_limit`), inf if all.
+
+    ``low`` is the smallest size at which the kernel runs (:func:`_smallest_nonempty`; None: none).
+    Pure-Python bisection on the univariate polynomial left after substituting the other sizes,
+    where it does not decrease from ``low`` on (:func:`_nondecreasing_from`; C_req grows with the
+    size for every stencil-like kernel).
+    """
+    if var is None or low is None:
+        return None
+    coeffs = _univariate(req, var, sizes)
+    if coeffs is None:
+        return None
+    if not isinstance(coeffs, list):
+        return math.inf if coeffs <= csize else None
+    if not _nondecreasing_from(coeffs, low):
+        return None
+    coeffs = [float(c) for c in coeffs]
 
     def f(x):
         v = 0.0
@@ -582,23 +723,60 @@ def _solve_max(req: Poly, var, sizes: dict, csize: float):
             v = v * x + c
         return v
 
-    lo = 1.0
+    lo = float(low)
     if f(lo) > csize:
         return None
-    hi = 2.0
+    hi = 2.0 * lo
     while f(hi) <= csize:
         lo, hi = hi, hi * 2
         if hi > 1e18:
             return math.inf
     for _ in range(200):
         mid = (lo + hi) / 2
+        if mid in (lo, hi):  # float resolution reached
+            break
         if f(mid) <= csize:
             lo = mid
         else:
             hi = mid
-        if hi - lo < 1e-9 * max(1.0, lo):
+        if hi - lo < min(1e-9 * max(1.0, lo), 0.25):
             break
-    return lo
+    # an integer root (8*N - 16 <= 262144 at N = 32770) may lie just above the bisected bound: the
+    # largest size keeping the condition is then that integer, not the one below
+    k = math.floor(hi)
+    return float(k) if lo < k and f(k) <= csize else lo
+
+
+def _limit(req: Poly, var, sizes: dict, csize: float, low) -> tuple:
+    """``(max_size, limit_note)`` of a condition ``req <= csize`` for :class:`LCState`.
+
+    A condition that holds only below ``low`` concerns a loop that does nothing (``k = 4 .. M-4``
+    at ``M <= 8``, where the requirement counts a negative number of planes): never fulfilled,
+    noting from which size on the loop runs; one that is not monotone in ``var`` from ``low`` on
+    gets no limit, and the note says so.
+    """
+    value = _solve_max(req, var, sizes, csize, low)
+    if value is not None or var is None:
+        return value, ""
+    if low is None:
+        return None, f"no {var} with a non-empty iteration space"
+    coeffs = _univariate(req, var, sizes)
+    if isinstance(coeffs, list) and not _nondecreasing_from(coeffs, low):
+        return None, f"not monotone in {var} for {var} >= {low}"
+    return None, (f"{var} >= {low} for a non-empty iteration space" if low > 1 else "")
+
+
+def _limit_notes(levels, var) -> list:
+    """Notes on the conditions that get no limit because they are not monotone in ``var``."""
+    notes = []
+    for lv in levels:
+        named = [(f"{st.dimension}D layer condition" if st.dimension else "layer condition", st) for st in lv.states]
+        named += [("whole-data-set condition", lv.data_set)] if lv.data_set is not None else []
+        for what, st in named:
+            if st.limit_note.startswith("not monotone"):
+                notes.append(f"{lv.level}: the {what} ({st.requirement} B <= capacity) is {st.limit_note}: "
+                             "no limit on the size is reported")
+    return notes
 
 
 def transition_size(max_size):

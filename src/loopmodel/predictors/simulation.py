@@ -45,10 +45,27 @@ window aligned to cache lines and array edges), with these choices:
   line-aligned iteration of a row to the same point of a later row. Windows
   inside rows would sample the evictions (which belong to lines touched one
   cache capacity earlier) at a biased phase of the row period.
-* A window of whole rows is settled when the traffic per unit of work of its
-  second half agrees with its first half (2 %); otherwise it is doubled, up to
-  8 times the requested length or the end of the sweep: evictions out of a
-  large cache come in bursts, which a short window samples at a biased phase.
+* The window's length: the write-backs counted in a window are the dirty lines
+  placed in it plus the change of the dirty fill over it, and that fill varies
+  with the period in which the arrays run through the sets of a large cache
+  (thousands of units of work). The window is therefore whole periods of the
+  set mapping (exact), or whole sweeps of a kernel run repeatedly (exact; where
+  the wrap-around between sweeps is a small part of one), or several turnovers
+  of the caches' capacity (see ``_windows``).
+* The lines a level writes back in a window after the warm-up are corrected
+  by the change of the dirty fill of that level and the levels above it over
+  the window (the dirty lines a window leaves behind are written back after
+  it, those it found were made dirty before it), as a single sweep's dirty
+  lines are flushed at its end: the count is that of the lines made dirty in
+  the window, whatever the phase at which the window cuts the fill of the
+  caches (whole periods of every level change it by nothing). Not so for whole
+  sweeps measured after a sweep that could not warm the caches up (a small
+  data set): their dirty fill may still grow, and they are exact as counted.
+* A window of whole rows that is not whole periods is settled when the traffic
+  per unit of work of its second half agrees with its first half (2 %);
+  otherwise it is doubled, up to 8 times the requested length or the end of
+  the sweep: evictions out of a large cache come in bursts, which a short
+  window samples at a biased phase.
 * Per unit of work (one cache line of the written array,
   :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`) = per cache line of that
   array touched in the window, so that the partial lines at row ends count as
@@ -61,6 +78,8 @@ conditions.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, replace
 
 from ..errors import ModelError
@@ -79,6 +98,115 @@ SETTLE_FACTOR = 8
 
 
 COLUMN_WALK_PERIODS = 50  # reuse periods in one window of a column walk: phase error <= 1/50
+#: the longest window of whole set periods (or whole sweeps) measured, in accesses (about 1 to 3 s of simulation)
+MAX_WINDOW_ACCESSES = 1 << 25
+#: whole sweeps are a window where the wrap-around between sweeps disturbs at most this share of a sweep
+MAX_BOUNDARY_SHARE = 0.01
+#: a window that cannot be a whole period spans this many turnovers of the caches' capacity
+WINDOW_TURNOVERS = 4
+
+
+def _trips(lp) -> int:
+    """Trip count of a :class:`~loopmodel.cachesim.nest.NestLoop` whose bounds are constants."""
+    span = lp.stop - lp.start if lp.step > 0 else lp.start - lp.stop
+    return max(0, -(-span // abs(lp.step)))
+
+
+def _line_aligned(acc, loops, cl: int):
+    """``acc`` (a :class:`~loopmodel.cachesim.nest.NestAccess`), moved to the start of its step where
+    that keeps every access in the same cache lines: windows start where the work access is at a
+    line start, which a strided one may never be (``float x[2*i+1]``: 4 B past every 8 B step; the
+    window then never ended). Its addresses are ``base + sum(coefs . indices)``; all of them lie
+    ``r`` past a multiple of ``g = gcd(cl, coefs x steps, coefs x outer-index terms of the starts)``, and
+    ``r + size <= g`` keeps each access inside the line of that multiple."""
+    g = math.gcd(cl, *(c * lp.step for c, lp in zip(acc.coefs, loops)),
+                 *(c * v for c, lp in zip(acc.coefs, loops) for v in lp.start_coefs))
+    start = sum(c * lp.start for c, lp in zip(acc.coefs, loops))
+    shifts = {(b + start) % g for b in acc.bases}
+    if len(shifts) != 1 or not 0 < next(iter(shifts)) <= g - acc.size:
+        return acc
+    r = shifts.pop()
+    return dataclasses.replace(acc, bases=tuple(b - r for b in acc.bases))
+
+
+def _boundary_share(kernel, defines: dict) -> float:
+    """The share of a sweep's outermost trips that the wrap-around to the next sweep disturbs: the
+    spread of the outermost index offsets of an array's accesses (``a[k-1]`` .. ``a[k+1]``: 2 trips
+    whose data a sweep's start loads again, the reuse across trips being broken there) over the
+    outermost trip count; 0 where no array is reused across outermost trips."""
+    idx = kernel.loop_indices
+    trips = kernel.loops[0].iterations(defines)
+    offsets = {}
+    for acc in kernel.reads + kernel.writes:
+        const, coefs = _affine(acc.offset, idx, defines, f"index of {acc}")
+        if coefs[0]:
+            offsets.setdefault(acc.array, []).append(const // coefs[0])
+    spread = max((max(v) - min(v) for v in offsets.values()), default=0)
+    return spread / max(1, trips)
+
+
+def _set_period(nest, sets: int, cl: int) -> int:
+    """Trips of the outermost loop after which every access of ``nest`` is back in the same cache set
+    of a level of ``sets`` sets, at the same offset in its line: the least common multiple, over the
+    accesses, of ``sets x cl / gcd(sets x cl, bytes the access moves per trip)``."""
+    mod, period = sets * cl, 1
+    for acc in nest.accesses:
+        period = math.lcm(period, mod // math.gcd(mod, abs(acc.coefs[0] * nest.loops[0].step)))
+    return period
+
+
+def _windows(nest, specs, cl: int, target: int, margin: int, boundary) -> list:
+    """Measurement windows to try, best first: ``[(kind, iterations, max_target_it)]``.
+
+    The counted write-backs are the dirty lines placed in the window plus the dirty lines held at its
+    start minus those held at its end; the dirty fill of a cache level varies along the period in which
+    the arrays' lines run through its sets (a large level: thousands of units of work), so a window of
+    an arbitrary length over- or under-counts by that variation (2 % of a 27.5 MiB L3 against a window
+    of 8000 units: 1.7 write-backs per unit where one line is written). Whole periods count exactly
+    (kerncraft-tool-paper.txt §2.4.1: a precise window):
+
+    * ``"period"``: with loop bounds free of outer indices, the pattern of sets repeats after
+      :func:`_set_period` trips of the outermost loop; of every level if that period is at most
+      :data:`MAX_WINDOW_ACCESSES` accesses, else whole periods of the last level spanning two turnovers of
+      the caches' capacity (the levels above, at other phases, then err little). Offered where it fits in a
+      row (1D) or in half a sweep (the first sweep of a large data set starts at its middle);
+    * ``"sweeps"`` (``boundary`` not None: repeated sweeps, the boundary at most
+      :data:`MAX_BOUNDARY_SHARE` of a sweep, see :func:`_boundary_share`): the steady state repeats
+      with the sweep (``len(nest.accesses[0].bases)`` sweeps with swaps);
+    * ``"long"`` (multi-dimensional): :data:`WINDOW_TURNOVERS` turnovers of the caches' capacity,
+      a window of whole rows doubled once if its halves disagree (``max_target_it``);
+    * ``"settle"``: ``target`` iterations (1D: the turnovers of ``"long"``), grown until settled; the
+      last resort, where a multi-dimensional nest leaves no room for more between the warm-up and
+      its boundary planes (an error of up to about 2 % in the write-backs of a large level).
+    """
+    loops = nest.loops
+    trips = [_trips(lp) for lp in loops]
+    last = specs[-1]
+    lines_per_it = sum(min(1.0, abs(a.coefs[-1] * loops[-1].step) / cl) for a in nest.accesses) or 1.0
+    # iterations that place the caches' capacity (a level's dirty fill varies with those above it)
+    turnover = int(sum(s.sets * s.ways for s in specs) / lines_per_it)
+    longest = max(target, MAX_WINDOW_ACCESSES // len(nest.accesses))
+
+    def whole(period, least=target):  # the shortest window of whole periods of at least ``least`` iterations
+        return -(-max(least, target) // period) * period
+
+    out = []
+    if not any(any(lp.start_coefs) or any(lp.stop_coefs) for lp in loops):  # bounds free of outer indices
+        per_trip = math.prod(trips[1:])
+        every = math.lcm(*(_set_period(nest, s.sets, cl) for s in specs)) * per_trip
+        window = whole(every) if every <= longest else \
+            whole(_set_period(nest, last.sets, cl) * per_trip, min(longest, 2 * turnover))
+        room = trips[0] - 2 * margin - nest.it_per_cl if len(loops) == 1 else (trips[0] // 2 - 2) * per_trip
+        if window <= min(room, longest):
+            out.append(("period", window, 0))
+    sweep = whole(math.prod(trips) * len(nest.accesses[0].bases))
+    if boundary is not None and boundary <= MAX_BOUNDARY_SHARE and sweep <= longest:
+        out.append(("sweeps", sweep, 0))
+    window = max(target, min(longest, WINDOW_TURNOVERS * turnover))
+    if len(loops) > 1 and window > target:
+        out.append(("long", window, 2 * window))
+        window = target
+    return out + [("settle", window, SETTLE_FACTOR * window)]
 
 
 def _window_iterations(kernel, defines: dict, unit, cl: int, target: int) -> int:
@@ -170,8 +298,10 @@ def _first_part(nest, cores: int):
     return replace(nest, loops=loops)
 
 
-def level_specs(machine, cores: int = 1) -> tuple:
-    """Simulated organisation of the machine's caches (shared levels split among ``cores``).
+def level_specs(machine, cores: int = 1, cache_factor: float = 1.0) -> tuple:
+    """Simulated organisation of the machine's caches (shared levels split among ``cores``; with a
+    ``cache_factor`` below 1 each level keeps that fraction of its sets, at least one, as the
+    layer conditions take that fraction of each size: the "C/2" rule of ecm-model-slides.txt).
 
     Returns:
         ``(tuple of LevelSpec, notes)``.
@@ -194,6 +324,8 @@ def level_specs(machine, cores: int = 1) -> tuple:
         share = min(max(cores, 1), c.cores_per_group)
         if share > 1:
             sets = max(1, sets // share)
+        if cache_factor != 1:
+            sets = max(1, int(round(sets * cache_factor)))
         policy = c.replacement
         if policy == "PLRU":
             notes.append(f"{c.level}: pseudo-LRU simulated as LRU")
@@ -227,12 +359,13 @@ class SimulationPredictor:
         # order within an iteration: loads as they first appear, then stores
         acc = [(a, "load") for a in kernel.reads] + [(a, "store") for a in kernel.writes]
         self._accesses = acc
-        if not any(not coefficient(a.offset, idx[-1]).is_zero() for a, _ in acc):
-            raise ModelError("cache simulation: no array is traversed by the inner loop", file=kernel.source)
+        # nothing to simulate: no array moves with the inner loop (a compute-only loop)
+        self._still = not any(not coefficient(a.offset, idx[-1]).is_zero() for a, _ in acc)
         self._read_arrays = {a.array for a in kernel.reads}
 
     def predict(self, machine, defines: dict, cores: int = 1, alignment: int = 4096, padding: int = 0,
-                nt_stores: bool = False, target_units: int = 8000, sweeps: str = "repeated"):
+                nt_stores: bool = False, target_units: int = 8000, sweeps: str = "repeated",
+                cache_factor: float = 1.0):
         """Simulate the kernel for ``defines``.
 
         Args:
@@ -246,63 +379,61 @@ class SimulationPredictor:
             target_units: cache lines of the written array to measure.
             sweeps: ``"repeated"`` (steady state of a kernel run again and
                 again) or ``"single"`` (a kernel run once; see the module docstring).
+            cache_factor: fraction of each cache's sets simulated (:func:`level_specs`).
 
         Returns:
             ``(TrafficPrediction, SimulationInfo)``; traffic in cache lines per
             unit of work (one CL of the written array), hits/misses/evicts per unit.
+            A loop in which no array moves with the inner loop: no traffic, and
+            ``None`` for the :class:`SimulationInfo` (nothing simulated).
 
         Raises:
             ModelError: nothing could be measured, or the simulator is not built.
             ValueError: ``sweeps`` is neither ``"repeated"`` nor ``"single"``.
         """
-        from ..cachesim.hierarchy import Hierarchy
-        from ..cachesim.nest import RunOptions
-
         if sweeps not in ("repeated", "single"):
             raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
-        specs, notes = level_specs(machine, cores)
+        specs, notes = level_specs(machine, cores, cache_factor)
+        notes += _option_notes(specs, alignment, padding, nt_stores, cache_factor, self._nt_arrays())
+        if self._still:
+            cl = int(machine.cacheline_size)
+            zero = tuple(LevelTraffic(s.name, 0.0, 0.0, 0.0, 0.0, cl, 0.0) for s in specs)
+            return TrafficPrediction("SIM", k.unit_of_work(cl, defines).iterations, zero, tuple(notes) + (
+                "cache simulation: no array is traversed by the inner loop: no data traffic at any level, "
+                "nothing simulated",)), None
         layout = place_arrays(k, defines, alignment, padding)
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array
-        nest = _first_part(self._nest(defines, layout, unit, nt_stores, sweeps), cores)
+        nest = _first_part(self._nest(defines, layout, unit, nt_stores, sweeps, cl), cores)
         last = specs[-1]
         # large data sets warm up inside the iteration space, away from its edges; small ones from the
         # start (a sweep then may not supply the warm-up, and the next sweep is measured whole)
         data_lines = sum(size for _, size in layout.values()) / cl / max(cores, 1)
         start_mid = data_lines >= 4 * last.sets * last.ways
         cold = sweeps == "single" and not start_mid
-        nbase = len(nest.accesses[0].bases)
         target = _window_iterations(k, defines, unit, cl, target_units * nest.it_per_cl)
-        if cold:  # one sweep from a cold start, counted whole; flushed below
-            opts = RunOptions(target, max_sweeps=2 * nbase + 2, cold=True)
-        else:
-            opts = RunOptions(target, margin_it=2 * nest.it_per_cl, max_sweeps=2 * nbase + 2, edges=True,
-                              start_mid=start_mid, max_target_it=SETTLE_FACTOR * target)
-        hier = Hierarchy(specs)
-        res = hier.run(nest, opts)
-        if cold:
-            hier.counting = True
-            hier.flush()  # the dirty lines left in the caches are written back eventually
-            hier.counting = False
+        boundary = _boundary_share(k, defines) if sweeps == "repeated" or start_mid else None
+        hier, res, kind = _measure(nest, specs, cl, target, start_mid, cold, boundary)
         if res.measured_it == 0:
             # short rows or few outer trips: measure whole rows, boundaries included
-            hier = Hierarchy(specs)
-            res = hier.run(nest, replace(opts, margin_it=0, edges=False, start_mid=False))
+            hier, res, kind = _measure(nest, specs, cl, target, False, cold, boundary, edges=False)
             notes.append("cache simulation: rows too short for a window away from the boundaries; "
                          "boundary iterations are included")
         if res.measured_it == 0:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              "one cache line of work", file=k.source)
-        levels = self._per_unit(hier, specs, nest, res, unit.iterations, cl)
-        if any(a.kind == "nt" for a in nest.accesses):
-            notes.append("non-temporal stores: write-only arrays bypass the caches")
+        levels = self._per_unit(hier, specs, res, unit, cl, kind != "cold")
         notes += _sweep_notes(k, sweeps, cold)
         info = SimulationInfo(res.measured_it, res.simulated_it, res.warm_it, res.sweeps,
                               layout, specs, sweeps, cold)
         return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
 
-    def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str):
+    def _nt_arrays(self) -> list:
+        """Arrays whose stores ``nt_stores`` makes non-temporal: written, never read."""
+        return sorted({a.array for a in self.kernel.writes if a.array not in self._read_arrays})
+
+    def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str, cl: int):
         """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
         from ..cachesim.nest import LoopNest, NestAccess, NestLoop
 
@@ -330,24 +461,109 @@ class SimulationPredictor:
                              "these sizes", file=k.source)
         work = next(i for i, (a, _) in enumerate(self._accesses)
                     if (a.array, a.offset) == (unit.access.array, unit.access.offset))
+        accesses[work] = _line_aligned(accesses[work], loops, cl)
         return LoopNest(tuple(loops), tuple(accesses), work, max(1, int(unit.iterations)))
 
-    def _per_unit(self, hier, specs, nest, res, it_per_unit, cl: int) -> list:
-        """Counted statistics per unit of work, as :class:`LevelTraffic` per level."""
+    def _per_unit(self, hier, specs, res, unit, cl: int, correct: bool) -> list:
+        """Counted statistics per unit of work, as :class:`LevelTraffic` per level (``correct``: the
+        write-backs corrected by the change of the dirty fill over the window, where recorded)."""
         # per unit of work: per cache line of the work array touched in the window (whole rows include
         # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
         st = hier.stats()
-        w = nest.accesses[nest.work]
-        unit_stride = abs(w.coefs[-1] * self.kernel.loops[-1].step) == w.size
+        it_per_unit = unit.iterations
+        unit_stride = unit.step_bytes == self.kernel.arrays[unit.array].element_size
         units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
         scale = 1.0 / units
-        levels = []
-        for spec in specs:
+        # the dirty lines a window leaves in a level or above it are written back after it, those it
+        # found there were made dirty before it: corrected by that change, a window counts the
+        # write-backs of the lines made dirty in it, free of where it cuts the dirty fill of the caches
+        correct = correct and res.dirty_start is not None
+        end = hier.dirty_lines() if correct else (0,) * len(specs)
+        start = res.dirty_start if correct else (0,) * len(specs)
+        levels, change = [], 0
+        for spec, d0, d1 in zip(specs, start, end):
             s = st[spec.name]
-            levels.append(LevelTraffic(spec.name, s["load_lines"] * scale,
-                                       (s["store_lines"] + s["through_bytes"] / cl) * scale,
+            change += d1 - d0
+            stores = max(0, s["store_lines"] + change) + s["through_bytes"] / cl
+            levels.append(LevelTraffic(spec.name, s["load_lines"] * scale, stores * scale,
                                        s["hits"] * scale, s["misses"] * scale, cl, s["evicts"] * scale))
         return levels
+
+
+def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, boundary, edges: bool = True) -> tuple:
+    """Run ``nest`` on a fresh hierarchy of ``specs``: ``(Hierarchy, RunResult, kind of window)``,
+    statistics counted in the measurement window (the first of :func:`_windows` that works, see there
+    for ``boundary``; ``cold``: one cold sweep, caches flushed after it).
+
+    A window of whole set periods must lie in the sweep where the warm-up ended: one that runs into the
+    next sweep starts or ends where the caches hold the other end of the iteration space (at another
+    phase of the period; in a multi-dimensional nest, with the boundary planes). Such a window is tried
+    again from the first trip of a large data set's first sweep (which starts at its middle trip) where
+    the warm-up and the window fit in the whole sweep (a ``"long"`` one shortened to the room there,
+    if that is at least ``target``), else the next kind of window is used.
+    """
+    from ..cachesim.hierarchy import Hierarchy
+    from ..cachesim.nest import RunOptions
+
+    nbase = len(nest.accesses[0].bases)
+    if cold:  # one sweep from a cold start, counted whole; flushed below
+        hier = Hierarchy(specs)
+        res = hier.run(nest, RunOptions(target, max_sweeps=2 * nbase + 2, cold=True))
+        hier.counting = True
+        hier.flush()  # the dirty lines left in the caches are written back eventually
+        hier.counting = False
+        return hier, res, "cold"
+    margin = 2 * nest.it_per_cl if edges else 0
+    sweep_it = max(1, math.prod(_trips(lp) for lp in nest.loops))
+    per_trip = sweep_it // max(1, _trips(nest.loops[0]))
+    # the first sweep of a large data set starts at the middle trip of the outermost enclosing loop
+    skip = _trips(nest.loops[0]) // 2 * per_trip if len(nest.loops) > 1 else 0
+
+    def run(window, grow, mid):
+        hier = Hierarchy(specs)
+        return hier, hier.run(nest, RunOptions(window, margin_it=margin, edges=edges, start_mid=mid,
+                                               max_sweeps=2 * nbase + 2 + -(-window // sweep_it), max_target_it=grow))
+
+    for kind, window, grow in _windows(nest, specs, cl, target, margin, boundary):
+        hier, res = run(window, grow, start_mid)
+        if kind not in ("period", "long") or not _wrapped(res, sweep_it, skip if start_mid else 0):
+            break
+        # from the first trip on (whose rows start no window) there may be room for the warm-up, known
+        # now, and the window where half a sweep had none; a "long" window shrinks to that room
+        room = sweep_it - max(res.warm_it, per_trip) - per_trip
+        fit = window if window <= room else (room if kind == "long" and room >= target else 0)
+        if fit and (fit < window or start_mid and skip):
+            hier, res = run(fit, fit if fit < window else grow, False)
+            if not _wrapped(res, sweep_it, 0):
+                break
+    return hier, res, kind
+
+
+def _wrapped(res, sweep_it: int, skipped: int) -> bool:
+    """The window of ``res`` touches a sweep after the one where the warm-up ended (sweeps of
+    ``sweep_it`` inner iterations; the first sweep skipped ``skipped`` of them)."""
+    def sweep_of(it):
+        return (it + skipped) // sweep_it
+
+    start = res.simulated_it - res.measured_it
+    return res.measured_it > 0 and sweep_of(res.simulated_it - 1) > sweep_of(min(start, res.warm_it))
+
+
+def _option_notes(specs, alignment: int, padding: int, nt_stores: bool, cache_factor: float, nt_arrays) -> list:
+    """Report notes on the options that shape a simulation, where they differ from the defaults."""
+    notes = []
+    if (alignment, padding) != (4096, 0):
+        notes.append(f"arrays placed at multiples of {alignment} B (--array-alignment), array i shifted by "
+                     f"i x {padding} B (--array-padding)")
+    if nt_stores:
+        names = ", ".join(f"'{a}'" for a in nt_arrays)
+        notes.append(f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches"
+                     if nt_arrays else "--nt-stores: no array is only written, so no store is non-temporal")
+    if cache_factor != 1:
+        sizes = ", ".join(f"{s.name} {s.sets} x {s.ways}" for s in specs)
+        notes.append(f"--cache-factor {cache_factor:g}: that fraction of each cache's sets simulated (sets x ways: "
+                     f"{sizes})")
+    return notes
 
 
 def _sweep_notes(kernel, sweeps: str, cold: bool) -> list:

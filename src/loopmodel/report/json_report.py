@@ -202,6 +202,7 @@ def _unit_of_work(res) -> dict:
     """The unit all per-CL figures refer to (:meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`)."""
     u = res.kernel.unit_of_work(res.machine.cacheline_size, res.defines)
     return {"definition": "one cache line of the written array (of the read arrays when no written array "
-                          "moves with the inner loop): it/CL = CL / min(CL, |address step per iteration in B|)",
+                          "moves with the inner loop): it/CL = CL / min(CL, |address step per iteration in B|); "
+                          "no array moving with the inner loop: CL / largest floating-point scalar size",
             "array": u.array, "basis": u.basis, "address_step_B_per_it": finite(u.step_bytes),
             "iterations_per_cl": res.traffic.iterations_per_unit}

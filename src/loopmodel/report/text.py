@@ -46,16 +46,22 @@ def _lc_summary(res) -> list:
 
 
 def _condition(st, var, limit: str, block: bool) -> str:
-    """One layer condition as text: the transition size of ``var`` (rounded as in
-    kerncraft-tool-paper.txt Listing 5), the exact value and, with ``block``, the largest
-    block size; ``limit`` names the right-hand side when no size variable is solved for."""
+    """One layer condition as text: with ``block``, the transition size of ``var`` (rounded as in
+    kerncraft-tool-paper.txt Listing 5), the exact value and the largest block size; without, the
+    largest size keeping the condition (rounded down) and the exact value. ``limit`` names the
+    right-hand side when no size variable is solved for; ``st.limit_note`` says why there is no
+    limit (a condition not monotone in ``var``) or from which size on the loop runs."""
     ms = st.max_size
+    why = f" ({st.limit_note})" if st.limit_note else ""
+    if ms is None and st.limit_note.startswith("not monotone"):
+        return f"no limit{why}"
     if ms is None:
-        return "never fulfilled" if var else f"{st.requirement} B <= {limit}"
+        return f"never fulfilled{why}" if var else f"{st.requirement} B <= {limit}"
     if ms == math.inf:
         return "unconditionally fulfilled"
-    extra = f"; largest block {math.floor(ms)}" if block else ""
-    return f"{var} <= {transition_size(ms)}   (exact {ms:.2f}{extra})"
+    if not block:
+        return f"{var} <= {math.floor(ms)}   (exact {ms:.2f})"
+    return f"{var} <= {transition_size(ms)}   (exact {ms:.2f}; largest block {math.floor(ms)})"
 
 
 def render(res, console, unit: str = "cy/CL", verbose: int = 0):

@@ -65,10 +65,13 @@ class UnitOfWork(Strict):
     """The unit of work all per-CL figures refer to: one cache line of the written array."""
 
     definition: Annotated[str, Field(description="the rule, in words")]
-    array: Annotated[str, Field(description="the array whose cache line is the unit")]
-    basis: Annotated[Literal["written", "read"], Field(description="written array, or read arrays when no "
-                                                                   "written array moves with the inner loop")]
-    address_step_B_per_it: Annotated[Num, Field(description="address step of that array per iteration, B/it")]
+    array: Annotated[str | None, Field(description="the array whose cache line is the unit (null: no array "
+                                                   "moves with the inner loop)")]
+    basis: Annotated[Literal["written", "read", "none"], Field(
+        description="written array, read arrays when no written array moves with the inner loop, or none when "
+                    "no array does (a cache line's worth of the loop's floating-point scalar values)")]
+    address_step_B_per_it: Annotated[Num, Field(description="address step of that array per iteration, B/it "
+                                                            "(0 with basis none)")]
     iterations_per_cl: Annotated[Num, Field(description="iterations per unit of work (CL), it/CL")]
 
 

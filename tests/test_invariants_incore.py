@@ -153,12 +153,16 @@ def test_both_analyzers_ask_the_machine_model(monkeypatch):
     assert "stores_overlap()" in inspect.getsource(compiled.to_incore_result)
 
 
-def test_stores_in_field_is_validated(tmp_path):
+@pytest.mark.parametrize("old, new, named", [
+    ("stores_in: T_OL", "stores_in: sometimes", "stores_in"),
+    ("  stores_in: T_OL\n", "  stores_in: T_OL\n  shared_units: [[DIV, LOG]]\n", "shared unit")])
+def test_in_core_rule_fields_are_validated(tmp_path, old, new, named):
+    """A bad ``stores_in`` or ``shared_units`` is one line naming the field, and a non-zero exit."""
     text = (ROOT / "src/loopmodel/machines/SkylakeSP_Gold-6148.yml").read_text()
     bad = tmp_path / "bad.yml"
-    bad.write_text(text.replace("stores_in: T_OL", "stores_in: sometimes"))
+    bad.write_text(text.replace(old, new))
     r = run_cli("analyze", ROOT / "examples/kernels/triad.c", "-m", bad, "-D", "N=1000")
-    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "stores_in" in r.stderr
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and named in r.stderr
 
 
 @settings(ks.PROPERTY_SETTINGS, max_examples=150)
@@ -234,14 +238,6 @@ def test_division_and_square_root_share_the_divider():
     tx2 = load_machine("ThunderX2_CN9980")
     assert tx2.summed_groups() == [] and ["DIV", "SQRT"] in dataclasses.replace(
         tx2, in_core=dataclasses.replace(tx2.in_core, shared_units=[["DIV", "SQRT"]])).summed_groups()
-
-
-def test_shared_units_field_is_validated(tmp_path):
-    text = (ROOT / "src/loopmodel/machines/SkylakeSP_Gold-6148.yml").read_text()
-    bad = tmp_path / "bad.yml"
-    bad.write_text(text.replace("  stores_in: T_OL\n", "  stores_in: T_OL\n  shared_units: [[DIV, LOG]]\n"))
-    r = run_cli("analyze", ROOT / "examples/kernels/triad.c", "-m", bad, "-D", "N=1000")
-    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "shared unit" in r.stderr
 
 
 @settings(ks.PROPERTY_SETTINGS, max_examples=200)

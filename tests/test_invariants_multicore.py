@@ -81,12 +81,12 @@ def test_data_set_in_the_shared_l3_stays_there_in_analyze_cores_as_in_scaling():
     assert "L3: N <= 79 " not in text and "in the shares of 20 cores, each sweeping its part" in text
 
 
-def _sizes_and_cores(machine_names=ks.MACHINES, strided=False):
+def _sizes_and_cores(machine_names=ks.MACHINES, strided=False, large=1e9):
     @st.composite
     def draw(d):
         case = d(ks.kernels(dims=(1, 2, 3), strided=strided))
         machine = d(st.sampled_from(machine_names))
-        defines = d(ks.sizes(case, small=1e4, large=1e9))
+        defines = d(ks.sizes(case, small=1e4, large=large))
         n = d(st.integers(1, _total(ks.load(machine))))
         return case, machine, defines, n
     return draw()
@@ -111,7 +111,7 @@ def test_analyze_cores_n_equals_scaling_row_n(example, sweeps):
 
 
 @settings(ks.PROPERTY_SETTINGS, max_examples=40)
-@given(_sizes_and_cores(machine_names=("IvyBridgeEP_E5-2690v2", SKX, "Zen_EPYC-7451"), strided=True))
+@given(_sizes_and_cores(machine_names=("IvyBridgeEP_E5-2690v2", SKX, "Zen_EPYC-7451"), strided=True, large=3e7))
 def test_simulated_traffic_splits_the_data_set_as_the_layer_conditions(example):
     """With ``-P sim`` too, ``analyze --cores n`` is ``scaling``'s row n, and where a level holds the
     data set's parts of n cores by the layer conditions, the simulation of one core's part loads nothing

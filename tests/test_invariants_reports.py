@@ -355,7 +355,7 @@ def _check_lc(text: str, layer_conditions: list) -> int:
         if not m:
             break
         whole = by_level[m.group(1)]
-        assert float(m.group(2)) == whole["transition_size"] and _near(m.group(3), whole["max_size_exact"], 2)
+        assert float(m.group(2)) == whole["largest_size"] and _near(m.group(3), whole["max_size_exact"], 2)
         n += 2
     return n
 

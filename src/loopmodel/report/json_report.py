@@ -93,7 +93,7 @@ def _layer_conditions(res) -> list:
             "evicts_per_it": sum(1 for _ in res.kernel.written_arrays),
             "max_size_exact": finite(st.max_size),
             "transition_size": finite(transition_size(st.max_size)),
-            "largest_block_size": finite(math.floor(st.max_size)) if st.max_size not in (None, math.inf) else finite(st.max_size),
+            "largest_block_size": _floor(st.max_size),
         } for st in lv.states],
         "selected": lv.selected,
         "whole_data_set": None if lv.data_set is None else {
@@ -102,8 +102,14 @@ def _layer_conditions(res) -> list:
             "fulfilled": bool(lv.data_set.condition), "held": lv.holds_data_set,
             "max_size_exact": finite(lv.data_set.max_size),
             "transition_size": finite(transition_size(lv.data_set.max_size)),
+            "largest_size": _floor(lv.data_set.max_size),
         },
     } for lv in res.lc_levels]
+
+
+def _floor(max_size):
+    """``max_size`` rounded down (the largest integer size keeping the condition); None and inf kept."""
+    return finite(math.floor(max_size)) if max_size not in (None, math.inf) else finite(max_size)
 
 
 def _simulation(si) -> dict:

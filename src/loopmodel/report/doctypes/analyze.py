@@ -108,6 +108,8 @@ class WholeDataSetCondition(Strict):
     max_size_exact: Annotated[NumOrInf, Field(description="largest real value of the solved-for size with the "
                                                           "condition holding ('inf': any; null: none)")]
     transition_size: Annotated[NumOrInf, Field(description="max_size_exact rounded to the nearest integer")]
+    largest_size: Annotated[NumOrInf, Field(description="max_size_exact rounded down: the largest size keeping "
+                                                        "the whole data set (the figure the text report prints)")]
 
 
 class LayerCondition(Strict):

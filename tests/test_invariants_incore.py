@@ -273,3 +273,30 @@ def test_split_load_note_counts_per_cl_of_work(ctype):
     _, res = _incore(STENCIL3.format(t=ctype), m, {"N": 10000})
     note = next(n for n in res.notes if "misaligned load stream" in n)
     assert "2 cache-line-split loads per CL of work" in note
+
+
+# --- divisions on fewer lanes than the machine's width ------------------------------------------------
+
+@settings(ks.PROPERTY_SETTINGS, max_examples=150)
+@given(case=ks.kernels(strided=True), machine=ks.machines(), data=st.data())
+def test_narrow_divisions_are_an_upper_bound_and_say_so(case, machine, data):
+    """150 examples, about 2 s: where the analytic model runs DIV or SQRT on fewer SIMD lanes than the
+    machine's width (strided access, a reduction kept in order), it charges each narrow instruction the
+    full-width figure, so a note calls those times an upper bound; at full width there is no such note."""
+    defines = data.draw(ks.sizes(case, 1e3, 1e6))
+    res = analytic_incore(case.kernel, machine, 8.0, defines=defines)
+    elem = max(a.element_size for a in case.kernel.arrays.values())
+    full = max(1, int(machine.in_core.simd_width // elem))
+    divides = any(res.operations.get(op) for op in ("DIV", "SQRT"))
+    noted = any("upper bound" in n and "lane(s) instead of" in n for n in res.notes)
+    assert noted == (divides and res.lanes < full)
+
+
+def test_scalar_division_of_the_pi_loop_says_its_time_is_an_upper_bound():
+    """The numerical integration loop is scalar (its reduction kept in order): DIV is charged the
+    full-width figure, 128 cy/CL on Skylake SP, and the note says it is an upper bound."""
+    k, _ = parse_kernel("double sum, dx, x;\nfor (int i = 0; i < N; ++i) {\n  x = (i + 0.5) * dx;\n"
+                        "  sum = sum + 4.0 / (1.0 + x * x);\n}\n", "pi.c")
+    res = analytic_incore(k, load_machine(SKX), 8.0, reassociate=False)
+    assert res.lanes == 1 and res.components["DIV"] == pytest.approx(128)
+    assert any("DIV at 1 lane(s) instead of 8" in n and "upper bound" in n for n in res.notes)

@@ -101,6 +101,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     ops = fused_operations(kernel, machine)
 
     comp = _arithmetic_times(ops, machine, lanes)
+    notes += _narrow_divide_note(kernel, machine, ops, lanes)
     n_ld = kernel.loads_per_iteration()
     n_st = kernel.stores_per_iteration()
     if lanes > 1 and ic.load.split_extra:
@@ -245,6 +246,23 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
         notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
         lanes = 1
     return dep, lanes, notes
+
+
+def _narrow_divide_note(kernel, machine, ops: dict, lanes: int) -> list:
+    """A note where divisions or square roots run on fewer SIMD lanes than the machine's width: the
+    machine model gives one throughput per DIV/SQRT instruction, measured on full-width vectors
+    (eq. 6 of cross-architecture-machine-models.txt), and charges a narrower (scalar) instruction
+    the same, while the dividers of x86 cores finish scalar and narrow divisions several times
+    faster; those times are an upper bound."""
+    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
+    full = max(1, int(machine.in_core.simd_width // elem))
+    slow = [op for op in ("DIV", "SQRT") if ops.get(op)]
+    if lanes >= full or not slow:
+        return []
+    return [f"{' and '.join(slow)} at {lanes} lane(s) instead of {full}: the machine model's "
+            f"{'/'.join(slow)} throughput is per full-width instruction and is charged to each narrower one, "
+            "so these times are an upper bound (scalar divisions are several times faster on x86 cores; "
+            "--incore llvm-mca models the instructions the compiler emits)"]
 
 
 def _arithmetic_times(ops: dict, machine, lanes: int) -> dict:

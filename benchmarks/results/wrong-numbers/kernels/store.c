@@ -1,0 +1,4 @@
+double a[N];
+double s;
+for (int i = 0; i < N; ++i)
+  a[i] = s;

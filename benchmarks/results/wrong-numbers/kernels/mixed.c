@@ -1,5 +1,0 @@
-float a[N], b[N], c[N];
-double d[N];
-
-for (int i = 0; i < N; ++i)
-    a[i] = b[i] * c[i] + b[i] + c[i] + d[i];

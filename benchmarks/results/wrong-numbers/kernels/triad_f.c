@@ -1,4 +1,0 @@
-float a[N], b[N], c[N];
-float s;
-for (int i = 0; i < N; ++i)
-  a[i] = b[i] + s * c[i];

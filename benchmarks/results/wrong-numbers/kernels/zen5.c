@@ -1,6 +1,0 @@
-double a[N];
-double b[N];
-double c[N];
-float d[N];
-for (int i = 0; i < N; ++i)
-  a[i] = a[i] + b[i] + c[i] + d[i];

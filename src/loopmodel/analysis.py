@@ -248,7 +248,7 @@ class Analyzer:
         _check_cores(options.cores, machine)
         if options.sweeps not in ("repeated", "single"):
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
-        self._incore = {}  # (iterations per CL of work, non-contiguous accesses) -> analytic in-core result
+        self._incore = {}  # (it per CL of work, non-contiguous accesses, SIMD, reassociation) -> analytic result
         self._compiled_memo = {}
         self._last_compiled = (None, None)  # the last point's compiled analysis (runs at other core counts)
 
@@ -293,8 +293,8 @@ class Analyzer:
         incore, compiled = None, None
         if "ECM" in opt.models or "Roofline" in opt.models:  # layer conditions need no in-core model
             incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)
-            incore = dataclasses.replace(incore, notes=incore.notes + self._option_notes(incore, compiled,
-                                                                                         traffic.iterations_per_unit))
+            option_notes = self._option_notes(incore, compiled, traffic.iterations_per_unit, defines)
+            incore = dataclasses.replace(incore, notes=incore.notes + option_notes)
         unknown = self._unknown_incore(incore) if incore is not None and incore.T_OL is None else None
         roof_asm = None
         if "RooflineASM" in opt.models:
@@ -334,15 +334,18 @@ class Analyzer:
             self._last_compiled = (key, self._compiled_incore(defines, it_per_unit))
         return self._last_compiled[1]
 
-    def _analytic_for(self, it_per_unit, defines):
-        """The analytic in-core result at ``it_per_unit`` iterations per CL and ``defines``, computed
-        once per it/CL and set of non-contiguous accesses (size-dependent strides change both
-        between points)."""
+    def _analytic_for(self, it_per_unit, defines, vectorize=None, reassociate=None):
+        """The analytic in-core result at ``it_per_unit`` iterations per CL and ``defines``, with the
+        options' SIMD and reassociation unless ``vectorize``/``reassociate`` say otherwise (to
+        compare); computed once per it/CL, set of non-contiguous accesses (size-dependent strides
+        change both between points) and setting."""
         opt = self.options
-        key = (it_per_unit, tuple(_incore_model.strided_accesses(self.kernel, defines)))
+        reassociation = self._reassociation if reassociate is None else (reassociate, "")
+        vectorize = opt.vectorize if vectorize is None else vectorize
+        key = (it_per_unit, tuple(_incore_model.strided_accesses(self.kernel, defines)), vectorize, reassociation)
         if key not in self._incore:
-            self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, opt.vectorize,
-                                                *self._reassociation, defines)
+            self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize,
+                                                *reassociation, defines)
         return self._incore[key]
 
     def _agreement(self, defines, traffic, incore, compiled, ecm) -> list:
@@ -428,7 +431,7 @@ class Analyzer:
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
 
-    def _option_notes(self, res, compiled, it_per_unit) -> tuple:
+    def _option_notes(self, res, compiled, it_per_unit, defines) -> tuple:
         """Notes on the in-core source and the in-core options given that do not change ``res``.
 
         The analytic model where ``--incore auto`` asked for a compiled analyzer: ``--scalar``
@@ -451,7 +454,7 @@ class Analyzer:
         elif self.requested_incore == "auto" and opt.kernel_text is None:
             notes.append("no C code to compile (a YAML kernel description, or no kernel_text given), so the in-core "
                          "part is the analytic model's (llvm-mca and OSACA need the C kernel)")
-        same = functools.partial(self._same_analytic, res, it_per_unit)
+        same = functools.partial(self._same_analytic, res, it_per_unit, defines)
         if not opt.vectorize and same(vectorize=True):
             notes.append("--scalar: no effect here: the analytic model gives the same T_OL and T_nOL with SIMD")
         unset = _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)  # without the option
@@ -471,17 +474,11 @@ class Analyzer:
                          "applies to the compiled kernel of llvm-mca and OSACA)")
         return tuple(notes)
 
-    def _same_analytic(self, res, it_per_unit, vectorize=None, reassociate=None) -> bool:
+    def _same_analytic(self, res, it_per_unit, defines, vectorize=None, reassociate=None) -> bool:
         """Whether the analytic model gives ``res``'s T_OL and T_nOL with ``vectorize`` or
-        ``reassociate`` other than the options' (results kept per it/CL and setting)."""
-        opt = self.options
-        vectorize = opt.vectorize if vectorize is None else vectorize
-        reassociate = self._reassociation[0] if reassociate is None else reassociate
-        memo = self.__dict__.setdefault("_compared", {})
-        key = (it_per_unit, vectorize, reassociate)
-        if key not in memo:
-            memo[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, reassociate)
-        return (memo[key].T_OL, memo[key].T_nOL) == (res.T_OL, res.T_nOL)
+        ``reassociate`` other than the options' (:meth:`_analytic_for`)."""
+        other = self._analytic_for(it_per_unit, defines, vectorize, reassociate)
+        return (other.T_OL, other.T_nOL) == (res.T_OL, res.T_nOL)
 
     @functools.cached_property
     def _reassociation(self) -> tuple:

@@ -59,7 +59,7 @@ def _core_per_iteration(phase, kernel, machine: MachineModel) -> float | None:
     """
     from .analysis import analytic_incore
 
-    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
+    elem = kernel.largest_element_size
     per_cl = machine.cacheline_size / elem
     seq = analytic_incore(kernel, machine, per_cl, True, False, "OpenMP loop without simd: source order")
     if not phase.simd:

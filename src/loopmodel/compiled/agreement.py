@@ -62,7 +62,7 @@ def reasons(analytic, compiled, info, kernel) -> list:
     from .asm import packed_bytes
 
     lines = [ln.strip() for ln in info.block.split("\n") if ln.strip()]
-    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
+    elem = kernel.largest_element_size
     width = max((packed_bytes(ln, info.aarch64) for ln in lines), default=0)
     lanes = max(1, int(width // elem))
     out = []

@@ -236,6 +236,12 @@ class Kernel:
         return sum(self.operations.get(op, 0) for op in FLOP_TYPES)
 
     @property
+    def largest_element_size(self) -> int:
+        """Bytes of the widest array element (8 without arrays): it sets the SIMD lanes of
+        mixed float/double code (cross-architecture-machine-models.txt eq. 6)."""
+        return max((a.element_size for a in self.arrays.values()), default=8)
+
+    @property
     def written_arrays(self) -> tuple:
         return tuple(sorted({a.array for a in self.writes}))
 

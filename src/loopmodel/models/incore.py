@@ -131,6 +131,12 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                         {"assumed": bool(reassociate), "source": reassociation_source or "default"})
 
 
+def full_simd_lanes(kernel, machine) -> int:
+    """SIMD lanes of the machine's full vector width over the kernel's widest element (eq. 6 of
+    cross-architecture-machine-models.txt), at least 1."""
+    return max(1, int(machine.in_core.simd_width // kernel.largest_element_size))
+
+
 def _simd_lanes(kernel, machine, vectorize: bool, defines: dict | None) -> tuple:
     """``(SIMD lanes, notes)``: the SIMD width over the largest element size (eq. 6 of
     cross-architecture-machine-models.txt: per-element throughput = instruction throughput x
@@ -138,8 +144,7 @@ def _simd_lanes(kernel, machine, vectorize: bool, defines: dict | None) -> tuple
     (:func:`strided_accesses`): a packed SIMD load or store moves contiguous elements, and such
     an access has one per instruction, so the loop is taken as scalar code (a compiler's
     gather or shuffles would cost at least as many load-port cycles as the scalar loads)."""
-    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
-    lanes = max(1, int(machine.in_core.simd_width // elem)) if vectorize else 1
+    lanes = full_simd_lanes(kernel, machine) if vectorize else 1
     strided = strided_accesses(kernel, defines) if lanes > 1 else []
     if not strided:
         return lanes, []
@@ -254,8 +259,7 @@ def _narrow_divide_note(kernel, machine, ops: dict, lanes: int) -> list:
     (eq. 6 of cross-architecture-machine-models.txt), and charges a narrower (scalar) instruction
     the same, while the dividers of x86 cores finish scalar and narrow divisions several times
     faster; those times are an upper bound."""
-    elem = max((a.element_size for a in kernel.arrays.values()), default=8)
-    full = max(1, int(machine.in_core.simd_width // elem))
+    full = full_simd_lanes(kernel, machine)
     slow = [op for op in ("DIV", "SQRT") if ops.get(op)]
     if lanes >= full or not slow:
         return []

@@ -245,6 +245,12 @@ class Kernel:
     def written_arrays(self) -> tuple:
         return tuple(sorted({a.array for a in self.writes}))
 
+    @property
+    def write_only_arrays(self) -> tuple:
+        """Arrays the kernel writes and never reads, sorted (their stores can be non-temporal)."""
+        read = {a.array for a in self.reads}
+        return tuple(name for name in self.written_arrays if name not in read)
+
     def address_step_bytes(self, access: Access, defines: Mapping | None = None) -> int | float:
         """Bytes by which ``access`` moves per innermost iteration (``|coefficient x step| x element size``).
 

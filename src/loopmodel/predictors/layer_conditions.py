@@ -62,7 +62,7 @@ from ..errors import ModelError
 from ..ir.kernel import Kernel, coefficient, strip_indices
 from ..ir.poly import Poly
 from ..units import format_bytes
-from .traffic import LevelTraffic, TrafficPrediction
+from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
 
 INF = None  # an infinite reuse distance (first access to an array)
 #: ``sweeps`` values: the kernel runs again and again (steady state across sweeps), or once
@@ -185,10 +185,9 @@ class LayerConditionAnalysis:
     def __init__(self, kernel: Kernel, nt_stores: bool = False):
         self.kernel = kernel
         self.notes = []
-        read = {a.array for a in kernel.reads}
         #: write-only arrays with non-temporal stores: bytes per inner iteration, by array
         self.nt_bytes = {}
-        self._nt = {a.array for a in kernel.writes if a.array not in read} if nt_stores else set()
+        self._nt = set(kernel.write_only_arrays) if nt_stores else set()
         self.accesses = self._accesses()
         finite = [a.distance for a in self.accesses if a.distance is not INF]
         uniq = {}
@@ -204,7 +203,8 @@ class LayerConditionAnalysis:
             self.data_set = sum(self.data_set_parts.values(), Poly())
         self.sweep_iterations = _sweep_iterations(kernel)
         if nt_stores:
-            self.notes.append(_nt_note(self.nt_bytes))
+            self.notes.append(nt_stores_note(self.nt_bytes, " (no write-allocate, no layer condition); each CL "
+                                             "written goes to memory over the last link"))
 
     # construction ---------------------------------------------------------
     def _accesses(self):
@@ -463,15 +463,6 @@ def data_set_parts(kernel, defines: dict, cores: int) -> float:
 def _of_cores(cores: int) -> str:
     """`` in the shares of 20 cores, each sweeping its part`` for several cores (the capacity's meaning)."""
     return f" in the shares of {cores} cores, each sweeping its part" if cores > 1 else ""
-
-
-def _nt_note(nt_bytes: dict) -> str:
-    """The report note of ``--nt-stores`` under layer conditions."""
-    if not nt_bytes:
-        return "--nt-stores: no array is only written, so no store is non-temporal"
-    names = ", ".join(f"'{n}'" for n in nt_bytes)
-    return (f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches (no "
-            "write-allocate, no layer condition); each CL written goes to memory over the last link")
 
 
 def _data_set_capacity(cache, csize: float, above: float) -> float:

@@ -84,7 +84,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import ModelError
 from ..ir.kernel import coefficient, strip_indices
-from .traffic import LevelTraffic, TrafficPrediction
+from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
 
 from ..cachesim.nest import MAXD
 
@@ -292,8 +292,7 @@ def _first_part(nest, cores: int):
     if cores <= 1:
         return nest
     outer = nest.loops[0]
-    trips = max(0, -(-(outer.stop - outer.start) // outer.step))
-    part = max(1, -(-trips // cores))
+    part = max(1, -(-_trips(outer) // cores))
     loops = (replace(outer, stop=outer.start + part * outer.step),) + tuple(nest.loops[1:])
     return replace(nest, loops=loops)
 
@@ -395,7 +394,7 @@ class SimulationPredictor:
             raise ValueError(f"sweeps must be 'repeated' or 'single', not {sweeps!r}")
         k = self.kernel
         specs, notes = level_specs(machine, cores, cache_factor)
-        notes += _option_notes(specs, alignment, padding, nt_stores, cache_factor, self._nt_arrays())
+        notes += _option_notes(specs, alignment, padding, nt_stores, cache_factor, k.write_only_arrays)
         if self._still:
             cl = int(machine.cacheline_size)
             zero = tuple(LevelTraffic(s.name, 0.0, 0.0, 0.0, 0.0, cl, 0.0) for s in specs)
@@ -428,10 +427,6 @@ class SimulationPredictor:
         info = SimulationInfo(res.measured_it, res.simulated_it, res.warm_it, res.sweeps,
                               layout, specs, sweeps, cold)
         return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
-
-    def _nt_arrays(self) -> list:
-        """Arrays whose stores ``nt_stores`` makes non-temporal: written, never read."""
-        return sorted({a.array for a in self.kernel.writes if a.array not in self._read_arrays})
 
     def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str, cl: int):
         """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
@@ -556,9 +551,7 @@ def _option_notes(specs, alignment: int, padding: int, nt_stores: bool, cache_fa
         notes.append(f"arrays placed at multiples of {alignment} B (--array-alignment), array i shifted by "
                      f"i x {padding} B (--array-padding)")
     if nt_stores:
-        names = ", ".join(f"'{a}'" for a in nt_arrays)
-        notes.append(f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches"
-                     if nt_arrays else "--nt-stores: no array is only written, so no store is non-temporal")
+        notes.append(nt_stores_note(nt_arrays))
     if cache_factor != 1:
         sizes = ", ".join(f"{s.name} {s.sets} x {s.ways}" for s in specs)
         notes.append(f"--cache-factor {cache_factor:g}: that fraction of each cache's sets simulated (sets x ways: "

@@ -70,3 +70,12 @@ class TrafficPrediction:
             if lv.level == name:
                 return lv
         raise KeyError(name)
+
+
+def nt_stores_note(arrays, effect: str = "") -> str:
+    """The report note of ``--nt-stores`` for either predictor: the write-only ``arrays`` whose stores
+    bypass the caches and what that means to the predictor (``effect``), or that there is none."""
+    if not arrays:
+        return "--nt-stores: no array is only written, so no store is non-temporal"
+    names = ", ".join(f"'{n}'" for n in arrays)
+    return f"non-temporal stores (--nt-stores): the write-only array(s) {names} bypass the caches{effect}"

@@ -1,0 +1,138 @@
+"""The command corpus (``tests/cli_corpus.py``): every command line gives the recorded output
+byte for byte (stdout, stderr, exit status, files written), and the Python API gives the
+document the CLI prints with ``--json`` for the same inputs.
+
+Record the outputs anew (only when a change of output is intended, and reviewed in the diff)::
+
+    LOOPMODEL_RECORD_CORPUS=1 python -m pytest tests/test_cli_corpus.py
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_corpus import COMMANDS
+from helpers import ROOT, run_main_inprocess
+
+FIXTURES = ROOT / "tests" / "fixtures" / "corpus"
+OUTPUTS = FIXTURES / "outputs.json"
+RECORD = bool(os.environ.get("LOOPMODEL_RECORD_CORPUS"))
+
+
+def _key(argv: tuple) -> str:
+    return " ".join(argv)
+
+
+#: what varies between runs of the same command line: elapsed times
+_ELAPSED = re.compile(r"in [0-9]+(\.[0-9]+)? s\b")
+
+
+def run_corpus_line(argv: tuple, tmp: Path) -> dict:
+    """Run one command line in the repository; its output with ``tmp`` written as ``{tmp}`` and
+    elapsed times as ``in <t> s``."""
+    names = {"tmp": str(tmp), "coherence": str(FIXTURES / "coherence.yml")}
+    proc = run_main_inprocess([a.format(**names) for a in argv], ROOT)
+    files = {p.name: p.read_text(errors="replace") for p in sorted(tmp.iterdir()) if p.is_file()}
+    text = json.dumps({"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "files": files})
+    for path in sorted(names.values(), key=len, reverse=True):
+        text = text.replace(path, "{" + next(k for k, v in names.items() if v == path) + "}")
+    return json.loads(_ELAPSED.sub("in <t> s", text))
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    if RECORD:
+        out = {}
+        yield out
+        OUTPUTS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+        return
+    yield json.loads(OUTPUTS.read_text())
+
+
+def test_corpus_covers_every_command():
+    commands = {argv[0] for argv in COMMANDS if argv}
+    assert commands >= {"analyze", "scaling", "energy", "app", "measure", "bench", "validate", "roofline", "omp",
+                        "codegen", "sweep", "machine"}
+    assert {argv[1] for argv in COMMANDS if argv[:1] == ("machine",) and len(argv) > 1} >= {
+        "list", "show", "convert", "probe"}
+    assert len(COMMANDS) >= 60 and len(set(COMMANDS)) == len(COMMANDS)
+    assert any("--json" in a for argv in COMMANDS for a in argv)
+    assert sum(1 for argv in COMMANDS if argv[:1] != ("codegen",)) > 0
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=[_key(a)[:80] for a in COMMANDS])
+def test_corpus_output_unchanged(argv, recorded, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")  # argparse's help: the same width on every terminal
+    got = run_corpus_line(argv, tmp_path)
+    if RECORD:
+        recorded[_key(argv)] = got
+        return
+    want = recorded[_key(argv)]
+    assert got["rc"] == want["rc"], got["stderr"]
+    assert got["stderr"] == want["stderr"]
+    assert got["stdout"] == want["stdout"]
+    assert got["files"] == want["files"]
+    assert "Traceback" not in got["stderr"]
+
+
+#: short options of the corpus -> the API's keyword names
+_SHORT = {"-P": "cache_predictor", "-i": "incore", "-c": "cores", "-p": "models", "-u": "unit", "-D": "defines"}
+#: options of the command line that choose an output, not a result
+_OUTPUT_ONLY = {"json", "no_progress", "verbose", "unit"}
+
+
+def api_call(argv: tuple):
+    """``(function, args, kwargs)`` of the Python API for a corpus line of ``analyze`` or ``scaling``
+    with ``--json`` (one size), from the words of the command line alone; None for the others."""
+    if len(argv) < 2:
+        return None
+    command, kernel, *rest = argv
+    if command not in ("analyze", "scaling") or not any(a.startswith("--json") for a in rest) or any(":" in a for a in rest if "=" in a):
+        return None
+    kwargs, defines, models, i = {}, [], [], 0
+    while i < len(rest):
+        word = rest[i]
+        name = _SHORT.get(word) or word.split("=")[0].lstrip("-").replace("-", "_")
+        takes_value = i + 1 < len(rest) and not rest[i + 1].startswith("-")
+        if name == "defines":
+            defines.append(rest[i + 1])
+        elif name == "models":
+            models.append(rest[i + 1])
+        elif name in ("reassociation", "no_reassociation"):
+            kwargs["reassociate"] = name == "reassociation"
+        elif name == "m":
+            kwargs["machine"] = rest[i + 1]
+        elif name not in _OUTPUT_ONLY:
+            kwargs[name] = rest[i + 1] if takes_value else True
+        i += 2 if takes_value and name not in ("verbose", "no_progress") else 1
+    machine = kwargs.pop("machine")
+    if models:
+        kwargs["models"] = models
+    if "cores" in kwargs and command == "analyze":
+        kwargs["cores"] = int(kwargs["cores"])
+    return command, (kernel, machine, defines), kwargs
+
+
+API_LINES = [argv for argv in COMMANDS if argv and api_call(argv) is not None]
+
+
+def test_api_lines_cover_both_commands():
+    assert {a[0] for a in API_LINES} == {"analyze", "scaling"} and len(API_LINES) >= 4
+
+
+@pytest.mark.parametrize("argv", API_LINES, ids=[_key(a)[:80] for a in API_LINES])
+def test_api_equals_cli(argv, recorded, tmp_path):
+    """The API's document for the inputs of a corpus line equals the CLI's ``--json`` output."""
+    if RECORD:
+        pytest.skip("recording")
+    import loopmodel
+
+    command, args, kwargs = api_call(argv)
+    function = getattr(loopmodel, command)
+    out = recorded[_key(argv)]
+    cli = json.loads(out["files"].get("out.json") or out["stdout"])  # '--json FILE' writes FILE
+    assert json.loads(json.dumps(function(*args, **kwargs).to_dict())) == cli

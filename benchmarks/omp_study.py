@@ -23,7 +23,7 @@ import sys
 from loopmodel.fileio.defines import count_list
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.fileio.omp_program import read_omp_program
-from loopmodel.omp_analysis import analyse_omp, measured_iterations
+from loopmodel.workflows.omp_analysis import analyse_omp, measured_iterations
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples", "omp")

@@ -8,7 +8,7 @@ Two studies, written to a temporary folder:
 
 Each is run in this process without Dask (the serial baseline), then on a ``LocalCluster`` of
 1, 2 and 4 worker processes (one thread each), min of ``--repeat`` runs (spread = max - min),
-the result cache off (:func:`loopmodel.sweep.run_study` with ``use_cache=False``) so the
+the result cache off (:func:`loopmodel.workflows.sweep.run_study` with ``use_cache=False``) so the
 figures are compute. ``start`` is the cluster's start-up, ``run`` the study on the running
 cluster (tasks sent, results received, table built). Finally each study is run with the
 cache twice in a fresh ``LOOPMODEL_CACHE_DIR``: the second run reads every task from the
@@ -29,8 +29,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-import loopmodel.sweep as sw  # noqa: E402
-import loopmodel.sweep_dask as sweep_dask  # noqa: E402
+import loopmodel.workflows.sweep as sw  # noqa: E402
+import loopmodel.workflows.sweep_dask as sweep_dask  # noqa: E402
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "kernels")
 STUDIES = {

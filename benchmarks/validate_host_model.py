@@ -8,7 +8,7 @@ machine model's L1, L2 and L3 (or of ``--l3``), and for memory max(4 x the last 
 constant of a kernel gets the same value. At each size:
 
 * prediction: the analysis ``loopmodel analyze KERNEL -m MACHINE -D ...`` runs
-  (:class:`loopmodel.analysis.Analyzer`, default options: repeated sweeps, layer conditions,
+  (:class:`loopmodel.workflows.analysis.Analyzer`, default options: repeated sweeps, layer conditions,
   ``--incore auto``); the predicted cy/CL is T_ECM with the traffic the layer conditions give
   at that size (the last level's entry: every contribution at its size-dependent traffic),
   and the data sit in the level beyond the farthest link that carries traffic;
@@ -43,13 +43,13 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from loopmodel.analysis import Analyzer, Options  # noqa: E402
+from loopmodel.workflows.analysis import Analyzer, Options  # noqa: E402
 from loopmodel.errors import LoopmodelError  # noqa: E402
 from loopmodel.fileio.c_kernel import parse_kernel_file, read_kernel_text  # noqa: E402
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
 from loopmodel.fileio.output import check_new_output, write_new_output  # noqa: E402
 from loopmodel.measure.clock import pinned_clock_hz  # noqa: E402
-from loopmodel.validation import data_level  # noqa: E402
+from loopmodel.workflows.validation import data_level  # noqa: E402
 from loopmodel.measure.kernel_bench import measure_kernel  # noqa: E402
 from loopmodel.measure.topology import read_topology  # noqa: E402
 from loopmodel.predictors.layer_conditions import data_set  # noqa: E402

@@ -25,7 +25,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from loopmodel.analysis import Analyzer, Options  # noqa: E402
+from loopmodel.workflows.analysis import Analyzer, Options  # noqa: E402
 from loopmodel.fileio.c_kernel import parse_kernel_file  # noqa: E402
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
 from loopmodel.models.scaling import fit_p0, scaling  # noqa: E402

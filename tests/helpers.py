@@ -34,7 +34,7 @@ def analyze(kernel: str, machine: str, defines: dict, **options):
     """Library-level analysis of an example kernel (or a kernel path); the analytic in-core model
     unless ``incore`` is given (the library's default is the CLI's ``auto``)."""
     options.setdefault("incore", "analytic")
-    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, Options
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.fileio.machine_files import load_machine
 

@@ -230,9 +230,9 @@ def sizes(draw, case: KernelCase, small: float = 1e3, large: float = 1e8):
 
 def analyze(case: KernelCase, machine, defines: dict, **options):
     """Library analysis of ``case`` on ``machine`` (a name/path or a loaded model) at ``defines``:
-    :class:`~loopmodel.analysis.AnalysisResult`. The analytic in-core model unless ``incore`` is
+    :class:`~loopmodel.workflows.analysis.AnalysisResult`. The analytic in-core model unless ``incore`` is
     given; ``kernel_text`` is set, so the compiled analyzers work when asked for."""
-    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, Options
 
     options.setdefault("incore", "analytic")
     options.setdefault("kernel_text", case.source)

@@ -155,7 +155,7 @@ def test_bad_options_are_one_line_usage_errors():
 def test_sweep_dataframe_equals_the_study_table(tmp_path):
     import math
 
-    import loopmodel.sweep as sw
+    import loopmodel.workflows.sweep as sw
 
     daxpy = str(KERNELS / "daxpy.c")
     study = tmp_path / "study.yml"
@@ -179,10 +179,10 @@ def test_sweep_dataframe_equals_the_study_table(tmp_path):
 def test_sweep_is_the_module_and_the_function():
     import inspect
 
-    import loopmodel.sweep as sw
+    import loopmodel.workflows.sweep as sw
 
-    assert loopmodel.sweep is sw and callable(sw) and sw.flatten({"a": {"b": 1}}) == {"a.b": 1}
-    assert list(inspect.signature(loopmodel.sweep).parameters)[:3] == ["kernel", "machine", "defines"]
+    assert loopmodel.workflows.sweep is sw and callable(sw) and sw.flatten({"a": {"b": 1}}) == {"a.b": 1}
+    assert list(inspect.signature(loopmodel.workflows.sweep).parameters)[:3] == ["kernel", "machine", "defines"]
 
 
 def test_sweep_failing_point_is_an_error_row():
@@ -234,7 +234,7 @@ def test_bench_and_validate_documents_equal_cli_json():
     proc = run_cli("validate", k, "-m", SKX, "-D", "N=1000:2000:1000", "--repeat", "2", "--json", cwd=ROOT)
     _no_compiler(proc)
     df = loopmodel.validate(k, SKX, {"N": range(1000, 2001, 1000)}, repeat=2)
-    import loopmodel.sweep as sw
+    import loopmodel.workflows.sweep as sw
 
     assert df.to_dict("records") == [sw.flatten(r) for r in json.loads(proc.stdout)["points"]]
     assert set(df.attrs["summary"]) == set(df["data_location"])

@@ -31,8 +31,8 @@ def _reached(*_args, **_kwargs):
 @contextlib.contextmanager
 def _no_runs():
     """bench and validate stop where they would compile and run (the checks come before)."""
-    with mock.patch("loopmodel.cli_bench.bench_results", _reached), \
-            mock.patch("loopmodel.cli_validate.validation_rows", _reached):
+    with mock.patch("loopmodel.cli.bench.bench_results", _reached), \
+            mock.patch("loopmodel.cli.validate.validation_rows", _reached):
         yield
 
 
@@ -87,7 +87,7 @@ TYPE_CASES = {
     "option bytes": (lambda: loopmodel.analyze(TRIAD, SKX, SIZES, unit=b"cy/CL"), "unit: expected a str"),
     "option list": (lambda: loopmodel.analyze(TRIAD, SKX, SIZES, cores=[1]), "cores: expected a single value"),
     "option name": (lambda: loopmodel.analyze(TRIAD, SKX, SIZES, no_such=1), "unknown option 'no_such'"),
-    "result": (lambda: loopmodel.Result(None), "analysis: expected a loopmodel.analysis.AnalysisResult"),
+    "result": (lambda: loopmodel.Result(None), "analysis: expected a loopmodel.workflows.analysis.AnalysisResult"),
     "machine object": (lambda: loopmodel.Machine({}, "x"), "model: expected a loopmodel.machine.model"),
     "scaling report": (lambda: loopmodel.ScalingReport([], None), "curves: expected a tuple of ScalingResult"),
     "bench report": (lambda: loopmodel.BenchReport((), "yes"), "curve: expected a bool, got str"),

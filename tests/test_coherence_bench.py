@@ -206,7 +206,7 @@ def fake_measure(monkeypatch):
 def test_probe_with_coherence_puts_the_table_into_the_model(fake_measure):
     from test_hostmodel import synthetic_probe
 
-    from loopmodel.hostmodel import build_host_model
+    from loopmodel.workflows.hostmodel import build_host_model
     table, info = probe.probe_coherence(probe.ProbeOptions((1,), True, 3, 0.01, "gcc", True), 8 * MiB)
     data = dataclasses.replace(synthetic_probe(), coherence=table, coherence_info=info)
     built = build_host_model(data)

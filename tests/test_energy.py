@@ -426,7 +426,7 @@ def test_host_model_keeps_the_power_section_and_its_provenance():
 
     from test_hostmodel import synthetic_probe
 
-    from loopmodel.hostmodel import build_host_model
+    from loopmodel.workflows.hostmodel import build_host_model
 
     section = PowerSection(20.0, per_core=8.0, at_clock=3e9, source="measured with RAPL", notes=("one clock",))
     info = {"domains": ["package-0"], "samples": [{"cores": 1, "clock_Hz": 3e9, "seconds": 1.0, "joules": 28.0,

@@ -178,7 +178,7 @@ def test_generated_program_comment_cannot_be_closed_by_a_file_name(tmp_path):
 def test_study_compiler_options_are_data(tmp_path):
     """A study's compiler and flags are checked like a machine file's, a study cannot grant
     trust, and the person running the sweep can (--trust-machine-flags)."""
-    from loopmodel.sweep import read_study
+    from loopmodel.workflows.sweep import read_study
 
     kernel = KERNELS / "daxpy.c"
     cases = {"compiler_flags: ['-O2 -wrapper /bin/sh,-c,id']": "compiler flag '-wrapper' is not allowed",

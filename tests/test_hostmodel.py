@@ -10,7 +10,7 @@ import yaml
 
 from loopmodel.fileio.machine_schema import validate_mapping
 from loopmodel.fileio.machine_writer import machine_text
-from loopmodel.hostmodel import BENCH_SOURCES, _analyze, build_host_model
+from loopmodel.workflows.hostmodel import BENCH_SOURCES, _analyze, build_host_model
 from loopmodel.measure.bandwidth import BandwidthPoint
 from loopmodel.measure.clock import ClockMeasurement
 from loopmodel.measure.probe import BENCH_KERNELS, KERNELS, ProbeData, ProbeOptions, level_sizes
@@ -113,7 +113,7 @@ def _truth_machine(topo, overlap=("T_OL",)):
     """A 'true' machine: half duplex, 32/16 B/cy, 8 B/cy memory, ``overlap``."""
     data = ProbeData({"hostname": "t", "machine": "x86_64", "date": "2026-01-01"}, topo,
                      ClockMeasurement(int(CLOCK), (1.0,), (1.0,)), tables={"MEM": {}})
-    from loopmodel.hostmodel import _skeleton
+    from loopmodel.workflows.hostmodel import _skeleton
     mapping = _skeleton(data, {"L1": 32 * KiB, "L2": MiB, "L3": 8 * MiB}, [])
     mapping["links"][0]["bandwidth"] = f"{TRUTH['L1L2']} B/cy"
     mapping["links"][1]["bandwidth"] = f"{TRUTH['L2L3']} B/cy"
@@ -384,7 +384,7 @@ def test_probe_command_with_a_missing_compiler_fails_before_measuring(fake_probe
 def test_training_kernel_decides_between_overlap_hypotheses_the_streams_cannot_tell_apart():
     """Truth: the L2-L3 transfers overlap everything else. The streaming kernels have little
     in-core time, the training kernel much; with its three points the builder finds the rule."""
-    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, Options
     from loopmodel.fileio.c_kernel import parse_kernel
     from loopmodel.measure.probe import TRAINING_SOURCE
     topo = topology()
@@ -460,7 +460,7 @@ def test_latency_estimate_counts_the_copy_benchmark_s_write_allocate_from_its_st
     from types import SimpleNamespace
 
     from loopmodel.fileio.machine_files import load_machine
-    from loopmodel.hostmodel import _latency_estimate
+    from loopmodel.workflows.hostmodel import _latency_estimate
     from loopmodel.machine.model import BenchmarkKernel
 
     m = load_machine("SkylakeSP_Gold-6148")

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernel_strategies import PROPERTY_SETTINGS, kernels, load
 
-from loopmodel.analysis import Analyzer, Options
+from loopmodel.workflows.analysis import Analyzer, Options
 from loopmodel.compiled.deps import loop_carried_chains
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.errors import LoopmodelError, OptionError, ToolError

@@ -26,7 +26,7 @@ from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.ir.kernel import coefficient
-from loopmodel.analysis import analytic_incore  # the library's: T_OL None where the machine lacks a figure
+from loopmodel.workflows.analysis import analytic_incore  # the library's: T_OL None where the machine lacks a figure
 
 JACOBI_COLUMNS = """double a[M][N], b[M][N];
 double s;

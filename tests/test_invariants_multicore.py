@@ -23,12 +23,12 @@ import kernel_strategies as ks
 from helpers import ROOT, run_main_inprocess
 
 import loopmodel
-from loopmodel.analysis import Analyzer, Options, multicore_time
+from loopmodel.workflows.analysis import Analyzer, Options, multicore_time
 from loopmodel.errors import ModelError
 from loopmodel.machine.bandwidth import choose_bandwidth, write_allocate_factor
 from loopmodel.models.roofline import roofline_model
 from loopmodel.models.scaling import scaling
-from loopmodel.report.units import UNITS, convert
+from loopmodel.report.output_units import UNITS, convert
 
 SKX = "SkylakeSP_Gold-6148"
 FIVE = "examples/kernels/2d-5pt.c"

@@ -146,7 +146,7 @@ def test_machine_file_reference_lists_every_key_the_section_readers_accept():
 
 def test_library_defaults_equal_the_cli_defaults():
     """``Options()`` analyses as ``loopmodel analyze`` without options does (in-core ``auto``)."""
-    from loopmodel.analysis import MODELS, Options
+    from loopmodel.workflows.analysis import MODELS, Options
     from loopmodel.cli import _peer_models, build_parser
     from loopmodel.units import parse_quantity
 

@@ -231,7 +231,7 @@ def _validation_script():
 
 def test_validation_sizes_and_data_levels():
     """The script's sizes put the data set at 40 % of each cache, and the analysis places it there."""
-    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, Options
     from loopmodel.predictors.layer_conditions import data_set
 
     v = _validation_script()

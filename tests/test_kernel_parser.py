@@ -331,7 +331,7 @@ def test_expressions_up_to_the_depth_limit_are_analysed(tmp_path):
     """At the depth limit the front ends and the models walk the tree without reaching
     Python's recursion limit (here under pytest's own frames): a kernel analysed with the
     cache simulation, an OpenMP program (whose front end copies and prints the tree)."""
-    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, Options
     from loopmodel.fileio.c_kernel import parse_kernel
     from loopmodel.fileio.c_limits import MAX_EXPRESSION_DEPTH
     from loopmodel.fileio.machine_files import load_machine

@@ -142,7 +142,7 @@ def test_clock_override_scales_memory_cycles_only():
     base = analyze("daxpby.c", SNC, {"N": 100_000_000}, models=("ECM",), incore="analytic")
     import dataclasses
 
-    from loopmodel.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, Options
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from helpers import KERNELS
     k, _ = parse_kernel_file(str(KERNELS / "daxpby.c"))

@@ -13,8 +13,8 @@ import pytest
 from helpers import run_cli
 
 import loopmodel
-import loopmodel.sweep as sw
-import loopmodel.sweep_dask as sweep_dask
+import loopmodel.workflows.sweep as sw
+import loopmodel.workflows.sweep_dask as sweep_dask
 from loopmodel.cli import main
 from loopmodel.report.schema import SCHEMA_VERSION
 
@@ -316,7 +316,7 @@ def test_a_bug_propagates_and_is_not_a_row(tmp_path, monkeypatch, fresh_cache, w
     """A TypeError in loopmodel is a bug, not a property of the point: it leaves the sweep as
     it was raised (no ``internal error`` row, nothing cached), whether it comes while the
     task is prepared or while a point is analyzed."""
-    from loopmodel.analysis import Analyzer
+    from loopmodel.workflows.analysis import Analyzer
 
     monkeypatch.setattr(*((sw, "_prepared", _bug) if where == "prepare" else (Analyzer, "run", _bug)))
     study = sw.read_study(write_study(tmp_path, TINY))
@@ -343,7 +343,7 @@ def test_a_bug_on_a_dask_worker_propagates(tmp_path, monkeypatch, fresh_cache):
     TypeError is raised by the sweep, not turned into rows; a LoopmodelError still is a row."""
     from distributed import Client, LocalCluster
 
-    from loopmodel.analysis import Analyzer
+    from loopmodel.workflows.analysis import Analyzer
 
     study = sw.read_study(write_study(tmp_path, TINY))
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
@@ -359,7 +359,7 @@ def test_a_bug_in_the_sweep_command_is_a_traceback_and_writes_nothing(tmp_path, 
                                                                       fresh_cache):
     """``loopmodel sweep`` with a bug: the exception (a bug report) leaves the command, no row
     says ``internal error`` and no file is written."""
-    from loopmodel.analysis import Analyzer
+    from loopmodel.workflows.analysis import Analyzer
 
     monkeypatch.setattr(Analyzer, "run", _bug)
     out = tmp_path / "r.csv"
@@ -433,7 +433,7 @@ def test_parquet_column_types_follow_all_the_values(tmp_path):
     ints and floats give doubles, anything mixed with text gives text, an int beyond int64 text."""
     import pyarrow.parquet as pq
 
-    from loopmodel.sweep_output import ResultFile
+    from loopmodel.workflows.sweep_output import ResultFile
 
     path = str(tmp_path / "t.parquet")
     with ResultFile(path, ("a",)) as out:
@@ -478,7 +478,7 @@ def test_a_file_that_appears_meanwhile_is_not_replaced(tmp_path, monkeypatch):
     import os
 
     from loopmodel.errors import DefineError
-    from loopmodel.sweep_output import ResultFile
+    from loopmodel.workflows.sweep_output import ResultFile
 
     out = tmp_path / "r.csv"
     with ResultFile(str(out), ("a",)) as res, pytest.raises(DefineError, match="output file exists; not overwritten"):
@@ -501,7 +501,7 @@ def test_a_file_that_appears_meanwhile_is_not_replaced(tmp_path, monkeypatch):
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys, in_process):
     import errno
 
-    from loopmodel.sweep_output import Spool
+    from loopmodel.workflows.sweep_output import Spool
 
     def full(self, rows):
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import IVB, KERNELS, reference_dir, run_cli
 
-from loopmodel.analysis import Analyzer, Options
+from loopmodel.workflows.analysis import Analyzer, Options
 from loopmodel.cli import main
 from loopmodel.fileio.c_kernel import parse_kernel_file
 from loopmodel.fileio.machine_files import load_machine

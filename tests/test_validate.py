@@ -11,7 +11,7 @@ import loopmodel.measure.bench as bench
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.measure.bench import BenchResult
 from loopmodel.measure.kernel_bench import KernelMeasurement
-from loopmodel.validation import summary, validate
+from loopmodel.workflows.validation import summary, validate
 from loopmodel.report.schema import SCHEMA_VERSION
 from helpers import schema_errors
 

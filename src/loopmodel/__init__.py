@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it (``sweep``: the callable module loopmodel/sweep.py)
 _LAZY = {
-    "analyze": "api", "sweep": "sweep", "scaling": "api", "bench": "api", "validate": "api",
+    "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api",
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
     "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",
     "ModelError": "errors", "ToolError": "errors", "OptionError": "errors", "UsageError": "errors",

@@ -6,8 +6,8 @@ Every function takes the options of its command line counterpart by their argpar
 options are turned into that command's arguments and parsed by the command's own parser, so
 that defaults, accepted values and error messages are the command line's; then the same
 library function the command calls computes the result (:func:`loopmodel.cli.prepare_analyze`,
-:func:`loopmodel.cli.scaling_results`, :func:`loopmodel.cli_bench.bench_results`,
-:func:`loopmodel.cli_validate.validation_rows`). ``to_dict()`` returns the document the
+:func:`loopmodel.cli.scaling_results`, :func:`loopmodel.cli.bench.bench_results`,
+:func:`loopmodel.cli.validate.validation_rows`). ``to_dict()`` returns the document the
 command prints with ``--json``.
 
 Models and formulas: see the modules named in each result's docstring (layer conditions and
@@ -256,7 +256,7 @@ def _option_argv(command: str, options: dict) -> list:
         ApiTypeError: an unknown option name, or a value of a type the option cannot take
             (a list for a single value, text for a switch, bytes); one line naming the option.
     """
-    from .sweep import StudyError, option_tokens
+    from .workflows.sweep import StudyError, option_tokens
 
     actions = _actions(command)
     argv = []
@@ -398,7 +398,7 @@ class Result:
     """One analysis: a kernel on a machine at one set of sizes (immutable).
 
     Attributes:
-        analysis: the :class:`loopmodel.analysis.AnalysisResult` the command line renders.
+        analysis: the :class:`loopmodel.workflows.analysis.AnalysisResult` the command line renders.
         unit: the unit of :attr:`performance` (``unit=`` of :func:`analyze`: ``cy/CL``,
             ``cy/it``, ``it/s``, ``FLOP/s`` or ``LUP/s``).
     """
@@ -407,10 +407,10 @@ class Result:
     unit: str = "cy/CL"
 
     def __post_init__(self):
-        from .analysis import AnalysisResult
-        from .report.units import UNIT_KEYS
+        from .workflows.analysis import AnalysisResult
+        from .report.output_units import UNIT_KEYS
 
-        _check_type("analysis", self.analysis, AnalysisResult, "a loopmodel.analysis.AnalysisResult")
+        _check_type("analysis", self.analysis, AnalysisResult, "a loopmodel.workflows.analysis.AnalysisResult")
         _check_type("unit", self.unit, str, f"one of {', '.join(UNIT_KEYS)}")
         if self.unit not in UNIT_KEYS:
             raise ApiValueError(f"unit: expected one of {', '.join(UNIT_KEYS)}, got {self.unit!r}")
@@ -480,9 +480,9 @@ class Result:
         e = self.analysis.ecm
         if not e:
             return None
-        from .report.units import UNIT_KEYS, convert_all
+        from .report.output_units import UNIT_KEYS, convert_all
 
-        from .analysis import multicore_time
+        from .workflows.analysis import multicore_time
 
         return convert_all(multicore_time(self.analysis), self.analysis)[UNIT_KEYS[self.unit]]
 
@@ -581,7 +581,7 @@ class BenchReport:
 
     def to_dict(self):
         """The document ``loopmodel bench ... --json`` prints (``{..., "points": [...]}``)."""
-        from .cli_bench import document
+        from .cli.bench import document
 
         return json.loads(json.dumps(document(list(self.results), self.curve)))
 
@@ -622,7 +622,7 @@ def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), 
     args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
     analyzer, points, _ = prepare_analyze(args)
     if len(points) != 1:
-        raise DefineError("analyze takes one value per size constant; use loopmodel.sweep for ranges")
+        raise DefineError("analyze takes one value per size constant; use loopmodel.workflows.sweep for ranges")
     return Result(analyzer.run(points[0]), args.unit)
 
 
@@ -657,7 +657,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
         defines: size constant -> int, ``range`` (e.g. ``range(100, 2001, 100)``), list of
             ints or ``-D`` range text (``"100:2000:100"``, stop included); the product of all
             is swept, the last constant fastest.
-        output: None (a DataFrame, of at most :data:`loopmodel.sweep.MAX_TABLE_ROWS` = 10^7
+        output: None (a DataFrame, of at most :data:`loopmodel.workflows.sweep.MAX_TABLE_ROWS` = 10^7
             rows), or a file path ending in ``.parquet``, ``.pq`` or ``.csv``: the rows are
             written there as they are computed, with the columns and types ``loopmodel
             sweep -o`` gives (memory does not grow with the number of points; the file
@@ -666,7 +666,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
 
     Returns:
         Without ``output``: ``pandas.DataFrame``, one row per point, with the columns of the
-        study table (:mod:`loopmodel.sweep`): ``kernel``, ``machine`` (as given), one per
+        study table (:mod:`loopmodel.workflows.sweep`): ``kernel``, ``machine`` (as given), one per
         define, one per option given, ``error`` (a point's one-line error, else None), then
         the JSON report's fields flattened with dots (``ecm.T_ECM_cy_per_cl.MEM`` in cy/CL,
         ``ecm.performance.it_s``, ...). A compiled in-core analysis (``incore`` other than
@@ -686,7 +686,7 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
     """
     _check_inputs(kernel, machine, defines, models)
     from .cli import prepare_analyze
-    from .sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
+    from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
 
     path = None if output is None else _output_path(output)
     args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
@@ -714,7 +714,7 @@ def _output_path(output) -> str:
         UsageError: not a str or path-like. DefineError: see :func:`sweep`.
     """
     from .fileio.output import check_new_output
-    from .sweep_output import output_format
+    from .workflows.sweep_output import output_format
 
     if not isinstance(output, (str, os.PathLike)):
         raise ApiTypeError(f"output: expected a file path (.parquet, .pq or .csv), got {type(output).__name__}")
@@ -726,11 +726,11 @@ def _output_path(output) -> str:
 
 def _write_rows(rows, leading: tuple, path: str) -> str:
     """Write the rows (an iterator of flat dicts) to ``path`` as they come
-    (:class:`loopmodel.sweep_output.ResultFile`); returns ``path``."""
+    (:class:`loopmodel.workflows.sweep_output.ResultFile`); returns ``path``."""
     import itertools
 
-    from .sweep import CHUNK_POINTS
-    from .sweep_output import ResultFile
+    from .workflows.sweep import CHUNK_POINTS
+    from .workflows.sweep_output import ResultFile
 
     with ResultFile(path, leading, option="output") as out:
         while batch := list(itertools.islice(rows, CHUNK_POINTS)):
@@ -744,7 +744,7 @@ def _frame(rows, leading: tuple):
     import pandas as pd
 
     from .report.schema import document
-    from .sweep import Table
+    from .workflows.sweep import Table
 
     table = Table(leading)
     for row in rows:
@@ -846,7 +846,7 @@ def bench(kernel, defines=None, machine=None, **options) -> BenchReport:
             wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError), before
             anything is compiled.
     """
-    from .cli_bench import bench_results
+    from .cli.bench import bench_results
 
     kernel = _c_kernel_path(kernel, "bench")
     define_argv(defines)
@@ -878,9 +878,9 @@ def validate(kernel, machine, defines=None, **options):
     """
     import pandas as pd
 
-    from .cli_validate import validation_rows
-    from .sweep import flatten
-    from .validation import summary
+    from .cli.validate import validation_rows
+    from .workflows.sweep import flatten
+    from .workflows.validation import summary
 
     kernel = _c_kernel_path(kernel, "validate")
     define_argv(defines)

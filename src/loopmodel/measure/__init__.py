@@ -4,10 +4,10 @@
 * :func:`~loopmodel.measure.clock.measure_clock_hz` -- core clock estimate;
 * :func:`~loopmodel.measure.kernel_bench.measure_kernel` -- single-thread runtime of a C kernel
   at given sizes (s/it, cy/CL), to check ECM predictions;
-* :mod:`loopmodel.measure.cli_measure` -- the ``loopmodel measure`` subcommand.
+* :mod:`loopmodel.cli.measure` -- the ``loopmodel measure`` subcommand.
 
 The names below are imported on first use, so that building the command-line parser
-(which imports :mod:`~loopmodel.measure.cli_measure`) stays cheap.
+(which imports :mod:`~loopmodel.cli.measure`) stays cheap.
 """
 from __future__ import annotations
 

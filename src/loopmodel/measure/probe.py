@@ -1,6 +1,6 @@
 """Measuring the host for a machine model of it (``loopmodel machine probe``): what runs, in
 which order, at which sizes. Produces raw measurements (:class:`ProbeData`); fitting them
-into a model is :mod:`loopmodel.hostmodel`.
+into a model is :mod:`loopmodel.workflows.hostmodel`.
 
 The steps follow Kerncraft's ``likwid_bench_auto.py`` (kerncraft-tool-paper.txt §2.2:
 topology, then streaming benchmarks per cache level and core count with working sets sized

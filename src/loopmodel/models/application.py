@@ -28,7 +28,7 @@ class KernelPrediction:
 
     Attributes:
         kernel: the :class:`AppKernel`; analysis: its single-core
-        :class:`~loopmodel.analysis.AnalysisResult`; iterations: innermost iterations per
+        :class:`~loopmodel.workflows.analysis.AnalysisResult`; iterations: innermost iterations per
         invocation; units: CL of work per invocation; seconds: core count -> seconds for
         all ``count`` invocations; scaling: the :class:`~loopmodel.models.scaling.ScalingResult`.
     """
@@ -83,7 +83,7 @@ def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "c
 
     Args:
         spec: the application.
-        analyses: one single-core :class:`~loopmodel.analysis.AnalysisResult` (with ECM)
+        analyses: one single-core :class:`~loopmodel.workflows.analysis.AnalysisResult` (with ECM)
             per kernel of ``spec``, same order.
         per_cores: per kernel, core count -> ECM result of its analysis with that many active
             cores (as ``scaling``'s rows); None: the single-core one for every count.

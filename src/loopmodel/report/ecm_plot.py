@@ -69,7 +69,7 @@ class EcmPoint:
 
 
 def ecm_point(res, variable: str) -> EcmPoint:
-    """The :class:`EcmPoint` of an :class:`~loopmodel.analysis.AnalysisResult` with ECM, over
+    """The :class:`EcmPoint` of an :class:`~loopmodel.workflows.analysis.AnalysisResult` with ECM, over
     the size constant ``variable``. The contributions are those of data in memory: with the
     layer-condition traffic a level that holds the data makes the links behind it carry
     nothing, so T_ECM^MEM is the prediction at every size."""

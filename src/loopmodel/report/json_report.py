@@ -1,4 +1,4 @@
-"""JSON rendering of :class:`~loopmodel.analysis.AnalysisResult` (plain floats, units in keys).
+"""JSON rendering of :class:`~loopmodel.workflows.analysis.AnalysisResult` (plain floats, units in keys).
 
 Output is deterministic: dicts whose order carries no meaning (ports) are sorted by key,
 so that two runs of the same analysis -- computed, or read from the per-user cache --
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
-from ..analysis import multicore_time
+from ..workflows.analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
 from .schema import document, finite
-from .units import convert_all
+from .output_units import convert_all
 
 
 def _sorted(d: dict) -> dict:

@@ -86,16 +86,16 @@ def coherence_machine(directory: str) -> str:
 def measured_documents() -> dict:
     """Command -> documents of the commands that run code (``bench``, ``validate``, ``measure``,
     ``roofline``), written by their document functions from made-up measurements."""
-    from ..cli_bench import _document as bench_document
-    from ..cli_roofline import document as roofline_document
-    from ..cli_validate import document as validate_document
+    from ..cli.bench import _document as bench_document
+    from ..cli.roofline import document as roofline_document
+    from ..cli.validate import document as validate_document
     from ..fileio.machine_files import load_machine
     from ..measure.bench import BenchResult
-    from ..measure.cli_measure import to_document
+    from ..cli.measure import to_document
     from ..measure.kernel_bench import KernelMeasurement
     from ..measure.stream import StreamPoint, StreamResult
-    from ..roofline_measured import RooflinePoint, roofs
-    from ..validation import ValidationRow
+    from ..workflows.roofline_measured import RooflinePoint, roofs
+    from ..workflows.validation import ValidationRow
 
     counted = {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_B": None, "flops": 2.0}
 

@@ -73,7 +73,7 @@ def render(rows, program, program_name: str, machine_name: str, extra_notes: tup
     from rich.console import Console
     from rich.markup import escape
 
-    from .. import omp_analysis
+    from ..workflows import omp_analysis
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     console.print(_totals_table(rows, f"{program_name} on {machine_name}: coherence-aware prediction"))

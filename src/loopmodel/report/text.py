@@ -5,10 +5,10 @@ import math
 
 from rich.markup import escape
 
-from ..analysis import multicore_time
+from ..workflows.analysis import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
-from .units import convert
+from .output_units import convert
 
 _DIM = {1: "1D", 2: "2D", 3: "3D"}
 
@@ -223,7 +223,7 @@ class SweepPrinter:
 
     Args:
         write: ``str -> None`` (e.g. ``sys.stdout.write``); flush: ``() -> None``.
-        unit: one of :data:`loopmodel.report.units.UNITS`.
+        unit: one of :data:`loopmodel.report.output_units.UNITS`.
         widest: constant -> the widest value the sweep gives it (aligns the size columns).
     """
 
@@ -234,7 +234,7 @@ class SweepPrinter:
         self.unknown = {}  # why cells are n/a (one entry per reason, not per point)
 
     def add(self, r) -> None:
-        """Write the row of one :class:`~loopmodel.analysis.AnalysisResult` (header first)."""
+        """Write the row of one :class:`~loopmodel.workflows.analysis.AnalysisResult` (header first)."""
         cells = self._cells(r)
         for m in (r.ecm, r.roofline):
             if m is not None and m.unknown:

@@ -18,7 +18,7 @@ def varying(rows) -> str | None:
 
 
 def plot(rows, path: str | None, title: str):
-    """Write the picture of ``rows`` (:class:`~loopmodel.validation.ValidationRow`) to ``path``
+    """Write the picture of ``rows`` (:class:`~loopmodel.workflows.validation.ValidationRow`) to ``path``
     (PNG, SVG or PDF by extension); ``path`` None: return the matplotlib figure instead.
 
     Raises:

@@ -4,7 +4,7 @@
                             [--coherence | --coherence-only] [--power]
 
 Parses the options, runs :func:`loopmodel.measure.probe.run_probe` with a progress bar on
-stderr, builds the model (:func:`loopmodel.hostmodel.build_host_model`), writes it (``-o``,
+stderr, builds the model (:func:`loopmodel.workflows.hostmodel.build_host_model`), writes it (``-o``,
 else stdout) and keeps it as this host's model for ``-m host``. ``--coherence`` adds the MESI
 transition table (benchmark-based-coherence-model.txt §IV) to the probe;
 ``--coherence-only`` measures only that table and adds it to (or replaces it in) the stored
@@ -48,20 +48,20 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors (output file, options, compiler).
     """
-    from .fileio.host_models import store_host_model
-    from .fileio.machine_writer import UNITS_COMMENT, machine_text
-    from .fileio.output import check_new_output, write_output
-    from .hostmodel import build_host_model
-    from .measure.probe import ProbeOptions, run_probe
+    from ..fileio.host_models import store_host_model
+    from ..fileio.machine_writer import UNITS_COMMENT, machine_text
+    from ..fileio.output import check_new_output, write_output
+    from ..workflows.hostmodel import build_host_model
+    from ..measure.probe import ProbeOptions, run_probe
 
     if args.output:
         check_new_output(args.output, "-o", force=args.force)
-    from . import toolchain
+    from .. import toolchain
 
     toolchain.chosen_compiler(args.compiler)  # before minutes of work
     cores = _cores(args.cores)
     if getattr(args, "coherence_only", False):
-        from .errors import DefineError
+        from ..errors import DefineError
         if args.no_store:
             raise DefineError("--coherence-only updates the stored '-m host' model; it cannot go with --no-store")
         if getattr(args, "power", False):
@@ -86,9 +86,9 @@ def run(args) -> int:
 
 
 def _cores(text: str | None):
-    from .errors import DefineError
-    from .fileio.defines import count_list
-    from .measure.probe import usable_cpus
+    from ..errors import DefineError
+    from ..fileio.defines import count_list
+    from ..measure.probe import usable_cpus
 
     if text is None:
         return None
@@ -140,14 +140,14 @@ def _coherence_only(args, options) -> int:
         MachineError: no stored host model, or it cannot be read or written (one line).
         ToolError: the benchmark fails (one line).
     """
-    from .errors import MachineError
-    from .fileio.host_models import resolve_host
-    from .fileio.machine_files import read_yaml
-    from .fileio.reader import read_text
-    from .fileio.machine_writer import coherence_mapping, machine_text
-    from .fileio.machine_schema import validate_mapping
-    from .fileio.output import replace_atomically, write_output
-    from .measure.probe import probe_coherence
+    from ..errors import MachineError
+    from ..fileio.host_models import resolve_host
+    from ..fileio.machine_files import read_yaml
+    from ..fileio.reader import read_text
+    from ..fileio.machine_writer import coherence_mapping, machine_text
+    from ..fileio.machine_schema import validate_mapping
+    from ..fileio.output import replace_atomically, write_output
+    from ..measure.probe import probe_coherence
 
     path = resolve_host()
     text = read_text(path, "host model", MachineError)
@@ -175,7 +175,7 @@ def _stored_llc(mapping: dict):
     eff = (((mapping.get("probe") or {}).get("fits") or {}).get("effective_capacity_B") or {})
     if eff:
         return int(list(eff.values())[-1])
-    from .units import parse_quantity
+    from ..units import parse_quantity
 
     caches = [lv for lv in mapping.get("memory_hierarchy", []) if lv.get("level") != "MEM" and lv.get("size")]
     return int(parse_quantity(caches[-1]["size"], "size")) if caches else None

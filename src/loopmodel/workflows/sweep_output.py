@@ -23,7 +23,7 @@ import secrets
 import sys
 import tempfile
 
-from .errors import DefineError
+from ..errors import DefineError
 from .sweep import ChunkResult
 
 #: ``-o`` extensions -> format
@@ -135,7 +135,7 @@ def write_parquet(spool: Spool, path: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .report.schema import document
+    from ..report.schema import document
 
     names = list(spool.columns)
     kinds = {c: spool.arrow_type(c) for c in names}
@@ -200,7 +200,7 @@ class ResultFile:
 
     Args:
         path: the output file, or None (stdout).
-        leading: the columns that come first (a study's :meth:`~loopmodel.sweep.Study.columns`).
+        leading: the columns that come first (a study's :meth:`~loopmodel.workflows.sweep.Study.columns`).
         force: replace an existing ``path``.
         option: how messages name the output (``-o``, ``output``).
 

@@ -3,7 +3,7 @@
     loopmodel validate KERNEL.c -m MACHINE -D N=start:stop:step [--repeat 10] [--cpu 0]
                        [--no-cache] [--json]
 
-Parses the options, runs :func:`loopmodel.validation.validate` and renders a table with a
+Parses the options, runs :func:`loopmodel.workflows.validation.validate` and renders a table with a
 summary per data location, or JSON (a list with one row per size). Errors are one line.
 """
 from __future__ import annotations
@@ -34,15 +34,15 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors.
     """
-    from .validation import summary
+    from ..workflows.validation import summary
 
     if args.plot:
-        from .fileio.output import check_new_output
+        from ..fileio.output import check_new_output
         check_new_output(args.plot, "--plot", args.force)
     rows, machine = validation_rows(args)
     if args.plot:
         _plot(rows, args)
-    from .fileio.host_models import machine_notes
+    from ..fileio.host_models import machine_notes
 
     notes = validation_notes(rows, machine_notes(args.machine, machine))
     if args.json:
@@ -55,16 +55,16 @@ def run(args) -> int:
 
 def validation_rows(args) -> tuple:
     """``validate``'s parsed arguments -> ``(rows, machine)``: one
-    :class:`~loopmodel.validation.ValidationRow` per size and the machine model. The CLI and
+    :class:`~loopmodel.workflows.validation.ValidationRow` per size and the machine model. The CLI and
     :func:`loopmodel.validate` both call it.
 
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
     """
-    from .cli_bench import c_kernel_points
-    from .errors import DefineError
-    from .fileio.machine_files import load_machine
-    from .validation import validate
+    from .bench import c_kernel_points
+    from ..errors import DefineError
+    from ..fileio.machine_files import load_machine
+    from ..workflows.validation import validate
 
     points = c_kernel_points(args.kernel, args.define, "validate")
     if args.repeat < 1:
@@ -75,9 +75,9 @@ def validation_rows(args) -> tuple:
 
 
 def document(kernel: str, rows: list, notes: list | None = None) -> dict:
-    """The ``--json`` document: one point per size (:meth:`~loopmodel.validation.ValidationRow.to_dict`)
+    """The ``--json`` document: one point per size (:meth:`~loopmodel.workflows.validation.ValidationRow.to_dict`)
     and the notes the table prints (``notes``; default :func:`validation_notes` of the rows)."""
-    from .report.schema import document as envelope
+    from ..report.schema import document as envelope
 
     return envelope({"kernel": kernel, "points": [r.to_dict() for r in rows],
                      "notes": list(validation_notes(rows) if notes is None else notes)})
@@ -92,8 +92,8 @@ def validation_notes(rows: list, extra_notes: tuple = ()) -> list:
 
 
 def _plot(rows, args) -> None:
-    from .errors import LoopmodelError
-    from .report.validation_plot import plot
+    from ..errors import LoopmodelError
+    from ..report.validation_plot import plot
 
     try:
         plot(rows, args.plot, f"{args.kernel.rsplit('/', 1)[-1]} on {args.machine}: ECM vs measured")

@@ -11,15 +11,15 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
-from .errors import DefineError, ModelError
-from .ir.point import check_point
-from .models import incore as _incore_model
-from .models.ecm import ECMResult, ecm_model, mem_bw_note
-from .models.incore import InCoreResult
-from .models.roofline import RooflineResult, roofline_model
-from .predictors.layer_conditions import LayerConditionAnalysis
-from .predictors.simulation import SimulationInfo, SimulationPredictor
-from .predictors.traffic import TrafficPrediction
+from ..errors import DefineError, ModelError
+from ..ir.point import check_point
+from ..models import incore as _incore_model
+from ..models.ecm import ECMResult, ecm_model, mem_bw_note
+from ..models.incore import InCoreResult
+from ..models.roofline import RooflineResult, roofline_model
+from ..predictors.layer_conditions import LayerConditionAnalysis
+from ..predictors.simulation import SimulationInfo, SimulationPredictor
+from ..predictors.traffic import TrafficPrediction
 
 MODELS = ("LC", "ECM", "Roofline")
 #: every model; RooflineASM (CPU roof from the compiled block) only on request
@@ -196,7 +196,7 @@ def multicore_time(res: AnalysisResult) -> float | None:
     ECM or with T_ECM unknown."""
     if res.ecm is None or res.ecm.T_ECM["MEM"] is None:
         return None
-    from .models.scaling import core_point
+    from ..models.scaling import core_point
 
     return 1.0 / core_point(res.options.cores, res.ecm, res.machine, res.traffic.iterations_per_unit).rate_cl_per_cy
 
@@ -352,7 +352,7 @@ class Analyzer:
         """``[note]`` where the compiled in-core result's T_ECM and the analytic model's differ by more
         than 25 % in a data location, naming why (:func:`loopmodel.compiled.agreement.disagreement_note`);
         ``[]`` where they agree."""
-        from .compiled.agreement import disagreement_note
+        from ..compiled.agreement import disagreement_note
 
         analytic = self._analytic_for(traffic.iterations_per_unit, defines)
         if analytic.T_OL is None:
@@ -401,8 +401,8 @@ class Analyzer:
         (:func:`loopmodel.compiled.incore.unaccounted`) is skipped with a note naming why
         and which instructions; an explicitly requested analyzer raises instead.
         """
-        from .compiled.incore import compiled_incore
-        from .errors import OptionError, ToolError
+        from ..compiled.incore import compiled_incore
+        from ..errors import OptionError, ToolError
 
         opt = self.options
         analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
@@ -494,7 +494,7 @@ class Analyzer:
 def _flags_reassociation(machine, compiler, flags) -> tuple:
     """``(reassociate, why)``: whether ``compiler`` with ``flags`` (None: the machine model's) splits
     reductions into partial sums (:func:`~loopmodel.compiled.compile.fp_reassociation`)."""
-    from .compiled.compile import fp_reassociation, resolve_compiler
+    from ..compiled.compile import fp_reassociation, resolve_compiler
 
     s = resolve_compiler(machine, compiler, flags)
     assumed, why = fp_reassociation(s.command, s.flags)
@@ -515,7 +515,7 @@ def check_incore_options(opt: Options) -> None:
     Raises:
         OptionError: the first conflict found.
     """
-    from .errors import OptionError
+    from ..errors import OptionError
 
     if opt.incore not in ("auto", "llvm-mca", "osaca", "analytic"):
         raise OptionError(f"--incore {opt.incore}: choose auto, llvm-mca, osaca or analytic")

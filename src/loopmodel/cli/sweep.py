@@ -3,9 +3,9 @@
     loopmodel sweep STUDY.yml [--dask SCHEDULER_ADDRESS | --workers N] [-o results.parquet|results.csv]
                     [--force] [--plot FILE] [--no-cache] [--no-progress]
 
-Reads the study (:func:`loopmodel.sweep.read_study`), runs it on a local cluster of worker
+Reads the study (:func:`loopmodel.workflows.sweep.read_study`), runs it on a local cluster of worker
 processes or on a ``dask.distributed`` scheduler and writes one row per point as the points
-are done (:func:`loopmodel.sweep.write_study`): Parquet or CSV by the ``-o`` extension, CSV on
+are done (:func:`loopmodel.workflows.sweep.write_study`): Parquet or CSV by the ``-o`` extension, CSV on
 stdout without ``-o``. dask and pyarrow are imported here only, when the command runs.
 Errors are one line.
 
@@ -61,12 +61,12 @@ def run(args) -> int:
 
     Raises:
         LoopmodelError: one-line user errors (study file, output files, scheduler); a run that
-            could not finish (:class:`loopmodel.sweep.SweepStopped`; exit status 130 for SIGINT).
+            could not finish (:class:`loopmodel.workflows.sweep.SweepStopped`; exit status 130 for SIGINT).
     """
-    from .errors import DefineError
-    from .sweep import DEFAULT_Y, read_study, write_study
-    from .sweep_dask import dask_client, dask_timeout
-    from .sweep_output import output_format
+    from ..errors import DefineError
+    from ..workflows.sweep import DEFAULT_Y, read_study, write_study
+    from ..workflows.sweep_dask import dask_client, dask_timeout
+    from ..workflows.sweep_output import output_format
 
     output_format(args.output)
     if args.workers is not None and args.workers < 1:
@@ -100,8 +100,8 @@ class _PlotRows:
     """
 
     def __init__(self, study, path: str):
-        from .errors import DefineError
-        from .sweep import DEFAULT_Y
+        from ..errors import DefineError
+        from ..workflows.sweep import DEFAULT_Y
 
         self.x = study.varying_define()
         if self.x is None:
@@ -120,8 +120,8 @@ class _PlotRows:
 
 def _check_output(path: str, option: str, force: bool) -> None:
     """An existing file is refused unless ``--force``; the folder must be writable."""
-    from .errors import DefineError
-    from .fileio.output import check_new_output
+    from ..errors import DefineError
+    from ..fileio.output import check_new_output
 
     if os.path.lexists(path) and not force:
         raise DefineError(f"{option}: output file exists; not overwritten (use --force)", file=path)
@@ -130,17 +130,17 @@ def _check_output(path: str, option: str, force: bool) -> None:
 
 def _plot_function():
     """:func:`loopmodel.report.study_plot.plot_study`, or a one-line error where it is missing."""
-    from .errors import LoopmodelError
+    from ..errors import LoopmodelError
 
     try:
-        from .report.study_plot import plot_study
+        from ..report.study_plot import plot_study
     except ImportError:
         raise LoopmodelError("--plot: this installation has no study plot (loopmodel.report.study_plot)") from None
     return plot_study
 
 
 def _plot(plot_study, rows: list, args, x: str, y: str, group: tuple) -> None:
-    from .errors import LoopmodelError
+    from ..errors import LoopmodelError
 
     title = f"{os.path.basename(args.study)}: {y} over {x}"
     try:

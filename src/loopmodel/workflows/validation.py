@@ -81,7 +81,7 @@ def kernel_analyzer(path: str, machine, machine_file: str | None = None, use_cac
         LoopmodelError: the kernel file cannot be read or parsed (one line).
     """
     from .analysis import Analyzer, Options
-    from .fileio.c_kernel import parse_kernel_file, read_kernel_text
+    from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
 
     kernel, _ = parse_kernel_file(path)
     opts = Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=machine_file,
@@ -97,8 +97,8 @@ def validate(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, 
         LoopmodelError: a kernel the model or the benchmark cannot take (one line).
         ModelError: no ECM prediction (T_OL unknown).
     """
-    from .errors import ModelError
-    from .measure.bench import run_bench
+    from ..errors import ModelError
+    from ..measure.bench import run_bench
 
     _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
     rows = []

@@ -22,7 +22,7 @@ import sys
 
 from ..errors import DefineError
 from ..fileio.output import check_new_output, write_new_output
-from . import DEFAULT_FLAGS, KERNEL_NAMES
+from ..measure import DEFAULT_FLAGS, KERNEL_NAMES
 
 DEFAULT_SIZE = "512 MiB"
 
@@ -69,7 +69,7 @@ def parse_threads(text: str | None, default_max: int | None = None) -> list[int]
     from ..fileio.defines import count_list
 
     if text is None:
-        from .topology import allowed_cpus
+        from ..measure.topology import allowed_cpus
 
         return list(range(1, (default_max or len(allowed_cpus())) + 1))
     return count_list(text, "--threads")
@@ -102,7 +102,7 @@ def run(args) -> int:
     """
     import json
 
-    from .stream import run_stream
+    from ..measure.stream import run_stream
 
     if args.output:
         check_new_output(args.output, "-o")
@@ -117,7 +117,7 @@ def run(args) -> int:
     toolchain.chosen_compiler(args.compiler)
     clock_hz = None
     if args.clock:
-        from .clock import measure_clock_hz
+        from ..measure.clock import measure_clock_hz
 
         clock_hz = measure_clock_hz(args.compiler)
 
@@ -151,7 +151,7 @@ def render(result, clock_hz: float | None = None, console=None) -> None:
     from rich.text import Text
 
     from ..units import format_bytes
-    from .stream import KERNELS, OMP_ENVIRONMENT
+    from ..measure.stream import KERNELS, OMP_ENVIRONMENT
 
     if console is None:
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)

@@ -18,7 +18,7 @@ import signal
 import threading
 import time
 
-from .errors import DefineError, LoopmodelError
+from ..errors import DefineError, LoopmodelError
 
 #: environment variable: seconds to wait for the scheduler's answer, and for a worker while none is left
 TIMEOUT_ENV = "LOOPMODEL_DASK_TIMEOUT"
@@ -116,7 +116,7 @@ def _local_cluster(workers: int | None):
     import dask
     from distributed import LocalCluster
 
-    from .measure.topology import allowed_cpus
+    from ..measure.topology import allowed_cpus
 
     n = workers or len(allowed_cpus())
     main = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
@@ -236,7 +236,7 @@ class Pool:
     each finished task's result (without a time limit: a result whose worker died is
     computed again, and Dask leaves a fetch given up on pending), while :meth:`collect`
     waits for them and watches the workers. A task's points that fail with a loopmodel error
-    are error rows of its result (:func:`loopmodel.sweep.run_chunk`); a task that raises (a
+    are error rows of its result (:func:`loopmodel.workflows.sweep.run_chunk`); a task that raises (a
     bug) or that killed its workers (Dask's KilledWorker) ends the sweep (:meth:`collect`).
 
     Args:
@@ -278,7 +278,7 @@ class Pool:
         return TASKS_PER_THREAD * max(1, self.threads)
 
     def submit(self, chunk) -> None:
-        """Send ``chunk`` (:class:`loopmodel.sweep.Chunk`) to the workers."""
+        """Send ``chunk`` (:class:`loopmodel.workflows.sweep.Chunk`) to the workers."""
         from .sweep import run_chunk
 
         future = self.client.submit(run_chunk, chunk, pure=False)
@@ -298,7 +298,7 @@ class Pool:
         """``[(chunk, ChunkResult), ...]`` of the tasks that finished (at least one; waits).
 
         Raises:
-            loopmodel.sweep.SweepStopped: the scheduler has had no worker for ``timeout``
+            loopmodel.workflows.sweep.SweepStopped: the scheduler has had no worker for ``timeout``
                 seconds, cannot be reached, dropped a task (cancelled it), or a task killed
                 the workers that ran it (KilledWorker: it crashed the process or took all
                 its memory).
@@ -343,7 +343,7 @@ class Pool:
         """Worker threads the scheduler has now.
 
         Raises:
-            loopmodel.sweep.SweepStopped: no answer within ``timeout`` seconds.
+            loopmodel.workflows.sweep.SweepStopped: no answer within ``timeout`` seconds.
         """
         try:
             return sum(self.client.nthreads(callback_timeout=self.timeout).values())
@@ -357,7 +357,7 @@ def _raise_failure(chunk, exc: BaseException):
     """A task that gave no result: its worker died running it (one line), or it raised.
 
     Raises:
-        loopmodel.sweep.SweepStopped: Dask's KilledWorker (names the task's kernel and machine).
+        loopmodel.workflows.sweep.SweepStopped: Dask's KilledWorker (names the task's kernel and machine).
         BaseException: ``exc`` itself, anything else (what run_chunk raises is a bug, not data).
     """
     from distributed import KilledWorker

@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .errors import ModelError
-from .ir.omp import OmpProgram
-from .machine.model import MachineModel
-from .models.coherence_timing import Timing
-from .models.omp_program import ProgramPrediction, predict_program, repeat_slices
+from ..errors import ModelError
+from ..ir.omp import OmpProgram
+from ..machine.model import MachineModel
+from ..models.coherence_timing import Timing
+from ..models.omp_program import ProgramPrediction, predict_program, repeat_slices
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,8 @@ def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
     analytic in-core model of each phase's loop nest (:func:`_core_per_iteration`) at the
     machine's clock. A phase without C code (YAML) or whose nest the kernel front end does not
     take (e.g. sibling inner loops) has None and a note: its time is its memory time alone."""
-    from .errors import LoopmodelError
-    from .fileio.c_kernel import parse_kernel
+    from ..errors import LoopmodelError
+    from ..fileio.c_kernel import parse_kernel
 
     out, notes = {}, []
     decls = _declarations(program)
@@ -109,7 +109,7 @@ def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
 def _cpus(timing: Timing) -> tuple:
     if timing.table.cpus:
         return tuple(timing.table.cpus)
-    from .measure.topology import allowed_cpus
+    from ..measure.topology import allowed_cpus
 
     return allowed_cpus()
 
@@ -141,7 +141,7 @@ def analyse_omp(program: OmpProgram, machine: MachineModel, threads, *, machine_
     preds = [dataclasses.replace(p, notes=p.notes + core_notes) for p in preds]
     measured = [None] * len(preds)
     if measure:
-        from .measure.omp_bench import build_harness, measure_program
+        from ..measure.omp_bench import build_harness, measure_program
 
         exe = None if measure_runner else build_harness(program, compiler)
         measured = [measure_program(program, t, _cpus(timing), min_time_s=min_time_s, compiler=compiler,
@@ -218,7 +218,7 @@ def to_json(rows, program: OmpProgram, machine_name: str, extra_notes: tuple = (
                              "compiler_flags": list(m.compiler_flags), "omp_wait_policy": m.wait_policy,
                              "error": p.total_seconds / m.total_seconds - 1 if m.total_seconds > 0 else None}
         out.append(d)
-    from .report.schema import document
+    from ..report.schema import document
 
     return document({"program": program.source, "machine": machine_name, "notes": omp_notes(rows, extra_notes),
                      "threads": out})

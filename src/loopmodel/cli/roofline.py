@@ -4,7 +4,7 @@
                        [--plot r.png] [--force] [--json]   (--cache warm|cold|both)
 
 Each kernel takes the ``-D`` constants it declares and ignores the others. Parses the
-options, measures (:func:`loopmodel.roofline_measured.measure_points`), renders a table or
+options, measures (:func:`loopmodel.workflows.roofline_measured.measure_points`), renders a table or
 JSON, and draws the picture with ``--plot``. Errors are one line.
 """
 from __future__ import annotations
@@ -36,20 +36,20 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors.
     """
-    from .errors import DefineError, LoopmodelError
-    from .fileio.machine_files import load_machine
-    from .fileio.output import check_new_output
-    from .roofline_measured import measure_points, roofs
+    from ..errors import DefineError, LoopmodelError
+    from ..fileio.machine_files import load_machine
+    from ..fileio.output import check_new_output
+    from ..workflows.roofline_measured import measure_points, roofs
 
     if args.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
     if args.plot:
         check_new_output(args.plot, "--plot", args.force)
-    from .cli_bench import c_kernel_points
+    from .bench import c_kernel_points
 
     plan = [(k, c_kernel_points(k, args.define, "roofline", own_only=True)) for k in args.kernels]
     machine = load_machine(args.machine)
-    from .fileio.host_models import machine_notes
+    from ..fileio.host_models import machine_notes
 
     points, notes = [], list(machine_notes(args.machine, machine))
     modes = (False, True) if args.cache == "both" else (args.cache == "cold",)
@@ -61,7 +61,7 @@ def run(args) -> int:
             notes += [n for n in why if n not in notes]
     top = roofs(machine)
     if args.plot and points:
-        from .report.roofline_plot import plot
+        from ..report.roofline_plot import plot
         try:
             plot(points, top, args.plot, f"measured Roofline on {args.machine} "
                  f"({'warm and cold' if args.cache == 'both' else args.cache} data, 1 core)")
@@ -77,8 +77,8 @@ def run(args) -> int:
 
 def document(top, points, notes) -> dict:
     """The ``--json`` document: the roofs (``peak_flop_s`` or ``bandwidth_B_s``), the measured
-    :class:`~loopmodel.roofline_measured.RooflinePoint` s and the notes."""
-    from .report.schema import document as envelope
+    :class:`~loopmodel.workflows.roofline_measured.RooflinePoint` s and the notes."""
+    from ..report.schema import document as envelope
 
     return envelope({"roofs": [{"kind": r.kind, "label": r.label,
                                 ("peak_flop_s" if r.kind == "compute" else "bandwidth_B_s"): r.value} for r in top],

@@ -60,7 +60,7 @@ def bench_results(args) -> tuple:
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, machine, compiler, run).
     """
-    from .measure.bench import run_bench
+    from ..measure.bench import run_bench
 
     points = c_kernel_points(args.kernel, args.define, "bench")
     _check(args)
@@ -68,7 +68,7 @@ def bench_results(args) -> tuple:
     machine = _machine(args.machine)
     results = [run_bench(args.kernel, pt, machine, args.repeat, 0.01, args.cpu, not args.no_cache, args.timeout,
                          args.machine, cold=args.cache == "cold", threads=n) for pt in points for n in counts]
-    from .fileio.host_models import machine_notes
+    from ..fileio.host_models import machine_notes
 
     extra = machine_notes(args.machine, machine)
     if extra:
@@ -82,7 +82,7 @@ def document(results, curve: bool):
 
 
 def _check(args) -> None:
-    from .errors import DefineError
+    from ..errors import DefineError
 
     if args.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {args.repeat}")
@@ -96,8 +96,8 @@ def _thread_counts(text: str | None, n_points: int) -> list:
     Raises:
         DefineError: a bad list, or a range of counts with more than one size.
     """
-    from .errors import DefineError
-    from .measure.cli_measure import parse_threads
+    from ..errors import DefineError
+    from .measure import parse_threads
 
     if text is None:
         return [None]
@@ -113,7 +113,7 @@ def _document(results, curve: bool):
     """JSON: one document of the same shape for one size, a sweep of sizes and a range of thread
     counts (``curve``, whose ``points`` (``threads``, ``it_s``) ``loopmodel scaling --measured``
     reads): ``{"schema_version", "loopmodel_version", "kernel", "points": [...]}``."""
-    from .report.schema import document
+    from ..report.schema import document
 
     del curve  # the same shape either way
     return document({"kernel": results[0].kernel,
@@ -143,10 +143,10 @@ def c_kernel_points(path: str, defines: list, command: str, own_only: bool = Fal
     Raises:
         DefineError: a YAML kernel description (no code to run), or a constant without a value.
     """
-    from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel_file
-    from .fileio.defines import sweep
-    from .fileio.kernel_yaml import YAML_SUFFIXES
+    from ..errors import DefineError
+    from ..fileio.c_kernel import parse_kernel_file
+    from ..fileio.defines import sweep
+    from ..fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(path).lower().endswith(YAML_SUFFIXES):
         raise DefineError(f"{command} needs a C kernel to run; a YAML kernel description has no code", file=path)
@@ -163,7 +163,7 @@ def c_kernel_points(path: str, defines: list, command: str, own_only: bool = Fal
 def _machine(name):
     if name is None:
         return None
-    from .fileio.machine_files import load_machine
+    from ..fileio.machine_files import load_machine
 
     return load_machine(name)
 

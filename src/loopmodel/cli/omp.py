@@ -4,7 +4,7 @@ model (benchmark-based-coherence-model.txt), optionally measured.
     loopmodel omp PROGRAM.c|PROGRAM.yml -m host --threads 1:N [-D N=...] [--json]
                   [--measure] [--plot FILE] [--force]
 
-Parses the options, calls :func:`loopmodel.omp_analysis.analyse_omp` and renders a table
+Parses the options, calls :func:`loopmodel.workflows.omp_analysis.analyse_omp` and renders a table
 (:mod:`loopmodel.report.omp_report`), JSON or a plot. Errors are one line.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
 
 
 def _defines(texts) -> dict:
-    from .fileio.defines import one_point, sweep
+    from ..fileio.defines import one_point, sweep
 
     return one_point(sweep(texts, {}), "omp")
 
@@ -48,21 +48,21 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors.
     """
-    from .errors import DefineError
-    from .fileio.defines import count_list
-    from .fileio.machine_files import load_machine
-    from .fileio.omp_program import read_omp_program
-    from .omp_analysis import analyse_omp, coherence_timing, to_json
+    from ..errors import DefineError
+    from ..fileio.defines import count_list
+    from ..fileio.machine_files import load_machine
+    from ..fileio.omp_program import read_omp_program
+    from ..workflows.omp_analysis import analyse_omp, coherence_timing, to_json
 
     if args.min_time <= 0:
         raise DefineError(f"--min-time must be > 0, got {args.min_time}")
     if args.plot:
-        from .fileio.output import check_new_output
+        from ..fileio.output import check_new_output
         check_new_output(args.plot, "--plot", args.force)
     program = read_omp_program(args.program, _defines(args.define))
     machine = load_machine(args.machine)
     if args.measure:
-        from . import toolchain
+        from .. import toolchain
         toolchain.chosen_compiler(args.compiler)
     if args.threads:
         threads = count_list(args.threads, "--threads")
@@ -73,22 +73,22 @@ def run(args) -> int:
                        compiler=args.compiler, min_time_s=args.min_time)
     if args.plot:
         _plot(rows, program, args)
-    from .fileio.host_models import machine_notes
+    from ..fileio.host_models import machine_notes
 
     notes = machine_notes(args.machine, machine)
     if args.json:
         json.dump(to_json(rows, program, args.machine, notes), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from .report.omp_report import render
+    from ..report.omp_report import render
 
     render(rows, program, args.program, args.machine, notes)
     return 0
 
 
 def _plot(rows, program, args) -> None:
-    from .errors import LoopmodelError
-    from .report.omp_plot import plot
+    from ..errors import LoopmodelError
+    from ..report.omp_plot import plot
 
     try:
         plot(rows, program, args.plot, f"{args.program.rsplit('/', 1)[-1]} on {args.machine}")

@@ -4,7 +4,7 @@
                      [--w0 "23.6 W" --w1 "1.9 W/GHz" --w2 "1.2 W/GHz^2"]
                      [--model contention|saturation] [--json] [--plot z.png]
 
-Runs the ECM analysis once (:class:`loopmodel.analysis.Analyzer`), evaluates the ECM model and
+Runs the ECM analysis once (:class:`loopmodel.workflows.analysis.Analyzer`), evaluates the ECM model and
 the multicore model at every clock (:func:`loopmodel.models.power.ecm_performance`) and the
 chip power model of the machine's ``power:`` section or the ``--w0/--w1/--w2`` options
 (:func:`loopmodel.models.power.energy_grid`, ecm-model-slides.txt "A simple power model for
@@ -24,7 +24,7 @@ _CLOCK_PREFIX = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 
 def add_parser(sub) -> None:
     """The ``energy`` subcommand on ``sub``."""
-    from .cli import _analysis_args, multicore_args
+    from . import _analysis_args, multicore_args
 
     e = sub.add_parser("energy", help="energy to solution and performance per (cores, clock); the energy-optimal "
                                       "operating point (ECM + multicore + chip power model)")
@@ -55,8 +55,8 @@ def clock_list(text: str) -> list:
         DefineError: no unit, bad numbers, step <= 0, start > stop, a clock outside
             :data:`~loopmodel.machine.fields.CLOCK`, too many (one line).
     """
-    from .errors import DefineError
-    from .machine.fields import CLOCK
+    from ..errors import DefineError
+    from ..machine.fields import CLOCK
 
     m = re.fullmatch(r"\s*(.+?)\s*([kMG]?Hz)\s*", text or "")
     if not m:
@@ -93,9 +93,9 @@ def power_data(machine, args, machine_name: str):
     Raises:
         DefineError: no power data, an option without the others, bad units (one line).
     """
-    from .errors import DefineError
-    from .fileio.machine_writer import power_mapping
-    from .machine.fields import power_section
+    from ..errors import DefineError
+    from ..fileio.machine_writer import power_mapping
+    from ..machine.fields import power_section
 
     given = {k: v for k, v in (("W0", args.w0), ("W1", args.w1), ("W2", args.w2)) if v is not None}
     if machine.power is None and len(given) < 3:
@@ -143,11 +143,11 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors.
     """
-    from .cli import _check_p0, _core_list, _prepare
-    from .errors import DefineError, LoopmodelError
-    from .fileio.defines import one_point
-    from .fileio.output import check_new_output
-    from .models.power import ecm_performance, energy_grid
+    from . import _check_p0, _core_list, _prepare
+    from ..errors import DefineError, LoopmodelError
+    from ..fileio.defines import one_point
+    from ..fileio.output import check_new_output
+    from ..models.power import ecm_performance, energy_grid
 
     if args.plot:
         check_new_output(args.plot, "--plot", args.force)
@@ -181,7 +181,7 @@ def run(args) -> int:
     title = (f"{os.path.basename(str(args.kernel))} on {m.name}, sizes " + ", ".join(f"{n}={v}" for n, v in sorted(res.defines.items()))
              + f", data in {args.data_in}")
     if args.plot:
-        from .report.energy import plot
+        from ..report.energy import plot
 
         try:
             plot(result, title, args.plot)
@@ -191,8 +191,8 @@ def run(args) -> int:
 
 
 def _output(args, result, res, m, power, title: str) -> int:
-    from .fileio.machine_writer import power_mapping
-    from .report import energy as rep
+    from ..fileio.machine_writer import power_mapping
+    from ..report import energy as rep
 
     if args.json:
         ctx = {"kernel": str(args.kernel), "machine": m.name, "defines": dict(res.defines), "data_in": args.data_in,

@@ -12,9 +12,9 @@ import json
 import os
 import sys
 
-from . import __version__
-from .errors import LoopmodelError
-from .fileio.output import check_new_output, write_new_output
+from .. import __version__
+from ..errors import LoopmodelError
+from ..fileio.output import check_new_output, write_new_output
 
 MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layerconditions": "LC", "rooflineasm": "RooflineASM",
                # Kerncraft's model names: ECMData (data-transfer terms), ECMCPU (in-core part), RooflineFLOP
@@ -39,9 +39,9 @@ class _Parser(argparse.ArgumentParser):
 
 #: subcommands that live in a module of their own (``add_parser(sub)`` and ``run(args)``), in
 #: the order ``--help`` lists them
-COMMAND_MODULES = {"measure": ".measure.cli_measure", "bench": ".cli_bench", "energy": ".cli_energy",
-                   "validate": ".cli_validate", "roofline": ".cli_roofline", "omp": ".cli_omp",
-                   "sweep": ".cli_sweep"}
+COMMAND_MODULES = {"measure": ".measure", "bench": ".bench", "energy": ".energy",
+                   "validate": ".validate", "roofline": ".roofline", "omp": ".omp",
+                   "sweep": ".sweep"}
 
 
 def multicore_args(p, models: tuple, default_cores: str) -> None:
@@ -58,7 +58,7 @@ def multicore_args(p, models: tuple, default_cores: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .report.units import UNITS
+    from ..report.output_units import UNITS
 
     p = _Parser(prog="loopmodel", description="Analytic performance models (layer conditions, ECM, Roofline) "
                                                 "of C loop kernels.")
@@ -134,7 +134,7 @@ def _machine_parser(sub):
     cv.add_argument("file")
     cv.add_argument("-o", "--output", help="write here (refuses to overwrite an existing file)")
     pr = msub.add_parser("probe", help="measure this host and write its machine model (also kept for '-m host')")
-    from . import cli_probe
+    from . import probe as cli_probe
 
     cli_probe.add_arguments(pr)
     return mch
@@ -210,7 +210,7 @@ def _analysis_args(a, json_file: bool = False) -> None:
 
 def _unit_name(text: str) -> str:
     """``--unit``, case-insensitive (Kerncraft writes cy/It, It/s) -> the spelling of report.units.UNITS."""
-    from .report.units import UNITS
+    from ..report.output_units import UNITS
 
     return {u.lower(): u for u in UNITS}.get(text.lower(), text)
 
@@ -254,7 +254,7 @@ def _is_json_file(word: str, path) -> bool:
 
 
 def main(argv=None) -> int:
-    from .fileio.defines import normalize_argv
+    from ..fileio.defines import normalize_argv
 
     argv = json_file_argv(normalize_argv(list(sys.argv[1:] if argv is None else argv)))
     parser = build_parser()
@@ -293,7 +293,7 @@ def main(argv=None) -> int:
 
 
 def _models(names) -> tuple:
-    from .errors import LoopmodelError
+    from ..errors import LoopmodelError
 
     if not names:
         return ("LC", "ECM", "Roofline")
@@ -321,12 +321,12 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
     """Kernel, machine and options from the shared analysis arguments -> ``(Analyzer, points)``;
     ``points`` is a lazy :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration).
     ``notes`` go with every result; ``incore_default`` applies when ``--incore`` is not given."""
-    from .analysis import Analyzer, Options
-    from .errors import DefineError
-    from .fileio.defines import sweep
-    from .fileio.kernel_yaml import load_kernel_file
-    from .machine.fields import BANDWIDTH_S
-    from .units import parse_quantity
+    from ..workflows.analysis import Analyzer, Options
+    from ..errors import DefineError
+    from ..fileio.defines import sweep
+    from ..fileio.kernel_yaml import load_kernel_file
+    from ..machine.fields import BANDWIDTH_S
+    from ..units import parse_quantity
 
     if args.cache_factor <= 0 or args.cache_factor > 1:
         raise DefineError("--cache-factor must be in (0, 1]")
@@ -352,7 +352,7 @@ def _prepare(args, models: tuple, cores: int, notes: tuple = (), incore_default:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
                           f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
     machine = _machine(args)
-    from .fileio.host_models import machine_notes
+    from ..fileio.host_models import machine_notes
 
     notes = tuple(notes) + machine_notes(machine_name(args.machine), machine)
     opts = Options(models=models, cores=cores, cache_factor=args.cache_factor, vectorize=not args.scalar,
@@ -386,7 +386,7 @@ def cmd_analyze(args) -> int:
     if args.json_file:
         check_new_output(args.json_file, "--json")
     if args.plot:
-        from .report.figures import check_picture_path
+        from ..report.figures import check_picture_path
 
         check_picture_path(args.plot)
         check_new_output(args.plot, "--plot", args.force)
@@ -397,7 +397,7 @@ def cmd_analyze(args) -> int:
         return _analyze_sweep(args, analyzer, points)
     res = analyzer.run(points[0])
     if args.json:
-        from .report.json_report import to_dict
+        from ..report.json_report import to_dict
 
         text = json.dumps(to_dict(res), indent=1) + "\n"
         if not args.json_file:
@@ -406,7 +406,7 @@ def cmd_analyze(args) -> int:
         write_new_output(args.json_file, text, "--json")
     from rich.console import Console
 
-    from .report.text import render
+    from ..report.text import render
 
     render(res, Console(highlight=False, width=None if sys.stdout.isatty() else 120), args.unit, args.verbose)
     return 0
@@ -416,8 +416,8 @@ def _analyze_sweep(args, analyzer, points) -> int:
     """A ``-D`` range, streamed: each point is written (and flushed) as soon as it is computed --
     a text row, or with ``--json`` one complete JSON document per line (JSON Lines) -- so that
     neither the points nor the results of the sweep are held in memory."""
-    from .report.json_report import to_dict
-    from .report.text import SweepPrinter
+    from ..report.json_report import to_dict
+    from ..report.text import SweepPrinter
 
     out = sys.stdout
     plot_points = []
@@ -466,7 +466,7 @@ def _analyze_sweep(args, analyzer, points) -> int:
 
 def _collecting(emit, plot_points: list, variable: str):
     """``emit`` that also keeps the :class:`~loopmodel.report.ecm_plot.EcmPoint` of each result."""
-    from .report.ecm_plot import ecm_point
+    from ..report.ecm_plot import ecm_point
 
     def both(res):
         emit(res)
@@ -480,7 +480,7 @@ def _plot_variable(points, models: tuple) -> str:
     Raises:
         DefineError: no range, more than one, or no ECM among the models (one line).
     """
-    from .errors import DefineError
+    from ..errors import DefineError
 
     ranged = [name for name, seq in points.values.items() if len(seq) > 1]
     if not ranged:
@@ -501,7 +501,7 @@ def _write_ecm_plot(args, plot_points: list, analyzer, first: dict) -> None:
     """
     import os
 
-    from .report.ecm_plot import plot
+    from ..report.ecm_plot import plot
 
     var = args.plot_variable
     fixed = ", ".join(f"{n}={v}" for n, v in sorted(first.items()) if n != var)
@@ -514,8 +514,8 @@ def _write_ecm_plot(args, plot_points: list, analyzer, first: dict) -> None:
 
 
 def cmd_scaling(args) -> int:
-    from .errors import LoopmodelError
-    from .report import scaling as rep
+    from ..errors import LoopmodelError
+    from ..report import scaling as rep
 
     if args.plot:
         check_new_output(args.plot, "--plot", args.force)
@@ -548,9 +548,9 @@ def scaling_results(args) -> tuple:
     Raises:
         LoopmodelError: bad sizes, cores, p0, level or measured file (one line).
     """
-    from .errors import DefineError
-    from .fileio.defines import one_point
-    from .models.scaling import fit_p0, scaling
+    from ..errors import DefineError
+    from ..fileio.defines import one_point
+    from ..models.scaling import fit_p0, scaling
 
     analyzer, points = _prepare(args, ("ECM",), 1)
     point = one_point(points, "scaling")
@@ -580,7 +580,7 @@ def scaling_results(args) -> tuple:
 
 def _measured_ecms(analyzer, point: dict, measured: dict, per_cores: dict) -> dict:
     """Core count -> ECM result with that many active cores, for every measured count (``--fit-p0``)."""
-    from .errors import DefineError
+    from ..errors import DefineError
 
     m = analyzer.machine
     most = m.cores_per_socket * m.sockets
@@ -590,16 +590,16 @@ def _measured_ecms(analyzer, point: dict, measured: dict, per_cores: dict) -> di
     return {c: per_cores[c] if c in per_cores else analyzer.run(point, cores=c).ecm for c in measured}
 
 def cmd_app(args) -> int:
-    from .analysis import Analyzer, Options
-    from .fileio.app_file import read_app
-    from .fileio.defines import one_point, sweep
-    from .fileio.kernel_yaml import load_kernel_file
-    from .models.application import predict
-    from .report import application as rep
+    from ..workflows.analysis import Analyzer, Options
+    from ..fileio.app_file import read_app
+    from ..fileio.defines import one_point, sweep
+    from ..fileio.kernel_yaml import load_kernel_file
+    from ..models.application import predict
+    from ..report import application as rep
 
     spec = read_app(args.file, one_point(sweep(args.define, {}), "app"))
     machine = _machine(args)
-    from .fileio.host_models import machine_notes
+    from ..fileio.host_models import machine_notes
 
     cores = _core_list(args.cores, machine.cores_per_socket * machine.sockets)
     _check_p0(args.p0)
@@ -630,10 +630,10 @@ def _machine(args):
     """The machine model of ``-m``, with the ``--clock`` override applied."""
     import dataclasses
 
-    from .errors import DefineError
-    from .fileio.machine_files import load_machine
-    from .machine.fields import CLOCK
-    from .units import parse_quantity
+    from ..errors import DefineError
+    from ..fileio.machine_files import load_machine
+    from ..machine.fields import CLOCK
+    from ..units import parse_quantity
 
     if isinstance(args.machine, (str, os.PathLike)):
         machine = load_machine(args.machine)
@@ -657,8 +657,8 @@ def machine_name(spec) -> str:
 
 def _check_p0(p0: float | None) -> None:
     """``--p0`` within the range :func:`loopmodel.models.scaling.scaling` accepts (one-line error)."""
-    from .errors import DefineError
-    from .machine.model import P0_MAX
+    from ..errors import DefineError
+    from ..machine.model import P0_MAX
 
     if p0 is not None and not 0 < p0 <= P0_MAX:
         raise DefineError(f"--p0 {p0:g}: must be in (0, {P0_MAX}]")
@@ -667,8 +667,8 @@ def _check_p0(p0: float | None) -> None:
 def _core_list(text: str | None, most: int) -> list:
     """``'1:8'`` (inclusive), ``'1:8:2'``, ``'1,2,4'`` or ``'8'`` -> sorted core counts, each in 1..``most``;
     one-line error otherwise."""
-    from .errors import DefineError
-    from .fileio.defines import count_list
+    from ..errors import DefineError
+    from ..fileio.defines import count_list
 
     if text is None:
         return list(range(1, most + 1))
@@ -683,9 +683,9 @@ def _core_list(text: str | None, most: int) -> list:
 def _read_measured(path: str) -> dict:
     """Measured points -> {cores: it/s} from ``loopmodel bench`` / ``measure --json`` output
     (``points`` with ``threads``/``cores`` and ``it_s``)."""
-    from .errors import DefineError
+    from ..errors import DefineError
 
-    from .fileio.reader import read_text
+    from ..fileio.reader import read_text
 
     text = read_text(path, "--measured file", DefineError)
     try:
@@ -699,11 +699,11 @@ def _read_measured(path: str) -> dict:
 
 
 def cmd_codegen(args) -> int:
-    from .compiled.codegen import generate_c
-    from .errors import DefineError
-    from .fileio.c_kernel import parse_kernel, read_kernel_text
-    from .fileio.defines import one_point, sweep
-    from .fileio.kernel_yaml import YAML_SUFFIXES
+    from ..compiled.codegen import generate_c
+    from ..errors import DefineError
+    from ..fileio.c_kernel import parse_kernel, read_kernel_text
+    from ..fileio.defines import one_point, sweep
+    from ..fileio.kernel_yaml import YAML_SUFFIXES
 
     if str(args.kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=args.kernel)
@@ -726,7 +726,7 @@ def _assume_aligned_arg(parser) -> None:
 
 def _alignment_option(text: str | None) -> int | None:
     """``--assume-aligned``: None, or a power of two of bytes; one-line error otherwise."""
-    from .errors import DefineError
+    from ..errors import DefineError
 
     if text is None:
         return None
@@ -738,8 +738,8 @@ def _alignment_option(text: str | None) -> int | None:
 
 def _bytes_option(name: str, text: str, minimum: int) -> int:
     """``'4096'``, ``'4096 B'`` or ``'4 KiB'`` -> int bytes; one-line error otherwise."""
-    from .errors import DefineError
-    from .units import UnitError, parse_quantity
+    from ..errors import DefineError
+    from ..units import UnitError, parse_quantity
 
     import re
 
@@ -759,7 +759,7 @@ def _bytes_option(name: str, text: str, minimum: int) -> int:
 def cmd_machine(args, parser) -> int:
     import yaml
 
-    from .fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
+    from ..fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
 
     if args.machine_command == "list":
         for n in builtin_names():
@@ -771,7 +771,7 @@ def cmd_machine(args, parser) -> int:
         print(yaml.safe_dump(_dump(m), sort_keys=False, width=110, default_flow_style=None), end="")
         return 0
     if args.machine_command == "probe":
-        from . import cli_probe
+        from . import probe as cli_probe
 
         return cli_probe.run(args)
     if args.machine_command == "convert":
@@ -829,16 +829,14 @@ def _dump(m) -> dict:
         for lvl, t in m.benchmarks.measurements.items()}
     d.pop("coherence", None)
     if m.coherence is not None:
-        from .fileio.machine_writer import coherence_mapping
+        from ..fileio.machine_writer import coherence_mapping
 
         d["coherence"] = coherence_mapping(m.coherence)
     d.pop("power", None)
     if m.power is not None:
-        from .fileio.machine_writer import power_mapping
+        from ..fileio.machine_writer import power_mapping
 
         d["power"] = power_mapping(m.power)
     return d
 
 
-if __name__ == "__main__":
-    sys.exit(main())

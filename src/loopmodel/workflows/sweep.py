@@ -7,12 +7,12 @@ kernel takes the ones it declares) and ``options`` (analyze option -> list of va
 listed), :func:`chunks` cuts its points into tasks of one kernel, machine and option set
 each, made one at a time, :func:`run_chunk` computes a task exactly as
 ``loopmodel analyze KERNEL -m MACHINE -D ... --json`` computes each of its points (same
-argument parsing, same :class:`~loopmodel.analysis.Analyzer`, same JSON document, from the
+argument parsing, same :class:`~loopmodel.workflows.analysis.Analyzer`, same JSON document, from the
 kernel's bytes and the machine's model that the task carries), and :func:`study_results`
-runs the tasks on a ``dask.distributed`` client (:mod:`loopmodel.sweep_dask`) or in this
+runs the tasks on a ``dask.distributed`` client (:mod:`loopmodel.workflows.sweep_dask`) or in this
 process, a bounded number in flight, reusing the per-user result cache
 (:mod:`loopmodel.cache`) for tasks computed before. :func:`write_study` streams the rows to a
-CSV or Parquet file (:mod:`loopmodel.sweep_output`), :func:`run_study` keeps them in a
+CSV or Parquet file (:mod:`loopmodel.workflows.sweep_output`), :func:`run_study` keeps them in a
 :class:`Table` (at most :data:`MAX_TABLE_ROWS`).
 
 Each point becomes one row: ``kernel`` (as given), ``machine`` (as given), one column per
@@ -41,7 +41,7 @@ import sys
 import types
 from dataclasses import dataclass
 
-from .errors import LoopmodelError
+from ..errors import LoopmodelError
 
 #: points per task (a task prepares one analyzer and runs its points; the cache stores tasks)
 CHUNK_POINTS = 32
@@ -89,10 +89,10 @@ class StudyKernel:
         Raises:
             KernelError: the bytes are not UTF-8 text or not a valid kernel (one line naming ``path``).
         """
-        from .errors import KernelError
-        from .fileio.c_kernel import parse_kernel
-        from .fileio.kernel_yaml import YAML_SUFFIXES, load_yaml_text, parse_kernel_yaml
-        from .fileio.reader import decode
+        from ..errors import KernelError
+        from ..fileio.c_kernel import parse_kernel
+        from ..fileio.kernel_yaml import YAML_SUFFIXES, load_yaml_text, parse_kernel_yaml
+        from ..fileio.reader import decode
 
         text = decode(self.raw, self.path, "kernel file", KernelError)
         if self.path.lower().endswith(YAML_SUFFIXES):
@@ -241,7 +241,7 @@ def read_study(path: str, trust_machine_flags: bool = False) -> Study:
             cannot be read, an unknown machine, a bad define or option (one line naming the
             file and the key).
     """
-    from .fileio.reader import read_yaml
+    from ..fileio.reader import read_yaml
 
     data = read_yaml(path, "study file", StudyError)
     if not isinstance(data, dict):
@@ -284,7 +284,7 @@ def _names(data: dict, key: str, path: str) -> list:
 
 
 def _kernel(path: str, folder: str, i: int, given: str) -> StudyKernel:
-    from .fileio.reader import KERNEL_MAX_BYTES, read_bytes
+    from ..fileio.reader import KERNEL_MAX_BYTES, read_bytes
 
     where = f"kernels[{i}]"
     kpath = os.path.normpath(os.path.join(folder, given))
@@ -301,7 +301,7 @@ def _kernel(path: str, folder: str, i: int, given: str) -> StudyKernel:
 
 
 def _machine(path: str, folder: str, i: int, given: str) -> StudyMachine:
-    from .fileio.machine_files import load_machine
+    from ..fileio.machine_files import load_machine
 
     spec = given
     if given.lower().endswith((".yml", ".yaml")) or "/" in given or os.sep in given:
@@ -317,7 +317,7 @@ def _defines(data, path: str) -> dict:
     """``defines``: name -> value, ``-D`` range text, or a list of those -> name -> sequence of
     sizes, as ``-D`` options give them (:func:`loopmodel.fileio.defines.sweep`: a range stays
     a ``range``, however many sizes it holds; a list gives each size once, in order)."""
-    from .fileio.defines import sweep
+    from ..fileio.defines import sweep
 
     if not isinstance(data, dict):
         raise StudyError("expected a mapping of size constants to values or ranges", file=path, where="defines")
@@ -371,7 +371,7 @@ def _check_untrusted(name: str, value, path: str, where: str) -> None:
         StudyError: a compiler that is not a known compiler name, a flag off the allow-list,
             or ``trust_machine_flags`` (one line naming the file and the option).
     """
-    from . import gate
+    from .. import gate
 
     if name == "trust_machine_flags":
         raise StudyError("a study file cannot grant trust: pass --trust-machine-flags to 'loopmodel sweep' "
@@ -396,7 +396,7 @@ def _raise_argument_error(message: str):
 @functools.lru_cache(maxsize=1)
 def analyze_parser() -> argparse.ArgumentParser:
     """``loopmodel analyze``'s own parser (one per process); errors raise :class:`StudyError`."""
-    from .cli import build_parser
+    from ..cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -479,7 +479,7 @@ def check_options(argv) -> argparse.Namespace:
     Raises:
         StudyError: what analyze would refuse (one line).
     """
-    from .cli import _models
+    from ..cli import _models
 
     args = analyze_parser().parse_args(["KERNEL", "-m", "MACHINE", *argv])
     try:
@@ -553,7 +553,7 @@ def _prepared(kernel: StudyKernel, machine: StudyMachine, argv: tuple):
     """``(Analyzer, #define defaults)`` exactly as ``loopmodel analyze`` prepares them for one
     point, from the kernel's bytes and the machine's model that the task carries (the
     digests key this per-process memo, so a changed file is prepared again)."""
-    from . import cli
+    from .. import cli
 
     args = analyze_parser().parse_args([kernel.path, "-m", machine.spec, *argv])
     args.kernel, args.machine = kernel, machine  # parsed from the task, no file read here
@@ -588,8 +588,8 @@ def point_row(analyzer, point: dict) -> dict:
     Raises:
         Exception: any other failure (a bug, not a property of the point) propagates.
     """
-    from .report.json_report import to_dict
-    from .report.schema import ENVELOPE
+    from ..report.json_report import to_dict
+    from ..report.schema import ENVELOPE
 
     try:
         # through JSON text, so that the values are those analyze --json prints (the envelope,
@@ -610,8 +610,8 @@ def _cacheable(kernel_path: str, argv: tuple) -> bool:
     """Whether the results of a task of this kernel with these analyze arguments depend only
     on the key of :func:`chunk_key`: not when an external tool (llvm-mca, OSACA, a compiler)
     may take part, or ``no_cache`` is set."""
-    from . import cli
-    from .fileio.kernel_yaml import YAML_SUFFIXES
+    from .. import cli
+    from ..fileio.kernel_yaml import YAML_SUFFIXES
 
     args = analyze_parser().parse_args(["KERNEL", "-m", "MACHINE", *argv])
     models = cli._models(args.pmodel)
@@ -625,7 +625,7 @@ def _cacheable(kernel_path: str, argv: tuple) -> bool:
 def chunk_key(chunk: Chunk) -> str:
     """The result cache's key of a task: kernel path and bytes, machine spec and model, analyze
     arguments, the points, the host's ISA (and loopmodel's code, :func:`loopmodel.cache.make_key`)."""
-    from . import cache
+    from .. import cache
 
     k, m = chunk.kernel, chunk.machine
     return cache.make_key("sweep-chunk-v1", k.path, k.digest, m.spec, m.digest, chunk.argv,
@@ -672,7 +672,7 @@ def study_results(study: Study, client=None, use_cache: bool = True, stats: Swee
     """Run every point of ``study``; yield ``(Chunk, ChunkResult)`` in the order of :func:`chunks`.
 
     Tasks are made as they are sent, and at most a few per worker thread are in flight or
-    done but waiting for an earlier one (:meth:`loopmodel.sweep_dask.Pool.capacity`), so the
+    done but waiting for an earlier one (:meth:`loopmodel.workflows.sweep_dask.Pool.capacity`), so the
     memory taken does not grow with the number of points. Tasks found in the result cache
     are read, not sent.
 
@@ -689,10 +689,10 @@ def study_results(study: Study, client=None, use_cache: bool = True, stats: Swee
 
     Raises:
         SweepStopped: no Dask worker left, the scheduler lost, or a task that killed its
-            workers (:class:`loopmodel.sweep_dask.Pool`).
+            workers (:class:`loopmodel.workflows.sweep_dask.Pool`).
         Exception: what a point raised other than a LoopmodelError (a bug, :func:`run_chunk`).
     """
-    from . import cache
+    from .. import cache
 
     stats = SweepStats() if stats is None else stats
     keys = {}
@@ -816,7 +816,7 @@ def write_study(study: Study, path: str | None, client=None, use_cache: bool = T
                 force: bool = False, on_rows=None) -> SweepStats:
     """Run every point of ``study`` and write its table to ``path`` (``.csv``, ``.parquet`` or
     ``.pq``; None: CSV on stdout), rows kept in a spool as they come and written at the end
-    (:class:`loopmodel.sweep_output.ResultFile`): memory does not grow with the number of
+    (:class:`loopmodel.workflows.sweep_output.ResultFile`): memory does not grow with the number of
     points, and the file appears whole or not at all.
 
     Args:
@@ -886,7 +886,7 @@ class _CallableModule(types.ModuleType):
     """This module, callable as :func:`loopmodel.api.sweep` (see the module docstring)."""
 
     def __call__(self, *args, **kwargs):
-        from .api import sweep
+        from ..api import sweep
 
         return sweep(*args, **kwargs)
 
@@ -895,10 +895,10 @@ sys.modules[__name__].__class__ = _CallableModule
 
 
 def __getattr__(name):
-    if name == "__signature__":  # inspect.signature(loopmodel.sweep): the API function's
+    if name == "__signature__":  # inspect.signature(loopmodel.workflows.sweep): the API function's
         import inspect
 
-        from .api import sweep
+        from ..api import sweep
 
         return inspect.signature(sweep)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ class RooflinePoint:
     def to_dict(self) -> dict:
         """The point of the ``--json`` document: no traffic (an infinite intensity) is ``"inf"``,
         no ECM time (a NaN prediction) is null (:func:`loopmodel.report.schema.finite`)."""
-        from .report.schema import finite
+        from ..report.schema import finite
 
         return {"kernel": self.kernel, "defines": dict(self.defines), "data_location": self.level,
                 "arithmetic_intensity_flop_per_B": finite(self.intensity), "measured_max_flop_s": self.measured[0],
@@ -71,7 +71,7 @@ def measure_points(path: str, machine, points, repeat: int = 10, cpu: int | None
     Raises:
         LoopmodelError: a kernel the model or the benchmark cannot take (one line).
     """
-    from .measure.bench import run_bench
+    from ..measure.bench import run_bench
     from .validation import data_level, kernel_analyzer
 
     # cold: one sweep from memory (the caches flushed), so the single-sweep traffic

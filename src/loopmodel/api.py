@@ -23,11 +23,17 @@ import math
 import numbers
 import os
 import re
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .errors import ApiTypeError, ApiValueError, DefineError
+from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
+from .workflows import analyze as analyze_workflow
+from .workflows.analyze import AnalyzeOptions, model_names
+from .workflows.inputs import machine_name
+from .workflows.options import from_values, names
+from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
 
 #: options of each command that the API gives as arguments of its own or leaves out (output only)
 _NOT_OPTIONS = {
@@ -375,7 +381,7 @@ def _check_inputs(kernel, machine, defines, models=()) -> None:
     _kernel_kind(kernel)
     _machine_arg(machine)
     define_argv(defines)
-    _model_argv(models)
+    _model_names(models)
 
 
 def _args(command: str, kernel, machine, defines, options: dict, extra: tuple = ()) -> argparse.Namespace:
@@ -616,36 +622,51 @@ def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), 
             An argument of the wrong type raises ApiTypeError (also a TypeError), an option
             value the command refuses ApiValueError (also a ValueError); both are UsageErrors.
     """
-    from .cli import prepare_analyze
-
     _check_inputs(kernel, machine, defines, models)
-    args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
-    analyzer, points, _ = prepare_analyze(args)
-    if len(points) != 1:
-        raise DefineError("analyze takes one value per size constant; use loopmodel.workflows.sweep for ranges")
-    return Result(analyzer.run(points[0]), args.unit)
+    opts = command_options(AnalyzeOptions, "analyze", options, define=define_argv(defines),
+                           pmodel=_model_names(models))
+    prepared = analyze_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts)
+    if len(prepared.points) != 1:
+        raise DefineError("analyze takes one value per size constant; use loopmodel.sweep for ranges")
+    return Result(prepared.analyzer.run(prepared.points[0]), opts.unit)
 
 
-def _model_argv(models) -> tuple:
-    """``-p`` arguments of a model name or a list of them.
+def command_options(cls, command: str, options: dict, **fixed):
+    """``cls`` (a command's Options) from the keyword ``options`` of an API function, with
+    ``fixed`` (the values the function takes as arguments of its own: sizes, models) set.
+
+    Raises:
+        ApiTypeError: an unknown option (the valid ones listed), one the function takes as an
+            argument of its own, or a value of a wrong type. ApiValueError: a refused value.
+    """
+    taken = sorted(set(options) & set(fixed))
+    if taken:
+        valid = sorted(set(names(cls)) - set(fixed))
+        raise ApiTypeError(f"unknown option '{taken[0]}' of {command} (choose {', '.join(valid)})")
+    unknown = sorted(set(options) - set(names(cls)))
+    if unknown:
+        valid = sorted(set(names(cls)) - set(fixed))
+        raise ApiTypeError(f"unknown option '{unknown[0]}' of {command} (choose {', '.join(valid)})")
+    return dataclasses.replace(from_values(cls, command, options), **fixed)
+
+
+def _model_names(models) -> tuple:
+    """The ``-p`` names of ``models`` (a model name or a list of them), checked.
 
     Raises:
         ApiTypeError: not a str or a list or tuple of str.
         ApiValueError: a name ``loopmodel analyze -p`` does not know.
     """
-    from .cli import _models
-    from .errors import LoopmodelError
-
     if isinstance(models, str):
         models = (models,)
     _check_type("models", models, (list, tuple), "a model name or a list of them (LC, ECM, Roofline, RooflineASM)")
     for m in models:
         _check_type("models", m, str, "model names (str) in the list")
     try:
-        _models(models)
+        model_names(models)
     except LoopmodelError as exc:
         raise ApiValueError(f"models: {exc.message}") from None
-    return tuple(f"--pmodel={m}" for m in models)
+    return tuple(models)
 
 
 def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), output=None, **options):
@@ -685,14 +706,13 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
             cannot be written.
     """
     _check_inputs(kernel, machine, defines, models)
-    from .cli import prepare_analyze
-    from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
-
     path = None if output is None else _output_path(output)
-    args = _args("analyze", kernel, machine, defines, options, _model_argv(models))
-    analyzer, points, _ = prepare_analyze(args)
+    opts = command_options(AnalyzeOptions, "analyze", options, define=define_argv(defines),
+                           pmodel=_model_names(models))
+    prepared = analyze_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts)
+    analyzer, points = prepared.analyzer, prepared.points
     names = list(points.values)
-    lead = {"kernel": str(args.kernel), "machine": machine_label(machine)}
+    lead = {"kernel": str(_kernel_arg(kernel)), "machine": machine_label(machine)}
     opts = dict(options)
     if tuple(models) != ("LC", "ECM", "Roofline"):
         opts["pmodel"] = list(models) if not isinstance(models, str) else models
@@ -760,8 +780,6 @@ def machine_label(machine) -> str:
     Raises:
         ApiTypeError, ApiValueError: not a machine argument (:func:`_machine_arg`).
     """
-    from .cli import machine_name
-
     return machine_name(_machine_arg(machine))
 
 
@@ -784,7 +802,7 @@ def scaling(kernel, machine, defines=None, *, measured=None, **options) -> Scali
         LoopmodelError: bad inputs (one line, as the command line prints); arguments of the
             wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError).
     """
-    from .cli import scaling_results
+    from .cli.scaling import scaling_results
 
     _check_inputs(kernel, machine, defines)
     measured = _measured_arg(measured)

@@ -17,6 +17,11 @@ import os
 import re
 import sys
 
+from ..workflows.analyze import AnalysisOptions, prepare
+from ..workflows.inputs import check_p0, core_list
+from .arguments import add_options, kernel_and_machine, options_from_args
+from .scaling import multicore_args
+
 #: the most operating points one command evaluates
 MAX_POINTS = 20000
 _CLOCK_PREFIX = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
@@ -24,11 +29,11 @@ _CLOCK_PREFIX = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 
 def add_parser(sub) -> None:
     """The ``energy`` subcommand on ``sub``."""
-    from . import _analysis_args, multicore_args
-
     e = sub.add_parser("energy", help="energy to solution and performance per (cores, clock); the energy-optimal "
                                       "operating point (ECM + multicore + chip power model)")
-    _analysis_args(e)
+    kernel_and_machine(e)
+    add_options(e, AnalysisOptions)
+    e.add_argument("--json", action="store_true", help="print one JSON document")
     for action in e._actions:  # the shared --clock takes a list of clocks here
         if action.dest == "clock":
             action.metavar = "CLOCKS"
@@ -143,7 +148,6 @@ def run(args) -> int:
     Raises:
         LoopmodelError: one-line user errors.
     """
-    from . import _check_p0, _core_list, _prepare
     from ..errors import DefineError, LoopmodelError
     from ..fileio.defines import one_point
     from ..fileio.output import check_new_output
@@ -154,7 +158,7 @@ def run(args) -> int:
     clock_text, args.clock = args.clock, None  # the analysis runs at the machine's clock, the grid at each
     if clock_text:
         clock_list(clock_text)  # bad --clock before the analysis
-    analyzer, points = _prepare(args, ("ECM",), 1)
+    analyzer, points = prepare(args.kernel, args.machine, options_from_args(AnalysisOptions, args), ("ECM",), 1)
     args.clock = clock_text
     point = one_point(points, "energy")
     res = analyzer.run(point)
@@ -162,11 +166,11 @@ def run(args) -> int:
     m = analyzer.machine
     if args.data_in not in res.ecm.T_ECM:
         raise DefineError(f"--data-in {args.data_in}: no such level (choose {', '.join(res.ecm.T_ECM)})")
-    _check_p0(args.p0)
+    check_p0(args.p0)
     power = power_data(m, args, str(args.machine))
     notes = []
     clocks = _clocks(args, m, power, notes)
-    cores = _core_list(args.cores, m.cores_per_socket * m.sockets) if args.cores else \
+    cores = core_list(args.cores, m.cores_per_socket * m.sockets) if args.cores else \
         list(range(1, m.cores_per_socket + 1))
     if len(cores) * len(clocks) > MAX_POINTS:
         raise DefineError(f"{len(cores) * len(clocks)} operating points; at most {MAX_POINTS}")

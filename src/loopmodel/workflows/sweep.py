@@ -479,11 +479,11 @@ def check_options(argv) -> argparse.Namespace:
     Raises:
         StudyError: what analyze would refuse (one line).
     """
-    from ..cli import _models
+    from .analyze import model_names
 
     args = analyze_parser().parse_args(["KERNEL", "-m", "MACHINE", *argv])
     try:
-        _models(args.pmodel)
+        model_names(args.pmodel)
     except LoopmodelError as exc:
         raise StudyError(exc.message) from None
     return args
@@ -553,11 +553,13 @@ def _prepared(kernel: StudyKernel, machine: StudyMachine, argv: tuple):
     """``(Analyzer, #define defaults)`` exactly as ``loopmodel analyze`` prepares them for one
     point, from the kernel's bytes and the machine's model that the task carries (the
     digests key this per-process memo, so a changed file is prepared again)."""
-    from .. import cli
+    from ..cli.arguments import options_from_args
+    from .analyze import AnalyzeOptions, run
 
     args = analyze_parser().parse_args([kernel.path, "-m", machine.spec, *argv])
-    args.kernel, args.machine = kernel, machine  # parsed from the task, no file read here
-    analyzer, points, _ = cli.prepare_analyze(args)
+    # parsed from the task, no file read here
+    prepared = run(kernel, machine, options_from_args(AnalyzeOptions, args))
+    analyzer, points = prepared.analyzer, prepared.points
     return analyzer, dict(points.base)
 
 
@@ -610,12 +612,12 @@ def _cacheable(kernel_path: str, argv: tuple) -> bool:
     """Whether the results of a task of this kernel with these analyze arguments depend only
     on the key of :func:`chunk_key`: not when an external tool (llvm-mca, OSACA, a compiler)
     may take part, or ``no_cache`` is set."""
-    from .. import cli
     from ..fileio.kernel_yaml import YAML_SUFFIXES
+    from .analyze import model_names, peer_models
 
     args = analyze_parser().parse_args(["KERNEL", "-m", "MACHINE", *argv])
-    models = cli._models(args.pmodel)
-    notes, incore_default = cli._peer_models(args.pmodel)
+    models = model_names(args.pmodel)
+    notes, incore_default = peer_models(args.pmodel)
     incore = "analytic" if args.scalar else args.incore or incore_default
     if args.no_cache or "RooflineASM" in models:
         return False

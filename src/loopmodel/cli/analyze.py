@@ -1,0 +1,196 @@
+"""``loopmodel analyze``: arguments -> :class:`~loopmodel.workflows.analyze.AnalyzeOptions` ->
+:func:`loopmodel.workflows.analyze.run` -> a text report, JSON, or JSON Lines for a ``-D`` range.
+
+    loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline -p RooflineASM] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rich.console import Console
+from rich.progress import Progress
+
+from ..errors import DefineError, LoopmodelError
+from ..fileio.output import check_new_output, write_new_output
+from ..report.ecm_plot import ecm_point, plot
+from ..report.figures import check_picture_path
+from ..report.json_report import to_dict
+from ..report.text import SweepPrinter, render
+from ..workflows import analyze as workflow
+from .arguments import add_options, console, kernel_and_machine, options_from_args
+
+#: suffixes of kernel files: after ``--json`` such a name is the kernel, not the JSON output file
+KERNEL_SUFFIXES = (".c", ".yml", ".yaml")
+
+EPILOG = ("Kerncraft spellings accepted: -D/--define N 1000, -P/--cache-predictor LC|SIM, -i/--incore-model "
+          "OSACA|LLVM-MCA, --unit cy/It|It/s|FLOP/s|cy/CL, -p ECMData (= ECM, data-transfer terms; analytic in-core "
+          "unless -i is given), -p ECMCPU (= ECM, in-core part T_OL || T_nOL), -p RooflineFLOP (= Roofline), --json "
+          "FILE (writes a new file; an existing one is not overwritten).")
+JSON_HELP = ("print one JSON document; for -D ranges one document per line as it is computed (JSON Lines); "
+             "'--json FILE' or '--json=FILE' (Kerncraft's spelling) writes that to FILE, a new file (an existing one "
+             "is not overwritten), and prints the text report; the word after --json is FILE unless it starts with "
+             "'-', ends in .c/.yml/.yaml, or names an existing file other than *.json")
+
+
+def add_parser(sub) -> None:
+    """The ``analyze`` subcommand on ``sub`` (from ``add_subparsers``)."""
+    a = sub.add_parser("analyze", help="analyze a kernel on a machine model", epilog=EPILOG)
+    kernel_and_machine(a)
+    add_options(a, workflow.AnalyzeOptions)
+    a.add_argument("--json-file", metavar="FILE", help=argparse.SUPPRESS)
+    a.add_argument("--json", action="store_true", help=JSON_HELP)
+    a.add_argument("-v", "--verbose", action="count", default=0)
+    a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
+    a.add_argument("--plot", metavar="FILE", help="with a -D range: write the ECM contributions over the size, "
+                                                  "layer-condition transitions marked (PNG, SVG or PDF by extension)")
+    a.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+
+
+def json_file_argv(argv: list) -> list:
+    """``analyze ... --json FILE`` / ``--json=FILE`` (Kerncraft's spelling) -> ``--json --json-file FILE``.
+
+    The word after ``--json`` is the output file unless it starts with ``-``, ends in a kernel
+    suffix (:data:`KERNEL_SUFFIXES`) or names an existing file other than ``*.json`` (then it is
+    the kernel, and ``--json`` prints JSON on stdout as before). Other commands are unchanged.
+    """
+    if not argv or argv[0] != "analyze":
+        return argv
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--json="):
+            out += ["--json", "--json-file", a.split("=", 1)[1]]
+        elif a == "--json" and i + 1 < len(argv) and _is_json_file(argv[i + 1]):
+            out += ["--json", "--json-file", argv[i + 1]]
+            i += 1
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def _is_json_file(word: str) -> bool:
+    if word.startswith("-") or word.lower().endswith(KERNEL_SUFFIXES):
+        return False
+    return word.lower().endswith(".json") or not os.path.exists(word)
+
+
+def run(args) -> int:
+    """Run ``analyze`` for parsed ``args``; returns the exit status.
+
+    Raises:
+        LoopmodelError: one-line user errors (kernel, machine, sizes, options, output files).
+    """
+    if args.json_file:
+        check_new_output(args.json_file, "--json")
+    if args.plot:
+        check_picture_path(args.plot)
+        check_new_output(args.plot, "--plot", args.force)
+    prepared = workflow.run(args.kernel, args.machine, options_from_args(workflow.AnalyzeOptions, args))
+    variable = plot_variable(prepared.points, prepared.models) if args.plot else None
+    if len(prepared.points) > 1:
+        return _analyze_sweep(args, prepared, variable)
+    res = prepared.analyzer.run(prepared.points[0])
+    if args.json:
+        text = json.dumps(to_dict(res), indent=1) + "\n"
+        if not args.json_file:
+            sys.stdout.write(text)
+            return 0
+        write_new_output(args.json_file, text, "--json")
+    render(res, console(), args.unit, args.verbose)
+    return 0
+
+
+def _emitters(args, out, largest: dict) -> tuple:
+    """``(emit, close)`` of a streamed sweep: text rows, JSON Lines on stdout, or text rows with
+    the JSON Lines written to ``--json FILE`` at the end."""
+    if args.json and not args.json_file:
+        def emit(res):
+            out.write(json.dumps(to_dict(res)) + "\n")
+            out.flush()
+        return emit, None
+    printer = SweepPrinter(out.write, out.flush, args.unit, largest)
+    if not args.json_file:
+        return printer.add, printer.close
+    lines = []
+
+    def emit_both(res):
+        lines.append(json.dumps(to_dict(res)) + "\n")
+        printer.add(res)
+
+    def close():
+        printer.close()
+        write_new_output(args.json_file, "".join(lines), "--json")
+    return emit_both, close
+
+
+def _analyze_sweep(args, prepared, variable: str | None) -> int:
+    """A ``-D`` range, streamed: each point is written (and flushed) as soon as it is computed --
+    a text row, or with ``--json`` one complete JSON document per line (JSON Lines) -- so that
+    neither the points nor the results of the sweep are held in memory."""
+    out = sys.stdout
+    points = prepared.points
+    plot_points = []
+    emit, close = _emitters(args, out, points.largest())
+    if args.plot:
+        emit = _collecting(emit, plot_points, variable)
+    # rows on a terminal show the progress themselves; the bar is for output sent elsewhere
+    if not args.no_progress and sys.stderr.isatty() and not out.isatty():
+        with Progress(transient=True, console=Console(stderr=True)) as prog:
+            task = prog.add_task("analyzing", total=len(points))
+            for res in prepared.results():
+                emit(res)
+                prog.advance(task)
+    else:
+        for res in prepared.results():
+            emit(res)
+    if close:
+        close()
+    if args.plot:
+        _write_ecm_plot(args, variable, plot_points, prepared.analyzer, points[0])
+        if not args.json or args.json_file:
+            out.write(f"plot written to {args.plot}\n")
+    return 0
+
+
+def _collecting(emit, plot_points: list, variable: str):
+    """``emit`` that also keeps the :class:`~loopmodel.report.ecm_plot.EcmPoint` of each result."""
+    def both(res):
+        emit(res)
+        plot_points.append(ecm_point(res, variable))
+    return both
+
+
+def plot_variable(points, models: tuple) -> str:
+    """The size constant ``analyze --plot`` draws over: the one ``-D`` range of ``points``.
+
+    Raises:
+        DefineError: no range, more than one, or no ECM among the models (one line).
+    """
+    ranged = [name for name, seq in points.values.items() if len(seq) > 1]
+    if not ranged:
+        raise DefineError("--plot needs a -D range (e.g. -D N=100:10000:100)")
+    if len(ranged) > 1:
+        raise DefineError(f"--plot draws over one size: {' and '.join(ranged)} both vary (give one -D range)")
+    if "ECM" not in models:
+        raise DefineError("--plot draws the ECM contributions: add -p ECM")
+    return ranged[0]
+
+
+def _write_ecm_plot(args, variable: str, plot_points: list, analyzer, first: dict) -> None:
+    """Write the ECM picture of a sweep (:func:`loopmodel.report.ecm_plot.plot`) to ``args.plot``;
+    the title names the kernel, the machine and the sizes that do not vary (``first``: a point).
+
+    Raises:
+        LoopmodelError: the file cannot be written (one line).
+    """
+    fixed = ", ".join(f"{n}={v}" for n, v in sorted(first.items()) if n != variable)
+    title = f"{os.path.basename(str(args.kernel))} on {analyzer.machine.name}: single-core ECM contributions"
+    title += f" ({fixed})" if fixed else ""
+    try:
+        plot(plot_points, variable, args.plot, title)
+    except OSError as exc:
+        raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None

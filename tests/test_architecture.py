@@ -1,0 +1,95 @@
+"""The shape of the package (docs/architecture.md): the import-linter contract (layers, no
+cycles), imports at module level but for the documented lazy places, argparse only in the
+command line, no private name used outside its module, the package root holding only the API
+and the shared utilities, and public functions that show their own docstring in ``help()``."""
+from __future__ import annotations
+
+import ast
+import inspect
+import pydoc
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import loopmodel
+from helpers import ROOT
+
+PACKAGE = ROOT / "src" / "loopmodel"
+#: optional heavy dependencies: each imported inside one documented function (not at import time)
+LAZY_MODULES = {"matplotlib", "pandas", "pyarrow", "dask", "distributed", "osaca"}
+#: modules at the package root: the API, the entry points and the shared utilities
+ROOT_MODULES = {"__init__", "__main__", "api", "errors", "units", "version", "gate", "cache", "toolchain"}
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(), str(path))
+
+
+def _function_imports(tree) -> list:
+    """``(line, top-level module name)`` of every import inside a function (nested ones once)."""
+    seen, out = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.Import, ast.ImportFrom)) and id(sub) not in seen:
+                    seen.add(id(sub))
+                    if isinstance(sub, ast.Import):
+                        out += [(sub.lineno, a.name.split(".")[0]) for a in sub.names]
+                    else:
+                        out.append((sub.lineno, "." if sub.level else (sub.module or "").split(".")[0]))
+    return out
+
+
+def test_import_contract_holds():
+    """``lint-imports`` (pyproject.toml [tool.importlinter]): the layers and no cycles."""
+    exe = shutil.which("lint-imports")
+    assert exe, "lint-imports is installed with the test extra (pip install '.[test]')"
+    proc = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def test_imports_at_module_level_but_the_lazy_heavy_ones():
+    bad = [f"{path.relative_to(PACKAGE)}:{line} imports {name}"
+           for path, tree in _modules() for line, name in _function_imports(tree)
+           if name not in LAZY_MODULES]
+    assert not bad, "\n".join(bad)
+
+
+def test_each_heavy_dependency_has_one_lazy_place():
+    places = {}
+    for path, tree in _modules():
+        for _, name in _function_imports(tree):
+            places.setdefault(name, set()).add(str(path.relative_to(PACKAGE)))
+    assert {n: p for n, p in places.items() if len(p) > 1} == {}
+
+
+def test_only_the_command_line_uses_argparse():
+    users = {str(path.relative_to(PACKAGE)) for path, tree in _modules() for node in ast.walk(tree)
+             if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names)
+             or isinstance(node, ast.ImportFrom) and node.module == "argparse"}
+    assert users and all(u.startswith("cli/") for u in users), sorted(users)
+
+
+def test_no_private_name_crosses_a_module():
+    bad = []
+    for path, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("loopmodel")):
+                bad += [f"{path.relative_to(PACKAGE)}:{node.lineno} {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not bad, "\n".join(bad)
+
+
+def test_package_root_holds_the_api_and_the_shared_utilities():
+    assert {p.stem for p in PACKAGE.glob("*.py")} == ROOT_MODULES
+
+
+@pytest.mark.parametrize("name", [n for n in loopmodel.__all__ if n[0].islower() and n != "__version__"])
+def test_public_functions_show_their_own_docstring(name):
+    value = getattr(loopmodel, name)
+    assert inspect.isfunction(value), f"loopmodel.{name} is a {type(value).__name__}"
+    assert value.__module__ == "loopmodel.api" and value.__doc__
+    assert value.__doc__.strip().splitlines()[0] in pydoc.render_doc(value)

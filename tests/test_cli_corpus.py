@@ -32,10 +32,11 @@ _ELAPSED = re.compile(r"in [0-9]+(\.[0-9]+)? s\b")
 
 
 def run_corpus_line(argv: tuple, tmp: Path) -> dict:
-    """Run one command line in the repository; its output with ``tmp`` written as ``{tmp}`` and
-    elapsed times as ``in <t> s``."""
+    """Run one command line in the repository; its output with ``tmp`` written as ``{tmp}``, the
+    repository as ``{root}`` and elapsed times as ``in <t> s``."""
     names = {"tmp": str(tmp), "coherence": str(FIXTURES / "coherence.yml")}
     proc = run_main_inprocess([a.format(**names) for a in argv], ROOT)
+    names["root"] = str(ROOT)  # absolute paths in the output (kernels named by an application file)
     files = {p.name: p.read_text(errors="replace") for p in sorted(tmp.iterdir()) if p.is_file()}
     text = json.dumps({"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "files": files})
     for path in sorted(names.values(), key=len, reverse=True):

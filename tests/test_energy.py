@@ -143,7 +143,7 @@ SECTION = {"W0": "23.6 W", "W1": "1.9 W/GHz", "W2": "1.2 W/GHz^2", "clock range"
 
 
 def _snb_mapping():
-    from loopmodel.cli import _dump
+    from loopmodel.cli.machine import _dump
     from loopmodel.fileio.machine_files import load_machine
 
     return _dump(load_machine(SNB))

@@ -6,7 +6,7 @@ Every function takes the options of its command line counterpart by their argpar
 options are turned into that command's arguments and parsed by the command's own parser, so
 that defaults, accepted values and error messages are the command line's; then the same
 library function the command calls computes the result (:func:`loopmodel.cli.prepare_analyze`,
-:func:`loopmodel.cli.scaling_results`, :func:`loopmodel.cli.bench.bench_results`,
+:func:`loopmodel.workflows.scaling.run`, :func:`loopmodel.cli.bench.bench_results`,
 :func:`loopmodel.cli.validate.validation_rows`). ``to_dict()`` returns the document the
 command prints with ``--json``.
 
@@ -30,9 +30,11 @@ from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
 from .workflows import analyze as analyze_workflow
+from .workflows import scaling as scaling_workflow
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
+from .workflows.scaling import ScalingOptions
 from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
 
 #: options of each command that the API gives as arguments of its own or leaves out (output only)
@@ -802,18 +804,18 @@ def scaling(kernel, machine, defines=None, *, measured=None, **options) -> Scali
         LoopmodelError: bad inputs (one line, as the command line prints); arguments of the
             wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError).
     """
-    from .cli.scaling import scaling_results
-
     _check_inputs(kernel, machine, defines)
     measured = _measured_arg(measured)
     if isinstance(options.get("cores"), (list, tuple, range)):
         for c in options["cores"]:
             _check_type("cores", c, numbers.Integral, "core counts (int) in the list")
         options["cores"] = ",".join(str(c) for c in options["cores"])
-    args = _args("scaling", kernel, machine, defines, options)
-    args.measured = measured
-    results, res, meas, fit = scaling_results(args)
-    return ScalingReport(tuple(results), Result(res), None if meas is None else MappingProxyType(meas), fit)
+    opts = command_options(ScalingOptions, "scaling", options, define=define_argv(defines))
+    if isinstance(measured, str):
+        opts, measured = dataclasses.replace(opts, measured=measured), None
+    out = scaling_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts, measured)
+    meas = None if out.measured is None else MappingProxyType(out.measured)
+    return ScalingReport(out.curves, Result(out.analysis), meas, out.fit)
 
 
 def _measured_arg(measured):

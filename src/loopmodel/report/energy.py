@@ -7,7 +7,12 @@ of work over performance, one line per clock, one point per core count.
 """
 from __future__ import annotations
 
+from rich.markup import escape
+from rich.table import Table
+
+from ..fileio.machine_writer import power_mapping
 from ..units import format_si
+from .figures import finish, pyplot
 from .schema import document
 
 
@@ -42,6 +47,22 @@ def power_dict(power) -> dict:
             "clock_step_Hz": power.clock_step, "source": power.source, "notes": list(power.notes)}
 
 
+def context(kernel: str, machine: str, defines: dict, data_in: str, power) -> dict:
+    """The ``context`` of :func:`to_dict`: the kernel and machine as named, the sizes, the
+    memory level the data are in and the power model (:func:`power_dict`)."""
+    return {"kernel": kernel, "machine": machine, "defines": dict(defines), "data_in": data_in,
+            "power": power_dict(power)}
+
+
+def power_line(power) -> str:
+    """``'power model W = W0 + (W1·f + W2·f²)·n: W0 = 23.6 W, ... (source: ...)'``: the
+    coefficients of the power model in use as its section writes them."""
+    pm = power_mapping(power)
+    return ("power model W = W0 + (W1·f + W2·f²)·n: "
+            + ", ".join(f"{k} = {pm[k]}" for k in ("W0", "W1", "W2", "per core", "at clock") if k in pm)
+            + (f" (source: {pm['source']})" if pm.get("source") else ""))
+
+
 def _nj(e: float) -> str:
     return f"{e * 1e9:.3f}"
 
@@ -54,9 +75,6 @@ def describe(p, unit: str) -> str:
 
 def render(result, title: str, console, power_line: str) -> None:
     """The table of every operating point, then both optima and the saving."""
-    from rich.markup import escape
-    from rich.table import Table
-
     console.print(escape(title))
     console.print(escape(power_line))
     u = result.unit
@@ -89,8 +107,6 @@ def plot(result, title: str, path: str | None):
     Raises:
         ToolError: no matplotlib; OSError: the file cannot be written.
     """
-    from .figures import finish, pyplot
-
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9.0, 5.0))
     clocks = sorted({p.clock_hz for p in result.points})

@@ -143,10 +143,10 @@ SECTION = {"W0": "23.6 W", "W1": "1.9 W/GHz", "W2": "1.2 W/GHz^2", "clock range"
 
 
 def _snb_mapping():
-    from loopmodel.cli.machine import _dump
     from loopmodel.fileio.machine_files import load_machine
+    from loopmodel.fileio.machine_writer import machine_mapping
 
-    return _dump(load_machine(SNB))
+    return machine_mapping(load_machine(SNB))
 
 
 def test_power_section_reads_with_units_and_round_trips():

@@ -188,7 +188,7 @@ def test_in_core_time_of_reductions_with_and_without_simd():
     accumulator: an FMA chain of 4 cy per 8 iterations, 0.5 cy/it; a YAML phase has no code."""
     from loopmodel.fileio.machine_files import load_machine
     from loopmodel.fileio.omp_program import parse_omp_c, parse_omp_yaml
-    from loopmodel.workflows.omp_analysis import phase_core_seconds
+    from loopmodel.workflows.omp import phase_core_seconds
 
     m = load_machine("SkylakeSP_Gold-6148")
     assert m.in_core.latency["ADD"] == 4 and m.in_core.latency["FMA"] == 4

@@ -5,6 +5,14 @@ order given; it is checked to read back into the same model before anyone writes
 """
 from __future__ import annotations
 
+import dataclasses
+import json
+import textwrap
+
+import yaml
+
+from .machine_schema import validate_mapping
+
 UNITS_COMMENT = ("Units are explicit: clock in GHz, sizes in B, link bandwidths in B/cy (per direction for "
                  "duplex: full), penalties in cy per cache line, measured bandwidths in GB/s (without "
                  "write-allocate traffic). in_core.throughput: instructions per cycle at full SIMD width; "
@@ -19,10 +27,6 @@ def machine_text(mapping: dict, header: list) -> str:
         MachineError: the text does not read back into a valid model (a defect of the caller;
             one line naming the key).
     """
-    import yaml
-
-    from .machine_schema import validate_mapping
-
     body = yaml.safe_dump(mapping, sort_keys=False, width=110, default_flow_style=None, allow_unicode=True)
     validate_mapping(yaml.safe_load(body), "<written machine file>")
     lines = [f"# {h}" for line in header for h in _wrap(line)]
@@ -30,8 +34,6 @@ def machine_text(mapping: dict, header: list) -> str:
 
 
 def _wrap(text: str, width: int = 100) -> list:
-    import textwrap
-
     return textwrap.wrap(text, width) or [""]
 
 
@@ -98,3 +100,58 @@ def power_mapping(section) -> dict:
     if section.notes:
         out["notes"] = list(section.notes)
     return out
+
+
+def plain_yaml(data: dict) -> str:
+    """The YAML text of machine-file data as ``machine show`` and ``machine convert`` print it
+    (keys in the given order, lines up to 110 columns, short lists inline)."""
+    return yaml.safe_dump(data, sort_keys=False, width=110, default_flow_style=None)
+
+
+def quantity_text(value: float, unit: str, scale: float = 1.0, prefix: str = "") -> str:
+    """``value`` (base units) as ``"<value/scale> <prefix><unit>"`` when that reads back to
+    exactly ``value`` (:func:`loopmodel.units.parse_quantity` multiplies by the prefix), else
+    as ``"<value> <unit>"``."""
+    scaled = value / scale
+    text = f"{int(scaled)}" if scaled == int(scaled) else repr(scaled)
+    if float(text) * scale == value:
+        return f"{text} {prefix}{unit}"
+    return f"{int(value) if value == int(value) else repr(value)} {unit}"
+
+
+def machine_mapping(model) -> dict:
+    """A validated :class:`~loopmodel.machine.model.MachineModel` as machine-file data (plain
+    YAML types) with explicit units: clock in GHz, sizes in B, bandwidths in B/cy or GB/s,
+    penalties and latencies in cy. It loads back to an equal model."""
+    q = quantity_text
+    d = json.loads(json.dumps(dataclasses.asdict(model)))  # tuples -> lists, plain YAML types
+    d["clock"] = q(model.clock, "Hz", 1e9, "G")
+    d["cacheline_size"] = q(model.cacheline_size, "B")
+    d["in_core"]["simd_width"] = q(model.in_core.simd_width, "B")
+    for key in ("load", "store"):
+        d["in_core"][key]["bytes_per_cycle"] = q(d["in_core"][key]["bytes_per_cycle"], "B/cy")
+    d["in_core"]["latency"] = {k: q(v, "cy") for k, v in model.in_core.latency.items()}
+    for lv in d["memory_hierarchy"]:
+        if lv.get("size") is not None:
+            lv["size"] = q(lv["size"], "B")
+        for k in [k for k, v in lv.items() if v is None]:
+            del lv[k]
+    for lk, link in zip(d["links"], model.links):
+        lk["penalty_load"] = q(lk["penalty_load"], "cy")
+        lk["penalty_store"] = q(lk["penalty_store"], "cy")
+        bws = ["measured" if b.unit == "measured" else q(b.value, "B/s", 1e9, "G") if b.unit == "B/s"
+               else q(b.value, "B/cy") for b in link.bandwidth]
+        lk["bandwidth"] = bws if len(bws) > 1 else bws[0]
+    for k in d["benchmarks"]["kernels"].values():
+        k["element_size"] = q(k["element_size"], "B")
+    d["benchmarks"]["measurements"] = {
+        lvl: {"cores": list(t.cores), **{name: [q(v, "B/s", 1e9, "G") for v in vals]
+                                         for name, vals in t.bandwidths.items()}}
+        for lvl, t in model.benchmarks.measurements.items()}
+    d.pop("coherence", None)
+    if model.coherence is not None:
+        d["coherence"] = coherence_mapping(model.coherence)
+    d.pop("power", None)
+    if model.power is not None:
+        d["power"] = power_mapping(model.power)
+    return d

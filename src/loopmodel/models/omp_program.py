@@ -143,6 +143,19 @@ class ProgramPrediction:
     notes: tuple = ()
 
 
+@dataclass(frozen=True)
+class OmpRow:
+    """One thread count of ``loopmodel omp``: ``prediction`` (:class:`ProgramPrediction`),
+    ``measured`` (:class:`~loopmodel.measure.omp_bench.ProgramMeasurement` or None),
+    ``speedup`` (predicted time on the smallest thread count / this one),
+    ``measured_speedup`` (same for the measurement, or None)."""
+    threads: int
+    prediction: ProgramPrediction
+    measured: object = None
+    speedup: float = 1.0
+    measured_speedup: float | None = None
+
+
 def _transitions(pt) -> tuple:
     total = sum(pt.transitions.values()) or 1.0
     items = [TransitionTime(transition_label(k, pt.holders[k]), k, s, s / total)
@@ -310,3 +323,11 @@ def repeat_slices(program: OmpProgram) -> tuple:
 def _repeat_times(program: OmpProgram, phases: list) -> tuple:
     return tuple(RepeatTime(rep.line, rep.count, tuple(sum(p.seconds for p in phases[a:b]) for a, b in its))
                  for rep, its in repeat_slices(program))
+
+
+def measured_iterations(program: OmpProgram, measured) -> tuple:
+    """Measured seconds per iteration of each repeat (sums of the phases' minima) of
+    ``measured`` (:class:`~loopmodel.measure.omp_bench.ProgramMeasurement`), in the order of
+    :func:`repeat_slices`."""
+    return tuple(tuple(sum(m.seconds for m in measured.phases[a:b]) for a, b in its)
+                 for _, its in repeat_slices(program))

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..models.omp_program import measured_iterations
+from .omp_json import omp_notes
+
 
 def format_seconds(s: float) -> str:
     """``1.5e-6`` -> ``'1.50 µs'`` (s, ms, µs, ns)."""
@@ -18,8 +25,6 @@ def _error(pred: float, meas: float) -> str:
 
 
 def _totals_table(rows, title: str):
-    from rich.table import Table
-
     t = Table(title=title)
     measured = rows[0].measured is not None
     cols = ["threads", "predicted", "speed-up"] + (["measured (min)", "measured speed-up", "error"] if measured else [])
@@ -43,9 +48,6 @@ def _dominant(ph) -> str:
 
 
 def _phase_table(rows):
-    from rich.markup import escape
-    from rich.table import Table
-
     last = rows[-1]
     t = Table(title=f"phases (time of one execution after the preceding phases); transitions at {last.threads} "
                     "thread(s)")
@@ -70,16 +72,11 @@ def _phase_table(rows):
 
 def render(rows, program, program_name: str, machine_name: str, extra_notes: tuple = ()) -> None:
     """Print the tables, the repeats' time per iteration, hints and notes to stdout."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    from ..workflows import omp_analysis
-
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     console.print(_totals_table(rows, f"{program_name} on {machine_name}: coherence-aware prediction"))
     console.print(_phase_table(rows))
     for r in rows:
-        meas = omp_analysis.measured_iterations(program, r.measured) if r.measured is not None else ()
+        meas = measured_iterations(program, r.measured) if r.measured is not None else ()
         for j, rp in enumerate(r.prediction.repeats):
             text = ", ".join(format_seconds(s) for s in rp.seconds)
             line = f"T={r.threads}: repeat at line {rp.line}, predicted per iteration: {text}"
@@ -90,5 +87,5 @@ def render(rows, program, program_name: str, machine_name: str, extra_notes: tup
     for ph in last.phases:
         for h in ph.hints:
             console.print(escape(f"hint (phase {ph.index}, line {ph.line}): {h}"))
-    for n in omp_analysis.omp_notes(rows, extra_notes):
+    for n in omp_notes(rows, extra_notes):
         console.print(escape(f"note: {n}"))

@@ -33,9 +33,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import LoopmodelError
-from ..measure.probe import (BENCH_KERNELS, ELEMENT, KERNELS, cy_per_cl, data_caches, effective_sizes, host_flags,
-                            point_seconds_per_it)
+from ..compiled.llvm_mca import find_llvm_mca
+from ..errors import LoopmodelError, MachineError
+from ..fileio.c_kernel import parse_kernel
+from ..fileio.machine_schema import validate_mapping
+from ..fileio.machine_writer import coherence_mapping, power_mapping
+from ..machine.bandwidth import write_allocate_factor
+from ..measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus, mca_latency_check
+from ..measure.incore_bench import access_costs, in_core_section
+from ..measure.probe import (BENCH_KERNELS, ELEMENT, KERNELS, TRAINING_SOURCE, cy_per_cl, data_caches,
+                             effective_sizes, host_flags, point_seconds_per_it)
+from ..measure.provenance import probe_section
+from ..models.calibration import fit_load_store_limit
+from ..models.link_fit import KernelTransfers, fit_links
+from ..models.scaling import fit_p0
+from .analysis import Analyzer, Options
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -72,9 +84,6 @@ def build_host_model(data) -> HostModel:
         MachineError: the measurements cannot make a valid model (no clock, no memory
             measurement); one line saying what is missing.
     """
-    from ..errors import MachineError
-    from ..fileio.machine_schema import validate_mapping
-
     if data.clock is None:
         raise MachineError("the clock could not be measured, so no cycle-based model can be built")
     if "MEM" not in data.tables:
@@ -96,14 +105,11 @@ def build_host_model(data) -> HostModel:
     fits["latency_estimate"] = _latency_estimate(data, machine)
     mapping, fits["contention_p0"] = _fit_p0(mapping, machine, data, notes)
     if data.coherence is not None:
-        from ..fileio.machine_writer import coherence_mapping
         mapping["coherence"] = coherence_mapping(data.coherence)
         notes += [f"coherence: {n}" for n in data.coherence.notes]
     if getattr(data, "power", None) is not None:
-        from ..fileio.machine_writer import power_mapping
         mapping["power"] = power_mapping(data.power)
         notes += [f"power: {n}" for n in data.power.notes]
-    from ..measure.provenance import probe_section
     mapping["probe"] = probe_section(data, fits, notes)
     machine = validate_mapping(mapping, "<probe>")
     return HostModel(mapping, machine, tuple(notes))
@@ -164,7 +170,6 @@ def _in_core(data, notes: list) -> dict:
 
 def _measured_in_core(data, width: int, notes: list) -> dict:
     if data.incore is not None:
-        from ..measure.incore_bench import access_costs, in_core_section
         try:
             section = in_core_section(data.incore, width)
         except LoopmodelError as exc:
@@ -184,9 +189,6 @@ def _measured_in_core(data, width: int, notes: list) -> dict:
 
 
 def _llvm_mca_cpu(native: str, notes: list) -> str | None:
-    from ..compiled.llvm_mca import find_llvm_mca
-    from ..measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus
-
     path = find_llvm_mca()
     if path is None:
         notes.append("llvm-mca not found: no llvm-mca CPU model chosen (the analytic in-core model is used)")
@@ -199,8 +201,6 @@ def _llvm_mca_cpu(native: str, notes: list) -> str | None:
 
 def _check_llvm_mca(data, cpu: str, width: int, notes: list) -> bool:
     """Whether llvm-mca's model ``cpu`` has this host's ADD, MUL and FMA latencies (within 20 %)."""
-    from ..measure.host_cpu import mca_latency_check
-
     measured = {op: data.incore.latency(op, width) for op in ("ADD", "MUL", "FMA")}
     rows, warn = mca_latency_check(cpu, {k: v for k, v in measured.items() if v}, width,
                                    data.host.get("machine") in ("aarch64", "arm64"))
@@ -260,9 +260,6 @@ def _benchmarks(data) -> dict:
 def _analysis(machine, kernel_name: str):
     """Analysis of one benchmark kernel (ECM, analytic in-core model, reductions split: the
     benchmark's loads are independent), data set far beyond the caches."""
-    from .analysis import Analyzer, Options
-    from ..fileio.c_kernel import parse_kernel
-
     kernel, _ = parse_kernel(BENCH_SOURCES[kernel_name], f"<{kernel_name} benchmark>")
     opts = Options(models=("ECM",), incore="analytic", reassociate=True, use_cache=False)
     return Analyzer(kernel, machine, opts).run({"N": 10_000_000})
@@ -276,8 +273,6 @@ def _analyze(machine, kernel_name: str):
 def _fit_load_store(mapping: dict, machine, data, notes: list) -> tuple:
     """The in-core model's combined load+store limit fitted to the benchmark kernels in L1
     (:func:`loopmodel.models.calibration.fit_load_store_limit`)."""
-    from ..models.calibration import fit_load_store_limit
-
     samples = []
     for k in KERNELS:
         measured = _measured_levels(data, k, machine.clock, machine.cacheline_size).get(0)
@@ -316,8 +311,6 @@ def _measured_levels(data, kernel: str, clock: float, line: float) -> dict:
 def _transfers(machine, data) -> list:
     """One :class:`~loopmodel.models.link_fit.KernelTransfers` per benchmark kernel: the ECM
     model's in-core times and bytes per link, and the measured single-core times."""
-    from ..models.link_fit import KernelTransfers
-
     out = []
     for k in KERNELS:
         ecm = _analyze(machine, k)
@@ -332,11 +325,6 @@ def _training_transfers(machine, data) -> list:
     """One :class:`~loopmodel.models.link_fit.KernelTransfers` per training point: the ECM
     model's view of the training kernel at that size (its own layer-condition traffic) and its
     time in cy/CL at the clock measured around it."""
-    from .analysis import Analyzer, Options
-    from ..fileio.c_kernel import parse_kernel
-    from ..measure.probe import TRAINING_SOURCE
-    from ..models.link_fit import KernelTransfers
-
     if not data.training:
         return []
     kernel, _ = parse_kernel(TRAINING_SOURCE, "<training kernel>")
@@ -358,8 +346,6 @@ def _training_transfers(machine, data) -> list:
 def _fit_links(mapping: dict, transfers: list, notes: list) -> tuple:
     """Link bandwidths, duplex, overlap and memory penalty of the best hypothesis
     (:func:`loopmodel.models.link_fit.fit_links`) written into ``mapping``; the report of all."""
-    from ..models.link_fit import fit_links
-
     try:
         fits = fit_links(transfers)
     except ValueError as exc:
@@ -388,8 +374,6 @@ def _latency_estimate(data, machine) -> dict | None:
     """Little's law view: memory latency (cy) and single-core memory bandwidth (B/cy, the copy
     benchmark's with its write-allocate traffic, :func:`~loopmodel.machine.bandwidth.write_allocate_factor`)
     give the cache lines in flight; reported next to the fitted penalty, not used."""
-    from ..machine.bandwidth import write_allocate_factor
-
     if data.latency is None or not data.latency.points:
         return None
     lat = max(data.latency.points, key=lambda p: p.size_bytes)
@@ -405,8 +389,6 @@ def _latency_estimate(data, machine) -> dict | None:
 
 def _fit_p0(mapping: dict, machine, data, notes: list) -> tuple:
     """p0 per kernel from its 1..N-core memory curve; the median is the model's."""
-    from ..models.scaling import fit_p0
-
     line = machine.cacheline_size
     per_kernel = {}
     for k in KERNELS:

@@ -89,7 +89,7 @@ class OmpMeasurement(Strict):
 
 class OmpThreadCount(Strict):
     """The program predicted (and with ``--measure`` measured) on one thread count
-    (:class:`loopmodel.workflows.omp_analysis.OmpRow`)."""
+    (:class:`loopmodel.models.omp_program.OmpRow`)."""
 
     threads: Annotated[Count, Field(description="OpenMP threads")]
     total_time_s: Annotated[Num, Field(description="predicted time of one execution (sum of the phases), s")]

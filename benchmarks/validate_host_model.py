@@ -49,7 +49,7 @@ from loopmodel.fileio.c_kernel import parse_kernel_file, read_kernel_text  # noq
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
 from loopmodel.fileio.output import check_new_output, write_new_output  # noqa: E402
 from loopmodel.measure.clock import pinned_clock_hz  # noqa: E402
-from loopmodel.workflows.validation import data_level  # noqa: E402
+from loopmodel.workflows.validate import data_level  # noqa: E402
 from loopmodel.measure.kernel_bench import measure_kernel  # noqa: E402
 from loopmodel.measure.topology import read_topology  # noqa: E402
 from loopmodel.predictors.layer_conditions import data_set  # noqa: E402

@@ -31,8 +31,8 @@ def _reached(*_args, **_kwargs):
 @contextlib.contextmanager
 def _no_runs():
     """bench and validate stop where they would compile and run (the checks come before)."""
-    with mock.patch("loopmodel.cli.bench.bench_results", _reached), \
-            mock.patch("loopmodel.cli.validate.validation_rows", _reached):
+    with mock.patch("loopmodel.workflows.bench.run", _reached), \
+            mock.patch("loopmodel.workflows.validate.run", _reached):
         yield
 
 

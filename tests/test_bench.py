@@ -160,7 +160,8 @@ def test_bench_threads_must_be_positive():
 
 def test_thread_range_gives_a_curve_scaling_reads(monkeypatch, tmp_path, capsys):
     import loopmodel.measure.bench as bench_mod
-    from loopmodel.cli import _read_measured, main
+    from loopmodel.cli import main
+    from loopmodel.workflows.inputs import read_measured
     from loopmodel.measure.bench import BenchResult
 
     def fake(path, defines, machine=None, repeat=10, *a, **k):
@@ -171,7 +172,7 @@ def test_thread_range_gives_a_curve_scaling_reads(monkeypatch, tmp_path, capsys)
     assert main(["bench", "examples/kernels/daxpy.c", "-D", "N=1000000", "--threads", "1:2", "--json"]) == 0
     out = tmp_path / "curve.json"
     out.write_text(capsys.readouterr().out)
-    assert _read_measured(str(out)) == {1: pytest.approx(1e9), 2: pytest.approx(2e9)}
+    assert read_measured(str(out)) == {1: pytest.approx(1e9), 2: pytest.approx(2e9)}
     assert main(["bench", "examples/kernels/daxpy.c", "-D", "N=10:20:10", "--threads", "1:2"]) == 2
     assert "one size" in capsys.readouterr().err
 

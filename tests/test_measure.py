@@ -16,6 +16,7 @@ import pytest
 
 from loopmodel.errors import DefineError, LoopmodelError, ToolError
 from loopmodel.cli import measure as cli_measure
+from loopmodel.workflows.measure import parse_threads
 from loopmodel.measure import DEFAULT_FLAGS, KERNEL_NAMES, StreamPoint, StreamResult, run_stream
 from loopmodel.measure.clock import ClockMeasurement, clock_source, measure_clock_hz
 from loopmodel.measure.stream import KERNELS, make_point, parse_output, stream_source
@@ -261,14 +262,14 @@ def test_parser_defaults():
 @pytest.mark.parametrize("text,expected", [("1:4", [1, 2, 3, 4]), ("1,2,4", [1, 2, 4]), ("3", [3]),
                                            ("1:8:3", [1, 4, 7]), (" 2, 1 ,2", [2, 1])])
 def test_parse_threads(text, expected):
-    assert cli_measure.parse_threads(text) == expected
+    assert parse_threads(text) == expected
 
 
 def test_parse_threads_default_and_errors():
-    assert cli_measure.parse_threads(None) == list(range(1, len(os.sched_getaffinity(0)) + 1))
+    assert parse_threads(None) == list(range(1, len(os.sched_getaffinity(0)) + 1))
     for bad in ("a", "1:", "4:1", "1:4:0", "1,,2", ""):
         with pytest.raises(DefineError) as e:
-            cli_measure.parse_threads(bad)
+            parse_threads(bad)
         assert "--threads" in _one_line(e)
 
 

@@ -10,7 +10,8 @@ import loopmodel.measure.bench as bench
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.measure.bench import BenchResult
 from loopmodel.measure.kernel_bench import KernelMeasurement
-from loopmodel.workflows.roofline_measured import measure_points, roofs
+from loopmodel.measure.roofline import roofs
+from loopmodel.workflows.roofline import measure_points
 from helpers import schema_errors
 
 MACHINE = "IvyBridgeEP_E5-2690v2"
@@ -112,8 +113,8 @@ def test_cold_points_are_predicted_and_placed_for_data_in_memory(fake_bench):
 def test_a_figure_that_is_not_finite_is_null_in_the_document():
     """No traffic (an infinite intensity) is "inf" and no ECM time (a NaN prediction) is null, not
     the Infinity/NaN that JSON does not have."""
-    from loopmodel.cli.roofline import document
-    from loopmodel.workflows.roofline_measured import RooflinePoint
+    from loopmodel.measure.roofline import RooflinePoint
+    from loopmodel.report.roofline import document
 
     p = RooflinePoint("k.c", {"N": 10}, "L1", float("inf"), (2e9, 1.9e9, 1.8e9), float("nan"), "warm")
     doc = document(roofs(load_machine("SkylakeSP_Gold-6148")), [p], [])

@@ -11,7 +11,8 @@ import loopmodel.measure.bench as bench
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.measure.bench import BenchResult
 from loopmodel.measure.kernel_bench import KernelMeasurement
-from loopmodel.workflows.validation import summary, validate
+from loopmodel.measure.validation import summary
+from loopmodel.workflows.validate import measure_rows
 from loopmodel.report.schema import SCHEMA_VERSION
 from helpers import schema_errors
 
@@ -34,7 +35,7 @@ def fake_bench(monkeypatch):
 
 def test_rows_give_location_prediction_measurement_and_error(fake_bench):
     machine = load_machine(MACHINE)
-    rows = validate("examples/kernels/daxpy.c", machine, [{"N": 1000}, {"N": 100_000_000}], repeat=3)
+    rows = measure_rows("examples/kernels/daxpy.c", machine, [{"N": 1000}, {"N": 100_000_000}], repeat=3)
     assert [r.level for r in rows] == ["L1", "MEM"] and fake_bench == [{"N": 1000}, {"N": 100_000_000}]
     assert rows[0].measured[0] == pytest.approx(10.0)
     assert rows[0].error == pytest.approx(rows[0].predicted / 10 - 1)
@@ -79,7 +80,7 @@ def test_validate_plot_is_written_and_never_overwrites(fake_bench, tmp_path, cap
 
 def test_rows_carry_the_contributions_the_plot_stacks(fake_bench):
     from loopmodel.report.validation_plot import varying
-    rows = validate("examples/kernels/daxpy.c", load_machine(MACHINE), [{"N": 1000}, {"N": 100_000_000}])
+    rows = measure_rows("examples/kernels/daxpy.c", load_machine(MACHINE), [{"N": 1000}, {"N": 100_000_000}])
     names = [n for n, _, _ in rows[1].parts]
     assert names[:2] == ["T_OL", "T_nOL"] and "T_L3MEM" in names
     assert varying(rows) == "N"
@@ -87,7 +88,7 @@ def test_rows_carry_the_contributions_the_plot_stacks(fake_bench):
 
 def test_validation_figure_artists(fake_bench):
     from loopmodel.report.validation_plot import plot
-    rows = validate("examples/kernels/daxpy.c", load_machine(MACHINE),
+    rows = measure_rows("examples/kernels/daxpy.c", load_machine(MACHINE),
                     [{"N": 1000}, {"N": 200_000}, {"N": 100_000_000}])
     fig = plot(rows, None, "t")
     ax = fig.axes[0]

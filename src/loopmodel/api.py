@@ -6,8 +6,8 @@ Every function takes the options of its command line counterpart by their argpar
 options are turned into that command's arguments and parsed by the command's own parser, so
 that defaults, accepted values and error messages are the command line's; then the same
 library function the command calls computes the result (:func:`loopmodel.cli.prepare_analyze`,
-:func:`loopmodel.workflows.scaling.run`, :func:`loopmodel.cli.bench.bench_results`,
-:func:`loopmodel.cli.validate.validation_rows`). ``to_dict()`` returns the document the
+:func:`loopmodel.workflows.scaling.run`, :func:`loopmodel.workflows.bench.run`,
+:func:`loopmodel.workflows.validate.run`). ``to_dict()`` returns the document the
 command prints with ``--json``.
 
 Models and formulas: see the modules named in each result's docstring (layer conditions and
@@ -29,13 +29,18 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
+from .report import bench as bench_report
 from .workflows import analyze as analyze_workflow
+from .workflows import bench as bench_workflow
 from .workflows import scaling as scaling_workflow
+from .workflows import validate as validate_workflow
 from .workflows.analyze import AnalyzeOptions, model_names
+from .workflows.bench import BenchOptions
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
 from .workflows.scaling import ScalingOptions
-from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
+from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, flatten, point_row
+from .workflows.validate import ValidateOptions
 
 #: options of each command that the API gives as arguments of its own or leaves out (output only)
 _NOT_OPTIONS = {
@@ -589,9 +594,7 @@ class BenchReport:
 
     def to_dict(self):
         """The document ``loopmodel bench ... --json`` prints (``{..., "points": [...]}``)."""
-        from .cli.bench import document
-
-        return json.loads(json.dumps(document(list(self.results), self.curve)))
+        return json.loads(json.dumps(bench_report.document(list(self.results), self.curve)))
 
 
 # ---------------------------------------------------------------- functions
@@ -761,9 +764,21 @@ def _write_rows(rows, leading: tuple, path: str) -> str:
     return path
 
 
+def _pandas():
+    """The ``pandas`` module, imported here on first use: the one place the API imports it
+    (an optional dependency, and a heavy one that importing loopmodel should not pay for).
+
+    Raises:
+        ImportError: pandas is not installed.
+    """
+    import pandas
+
+    return pandas
+
+
 def _frame(rows, leading: tuple):
     """The rows (flat dicts) as a DataFrame with the envelope in ``attrs``."""
-    import pandas as pd
+    pd = _pandas()
 
     from .report.schema import document
     from .workflows.sweep import Table
@@ -866,15 +881,13 @@ def bench(kernel, defines=None, machine=None, **options) -> BenchReport:
             wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError), before
             anything is compiled.
     """
-    from .cli.bench import bench_results
-
     kernel = _c_kernel_path(kernel, "bench")
     define_argv(defines)
     if machine is not None:
         machine = machine_label(machine)
-    args = _args("bench", kernel, None, defines, options, () if machine is None else (f"--machine={machine}",))
-    results, curve = bench_results(args)
-    return BenchReport(tuple(results), curve)
+    opts = command_options(BenchOptions, "bench", options, define=tuple(define_argv(defines)), machine=machine)
+    got = bench_workflow.run(kernel, opts)
+    return BenchReport(got.results, got.curve)
 
 
 def validate(kernel, machine, defines=None, **options):
@@ -896,17 +909,11 @@ def validate(kernel, machine, defines=None, **options):
             wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError), before
             anything is compiled.
     """
-    import pandas as pd
-
-    from .cli.validate import validation_rows
-    from .workflows.sweep import flatten
-    from .workflows.validation import summary
-
     kernel = _c_kernel_path(kernel, "validate")
     define_argv(defines)
     machine = machine_label(machine)
-    args = _args("validate", kernel, machine, defines, options)
-    rows, _ = validation_rows(args)
-    df = pd.DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in rows])
-    df.attrs["summary"] = summary(rows)
+    opts = command_options(ValidateOptions, "validate", options, define=tuple(define_argv(defines)))
+    got = validate_workflow.run(kernel, machine, opts)
+    df = _pandas().DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in got.rows])
+    df.attrs["summary"] = got.summary
     return df

@@ -86,16 +86,16 @@ def coherence_machine(directory: str) -> str:
 def measured_documents() -> dict:
     """Command -> documents of the commands that run code (``bench``, ``validate``, ``measure``,
     ``roofline``), written by their document functions from made-up measurements."""
-    from ..cli.bench import _document as bench_document
-    from ..cli.roofline import document as roofline_document
-    from ..cli.validate import document as validate_document
+    from .bench import document as bench_document
+    from .roofline import document as roofline_document
+    from .validation import document as validate_document
     from ..fileio.machine_files import load_machine
     from ..measure.bench import BenchResult
-    from ..cli.measure import to_document
+    from .measure import document as to_document
     from ..measure.kernel_bench import KernelMeasurement
     from ..measure.stream import StreamPoint, StreamResult
-    from ..workflows.roofline_measured import RooflinePoint, roofs
-    from ..workflows.validation import ValidationRow
+    from ..measure.roofline import RooflinePoint, roofs
+    from ..measure.validation import ValidationRow
 
     counted = {"instructions": 3.0, "loads": 2.0, "stores": 1.0, "memory_B": None, "flops": 2.0}
 

@@ -3,6 +3,8 @@ labelled, each kernel a series over its sizes with an error bar over the runs, t
 prediction as an open marker beside each measured point."""
 from __future__ import annotations
 
+from .figures import finish, pyplot
+
 
 def plot(points, roofs, path: str | None, title: str):
     """Write the picture (PNG, SVG or PDF by extension); ``path`` None: return the matplotlib
@@ -11,8 +13,6 @@ def plot(points, roofs, path: str | None, title: str):
     Raises:
         ToolError: matplotlib missing. OSError: the file cannot be written.
     """
-    from .figures import finish, pyplot
-
     plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.0, 4.8))

@@ -1,0 +1,67 @@
+"""Model against measurement, per size: the row ``loopmodel validate`` shows for one set of
+sizes (the ECM prediction for the data location, the benchmark-mode measurement, the relative
+error), the summary per data location and the notes on how the measurement was made.
+
+T_ECM: kerncraft-tool-paper.txt §2.3, cross-architecture-machine-models.txt eq. 4; the
+measurement: :mod:`loopmodel.measure.bench` (min-of-K, roofline-measurement-thesis.txt §3.4).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+#: the first note of ``validate``: how the measurement was made
+MEASUREMENT_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock "
+                    "measured around each size; error = predicted / measured min - 1")
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One size.
+
+    Attributes:
+        defines: the sizes. level: where the data come from (``L1`` .. ``MEM``).
+        predicted: T_ECM for that location, cy/CL. ecm: the ECM notation.
+        bench: :class:`~loopmodel.measure.bench.BenchResult`.
+        parts: ``(name, cy/CL, overlapping)`` of T_OL, T_nOL and each transfer for that
+            location (what the plot stacks).
+    """
+    defines: dict
+    level: str
+    predicted: float
+    ecm: str
+    bench: object
+    parts: tuple = ()
+
+    @property
+    def measured(self) -> tuple:
+        """Measured cy/CL (min, median, max)."""
+        return self.bench.figures()["cy_per_CL"]
+
+    @property
+    def error(self) -> float:
+        """predicted / measured (min) - 1."""
+        return self.predicted / self.measured[0] - 1
+
+    def to_dict(self) -> dict:
+        """The point of ``validate --json`` (cy/CL, the clock in Hz)."""
+        lo, med, hi = self.measured
+        return {"defines": dict(self.defines), "data_location": self.level, "predicted_cy_per_cl": self.predicted,
+                "measured_min_cy_per_cl": lo, "measured_median_cy_per_cl": med, "measured_max_cy_per_cl": hi,
+                "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz}
+
+
+def summary(rows) -> dict:
+    """Level -> ``{"points", "median_abs_error", "max_abs_error"}`` (fractions)."""
+    out = {}
+    for level in dict.fromkeys(r.level for r in rows):
+        errs = [abs(r.error) for r in rows if r.level == level]
+        out[level] = {"points": len(errs), "median_abs_error": statistics.median(errs), "max_abs_error": max(errs)}
+    return out
+
+
+def validation_notes(rows, extra_notes: tuple = ()) -> list:
+    """The notes of the table and of the JSON document: how the measurement was made
+    (:data:`MEASUREMENT_NOTE`), then ``extra_notes`` (e.g. which probe ``-m host`` rests on) and
+    every size's benchmark notes, each once."""
+    return list(dict.fromkeys([MEASUREMENT_NOTE, *extra_notes, *(n for r in rows for n in r.bench.notes)]))

@@ -1,0 +1,114 @@
+"""``bench``: a C kernel measured on this host (benchmark mode: pinned, min-of-K; one size, a
+sweep of sizes, or the scaling curve of one size over OpenMP thread counts).
+
+The measurement itself is :func:`loopmodel.measure.bench.run_bench` (kerncraft-tool-paper.txt
+§2.6; statistics of roofline-measurement-thesis.txt §3.4).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..errors import DefineError
+from ..fileio.c_kernel import parse_kernel_file
+from ..fileio.defines import Sweep, sweep
+from ..fileio.host_models import machine_notes
+from ..fileio.kernel_yaml import YAML_SUFFIXES
+from ..fileio.machine_files import load_machine
+from ..measure import bench as measure_bench
+from .measure import parse_threads
+from .options import option
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """``bench``'s options: sizes, the machine model whose compiler and flags to use, and how
+    the kernel is run."""
+
+    define: tuple = option((), "size constant (value or start:stop[:step] for a sweep)", "-D", "--define",
+                           metavar="NAME=VALUE")
+    machine: str | None = option(None, "machine model whose compiler and flags to use (default: the host's "
+                                       "-O3 -march=native); 'host' for this host's probe", "-m", "--machine")
+    repeat: int = option(10, "runs of >= 10 ms each (default 10; min-of-K)", "--repeat", "-r", type=int)
+    cache: str = option("warm", "data warm (default: a warm-up call, then runs of calibrated calls) or cold (a "
+                                "buffer of 4x the last cache streamed before each run of one call)", "--cache",
+                        choices=("warm", "cold"))
+    cpu: int = option(0, "CPU to pin the benchmark to (default 0)", "--cpu", type=int)
+    threads: str | None = option(
+        None, "share the outermost loop among N OpenMP threads (OMP_PLACES=cores, OMP_PROC_BIND=close, first touch "
+              "in parallel); a range (1:N, 1,2,4) gives a scaling curve whose --json 'loopmodel scaling --measured' "
+              "reads; default: one pinned thread", "--threads", "-t", metavar="N|1:N")
+    timeout: float = option(120, "per size (default 120 s)", "--timeout", metavar="SECONDS", type=float)
+    no_cache: bool = option(False, "measure again instead of reading the per-user cache", "--no-cache")
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """The measurements of ``bench``: one :class:`~loopmodel.measure.bench.BenchResult` per size
+    and thread count (sizes outer), and whether they form a scaling curve (``curve``: several
+    thread counts of one size)."""
+
+    results: tuple
+    curve: bool = False
+
+
+def c_kernel_points(path: str, defines, command: str, own_only: bool = False) -> Sweep:
+    """The size points of a C kernel from ``-D`` texts (``own_only``: only the constants the
+    kernel declares, for commands taking several kernels), as a lazy
+    :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration).
+
+    Raises:
+        DefineError: a YAML kernel description (no code to run), or a constant without a value.
+        KernelError: an unreadable or unsupported kernel.
+    """
+    if str(path).lower().endswith(YAML_SUFFIXES):
+        raise DefineError(f"{command} needs a C kernel to run; a YAML kernel description has no code", file=path)
+    kernel, defaults = parse_kernel_file(path)
+    defines = list(defines)
+    if own_only:
+        defines = [d for d in defines if d.split("=", 1)[0].strip() in kernel.constants]
+    points = sweep(defines, defaults)
+    missing = kernel.free_constants(points[0])  # every point gives the same constants
+    if missing:
+        raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
+    return points
+
+
+def thread_counts(text: str | None, n_points: int) -> list:
+    """``[None]`` (one pinned thread) or the OpenMP thread counts of ``--threads`` (N, 1:N, 1,2,4).
+
+    Raises:
+        DefineError: a bad list, or a range of counts with more than one size.
+    """
+    if text is None:
+        return [None]
+    counts = parse_threads(text)
+    if min(counts) < 1:
+        raise DefineError(f"--threads must be >= 1, got {text}")
+    if len(counts) > 1 and n_points > 1:
+        raise DefineError("--threads with several counts takes one size (the scaling curve of one kernel)")
+    return counts
+
+
+def run(kernel: str, options: BenchOptions) -> BenchRun:
+    """Measure the C kernel file ``kernel`` at each size of ``options.define`` (and each thread
+    count of ``options.threads``).
+
+    Raises:
+        LoopmodelError: one-line user errors (kernel, sizes, ``--repeat`` < 1, ``--timeout`` <= 0,
+            thread counts, machine, compiler, run).
+    """
+    points = c_kernel_points(kernel, options.define, "bench")
+    if options.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {options.repeat}")
+    if not options.timeout > 0:
+        raise DefineError(f"--timeout must be > 0 s, got {options.timeout}")
+    counts = thread_counts(options.threads, len(points))
+    machine = None if options.machine is None else load_machine(options.machine)
+    results = [measure_bench.run_bench(kernel, pt, machine, options.repeat, 0.01, options.cpu, not options.no_cache,
+                                       options.timeout, options.machine, cold=options.cache == "cold", threads=n)
+               for pt in points for n in counts]
+    extra = machine_notes(options.machine, machine)
+    if extra:
+        results = [dataclasses.replace(r, notes=extra + tuple(r.notes)) for r in results]
+    return BenchRun(tuple(results), len(counts) > 1)

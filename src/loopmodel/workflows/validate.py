@@ -1,0 +1,115 @@
+"""``validate``: the ECM prediction of a kernel next to its benchmark, per size.
+
+For each set of sizes: the data location the layer conditions (or the cache simulation)
+choose, T_ECM for it (kerncraft-tool-paper.txt §2.3, cross-architecture-machine-models.txt
+eq. 4), the measurement of benchmark mode (:mod:`loopmodel.measure.bench`, min-of-K) in cy/CL
+at the clock measured around it, and the relative error predicted / measured - 1; then the
+median and largest |error| per data location (:mod:`loopmodel.measure.validation`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import DefineError, ModelError
+from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+from ..fileio.host_models import machine_notes
+from ..fileio.machine_files import load_machine
+from ..measure import bench as measure_bench
+from ..measure.validation import ValidationRow, summary, validation_notes
+from .analysis import Analyzer, Options
+from .bench import c_kernel_points
+from .options import option
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    """``validate``'s options: the sizes and how the kernel is run."""
+
+    define: tuple = option((), "size constant (value or start:stop[:step])", "-D", "--define", metavar="NAME=VALUE")
+    repeat: int = option(10, "runs per size (default 10; min-of-K)", "--repeat", "-r", type=int)
+    cpu: int = option(0, "CPU to pin the benchmark to (default 0)", "--cpu", type=int)
+    no_cache: bool = option(False, "measure again instead of reading the per-user cache", "--no-cache")
+
+
+@dataclass(frozen=True)
+class ValidateRun:
+    """The result of ``validate``: one :class:`~loopmodel.measure.validation.ValidationRow` per
+    size, the machine model, and the notes of the table and the document."""
+
+    rows: tuple
+    machine: object
+    notes: tuple = ()
+
+    @property
+    def summary(self) -> dict:
+        """Per data location: points, median and largest |relative error|
+        (:func:`loopmodel.measure.validation.summary`)."""
+        return summary(self.rows)
+
+
+def data_level(res) -> str:
+    """Where the data come from: the level beyond the farthest link that carries traffic."""
+    names = [lv.level for lv in res.machine.memory_hierarchy]
+    busy = [i for i, lt in enumerate(res.traffic.levels) if lt.bytes > 0]
+    return names[busy[-1] + 1] if busy else names[0]
+
+
+def ecm_parts(res, level: str) -> tuple:
+    """T_OL, T_nOL and the transfers for data in ``level``: ``(name, cy/CL, overlapping)``."""
+    over = set(res.machine.overlap)
+    out = [("T_OL", res.ecm.T_OL or 0.0, True), ("T_nOL", res.ecm.T_nOL, "T_nOL" in over)]
+    out += [(f"T_{c.name}", c.cycles, c.name in over) for c in res.ecm.by_location.get(level, ())]
+    return tuple(out)
+
+
+def kernel_analyzer(path: str, machine, machine_file: str | None = None, use_cache: bool = True,
+                    sweeps: str = "repeated") -> tuple:
+    """``(kernel, Analyzer)`` for comparing a C kernel's ECM prediction with its measurement:
+    the options of ``loopmodel analyze`` (``--incore auto``) for ECM alone; ``sweeps``
+    ``"single"`` for a kernel run once from memory (cold caches).
+
+    Raises:
+        LoopmodelError: the kernel file cannot be read or parsed (one line).
+    """
+    kernel, _ = parse_kernel_file(path)
+    opts = Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=machine_file,
+                   use_cache=use_cache, sweeps=sweeps)
+    return kernel, Analyzer(kernel, machine, opts)
+
+
+def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, use_cache: bool = True,
+                 machine_file: str | None = None) -> list:
+    """:class:`~loopmodel.measure.validation.ValidationRow` per set of sizes in ``points``
+    (``machine``: the machine model).
+
+    Raises:
+        LoopmodelError: a kernel the model or the benchmark cannot take (one line).
+        ModelError: no ECM prediction (T_OL unknown).
+    """
+    _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
+    rows = []
+    for pt in points:
+        res = analyzer.run(pt)
+        level = data_level(res)
+        predicted = res.ecm.T_ECM.get(level)
+        if predicted is None:
+            raise ModelError(f"no ECM prediction at {pt}: {res.ecm.unknown or 'T_OL unknown'}")
+        bench = measure_bench.run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
+        rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level)))
+    return rows
+
+
+def run(kernel: str, machine: str, options: ValidateOptions) -> ValidateRun:
+    """Predict and measure the C kernel file ``kernel`` at each size of ``options.define`` on
+    this host, whose model is ``machine`` (a name, a file or ``"host"``).
+
+    Raises:
+        LoopmodelError: one-line user errors (kernel, sizes, ``--repeat`` < 1, machine, compiler,
+            run); ModelError: no ECM prediction.
+    """
+    points = c_kernel_points(kernel, options.define, "validate")
+    if options.repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {options.repeat}")
+    model = load_machine(machine)
+    rows = measure_rows(kernel, model, points, options.repeat, options.cpu, not options.no_cache, machine)
+    return ValidateRun(tuple(rows), model, tuple(validation_notes(rows, machine_notes(machine, model))))

@@ -1,22 +1,21 @@
 """The Python API: ``loopmodel.analyze``, ``sweep``, ``scaling``, ``bench``, ``validate`` and the
 data objects :class:`Kernel`, :class:`Machine`, :class:`Result`.
 
-Every function takes the options of its command line counterpart by their argparse names
-(``loopmodel analyze --cache-predictor sim`` is ``analyze(..., cache_predictor="sim")``). The
-options are turned into that command's arguments and parsed by the command's own parser, so
-that defaults, accepted values and error messages are the command line's; then the same
-library function the command calls computes the result (:func:`loopmodel.cli.prepare_analyze`,
+Every function takes the options of its command line counterpart by name
+(``loopmodel analyze --cache-predictor sim`` is ``analyze(..., cache_predictor="sim")``): the
+keyword arguments build the command's Options dataclass (:mod:`loopmodel.workflows`), whose
+fields also generate the command line's arguments, with the command line's defaults,
+conversions and messages (:func:`loopmodel.workflows.options.from_values`); then the command's
+workflow computes the result (:func:`loopmodel.workflows.analyze.run`,
 :func:`loopmodel.workflows.scaling.run`, :func:`loopmodel.workflows.bench.run`,
-:func:`loopmodel.workflows.validate.run`). ``to_dict()`` returns the document the
-command prints with ``--json``.
+:func:`loopmodel.workflows.validate.run`). ``to_dict()`` returns the document the command
+prints with ``--json``.
 
 Models and formulas: see the modules named in each result's docstring (layer conditions and
 ECM: kerncraft-tool-paper.txt §2; Roofline: §2.2).
 """
 from __future__ import annotations
 
-import argparse
-import functools
 import html
 import json
 import math
@@ -41,17 +40,6 @@ from .workflows.options import from_values, names
 from .workflows.scaling import ScalingOptions
 from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, flatten, point_row
 from .workflows.validate import ValidateOptions
-
-#: options of each command that the API gives as arguments of its own or leaves out (output only)
-_NOT_OPTIONS = {
-    "analyze": {"help", "kernel", "machine", "define", "pmodel", "json", "json_file", "verbose", "no_progress",
-                "plot", "force"},
-    "scaling": {"help", "kernel", "machine", "define", "json", "plot", "force"},
-    "bench": {"help", "kernel", "machine", "define", "json"},
-    "validate": {"help", "kernel", "machine", "define", "json", "plot", "force"},
-}
-_PLACEHOLDER = "KERNEL"
-
 
 # ---------------------------------------------------------------- data objects
 
@@ -230,62 +218,6 @@ def _path_arg(name: str, value, what: str = "a path") -> str:
     return value
 
 
-@functools.lru_cache(maxsize=None)
-def _parser(command: str) -> argparse.ArgumentParser:
-    """The command line parser of ``command``; its errors (a value the option refuses) raise
-    :class:`ApiValueError`."""
-    from .cli import build_parser
-
-    def error(message):
-        raise ApiValueError(message)
-
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    parser = sub.choices[command]
-    parser.error = error
-    return parser
-
-
-def _actions(command: str) -> dict:
-    """Option name -> argparse actions of ``command``: argparse dests and long option names
-    with ``_`` (``incore_model`` -> ``incore``), without the ones the API sets itself."""
-    out = {}
-    for a in _parser(command)._actions:
-        if not a.option_strings or a.dest in _NOT_OPTIONS[command] or a.help == argparse.SUPPRESS:
-            continue
-        out.setdefault(a.dest, []).append(a)
-    aliases = {}
-    for dest, acts in out.items():
-        for a in acts:
-            if type(a) is argparse._StoreConstAction:  # --no-reassociation: write reassociate=False
-                continue
-            aliases.update({f.lstrip("-").replace("-", "_"): dest for f in a.option_strings if f.startswith("--")})
-    return {**{k: out[v] for k, v in aliases.items()}, **out}
-
-
-def _option_argv(command: str, options: dict) -> list:
-    """``{name: value}`` -> the command's arguments.
-
-    Raises:
-        ApiTypeError: an unknown option name, or a value of a type the option cannot take
-            (a list for a single value, text for a switch, bytes); one line naming the option.
-    """
-    from .workflows.sweep import StudyError, option_tokens
-
-    actions = _actions(command)
-    argv = []
-    for name, value in options.items():
-        if name not in actions:
-            raise ApiTypeError(f"unknown option '{name}' of {command} (choose {', '.join(sorted(actions))})")
-        for v in value if isinstance(value, list) else [value]:
-            if not isinstance(v, (str, int, float, os.PathLike, list, dict, type(None))):
-                raise ApiTypeError(f"{name}: expected a str, a number, a bool or None, got {_type_name(v)}")
-        try:
-            argv += option_tokens(actions[name][0].dest, value, {actions[name][0].dest: actions[name]})
-        except StudyError as exc:
-            raise ApiTypeError(f"{name}: {exc.message}") from None
-    return argv
-
-
 def define_argv(defines) -> list:
     """``defines`` -> ``-D`` texts: a mapping name -> int, ``range`` (step > 0), list of ints or
     ``-D`` value text (``"100:2000:100"``, ``"N=100:2000:100"``); or ``-D`` texts
@@ -389,18 +321,6 @@ def _check_inputs(kernel, machine, defines, models=()) -> None:
     _machine_arg(machine)
     define_argv(defines)
     _model_names(models)
-
-
-def _args(command: str, kernel, machine, defines, options: dict, extra: tuple = ()) -> argparse.Namespace:
-    """The parsed arguments of ``loopmodel COMMAND`` for these inputs (kernel and machine objects
-    put in after parsing)."""
-    argv = [_PLACEHOLDER] + (["-m", "MACHINE"] if machine is not None else [])
-    argv += [f"--define={d}" for d in define_argv(defines)] + list(extra) + _option_argv(command, options)
-    args = _parser(command).parse_args(argv)
-    args.kernel = _kernel_arg(kernel)
-    if machine is not None:
-        args.machine = _machine_arg(machine)
-    return args
 
 
 # ---------------------------------------------------------------- results

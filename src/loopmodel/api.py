@@ -29,11 +29,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
+from .fileio.output import check_new_output
+from .fileio.result_file import output_format
+from .report.schema import document
 from .workflows import analyze as analyze_workflow
+from .workflows import sweep as sweep_workflow
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
-from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, point_row
 
 #: options of each command that the API gives as arguments of its own or leaves out (output only)
 _NOT_OPTIONS = {
@@ -262,8 +265,6 @@ def _option_argv(command: str, options: dict) -> list:
         ApiTypeError: an unknown option name, or a value of a type the option cannot take
             (a list for a single value, text for a switch, bytes); one line naming the option.
     """
-    from .workflows.sweep import StudyError, option_tokens
-
     actions = _actions(command)
     argv = []
     for name, value in options.items():
@@ -273,10 +274,46 @@ def _option_argv(command: str, options: dict) -> list:
             if not isinstance(v, (str, int, float, os.PathLike, list, dict, type(None))):
                 raise ApiTypeError(f"{name}: expected a str, a number, a bool or None, got {_type_name(v)}")
         try:
-            argv += option_tokens(actions[name][0].dest, value, {actions[name][0].dest: actions[name]})
-        except StudyError as exc:
-            raise ApiTypeError(f"{name}: {exc.message}") from None
+            argv += _option_tokens(actions[name], value)
+        except ValueError as exc:
+            raise ApiTypeError(f"{name}: {exc}") from None
     return argv
+
+
+def _flag(action) -> str:
+    return next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
+
+
+def _option_tokens(actions: list, value) -> list:
+    """The arguments that set the option of argparse ``actions`` to ``value``: a switch is given
+    for True and left out for False, a pair of switches takes True, False or None, an appending
+    option a value or a list, any other option one value (None: its default).
+
+    Raises:
+        ValueError: the value does not fit the option (one line).
+    """
+    a = actions[0]
+    if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return [_flag(a)] if value == a.const else []
+    if isinstance(a, argparse._StoreConstAction):
+        if value is None:
+            return []
+        hit = next((x for x in actions if x.const == value and isinstance(value, type(x.const))), None)
+        if hit is None:
+            raise ValueError(f"expected one of {', '.join(json.dumps(x.const) for x in actions)} or null, "
+                             f"got {value!r}")
+        return [_flag(hit)]
+    values = value if isinstance(a, argparse._AppendAction) and isinstance(value, list) else [value]
+    if value is None:
+        return []
+    out = []
+    for v in values:
+        if isinstance(v, (list, dict)) or v is None:
+            raise ValueError(f"expected a single value, got {json.dumps(v)}")
+        out.append(f"{_flag(a)}={json.dumps(v) if isinstance(v, bool) else v}")
+    return out
 
 
 def define_argv(defines) -> list:
@@ -709,22 +746,20 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
     path = None if output is None else _output_path(output)
     opts = command_options(AnalyzeOptions, "analyze", options, define=define_argv(defines),
                            pmodel=_model_names(models))
-    prepared = analyze_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts)
-    analyzer, points = prepared.analyzer, prepared.points
-    names = list(points.values)
-    lead = {"kernel": str(_kernel_arg(kernel)), "machine": machine_label(machine)}
-    opts = dict(options)
+    given = dict(options)
     if tuple(models) != ("LC", "ECM", "Roofline"):
-        opts["pmodel"] = list(models) if not isinstance(models, str) else models
-    lead.update({n: json.dumps(v) if isinstance(v, (list, tuple, dict)) else v for n, v in opts.items()})
-    leading = FIXED_COLUMNS + tuple(names) + tuple(opts) + ("error",)
-    rows = ({**lead, **{n: point[n] for n in names}, **point_row(analyzer, point)} for point in points)
+        given["pmodel"] = list(models) if not isinstance(models, str) else models
+    points = sweep_workflow.size_sweep(_kernel_arg(kernel), _machine_arg(machine), opts, given)
     if path is not None:
-        return _write_rows(rows, leading, path)
-    if len(points) > MAX_TABLE_ROWS:
-        raise ApiValueError(f"sweep: {len(points)} points, and a DataFrame holds at most {MAX_TABLE_ROWS} rows: pass "
-                         "output='FILE.parquet' (or .csv) to write the rows to a file as they are computed")
-    return _frame(rows, leading)
+        sweep_workflow.write_rows(points, path)
+        return path
+    if points.count > sweep_workflow.MAX_TABLE_ROWS:
+        raise ApiValueError(f"sweep: {points.count} points, and a DataFrame holds at most "
+                            f"{sweep_workflow.MAX_TABLE_ROWS} rows: pass output='FILE.parquet' (or .csv) to write the "
+                            "rows to a file as they are computed")
+    df = _pandas().DataFrame(sweep_workflow.table(points).columns)
+    df.attrs.update(document({}))
+    return df
 
 
 def _output_path(output) -> str:
@@ -733,9 +768,6 @@ def _output_path(output) -> str:
     Raises:
         UsageError: not a str or path-like. DefineError: see :func:`sweep`.
     """
-    from .fileio.output import check_new_output
-    from .workflows.sweep_output import output_format
-
     if not isinstance(output, (str, os.PathLike)):
         raise ApiTypeError(f"output: expected a file path (.parquet, .pq or .csv), got {type(output).__name__}")
     path = os.fspath(output)
@@ -744,34 +776,13 @@ def _output_path(output) -> str:
     return path
 
 
-def _write_rows(rows, leading: tuple, path: str) -> str:
-    """Write the rows (an iterator of flat dicts) to ``path`` as they come
-    (:class:`loopmodel.workflows.sweep_output.ResultFile`); returns ``path``."""
-    import itertools
+def _pandas():
+    """pandas, imported here only, when a function returns a DataFrame (:func:`sweep`,
+    :func:`validate`): it is an optional dependency and takes about a second to import, which
+    ``import loopmodel`` and the other functions should not pay for."""
+    import pandas
 
-    from .workflows.sweep import CHUNK_POINTS
-    from .workflows.sweep_output import ResultFile
-
-    with ResultFile(path, leading, option="output") as out:
-        while batch := list(itertools.islice(rows, CHUNK_POINTS)):
-            out.add(batch)
-        out.finish()
-    return path
-
-
-def _frame(rows, leading: tuple):
-    """The rows (flat dicts) as a DataFrame with the envelope in ``attrs``."""
-    import pandas as pd
-
-    from .report.schema import document
-    from .workflows.sweep import Table
-
-    table = Table(leading)
-    for row in rows:
-        table.add(row)
-    df = pd.DataFrame(table.columns)
-    df.attrs.update(document({}))
-    return df
+    return pandas
 
 
 def machine_label(machine) -> str:
@@ -894,10 +905,7 @@ def validate(kernel, machine, defines=None, **options):
             wrong type or value as for :func:`analyze` (ApiTypeError, ApiValueError), before
             anything is compiled.
     """
-    import pandas as pd
-
     from .cli.validate import validation_rows
-    from .workflows.sweep import flatten
     from .workflows.validation import summary
 
     kernel = _c_kernel_path(kernel, "validate")
@@ -905,6 +913,6 @@ def validate(kernel, machine, defines=None, **options):
     machine = machine_label(machine)
     args = _args("validate", kernel, machine, defines, options)
     rows, _ = validation_rows(args)
-    df = pd.DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in rows])
+    df = _pandas().DataFrame([sweep_workflow.flatten(json.loads(json.dumps(r.to_dict()))) for r in rows])
     df.attrs["summary"] = summary(rows)
     return df

@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
+import loopmodel.workflows.study as st  # noqa: E402
 import loopmodel.workflows.sweep as sw  # noqa: E402
 import loopmodel.workflows.sweep_dask as sweep_dask  # noqa: E402
 
@@ -120,7 +121,7 @@ def main() -> int:
           "as fast as 1 (the most 2 workers can gain here)", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         for name in a.studies.split(","):
-            study = sw.read_study(write_study(folder, name))
+            study = st.read_study(write_study(folder, name))
             res = {"points": study.points(), "serial": min_of(study, None, a.repeat)}
             for workers in (1, 2, 4):
                 res[f"workers_{workers}"] = min_of(study, workers, a.repeat)

@@ -156,12 +156,13 @@ def test_sweep_dataframe_equals_the_study_table(tmp_path):
     import math
 
     import loopmodel.workflows.sweep as sw
+    from loopmodel.workflows.study import read_study
 
     daxpy = str(KERNELS / "daxpy.c")
     study = tmp_path / "study.yml"
     study.write_text(f"kernels: [{daxpy}]\nmachines: [{SKX}]\ndefines: {{N: '1000:3000:1000'}}\n"
                      "options: {incore: [analytic]}\n")
-    table, _ = sw.run_study(sw.read_study(str(study)), None, use_cache=False)
+    table, _ = sw.run_study(read_study(str(study)), None, use_cache=False)
     for defines in ({"N": range(1000, 3001, 1000)}, {"N": [1000, 2000, 3000]}, {"N": "1000:3000:1000"}):
         df = loopmodel.sweep(daxpy, SKX, defines, incore="analytic")
         assert list(df.columns) == list(table.columns)
@@ -176,13 +177,18 @@ def test_sweep_dataframe_equals_the_study_table(tmp_path):
                     assert x == y, col
 
 
-def test_sweep_is_the_module_and_the_function():
+def test_sweep_is_the_api_function_with_its_help():
     import inspect
+    import pydoc
 
+    import loopmodel.api
     import loopmodel.workflows.sweep as sw
 
-    assert loopmodel.workflows.sweep is sw and callable(sw) and sw.flatten({"a": {"b": 1}}) == {"a.b": 1}
-    assert list(inspect.signature(loopmodel.workflows.sweep).parameters)[:3] == ["kernel", "machine", "defines"]
+    assert loopmodel.sweep is loopmodel.api.sweep and inspect.isfunction(loopmodel.sweep)
+    assert not callable(sw) and sw.flatten({"a": {"b": 1}}) == {"a.b": 1}
+    assert list(inspect.signature(loopmodel.sweep).parameters)[:3] == ["kernel", "machine", "defines"]
+    text = pydoc.render_doc(loopmodel.sweep, renderer=pydoc.plaintext)
+    assert loopmodel.sweep.__doc__.splitlines()[0] in text and "Analyze every point of a size sweep" in text
 
 
 def test_sweep_failing_point_is_an_error_row():

@@ -58,7 +58,7 @@ def test_every_error_class_is_documented_under_its_parent():
 
 def test_the_tree_reader_sees_every_line():
     documented = _documented()
-    assert documented["StudyError"] == ("LoopmodelError", "loopmodel.workflows.sweep")
+    assert documented["StudyError"] == ("LoopmodelError", "loopmodel.workflows.study")
     assert documented["OptionError"] == ("ToolError", "loopmodel.errors")
     assert documented["ApiValueError"] == ("UsageError", "loopmodel.errors")
     assert len(documented) >= 13

@@ -276,7 +276,7 @@ def _write_yaml(tmp_path_factory, doc, name):
 
 
 def _read_study(path):
-    from loopmodel.workflows.sweep import read_study
+    from loopmodel.workflows.study import read_study
 
     return read_study(path)
 

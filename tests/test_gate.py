@@ -178,7 +178,7 @@ def test_generated_program_comment_cannot_be_closed_by_a_file_name(tmp_path):
 def test_study_compiler_options_are_data(tmp_path):
     """A study's compiler and flags are checked like a machine file's, a study cannot grant
     trust, and the person running the sweep can (--trust-machine-flags)."""
-    from loopmodel.workflows.sweep import read_study
+    from loopmodel.workflows.study import read_study
 
     kernel = KERNELS / "daxpy.c"
     cases = {"compiler_flags: ['-O2 -wrapper /bin/sh,-c,id']": "compiler flag '-wrapper' is not allowed",
@@ -192,5 +192,5 @@ def test_study_compiler_options_are_data(tmp_path):
         assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
     ok = tmp_path / "ok.yml"
     ok.write_text(f"kernels: [{kernel}]\nmachines: [SkylakeSP_Gold-6148]\ndefines: {{N: 100}}\n")
-    assert read_study(str(ok), trust_machine_flags=True).tokens["trust_machine_flags"] == (("--trust-machine-flags",),)
+    assert read_study(str(ok), trust_machine_flags=True).settings["trust_machine_flags"] == (True,)
     assert "trust_machine_flags" not in read_study(str(ok)).options

@@ -4,6 +4,7 @@ output, no overwriting, the result cache, the study plot call, dask imported laz
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import subprocess
 import sys
@@ -13,10 +14,13 @@ import pytest
 from helpers import run_cli
 
 import loopmodel
+import loopmodel.workflows.study as st
 import loopmodel.workflows.sweep as sw
 import loopmodel.workflows.sweep_dask as sweep_dask
 from loopmodel.cli import main
+from loopmodel.fileio.result_file import RowBatch
 from loopmodel.report.schema import SCHEMA_VERSION
+from loopmodel.workflows.analyze import AnalyzeOptions
 
 EXAMPLE = "examples/studies/stencil-sizes.yml"
 KERNELS = "examples/kernels"
@@ -51,7 +55,7 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.delenv("LOOPMODEL_NO_CACHE", raising=False)
 
 
-def analyze_flat(capsys, row: dict, study: sw.Study, kernel_path: str) -> dict:
+def analyze_flat(capsys, row: dict, study: st.Study, kernel_path: str) -> dict:
     """``loopmodel analyze KERNEL -m MACHINE -D ... --json`` for a row's point, flattened."""
     argv = ["analyze", kernel_path, "-m", row["machine"], "--json"]
     argv += [f"-D{n}={row[n]}" for n in study.defines if row[n] is not None]
@@ -62,7 +66,7 @@ def analyze_flat(capsys, row: dict, study: sw.Study, kernel_path: str) -> dict:
     return sw.flatten({k: v for k, v in doc.items() if k not in ("schema_version", "loopmodel_version")})
 
 
-def assert_row_is_analyze(capsys, row: dict, study: sw.Study) -> None:
+def assert_row_is_analyze(capsys, row: dict, study: st.Study) -> None:
     kernel = next(k for k in study.kernels if k.given == row["kernel"])
     flat = analyze_flat(capsys, row, study, kernel.path)
     assert row["error"] is None
@@ -76,12 +80,12 @@ def assert_row_is_analyze(capsys, row: dict, study: sw.Study) -> None:
 
 
 def test_example_study_is_read():
-    s = sw.read_study(EXAMPLE)
+    s = st.read_study(EXAMPLE)
     assert [k.given for k in s.kernels] == ["../kernels/daxpy.c", "../kernels/2d-5pt.c"]
     assert s.kernels[0].path == "examples/kernels/daxpy.c" and s.kernels[1].constants == {"M", "N"}
     assert {n: tuple(v) for n, v in s.defines.items()} == {"N": (1000, 2000, 3000, 4000, 5000), "M": (500,)}
     assert s.options == {"cache_predictor": ("lc", "sim"), "incore": ("analytic",)}
-    assert s.tokens["cache_predictor"] == (("--cache-predictor=lc",), ("--cache-predictor=sim",))
+    assert s.settings == {"cache_predictor": ("lc", "sim"), "incore": ("analytic",)}
     assert s.points() == 2 * 2 * 5 + 2 * 2 * 5 and s.varying_define() == "N"
     assert s.columns() == ("kernel", "machine", "N", "M", "cache_predictor", "incore", "error")
 
@@ -106,8 +110,8 @@ def test_example_study_is_read():
 ])
 def test_bad_study_is_one_line_naming_file_and_key(tmp_path, body, where, words):
     path = write_study(tmp_path, body)
-    with pytest.raises(sw.StudyError) as exc:
-        sw.read_study(path)
+    with pytest.raises(st.StudyError) as exc:
+        st.read_study(path)
     text = str(exc.value)
     assert text.startswith(f"{path}: {where}: ") and words in text and "\n" not in text
 
@@ -119,34 +123,45 @@ def test_yaml_error_and_cli_exit(tmp_path, capsys):
     assert err.startswith(f"loopmodel: {path}:") and "not valid YAML" in err and "\n" not in err
 
 
-def test_options_map_onto_analyze_arguments():
-    assert sw.option_tokens("nt_stores", True) == ["--nt-stores"] and sw.option_tokens("nt_stores", False) == []
-    assert sw.option_tokens("reassociate", False) == ["--no-reassociation"]
-    assert sw.option_tokens("reassociate", None) == []
-    assert sw.option_tokens("pmodel", ["LC", "ECM"]) == ["--pmodel=LC", "--pmodel=ECM"]
-    assert sw.option_tokens("compiler_flags", "-O3 -ffast-math") == ["--compiler-flags=-O3 -ffast-math"]
-    assert {"cache_predictor", "incore", "cores", "sweeps", "clock"} <= sw.option_names()
-    assert not {"json", "unit", "machine", "define", "verbose"} & sw.option_names()
-    aliases = sw.option_aliases()
+def test_options_are_read_as_analyze_reads_them():
+    def value(name, v):
+        return st.option_value(name, v, "s.yml", f"options.{name}[0]")
+
+    assert value("nt_stores", True) is True and value("nt_stores", False) is False
+    assert value("reassociate", False) is False and value("reassociate", None) is None
+    assert value("pmodel", ["LC", "ECM"]) == ("LC", "ECM") and value("pmodel", "ECM") == ("ECM",)
+    assert value("compiler_flags", "-O3 -ffast-math") == "-O3 -ffast-math"
+    assert value("cache_predictor", "SIM") == "sim" and value("cores", 4) == 4 and value("cores", None) == 1
+    for name, v, message in (("cores", "x", "argument --cores/-c: invalid int value: 'x'"),
+                             ("cores", [1], "expected a single value, got [1]"),
+                             ("reassociate", "yes", "expected one of true, false or null, got 'yes'"),
+                             ("incore", "iaca", "argument --incore/-i/--incore-model: IACA is not supported "
+                                                "(choose OSACA, LLVM-MCA or analytic)")):
+        with pytest.raises(st.StudyError) as exc:
+            value(name, v)
+        assert str(exc.value) == f"s.yml: options.{name}[0]: {message}"
+    assert {"cache_predictor", "incore", "cores", "sweeps", "clock"} <= st.option_names()
+    assert not {"json", "unit", "machine", "define", "verbose"} & st.option_names()
+    aliases = st.option_aliases()
     assert aliases["incore_model"] == "incore" and aliases["mem_bw"] == "mem_bw" and "no_reassociation" not in aliases
 
 
 def test_option_spellings(tmp_path):
-    study = sw.read_study(write_study(tmp_path, """\
+    study = st.read_study(write_study(tmp_path, """\
         kernels: [KERNELS/daxpy.c]
         machines: [SkylakeSP_Gold-6148]
         options: {incore-model: [analytic], reassociate: [false], nt_stores: [true, false]}
     """))
     assert study.options == {"incore": ("analytic",), "reassociate": (False,), "nt_stores": (True, False)}
-    assert [c.argv for c in list(sw.chunks(study))] == [("--incore=analytic", "--no-reassociation", "--nt-stores"),
-                                                  ("--incore=analytic", "--no-reassociation")]
+    expected = AnalyzeOptions(incore="analytic", reassociate=False, nt_stores=True)
+    assert [c.analysis for c in sw.chunks(study)] == [expected, dataclasses.replace(expected, nt_stores=False)]
 
 
 # ---------------------------------------------------------------- points
 
 
 def test_each_kernel_gets_only_its_defines(tmp_path):
-    study = sw.read_study(write_study(tmp_path, """\
+    study = st.read_study(write_study(tmp_path, """\
         kernels: [KERNELS/daxpy.c, KERNELS/2d-5pt.c]
         machines: [SkylakeSP_Gold-6148, HaswellEP_E5-2695v3]
         defines: {N: [100, 200, 300], M: "10:20:10"}
@@ -176,7 +191,7 @@ def test_flatten():
 def test_two_worker_cluster_rows_equal_analyze_point_by_point(tmp_path, capsys, fresh_cache):
     import psutil
 
-    study = sw.read_study(write_study(tmp_path, TINY))
+    study = st.read_study(write_study(tmp_path, TINY))
     with sweep_dask.dask_client(workers=2) as client:
         assert len(client.scheduler_info()["workers"]) == 2
         table, stats = sw.run_study(study, client)
@@ -196,7 +211,7 @@ def test_two_worker_cluster_rows_equal_analyze_point_by_point(tmp_path, capsys, 
 
 
 def test_failed_point_is_an_error_row(tmp_path):
-    study = sw.read_study(write_study(tmp_path, """\
+    study = st.read_study(write_study(tmp_path, """\
         kernels: [KERNELS/daxpy.c, KERNELS/2d-5pt.c]
         machines: [SkylakeSP_Gold-6148]
         defines: {M: 100}
@@ -219,7 +234,7 @@ def test_csv_and_parquet_output_and_no_overwrite(tmp_path, capsys, in_process, f
     # TINY has 4 failing points (--cores 1000): the files are written, the exit status says so
     assert main(["sweep", study, "-o", str(out_csv), "--no-progress"]) == 1
     assert main(["sweep", study, "-o", str(out_pq)]) == 1
-    rows, _ = sw.run_study(sw.read_study(study), None)
+    rows, _ = sw.run_study(st.read_study(study), None)
     expected = rows.rows()
     from_pq = pq.read_table(out_pq).to_pylist()
     assert from_pq == expected
@@ -241,7 +256,7 @@ def test_csv_and_parquet_output_and_no_overwrite(tmp_path, capsys, in_process, f
 
 
 def test_rerun_reads_the_result_cache(tmp_path, monkeypatch, fresh_cache):
-    study = sw.read_study(EXAMPLE)
+    study = st.read_study(EXAMPLE)
     first, s1 = sw.run_study(study, None)
     assert s1.cached == 0 and s1.tasks == len(list(sw.chunks(study)))
 
@@ -293,7 +308,7 @@ def test_points_with_different_iterations_per_cl_match_analyze(tmp_path, capsys,
     """A size-dependent stride changes it/CL between points: each point's in-core time is its own."""
     (tmp_path / "strided.c").write_text("double a[M*N], b[M*N];\nfor (int i = 0; i < M; ++i)\n"
                                         "    b[i*N] = a[i*N] + a[i*N];\n")
-    study = sw.read_study(write_study(tmp_path, """\
+    study = st.read_study(write_study(tmp_path, """\
         kernels: [strided.c]
         machines: [SkylakeSP_Gold-6148]
         defines: {M: 1000, N: "1:2"}
@@ -318,8 +333,8 @@ def test_a_bug_propagates_and_is_not_a_row(tmp_path, monkeypatch, fresh_cache, w
     task is prepared or while a point is analyzed."""
     from loopmodel.workflows.analysis import Analyzer
 
-    monkeypatch.setattr(*((sw, "_prepared", _bug) if where == "prepare" else (Analyzer, "run", _bug)))
-    study = sw.read_study(write_study(tmp_path, TINY))
+    monkeypatch.setattr(*((sw, "task_analyzer", _bug) if where == "prepare" else (Analyzer, "run", _bug)))
+    study = st.read_study(write_study(tmp_path, TINY))
     for _ in range(2):
         with pytest.raises(TypeError, match="unsupported operand"):
             sw.run_study(study, None)
@@ -345,7 +360,7 @@ def test_a_bug_on_a_dask_worker_propagates(tmp_path, monkeypatch, fresh_cache):
 
     from loopmodel.workflows.analysis import Analyzer
 
-    study = sw.read_study(write_study(tmp_path, TINY))
+    study = st.read_study(write_study(tmp_path, TINY))
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         table, stats = sw.run_study(study, client, use_cache=False)
@@ -383,12 +398,12 @@ def test_a_huge_study_is_counted_not_expanded(tmp_path):
     """10^12 points: read, counted and cut into tasks one at a time; a table in memory is refused."""
     import itertools
 
-    study = sw.read_study(write_study(tmp_path, HUGE))
+    study = st.read_study(write_study(tmp_path, HUGE))
     assert study.points() == 10 ** 12 and study.varying_define() == "N"
     first, second = itertools.islice(sw.chunks(study), 2)
     assert (first.index, second.index) == (0, 1) and len(first.points) == len(second.points) == sw.CHUNK_POINTS
     assert first.points[0] == {"N": 1} and second.points[0] == {"N": 33}
-    with pytest.raises(sw.StudyError, match=r"1000000000000 points: a table in memory holds at most 10000000 rows"):
+    with pytest.raises(st.StudyError, match=r"1000000000000 points: a table in memory holds at most 10000000 rows"):
         sw.run_study(study, None)
 
 
@@ -396,7 +411,7 @@ def _fake_chunk(chunk):
     """A task's result without the analysis: 60 fields per point, a few varying."""
     rows = [{"error": None, **{f"f.{i}": float(i) for i in range(57)}, "size": p["N"], "half": p["N"] / 2}
             for p in chunk.points]
-    return sw.ChunkResult.of(rows)
+    return RowBatch.of(rows)
 
 
 @pytest.mark.parametrize("name", ["r.csv", "r.parquet"])
@@ -408,7 +423,7 @@ def test_write_study_memory_does_not_grow_with_points(tmp_path, monkeypatch, nam
     import pyarrow.parquet as pq
 
     monkeypatch.setattr(sw, "run_chunk", _fake_chunk)
-    study = sw.read_study(write_study(tmp_path, HUGE.replace("1:1000000000000:1", "1:20000:1")))
+    study = st.read_study(write_study(tmp_path, HUGE.replace("1:1000000000000:1", "1:20000:1")))
     out = tmp_path / name
     tracemalloc.start()
     try:
@@ -433,7 +448,7 @@ def test_parquet_column_types_follow_all_the_values(tmp_path):
     ints and floats give doubles, anything mixed with text gives text, an int beyond int64 text."""
     import pyarrow.parquet as pq
 
-    from loopmodel.workflows.sweep_output import ResultFile
+    from loopmodel.fileio.result_file import ResultFile
 
     path = str(tmp_path / "t.parquet")
     with ResultFile(path, ("a",)) as out:
@@ -458,7 +473,7 @@ def test_interrupted_run_writes_nothing_and_keeps_the_old_file(tmp_path, monkeyp
         return _fake_chunk(chunk)
 
     monkeypatch.setattr(sw, "run_chunk", stop_at_third)
-    study = sw.read_study(write_study(tmp_path, HUGE.replace("1:1000000000000:1", "1:1000:1")))
+    study = st.read_study(write_study(tmp_path, HUGE.replace("1:1000000000000:1", "1:1000:1")))
     for name, force in (("new.csv", False), ("old.parquet", True)):
         calls.clear()
         out = tmp_path / name
@@ -478,7 +493,7 @@ def test_a_file_that_appears_meanwhile_is_not_replaced(tmp_path, monkeypatch):
     import os
 
     from loopmodel.errors import DefineError
-    from loopmodel.workflows.sweep_output import ResultFile
+    from loopmodel.fileio.result_file import ResultFile
 
     out = tmp_path / "r.csv"
     with ResultFile(str(out), ("a",)) as res, pytest.raises(DefineError, match="output file exists; not overwritten"):
@@ -501,7 +516,7 @@ def test_a_file_that_appears_meanwhile_is_not_replaced(tmp_path, monkeypatch):
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys, in_process):
     import errno
 
-    from loopmodel.workflows.sweep_output import Spool
+    from loopmodel.fileio.result_file import Spool
 
     def full(self, rows):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -571,8 +586,8 @@ def test_api_sweep_writes_a_file_with_the_rows_of_the_frame(tmp_path):
 ])
 def test_one_name_must_be_a_list_of_one(tmp_path, key, body):
     path = write_study(tmp_path, body)
-    with pytest.raises(sw.StudyError) as exc:
-        sw.read_study(path)
+    with pytest.raises(st.StudyError) as exc:
+        st.read_study(path)
     assert str(exc.value).startswith(f"{path}: {key}: expected a list (e.g. {key}: [")
     assert str(exc.value).endswith("]), got str")
 
@@ -605,14 +620,14 @@ def test_a_task_carries_its_kernel_and_machine(tmp_path, monkeypatch):
     (folder / "s.yml").write_text("kernels: [k/daxpy.c]\nmachines: [skx.yml]\ndefines: {N: '1000:3000:1000'}\n"
                                   "options: {incore: [analytic]}\n")
     monkeypatch.chdir(folder)
-    study = sw.read_study("s.yml")
+    study = st.read_study("s.yml")
     task = next(iter(sw.chunks(study)))
     here = sw.run_chunk(task)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     shutil.rmtree(folder)
-    sw._prepared.cache_clear()
+    sw.task_analyzer.cache_clear()
     rows = list(sw.run_chunk(pickle.loads(pickle.dumps(task))).dicts())
     assert rows == list(here.dicts()) and all(r["error"] is None for r in rows)
     assert rows[0]["kernel.file"] == "k/daxpy.c"  # named as analyze names it

@@ -12,7 +12,7 @@ See docs/api.md.
 
 from .version import __version__
 
-#: public name -> the module that defines it (``sweep``: the callable module loopmodel/sweep.py)
+#: public name -> the module that defines it
 _LAZY = {
     "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api",
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
@@ -31,7 +31,6 @@ def __getattr__(name):
     import importlib
 
     mod = importlib.import_module(f".{module}", __name__)
-    # loopmodel.sweep: the submodule, callable as loopmodel.api.sweep (importing it sets the attribute)
     value = mod if name == module else getattr(mod, name)
     globals()[name] = value
     return value

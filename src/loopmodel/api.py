@@ -28,17 +28,20 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
+from .fileio.output import check_new_output
+from .fileio.result_file import output_format
 from .report import bench as bench_report
+from .report.schema import document
 from .workflows import analyze as analyze_workflow
 from .workflows import bench as bench_workflow
 from .workflows import scaling as scaling_workflow
+from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
 from .workflows.scaling import ScalingOptions
-from .workflows.sweep import FIXED_COLUMNS, MAX_TABLE_ROWS, flatten, point_row
 from .workflows.validate import ValidateOptions
 
 # ---------------------------------------------------------------- data objects
@@ -634,22 +637,20 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
     path = None if output is None else _output_path(output)
     opts = command_options(AnalyzeOptions, "analyze", options, define=define_argv(defines),
                            pmodel=_model_names(models))
-    prepared = analyze_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts)
-    analyzer, points = prepared.analyzer, prepared.points
-    names = list(points.values)
-    lead = {"kernel": str(_kernel_arg(kernel)), "machine": machine_label(machine)}
-    opts = dict(options)
+    given = dict(options)
     if tuple(models) != ("LC", "ECM", "Roofline"):
-        opts["pmodel"] = list(models) if not isinstance(models, str) else models
-    lead.update({n: json.dumps(v) if isinstance(v, (list, tuple, dict)) else v for n, v in opts.items()})
-    leading = FIXED_COLUMNS + tuple(names) + tuple(opts) + ("error",)
-    rows = ({**lead, **{n: point[n] for n in names}, **point_row(analyzer, point)} for point in points)
+        given["pmodel"] = list(models) if not isinstance(models, str) else models
+    points = sweep_workflow.size_sweep(_kernel_arg(kernel), _machine_arg(machine), opts, given)
     if path is not None:
-        return _write_rows(rows, leading, path)
-    if len(points) > MAX_TABLE_ROWS:
-        raise ApiValueError(f"sweep: {len(points)} points, and a DataFrame holds at most {MAX_TABLE_ROWS} rows: pass "
-                         "output='FILE.parquet' (or .csv) to write the rows to a file as they are computed")
-    return _frame(rows, leading)
+        sweep_workflow.write_rows(points, path)
+        return path
+    if points.count > sweep_workflow.MAX_TABLE_ROWS:
+        raise ApiValueError(f"sweep: {points.count} points, and a DataFrame holds at most "
+                            f"{sweep_workflow.MAX_TABLE_ROWS} rows: pass output='FILE.parquet' (or .csv) to write the "
+                            "rows to a file as they are computed")
+    df = _pandas().DataFrame(sweep_workflow.table(points).columns)
+    df.attrs.update(document({}))
+    return df
 
 
 def _output_path(output) -> str:
@@ -658,9 +659,6 @@ def _output_path(output) -> str:
     Raises:
         UsageError: not a str or path-like. DefineError: see :func:`sweep`.
     """
-    from .fileio.output import check_new_output
-    from .workflows.sweep_output import output_format
-
     if not isinstance(output, (str, os.PathLike)):
         raise ApiTypeError(f"output: expected a file path (.parquet, .pq or .csv), got {type(output).__name__}")
     path = os.fspath(output)
@@ -669,46 +667,13 @@ def _output_path(output) -> str:
     return path
 
 
-def _write_rows(rows, leading: tuple, path: str) -> str:
-    """Write the rows (an iterator of flat dicts) to ``path`` as they come
-    (:class:`loopmodel.workflows.sweep_output.ResultFile`); returns ``path``."""
-    import itertools
-
-    from .workflows.sweep import CHUNK_POINTS
-    from .workflows.sweep_output import ResultFile
-
-    with ResultFile(path, leading, option="output") as out:
-        while batch := list(itertools.islice(rows, CHUNK_POINTS)):
-            out.add(batch)
-        out.finish()
-    return path
-
-
 def _pandas():
-    """The ``pandas`` module, imported here on first use: the one place the API imports it
-    (an optional dependency, and a heavy one that importing loopmodel should not pay for).
-
-    Raises:
-        ImportError: pandas is not installed.
-    """
+    """pandas, imported here only, when a function returns a DataFrame (:func:`sweep`,
+    :func:`validate`): it is an optional dependency and takes about a second to import, which
+    ``import loopmodel`` and the other functions should not pay for."""
     import pandas
 
     return pandas
-
-
-def _frame(rows, leading: tuple):
-    """The rows (flat dicts) as a DataFrame with the envelope in ``attrs``."""
-    pd = _pandas()
-
-    from .report.schema import document
-    from .workflows.sweep import Table
-
-    table = Table(leading)
-    for row in rows:
-        table.add(row)
-    df = pd.DataFrame(table.columns)
-    df.attrs.update(document({}))
-    return df
 
 
 def machine_label(machine) -> str:
@@ -834,6 +799,6 @@ def validate(kernel, machine, defines=None, **options):
     machine = machine_label(machine)
     opts = command_options(ValidateOptions, "validate", options, define=tuple(define_argv(defines)))
     got = validate_workflow.run(kernel, machine, opts)
-    df = _pandas().DataFrame([flatten(json.loads(json.dumps(r.to_dict()))) for r in got.rows])
+    df = _pandas().DataFrame([sweep_workflow.flatten(json.loads(json.dumps(r.to_dict()))) for r in got.rows])
     df.attrs["summary"] = got.summary
     return df

@@ -1,13 +1,14 @@
-"""``loopmodel sweep``: a design-space study (kernels x machines x sizes x options) on Dask.
+"""``loopmodel sweep``: arguments -> :class:`~loopmodel.workflows.sweep.SweepOptions` ->
+:func:`loopmodel.workflows.sweep.run` -> the result file, a summary line, a plot.
 
     loopmodel sweep STUDY.yml [--dask SCHEDULER_ADDRESS | --workers N] [-o results.parquet|results.csv]
                     [--force] [--plot FILE] [--no-cache] [--no-progress]
 
-Reads the study (:func:`loopmodel.workflows.sweep.read_study`), runs it on a local cluster of worker
-processes or on a ``dask.distributed`` scheduler and writes one row per point as the points
-are done (:func:`loopmodel.workflows.sweep.write_study`): Parquet or CSV by the ``-o`` extension, CSV on
-stdout without ``-o``. dask and pyarrow are imported here only, when the command runs.
-Errors are one line.
+Reads the study (:func:`loopmodel.workflows.study.read_study`), runs it on a local cluster of
+worker processes or on a ``dask.distributed`` scheduler and writes one row per point as the
+points are done: Parquet or CSV by the ``-o`` extension, CSV on stdout without ``-o``. dask and
+pyarrow are imported only when the command runs (:mod:`loopmodel.workflows.sweep_dask`,
+:mod:`loopmodel.fileio.result_file`). Errors are one line.
 
 Exit status: 0 every point was computed; 1 some points failed with a one-line loopmodel error
 (their rows hold the error, the file is written, the summary line counts them); 2 bad input,
@@ -22,37 +23,42 @@ import os
 import sys
 import time
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+from ..errors import DefineError, LoopmodelError
+from ..fileio.output import check_new_output
+from ..fileio.result_file import output_format
+from ..workflows import sweep as workflow
+from ..workflows.options import names
+from ..workflows.study import read_study
+from .arguments import add_options, options_from_args
+
 #: most points ``--plot`` draws (what it draws of each row is kept in memory until the end)
 PLOT_MAX_POINTS = 100_000
+
+EPILOG = ("Study file (YAML): kernels (paths relative to the study file), machines (names or paths), defines (name: "
+          "value or range in the -D syntax; each kernel takes those it declares), options (analyze option: list of "
+          "values, e.g. cache_predictor: [lc, sim]). One row per point: kernel, machine, the defines, the options, "
+          "error, and the fields of 'analyze --json' flattened with dots (lists as JSON text).")
+#: where the study runs (one of them): options of the mutually exclusive group
+WHERE = ("dask", "workers")
 
 
 def add_parser(sub) -> None:
     """The ``sweep`` subcommand on ``sub``."""
     s = sub.add_parser("sweep", help="run a design-space study (kernels x machines x sizes x options) on Dask",
-                       epilog="Study file (YAML): kernels (paths relative to the study file), machines (names or "
-                              "paths), defines (name: value or range in the -D syntax; each kernel takes those it "
-                              "declares), options (analyze option: list of values, e.g. cache_predictor: [lc, sim]). "
-                              "One row per point: kernel, machine, the defines, the options, error, and the fields "
-                              "of 'analyze --json' flattened with dots (lists as JSON text).")
+                       epilog=EPILOG)
     s.add_argument("study", help="study file (YAML), see examples/studies/")
-    where = s.add_mutually_exclusive_group()
-    where.add_argument("--dask", metavar="SCHEDULER_ADDRESS",
-                       help="run on this dask.distributed scheduler (e.g. tcp://10.0.0.1:8786); its workers "
-                            "need loopmodel (the tasks carry the kernels and machine models). "
-                            "LOOPMODEL_DASK_TIMEOUT (seconds, default 15) bounds the wait for its answer, "
-                            "and for a worker when none is left")
-    where.add_argument("--workers", "-w", type=int, metavar="N",
-                       help="worker processes of the local cluster (default: the usable CPUs)")
+    add_options(s.add_mutually_exclusive_group(), workflow.SweepOptions,
+                skip=tuple(n for n in names(workflow.SweepOptions) if n not in WHERE))
     s.add_argument("-o", "--output", metavar="FILE", help="results.parquet or results.csv (default: CSV on stdout); "
                                                           "an existing file is kept unless --force; written when "
                                                           "the run is done (nothing, if it does not finish)")
     s.add_argument("--force", action="store_true", help="overwrite an existing -o or --plot file")
     s.add_argument("--plot", metavar="FILE", help="plot ecm.performance.cy_per_cl over the first define that varies "
                                                   "(PNG, SVG or PDF by extension; at most 100000 points)")
-    s.add_argument("--no-cache", action="store_true", help="do not read or write the per-user result cache")
-    s.add_argument("--trust-machine-flags", action="store_true",
-                   help="use the machine files' compiler flags and names without the allow-list check (they run on "
-                        "the workers: only for files you trust; a study file cannot ask for this)")
+    add_options(s, workflow.SweepOptions, skip=WHERE)
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -61,30 +67,24 @@ def run(args) -> int:
 
     Raises:
         LoopmodelError: one-line user errors (study file, output files, scheduler); a run that
-            could not finish (:class:`loopmodel.workflows.sweep.SweepStopped`; exit status 130 for SIGINT).
+            could not finish (:class:`loopmodel.workflows.sweep_dask.SweepStopped`; exit status 130 for SIGINT).
     """
-    from ..errors import DefineError
-    from ..workflows.sweep import DEFAULT_Y, read_study, write_study
-    from ..workflows.sweep_dask import dask_client, dask_timeout
-    from ..workflows.sweep_output import output_format
-
+    options = options_from_args(workflow.SweepOptions, args)
     output_format(args.output)
-    if args.workers is not None and args.workers < 1:
-        raise DefineError(f"--workers must be at least 1, got {args.workers}")
-    dask_timeout()  # a bad LOOPMODEL_DASK_TIMEOUT is an error before the work
+    workflow.check(options)  # a bad LOOPMODEL_DASK_TIMEOUT is an error before the work
     for path, option in ((args.output, "-o"), (args.plot, "--plot")):
         if path:
             _check_output(path, option, args.force)
     plot_study = _plot_function() if args.plot else None
-    study = read_study(args.study, args.trust_machine_flags)
+    study = read_study(args.study, options.trust_machine_flags)
     plot = _PlotRows(study, args.study) if args.plot else None
     start = time.perf_counter()
     with _Progress(args, study.points()) as advance:  # the cluster starts only if a task is not cached
-        stats = write_study(study, args.output, lambda: dask_client(args.dask, args.workers), not args.no_cache,
-                            advance, args.force, plot.add if plot else None)
+        stats = workflow.run(study, options, args.output, force=args.force, advance=advance,
+                             on_rows=plot.add if plot else None)
     elapsed = time.perf_counter() - start
     if plot:
-        _plot(plot_study, plot.rows, args, plot.x, DEFAULT_Y, plot.group)
+        _plot(plot_study, plot.rows, args, plot.x, workflow.DEFAULT_Y, plot.group)
     sys.stderr.write(f"sweep: {stats.points} points ({stats.failed} failed, {stats.cached} from the cache) "
                      f"in {elapsed:.1f} s{f'; written to {args.output}' if args.output else ''}\n")
     return 1 if stats.failed else 0
@@ -100,9 +100,6 @@ class _PlotRows:
     """
 
     def __init__(self, study, path: str):
-        from ..errors import DefineError
-        from ..workflows.sweep import DEFAULT_Y
-
         self.x = study.varying_define()
         if self.x is None:
             raise DefineError("--plot needs a define that takes several values (the x axis)", file=path)
@@ -110,7 +107,7 @@ class _PlotRows:
             raise DefineError(f"--plot draws at most {PLOT_MAX_POINTS} points and the study has {study.points()}: "
                               "leave --plot out, and plot from the -o file", file=path)
         self.group = ("kernel", "machine", *(d for d in study.defines if d != self.x), *study.options)
-        self.keep = tuple(dict.fromkeys((self.x, DEFAULT_Y, *self.group, "error")))
+        self.keep = tuple(dict.fromkeys((self.x, workflow.DEFAULT_Y, *self.group, "error")))
         self.rows = []
 
     def add(self, rows: list) -> None:
@@ -120,18 +117,14 @@ class _PlotRows:
 
 def _check_output(path: str, option: str, force: bool) -> None:
     """An existing file is refused unless ``--force``; the folder must be writable."""
-    from ..errors import DefineError
-    from ..fileio.output import check_new_output
-
     if os.path.lexists(path) and not force:
         raise DefineError(f"{option}: output file exists; not overwritten (use --force)", file=path)
     check_new_output(path, option, True)
 
 
 def _plot_function():
-    """:func:`loopmodel.report.study_plot.plot_study`, or a one-line error where it is missing."""
-    from ..errors import LoopmodelError
-
+    """:func:`loopmodel.report.study_plot.plot_study`, or a one-line error where it is missing
+    (imported here, when ``--plot`` is given: it imports matplotlib when it draws)."""
     try:
         from ..report.study_plot import plot_study
     except ImportError:
@@ -140,8 +133,6 @@ def _plot_function():
 
 
 def _plot(plot_study, rows: list, args, x: str, y: str, group: tuple) -> None:
-    from ..errors import LoopmodelError
-
     title = f"{os.path.basename(args.study)}: {y} over {x}"
     try:
         plot_study(rows, args.plot, x, y=y, title=title, group=group)
@@ -161,9 +152,6 @@ class _Progress:
     def __enter__(self):
         if not self.show:
             return None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
         self.bar = Progress("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                             console=Console(stderr=True), transient=True)
         self.bar.__enter__()

@@ -6,19 +6,26 @@ Every wait on Dask is bounded by :data:`TIMEOUT_ENV` seconds (default
 scheduler there is a one-line error, not a hang or a traceback), and a sweep whose scheduler
 has had no worker that long stops with one line. The worker processes of a local cluster
 ignore SIGINT, so a Ctrl-C reaches this process only: it stops the cluster and says so in
-one line. dask and distributed are imported here only, when a sweep needs them.
+one line. dask and distributed are imported here only, when a sweep needs them
+(:func:`dask_modules`).
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import math
 import os
 import queue
 import signal
+import socket
 import threading
 import time
+import warnings
 
 from ..errors import DefineError, LoopmodelError
+from ..fileio.result_file import RowBatch
+from ..measure.topology import allowed_cpus
 
 #: environment variable: seconds to wait for the scheduler's answer, and for a worker while none is left
 TIMEOUT_ENV = "LOOPMODEL_DASK_TIMEOUT"
@@ -29,6 +36,24 @@ POLL_S = 1.0
 #: tasks in flight per worker thread (computing, queued, or done and held until the tasks before
 #: them are done: a long task does not leave the other workers idle at once)
 TASKS_PER_THREAD = 16
+
+
+class SweepStopped(LoopmodelError):
+    """A sweep that could not finish: no worker left, or the scheduler lost (one line that
+    says how many points were done)."""
+
+
+def dask_modules() -> tuple:
+    """``(dask, distributed)``, with the parts of distributed used here imported, imported
+    here only, when a sweep runs on Dask: they are optional dependencies and take a second
+    to import, which no other command should pay for."""
+    import dask
+    import distributed
+    import distributed.comm
+    import distributed.comm.addressing
+    import distributed.security
+
+    return dask, distributed
 
 
 def dask_timeout() -> float:
@@ -60,20 +85,19 @@ def dask_client(address: str | None = None, workers: int | None = None):
             scheduler (within :func:`dask_timeout` seconds), or the local cluster cannot
             start (one line).
     """
-    from distributed import Client
-
+    client_class = dask_modules()[1].Client
     timeout = dask_timeout()
     with _quiet():
         if address:
             check_scheduler(address, timeout)
             try:
-                client = Client(address, timeout=f"{timeout}s")
+                client = client_class(address, timeout=f"{timeout}s")
             except Exception as exc:  # noqa: BLE001 - whatever the connection raises is one line
                 raise LoopmodelError(f"--dask {address}: cannot connect to the scheduler: {_text(exc)}") from None
             with client:
                 yield client
             return
-        with _local_cluster(workers) as cluster, Client(cluster) as client:
+        with _local_cluster(workers) as cluster, client_class(cluster) as client:
             yield client
 
 
@@ -81,8 +105,6 @@ def dask_client(address: str | None = None, workers: int | None = None):
 def _quiet():
     """Dask's own log lines off in this process while it runs a sweep (a worker that died, a
     result fetched again, a closing connection): the sweep says what matters in one line."""
-    import logging
-
     roots = ("distributed", "tornado", "asyncio")
     names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in roots]  # some set their own level
     loggers = [logging.getLogger(name) for name in dict.fromkeys((*roots, *names))]
@@ -110,14 +132,7 @@ def _local_cluster(workers: int | None):
     Raises:
         LoopmodelError: a worker process cannot start (one line).
     """
-    import logging
-    import warnings
-
-    import dask
-    from distributed import LocalCluster
-
-    from ..measure.topology import allowed_cpus
-
+    dask, distributed = dask_modules()
     n = workers or len(allowed_cpus())
     main = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
@@ -127,7 +142,7 @@ def _local_cluster(workers: int | None):
         with warnings.catch_warnings(), dask.config.set({"distributed.worker.profile.enabled": False}):
             # its HTTP port taken (another cluster): it takes another, say nothing
             warnings.filterwarnings("ignore", message="Port .* is already in use")
-            return LocalCluster(n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None,
+            return distributed.LocalCluster(n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None,
                                 silence_logs=logging.CRITICAL)
     except RuntimeError as exc:  # e.g. a worker process that cannot start
         raise LoopmodelError(f"cannot start a local Dask cluster of {n} worker(s): {exc}") from None
@@ -153,8 +168,6 @@ def check_scheduler(address: str, timeout: float) -> None:
     """
     host_port = _host_port(address)
     if host_port:
-        import socket
-
         try:
             socket.create_connection(host_port, timeout=timeout).close()
         except OSError as exc:
@@ -176,11 +189,10 @@ def check_scheduler(address: str, timeout: float) -> None:
 
 def _host_port(address: str):
     """``(host, port)`` of a ``tcp://`` or ``tls://`` address (no scheme: tcp), else None."""
-    from distributed.comm.addressing import parse_address, parse_host_port
-
+    addressing = dask_modules()[1].comm.addressing
     try:
-        scheme, loc = parse_address(address)
-        return parse_host_port(loc) if scheme in ("tcp", "tls") else None
+        scheme, loc = addressing.parse_address(address)
+        return addressing.parse_host_port(loc) if scheme in ("tcp", "tls") else None
     except ValueError:
         return None
 
@@ -192,8 +204,6 @@ def _ask_identity(address: str, timeout: float):
     Raises:
         TimeoutError: no answer within ``timeout`` seconds; anything the exchange raises.
     """
-    import asyncio
-
     box = {}
 
     def ask():
@@ -213,10 +223,9 @@ def _ask_identity(address: str, timeout: float):
 
 
 async def _identity(address: str, timeout: float):
-    from distributed.comm import connect
-    from distributed.security import Security
-
-    comm = await connect(address, timeout=timeout, **Security().get_connection_args("client"))
+    distributed = dask_modules()[1]
+    security = distributed.security.Security().get_connection_args("client")
+    comm = await distributed.comm.connect(address, timeout=timeout, **security)
     try:
         await comm.write({"op": "identity", "reply": True})
         return await comm.read()
@@ -241,12 +250,14 @@ class Pool:
 
     Args:
         client: the ``distributed.Client``.
+        compute: what a worker calls with a task (a picklable function of the task that
+            returns its :class:`~loopmodel.fileio.result_file.RowBatch`).
         timeout: seconds the scheduler may have no worker before :meth:`collect` gives up
             (default :func:`dask_timeout`).
     """
 
-    def __init__(self, client, timeout: float | None = None):
-        self.client = client
+    def __init__(self, client, compute, timeout: float | None = None):
+        self.client, self.compute = client, compute
         self.timeout = dask_timeout() if timeout is None else timeout
         self.pending = {}  # future key -> (future, chunk)
         self.finished = queue.Queue()  # futures, put by their done callbacks; None: stop
@@ -279,9 +290,7 @@ class Pool:
 
     def submit(self, chunk) -> None:
         """Send ``chunk`` (:class:`loopmodel.workflows.sweep.Chunk`) to the workers."""
-        from .sweep import run_chunk
-
-        future = self.client.submit(run_chunk, chunk, pure=False)
+        future = self.client.submit(self.compute, chunk, pure=False)
         self.pending[future.key] = (future, chunk)
         future.add_done_callback(self.finished.put)
 
@@ -295,17 +304,15 @@ class Pool:
             self.fetched.put((future, value))
 
     def collect(self) -> list:
-        """``[(chunk, ChunkResult), ...]`` of the tasks that finished (at least one; waits).
+        """``[(chunk, RowBatch), ...]`` of the tasks that finished (at least one; waits).
 
         Raises:
-            loopmodel.workflows.sweep.SweepStopped: the scheduler has had no worker for ``timeout``
+            SweepStopped: the scheduler has had no worker for ``timeout``
                 seconds, cannot be reached, dropped a task (cancelled it), or a task killed
                 the workers that ran it (KilledWorker: it crashed the process or took all
                 its memory).
             Exception: what a task raised (a bug in loopmodel, with the worker's traceback).
         """
-        from .sweep import ChunkResult, SweepStopped
-
         got = [self._next()]
         with contextlib.suppress(queue.Empty):
             while True:
@@ -318,7 +325,7 @@ class Pool:
             if future.cancelled():
                 raise SweepStopped("the Dask scheduler dropped a task (cancelled): the connection was lost")
             future.release()
-            if not isinstance(value, ChunkResult):
+            if not isinstance(value, RowBatch):
                 _raise_failure(chunk, value)
             out.append((chunk, value))
         return out
@@ -334,8 +341,6 @@ class Pool:
                 continue
             self.alone_since = self.alone_since or time.monotonic()
             if time.monotonic() - self.alone_since > self.timeout:
-                from .sweep import SweepStopped
-
                 raise SweepStopped(f"no Dask worker left for {self.timeout:g} s (they died or left; "
                                    f"{TIMEOUT_ENV} sets the wait)")
 
@@ -343,13 +348,11 @@ class Pool:
         """Worker threads the scheduler has now.
 
         Raises:
-            loopmodel.workflows.sweep.SweepStopped: no answer within ``timeout`` seconds.
+            SweepStopped: no answer within ``timeout`` seconds.
         """
         try:
             return sum(self.client.nthreads(callback_timeout=self.timeout).values())
         except Exception as exc:  # noqa: BLE001 - whatever a lost connection raises
-            from .sweep import SweepStopped
-
             raise SweepStopped(f"lost the Dask scheduler: {_text(exc)}") from None
 
 
@@ -357,14 +360,10 @@ def _raise_failure(chunk, exc: BaseException):
     """A task that gave no result: its worker died running it (one line), or it raised.
 
     Raises:
-        loopmodel.workflows.sweep.SweepStopped: Dask's KilledWorker (names the task's kernel and machine).
+        SweepStopped: Dask's KilledWorker (names the task's kernel and machine).
         BaseException: ``exc`` itself, anything else (what run_chunk raises is a bug, not data).
     """
-    from distributed import KilledWorker
-
-    from .sweep import SweepStopped
-
-    if isinstance(exc, KilledWorker):
+    if isinstance(exc, dask_modules()[1].KilledWorker):
         raise SweepStopped(f"a task of {chunk.kernel} on {chunk.machine.given} killed the Dask workers that ran "
                            f"it (it crashed them or took their memory): {_text(exc)}") from None
     raise exc

@@ -1,5 +1,8 @@
 """A study's table as a file: rows spooled while they are computed, then written as CSV or Parquet.
 
+Rows travel in batches (:class:`RowBatch`: the columns, the values every row of the batch
+shares, the others per row), as the tasks of a sweep return them and as the spool keeps them.
+
 The table has a column for every field any of its rows has, in the order they first appear,
 and a Parquet column's type depends on all of its values (:meth:`Spool.arrow_type`): neither
 is known before the last row. So :class:`ResultFile` keeps the rows as they come in a spool
@@ -12,7 +15,7 @@ file is written.
 The file is written beside its path under a hidden temporary name and put in place when it
 is whole (:func:`publish`): an interrupted or failed run leaves nothing behind, and a file
 the user had is never replaced (with ``force``: replaced atomically). pyarrow is imported
-only to write Parquet.
+only to write Parquet (:func:`pyarrow_modules`).
 """
 from __future__ import annotations
 
@@ -23,8 +26,9 @@ import secrets
 import sys
 import tempfile
 
+from dataclasses import dataclass
+
 from ..errors import DefineError
-from .sweep import ChunkResult
 
 #: ``-o`` extensions -> format
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -45,6 +49,48 @@ def output_format(path: str | None, option: str = "-o") -> str:
     if ext not in FORMATS:
         raise DefineError(f"{option} {path}: unknown format (use {', '.join(FORMATS)})")
     return FORMATS[ext]
+
+
+@dataclass(frozen=True)
+class RowBatch:
+    """Rows, compactly (most fields are the same for every row of a sweep's task).
+
+    Attributes:
+        columns: the fields, in the order they first appear.
+        shared: column -> value that every row has (kept once).
+        rows: one tuple per row: the values of the other columns (in ``columns`` order),
+            None where the row has no such field.
+    """
+
+    columns: tuple
+    shared: dict
+    rows: list
+
+    @classmethod
+    def of(cls, rows: list) -> "RowBatch":
+        """From one flat dict per row."""
+        columns = tuple(dict.fromkeys(c for r in rows for c in r))
+        first = rows[0] if rows else {}
+        shared = {c: v for c, v in first.items()
+                  if all(c in r and type(r[c]) is type(v) and r[c] == v for r in rows)}
+        rest = [c for c in columns if c not in shared]
+        return cls(columns, shared, [tuple(r.get(c) for c in rest) for r in rows])
+
+    def failures(self) -> int:
+        """How many rows have an ``error`` (a value other than None)."""
+        if "error" in self.shared:
+            return len(self.rows) if self.shared["error"] is not None else 0
+        if "error" not in self.columns:
+            return 0
+        at = [c for c in self.columns if c not in self.shared].index("error")
+        return sum(1 for values in self.rows if values[at] is not None)
+
+    def dicts(self):
+        """One flat dict per row (every column of the batch, in ``columns`` order)."""
+        rest = [c for c in self.columns if c not in self.shared]
+        for values in self.rows:
+            own = dict(zip(rest, values))
+            yield {c: self.shared[c] if c in self.shared else own[c] for c in self.columns}
 
 
 class Spool:
@@ -70,7 +116,7 @@ class Spool:
 
     def add(self, rows: list) -> None:
         """Keep a batch of rows (flat dicts; a missing column is None)."""
-        batch = ChunkResult.of(rows)
+        batch = RowBatch.of(rows)
         for c in batch.columns:
             self.columns.setdefault(c, set())
         for c, v in batch.shared.items():
@@ -101,7 +147,7 @@ class Spool:
         self.file.seek(0)
         for line in self.file:
             columns, shared, rows = json.loads(line)
-            yield list(ChunkResult(tuple(columns), shared, rows).dicts())
+            yield list(RowBatch(tuple(columns), shared, rows).dicts())
 
     def arrow_type(self, column: str) -> str:
         """The Parquet type of a column: ``bool``, ``int64``, ``float64`` (integers and floats)
@@ -128,24 +174,30 @@ def write_csv(spool: Spool, fh) -> None:
             w.writerow(["" if row.get(c) is None else row[c] for c in names])
 
 
-def write_parquet(spool: Spool, path: str) -> None:
+def pyarrow_modules() -> tuple:
+    """``(pyarrow, pyarrow.parquet)``, imported here only, when a Parquet file is written:
+    pyarrow is an optional dependency and takes a while to import, which no other command
+    should pay for."""
+    import pyarrow
+    import pyarrow.parquet
+
+    return pyarrow, pyarrow.parquet
+
+
+def write_parquet(spool: Spool, path: str, metadata: dict | None = None) -> None:
     """The spool's rows as a Parquet file at ``path`` (:meth:`Spool.arrow_type` per column),
-    row groups of about :data:`ROW_GROUP_ROWS` rows (whole batches). Its key-value metadata holds the document
-    envelope (``schema_version``, ``loopmodel_version``: :func:`loopmodel.report.schema.document`)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from ..report.schema import document
-
+    row groups of about :data:`ROW_GROUP_ROWS` rows (whole batches). ``metadata`` (text keys
+    and values) is the file's key-value metadata (a study's: the document envelope,
+    ``schema_version`` and ``loopmodel_version``)."""
+    pa, pq = pyarrow_modules()
     names = list(spool.columns)
     kinds = {c: spool.arrow_type(c) for c in names}
     types = {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
-    meta = {k: str(v) for k, v in document({}).items()}
-    schema = pa.schema([(c, types[kinds[c]]) for c in names], metadata=meta)
+    schema = pa.schema([(c, types[kinds[c]]) for c in names], metadata=metadata or None)
     with pq.ParquetWriter(path, schema) as writer:
         group, rows = [], 0  # Arrow record batches: 8 bytes a number, not a Python object
         for batch in spool.batches():
-            group.append(_record_batch(batch, names, kinds, schema))
+            group.append(_record_batch(pa, batch, names, kinds, schema))
             rows += len(batch)
             if rows >= ROW_GROUP_ROWS:
                 writer.write_table(pa.Table.from_batches(group, schema), row_group_size=rows)
@@ -154,9 +206,8 @@ def write_parquet(spool: Spool, path: str) -> None:
             writer.write_table(pa.Table.from_batches(group, schema), row_group_size=max(rows, 1))
 
 
-def _record_batch(rows: list, names: list, kinds: dict, schema):
-    import pyarrow as pa
-
+def _record_batch(pa, rows: list, names: list, kinds: dict, schema):
+    """One Arrow record batch of ``rows`` (``pa``: the pyarrow module)."""
     columns = []
     for c in names:
         values = [r.get(c) for r in rows]
@@ -200,16 +251,18 @@ class ResultFile:
 
     Args:
         path: the output file, or None (stdout).
-        leading: the columns that come first (a study's :meth:`~loopmodel.workflows.sweep.Study.columns`).
+        leading: the columns that come first (a study's :meth:`~loopmodel.workflows.study.Study.columns`).
         force: replace an existing ``path``.
         option: how messages name the output (``-o``, ``output``).
+        metadata: a Parquet file's key-value metadata (text keys and values).
 
     Raises:
         DefineError: an unknown extension, or no temporary file can be made (one line).
     """
 
-    def __init__(self, path: str | None, leading: tuple, force: bool = False, option: str = "-o"):
-        self.path, self.force, self.option = path, force, option
+    def __init__(self, path: str | None, leading: tuple, force: bool = False, option: str = "-o",
+                 metadata: dict | None = None):
+        self.path, self.force, self.option, self.metadata = path, force, option, metadata
         self.fmt = output_format(path, option)
         folder = os.path.dirname(os.path.abspath(path)) if path else None
         try:
@@ -259,7 +312,7 @@ class ResultFile:
                 if self.fmt == "csv":
                     write_csv(self.spool, fh)
             if self.fmt == "parquet":
-                write_parquet(self.spool, self.partial)
+                write_parquet(self.spool, self.partial, self.metadata)
             publish(self.partial, self.path, self.force, self.option)
         except OSError as exc:
             raise self._error("cannot write", exc) from None

@@ -271,13 +271,11 @@ def test_rerun_reads_the_result_cache(tmp_path, monkeypatch, fresh_cache):
 
 
 def test_plot_is_called_with_rows_and_the_varying_define(tmp_path, monkeypatch, in_process, fresh_cache):
-    import types
+    from loopmodel.report import study_plot
 
     calls = []
-    fake = types.ModuleType("loopmodel.report.study_plot")
-    fake.plot_study = lambda rows, path, x, y="ecm.performance.cy_per_cl", title=None, group=None: calls.append(
-        (rows, path, x, y, title, group))
-    monkeypatch.setitem(sys.modules, "loopmodel.report.study_plot", fake)
+    monkeypatch.setattr(study_plot, "plot_study", lambda rows, path, x, y="ecm.performance.cy_per_cl", title=None,
+                        group=None: calls.append((rows, path, x, y, title, group)))
     study = write_study(tmp_path, TINY)
     png = str(tmp_path / "p.png")
     assert main(["sweep", study, "-o", str(tmp_path / "r.csv"), "--plot", png]) == 1
@@ -285,13 +283,6 @@ def test_plot_is_called_with_rows_and_the_varying_define(tmp_path, monkeypatch, 
     assert path == png and x == "N" and y == "ecm.performance.cy_per_cl" and "study.yml" in title
     assert group[:2] == ("kernel", "machine") and "N" not in group   # lines: kernel x machine x options
     assert len(rows) == 8 and rows[0]["N"] == 1000 and "ecm.performance.cy_per_cl" in rows[0]
-
-
-def test_plot_without_module_is_one_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "loopmodel.report.study_plot", None)  # import fails
-    assert main(["sweep", write_study(tmp_path, TINY), "--plot", str(tmp_path / "p.png")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("loopmodel: --plot:") and "study plot" in err and "\n" not in err
 
 
 def test_dask_is_imported_only_by_the_sweep():

@@ -16,27 +16,36 @@ ECM: kerncraft-tool-paper.txt §2; Roofline: §2.2).
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
 import numbers
 import os
 import re
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
+from .fileio.c_kernel import parse_kernel
+from .fileio.kernel_yaml import load_kernel_file
+from .fileio.machine_files import builtin_names, load_machine
 from .fileio.output import check_new_output
 from .fileio.result_file import output_format
+from .ir.kernel import Kernel as KernelModel
+from .machine.model import MachineModel
 from .report import bench as bench_report
+from .report import json_report
+from .report import scaling as scaling_report
+from .report.output_units import UNIT_KEYS, convert_all
 from .report.schema import document
 from .workflows import analyze as analyze_workflow
 from .workflows import bench as bench_workflow
 from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
+from .workflows.analysis import AnalysisResult, multicore_time
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
 from .workflows.inputs import machine_name
@@ -63,14 +72,12 @@ class Kernel:
             kernel uses them).
         notes: one-line notes on what a YAML description leaves out.
     """
-
     model: object
     text: str | None
     defaults: MappingProxyType
     notes: tuple = ()
 
     def __post_init__(self):
-        from .ir.kernel import Kernel as KernelModel
 
         _check_type("model", self.model, KernelModel, "a loopmodel.ir.kernel.Kernel")
         _check_type("text", self.text, (str, type(None)), "C source text or None")
@@ -89,8 +96,6 @@ class Kernel:
             ApiValueError: ``path`` is empty or holds a NUL character (a ValueError too).
             KernelError: unreadable, malformed or unsupported (one line naming the file).
         """
-        from .fileio.kernel_yaml import load_kernel_file
-
         kernel, defaults, text, notes = load_kernel_file(_path_arg("path", path))
         return cls(kernel, text, MappingProxyType(dict(defaults)), tuple(notes))
 
@@ -102,8 +107,6 @@ class Kernel:
             ApiTypeError: ``text`` or ``name`` is not a str (a TypeError too).
             KernelError: malformed or unsupported code (one line, ``name:line:col``).
         """
-        from .fileio.c_kernel import parse_kernel
-
         _check_type("text", text, str, "C source text (str)")
         _check_type("name", name, str, "a str")
         kernel, defaults = parse_kernel(text, name)
@@ -140,12 +143,10 @@ class Machine:
             ``contention_p0``.
         spec: what it was loaded from: a built-in name, a path or ``host``.
     """
-
     model: object
     spec: str
 
     def __post_init__(self):
-        from .machine.model import MachineModel
 
         _check_type("model", self.model, MachineModel, "a loopmodel.machine.model.MachineModel")
         _check_type("spec", self.spec, str, "the name or path it was loaded from (str)")
@@ -163,16 +164,12 @@ class Machine:
             ApiValueError: it is empty or holds a NUL character (a ValueError too).
             MachineError: unknown name, missing file or invalid model (one line).
         """
-        from .fileio.machine_files import load_machine
-
         spec = _path_arg("name_or_path", name_or_path, "a machine name or path")
         return cls(load_machine(spec), spec)
 
     @staticmethod
     def list() -> tuple:
         """The names of the built-in machine models."""
-        from .fileio.machine_files import builtin_names
-
         return tuple(builtin_names())
 
     def __getattr__(self, name):
@@ -338,13 +335,10 @@ class Result:
         unit: the unit of :attr:`performance` (``unit=`` of :func:`analyze`: ``cy/CL``,
             ``cy/it``, ``it/s``, ``FLOP/s`` or ``LUP/s``).
     """
-
     analysis: object
     unit: str = "cy/CL"
 
     def __post_init__(self):
-        from .workflows.analysis import AnalysisResult
-        from .report.output_units import UNIT_KEYS
 
         _check_type("analysis", self.analysis, AnalysisResult, "a loopmodel.workflows.analysis.AnalysisResult")
         _check_type("unit", self.unit, str, f"one of {', '.join(UNIT_KEYS)}")
@@ -416,17 +410,13 @@ class Result:
         e = self.analysis.ecm
         if not e:
             return None
-        from .report.output_units import UNIT_KEYS, convert_all
 
-        from .workflows.analysis import multicore_time
 
         return convert_all(multicore_time(self.analysis), self.analysis)[UNIT_KEYS[self.unit]]
 
     def to_dict(self) -> dict:
         """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""
-        from .report.json_report import to_dict
-
-        return json.loads(json.dumps(to_dict(self.analysis)))
+        return json.loads(json.dumps(json_report.to_dict(self.analysis)))
 
     def _head(self) -> tuple:
         a = self.analysis
@@ -473,7 +463,6 @@ class ScalingReport:
         measured: cores -> measured it/s, or None.
         fit: ``(p0, rms relative error)`` of ``fit_p0=True``, or None.
     """
-
     curves: tuple
     analysis: Result
     measured: MappingProxyType | None = None
@@ -487,10 +476,8 @@ class ScalingReport:
 
     def to_dict(self) -> dict:
         """The document ``loopmodel scaling ... --json`` prints."""
-        from .report.scaling import to_dict
-
         measured = dict(self.measured) if self.measured is not None else None
-        return json.loads(json.dumps(to_dict(list(self.curves), self.analysis.analysis, measured, self.fit)))
+        return json.loads(json.dumps(scaling_report.to_dict(list(self.curves), self.analysis.analysis, measured, self.fit)))
 
 
 @dataclass(frozen=True)
@@ -498,7 +485,6 @@ class BenchReport:
     """Measurements of :func:`bench`: one :class:`loopmodel.measure.bench.BenchResult` per size
     and thread count (``figures()``: ``cy_per_CL``, ``seconds_per_it``, ``it_per_s``,
     ``FLOP_per_s`` as (min, median, max)); ``curve``: several thread counts of one size."""
-
     results: tuple
     curve: bool = False
 

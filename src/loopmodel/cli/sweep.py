@@ -29,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from ..errors import DefineError, LoopmodelError
 from ..fileio.output import check_new_output
 from ..fileio.result_file import output_format
+from ..report import study_plot
 from ..workflows import sweep as workflow
 from ..workflows.options import names
 from ..workflows.study import read_study
@@ -75,7 +76,6 @@ def run(args) -> int:
     for path, option in ((args.output, "-o"), (args.plot, "--plot")):
         if path:
             _check_output(path, option, args.force)
-    plot_study = _plot_function() if args.plot else None
     study = read_study(args.study, options.trust_machine_flags)
     plot = _PlotRows(study, args.study) if args.plot else None
     start = time.perf_counter()
@@ -84,7 +84,7 @@ def run(args) -> int:
                              on_rows=plot.add if plot else None)
     elapsed = time.perf_counter() - start
     if plot:
-        _plot(plot_study, plot.rows, args, plot.x, workflow.DEFAULT_Y, plot.group)
+        _plot(plot.rows, args, plot.x, workflow.DEFAULT_Y, plot.group)
     sys.stderr.write(f"sweep: {stats.points} points ({stats.failed} failed, {stats.cached} from the cache) "
                      f"in {elapsed:.1f} s{f'; written to {args.output}' if args.output else ''}\n")
     return 1 if stats.failed else 0
@@ -122,20 +122,10 @@ def _check_output(path: str, option: str, force: bool) -> None:
     check_new_output(path, option, True)
 
 
-def _plot_function():
-    """:func:`loopmodel.report.study_plot.plot_study`, or a one-line error where it is missing
-    (imported here, when ``--plot`` is given: it imports matplotlib when it draws)."""
-    try:
-        from ..report.study_plot import plot_study
-    except ImportError:
-        raise LoopmodelError("--plot: this installation has no study plot (loopmodel.report.study_plot)") from None
-    return plot_study
-
-
-def _plot(plot_study, rows: list, args, x: str, y: str, group: tuple) -> None:
+def _plot(rows: list, args, x: str, y: str, group: tuple) -> None:
     title = f"{os.path.basename(args.study)}: {y} over {x}"
     try:
-        plot_study(rows, args.plot, x, y=y, title=title, group=group)
+        study_plot.plot_study(rows, args.plot, x, y=y, title=title, group=group)
     except OSError as exc:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
 

@@ -10,7 +10,7 @@ The public API (imported on first use, so that ``import loopmodel`` stays cheap)
 See docs/api.md.
 """
 
-__version__ = "0.1.0"
+from .version import __version__
 
 #: public name -> the module that defines it (``sweep``: the callable module loopmodel/sweep.py)
 _LAZY = {

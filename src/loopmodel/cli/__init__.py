@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from .. import __version__
+from ..version import __version__
 from ..errors import LoopmodelError
 from ..fileio.output import check_new_output, write_new_output
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .. import __version__
+from ..version import __version__
 
 OPAQUE = "loopmodel_opaque"
 KERNEL = "loopmodel_kernel"

@@ -210,7 +210,8 @@ def host_flags() -> str:
 
 def host_provenance(compiler: str) -> dict:
     """Host name, kernel, date, loopmodel and compiler versions for the ``probe`` section."""
-    from .. import __version__, toolchain
+    from .. import toolchain
+    from ..version import __version__
 
     try:
         version = toolchain.tool_version(toolchain.find_compiler(compiler))

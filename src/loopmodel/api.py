@@ -482,9 +482,10 @@ class Result:
             return None
         from .report.output_units import UNIT_KEYS, convert_all
 
-        from .workflows.analysis import multicore_time
+        from .models.scaling import multicore_time
 
-        return convert_all(multicore_time(self.analysis), self.analysis)[UNIT_KEYS[self.unit]]
+        a = self.analysis
+        return convert_all(multicore_time(e, a.machine, a.options.cores, a.traffic.iterations_per_unit), a)[UNIT_KEYS[self.unit]]
 
     def to_dict(self) -> dict:
         """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""

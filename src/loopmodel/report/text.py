@@ -5,7 +5,7 @@ import math
 
 from rich.markup import escape
 
-from ..workflows.analysis import multicore_time
+from ..models.scaling import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
 from .output_units import convert
@@ -207,7 +207,7 @@ def _ecm_section(res, console, unit: str, verbose: int):
     elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
         console.print("no memory traffic: nothing to saturate")
     if opt.cores > 1 and not e.unknown:
-        tc = multicore_time(res)
+        tc = multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit)
         console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
                       f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain; row {opt.cores} of "
                       "'scaling --model saturation')")

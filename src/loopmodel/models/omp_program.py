@@ -310,3 +310,29 @@ def repeat_slices(program: OmpProgram) -> tuple:
 def _repeat_times(program: OmpProgram, phases: list) -> tuple:
     return tuple(RepeatTime(rep.line, rep.count, tuple(sum(p.seconds for p in phases[a:b]) for a, b in its))
                  for rep, its in repeat_slices(program))
+
+
+def measured_iterations(program: OmpProgram, measured) -> tuple:
+    """Measured seconds per iteration of each repeat (sums of the phases' minima); ``measured``: a
+    :class:`~loopmodel.measure.omp_bench.ProgramMeasurement` of ``program``."""
+    return tuple(tuple(sum(m.seconds for m in measured.phases[a:b]) for a, b in its)
+                 for _, its in repeat_slices(program))
+
+
+#: what every ``loopmodel omp`` prediction rests on (benchmark-based-coherence-model.txt §III)
+MODEL_NOTE = ("model: MESI states (M,E,S,I) of the cache lines tracked across phases, each phase's memory time by "
+              "Algorithm 1 of Putigny et al. from the host's transition benchmarks, overlapped with the in-core time "
+              "of its loop (ECM T_OL); a parallel phase adds the measured fork/join overhead")
+
+
+def omp_notes(rows, extra_notes: tuple = ()) -> list:
+    """The notes of ``loopmodel omp``'s table and JSON document for ``rows`` (one per thread count, each
+    with its ``prediction`` and ``measured`` or None): ``extra_notes`` (e.g. which probe ``-m
+    host`` rests on), the predictions' notes, :data:`MODEL_NOTE` and, for a measurement, how
+    it was made."""
+    notes = [*extra_notes, *(n for r in rows for n in r.prediction.notes), MODEL_NOTE]
+    if rows and rows[0].measured is not None:
+        notes.append("measured: arrays flushed from the caches before each execution, phases timed one by one "
+                     f"with omp_get_wtime, min over repetitions, OMP_WAIT_POLICY={rows[0].measured.wait_policy}; "
+                     "error = predicted / measured - 1")
+    return list(dict.fromkeys(notes))

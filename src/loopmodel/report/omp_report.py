@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from ..models.omp_program import measured_iterations, omp_notes
+
 
 def format_seconds(s: float) -> str:
     """``1.5e-6`` -> ``'1.50 µs'`` (s, ms, µs, ns)."""
@@ -73,13 +75,11 @@ def render(rows, program, program_name: str, machine_name: str, extra_notes: tup
     from rich.console import Console
     from rich.markup import escape
 
-    from ..workflows import omp_analysis
-
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     console.print(_totals_table(rows, f"{program_name} on {machine_name}: coherence-aware prediction"))
     console.print(_phase_table(rows))
     for r in rows:
-        meas = omp_analysis.measured_iterations(program, r.measured) if r.measured is not None else ()
+        meas = measured_iterations(program, r.measured) if r.measured is not None else ()
         for j, rp in enumerate(r.prediction.repeats):
             text = ", ".join(format_seconds(s) for s in rp.seconds)
             line = f"T={r.threads}: repeat at line {rp.line}, predicted per iteration: {text}"
@@ -90,5 +90,5 @@ def render(rows, program, program_name: str, machine_name: str, extra_notes: tup
     for ph in last.phases:
         for h in ph.hints:
             console.print(escape(f"hint (phase {ph.index}, line {ph.line}): {h}"))
-    for n in omp_analysis.omp_notes(rows, extra_notes):
+    for n in omp_notes(rows, extra_notes):
         console.print(escape(f"note: {n}"))

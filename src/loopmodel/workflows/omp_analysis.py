@@ -14,7 +14,7 @@ from ..errors import ModelError
 from ..ir.omp import OmpProgram
 from ..machine.model import MachineModel
 from ..models.coherence_timing import Timing
-from ..models.omp_program import ProgramPrediction, predict_program, repeat_slices
+from ..models.omp_program import ProgramPrediction, measured_iterations, omp_notes, predict_program
 
 
 @dataclass(frozen=True)
@@ -167,36 +167,12 @@ def _phase_json(ph, measured) -> dict:
     return d
 
 
-def measured_iterations(program: OmpProgram, measured) -> tuple:
-    """Measured seconds per iteration of each repeat (sums of the phases' minima)."""
-    return tuple(tuple(sum(m.seconds for m in measured.phases[a:b]) for a, b in its)
-                 for _, its in repeat_slices(program))
-
-
 def _repeats_json(pred, measured, program) -> list:
     out = [{"line": rp.line, "count": rp.count, "time_s_per_it": list(rp.seconds)} for rp in pred.repeats]
     if measured is not None:
         for d, m in zip(out, measured_iterations(program, measured)):
             d["measured_time_s_per_it"] = list(m)
     return out
-
-
-#: what every ``loopmodel omp`` prediction rests on (benchmark-based-coherence-model.txt §III)
-MODEL_NOTE = ("model: MESI states (M,E,S,I) of the cache lines tracked across phases, each phase's memory time by "
-              "Algorithm 1 of Putigny et al. from the host's transition benchmarks, overlapped with the in-core time "
-              "of its loop (ECM T_OL); a parallel phase adds the measured fork/join overhead")
-
-
-def omp_notes(rows, extra_notes: tuple = ()) -> list:
-    """The notes of the table and of the JSON document: ``extra_notes`` (e.g. which probe ``-m
-    host`` rests on), the predictions' notes, :data:`MODEL_NOTE` and, for a measurement, how
-    it was made."""
-    notes = [*extra_notes, *(n for r in rows for n in r.prediction.notes), MODEL_NOTE]
-    if rows and rows[0].measured is not None:
-        notes.append("measured: arrays flushed from the caches before each execution, phases timed one by one "
-                     f"with omp_get_wtime, min over repetitions, OMP_WAIT_POLICY={rows[0].measured.wait_policy}; "
-                     "error = predicted / measured - 1")
-    return list(dict.fromkeys(notes))
 
 
 def to_json(rows, program: OmpProgram, machine_name: str, extra_notes: tuple = ()) -> dict:

@@ -199,7 +199,7 @@ def fake_measure(monkeypatch):
         calls.append((cpus, sizes, threads, kw))
         return CoherenceTable(sizes=(4096, 8192), threads=(1,), seconds={"L M other": {1: (1e-6, 2e-6)}},
                               region_overhead={1: 2e-7}, cpus=(0,), notes=("'L S other' not measured",))
-    monkeypatch.setattr(cb, "measure_coherence", measure)
+    monkeypatch.setattr(probe, "measure_coherence", measure)
     return calls
 
 

@@ -22,7 +22,7 @@ import sys
 
 from ..errors import DefineError
 from ..fileio.output import check_new_output, write_new_output
-from ..measure import DEFAULT_FLAGS, KERNEL_NAMES
+from ..measure.stream import DEFAULT_FLAGS, KERNEL_NAMES
 
 DEFAULT_SIZE = "512 MiB"
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import DefineError
 from ..version import __version__
 
 OPAQUE = "loopmodel_opaque"
@@ -77,8 +78,6 @@ def parallel_pragma(kernel, text: str) -> str:
             another element (a dependence between iterations), or a recurrence that is not a
             reduction.
     """
-    from ..errors import DefineError
-
     if re.search(r"^\s*#\s*pragma\s+omp\b", text, re.MULTILINE):
         return ""
     writes = {a.array: a for a in kernel.writes}

@@ -28,6 +28,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .asm import packed_bytes
+from .ports import _RMW, _operands
+
 #: x86 mnemonic prefixes without a register destination (flags or nothing)
 _X86_NO_DEST = ("cmp", "test", "bt", "ucomis", "comis", "vucomis", "vcomis", "ptest", "vptest", "prefetch",
                 "nop", "vzeroupper", "vzeroall", "j", "ret", "call", "push", "lfence", "sfence", "mfence")
@@ -290,8 +293,6 @@ def _x86_mem(op: str, mnem: str, ops: list) -> _Mem | None:
 
 def _x86_width(mnem: str, ops: list) -> int:
     """Bytes a memory operand of ``mnem`` spans (the widest vector register named, else by suffix)."""
-    from .asm import packed_bytes
-
     packed = packed_bytes(mnem + " " + ", ".join(ops))
     if packed:
         return packed
@@ -302,8 +303,6 @@ def _x86_width(mnem: str, ops: list) -> int:
 
 
 def _x86(text: str) -> _Insn:
-    from .ports import _RMW, _operands
-
     mnem = text.split(None, 1)[0].lower()
     ops = _operands(text)
     if mnem.startswith(_X86_NO_DEST) or not ops:
@@ -366,8 +365,6 @@ def _a64_regs(op: str) -> list:
 
 
 def _a64(text: str) -> _Insn:
-    from .ports import _operands
-
     mnem = text.split(None, 1)[0].lower()
     body = text.split(None, 1)[1] if " " in text else ""
     mem = re.search(r"\[([^\]]*)\](!)?(?:\s*,\s*#?(-?\d+))?", body)

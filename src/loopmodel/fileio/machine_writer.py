@@ -5,6 +5,12 @@ order given; it is checked to read back into the same model before anyone writes
 """
 from __future__ import annotations
 
+import textwrap
+
+import yaml
+
+from .machine_schema import validate_mapping
+
 UNITS_COMMENT = ("Units are explicit: clock in GHz, sizes in B, link bandwidths in B/cy (per direction for "
                  "duplex: full), penalties in cy per cache line, measured bandwidths in GB/s (without "
                  "write-allocate traffic). in_core.throughput: instructions per cycle at full SIMD width; "
@@ -19,10 +25,6 @@ def machine_text(mapping: dict, header: list) -> str:
         MachineError: the text does not read back into a valid model (a defect of the caller;
             one line naming the key).
     """
-    import yaml
-
-    from .machine_schema import validate_mapping
-
     body = yaml.safe_dump(mapping, sort_keys=False, width=110, default_flow_style=None, allow_unicode=True)
     validate_mapping(yaml.safe_load(body), "<written machine file>")
     lines = [f"# {h}" for line in header for h in _wrap(line)]
@@ -30,8 +32,6 @@ def machine_text(mapping: dict, header: list) -> str:
 
 
 def _wrap(text: str, width: int = 100) -> list:
-    import textwrap
-
     return textwrap.wrap(text, width) or [""]
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterable, Mapping, Union
 
+import sympy
+
 Number = Union[int, Fraction]
 _BIG = 2 ** 40
 Monomial = tuple  # sorted tuple of (symbol, exponent) pairs; () is the constant term
@@ -206,8 +208,6 @@ class Poly:
 
     def to_sympy(self):
         """The same polynomial as a sympy expression (imports sympy)."""
-        import sympy
-
         syms = {s: sympy.Symbol(s, positive=True, integer=True) for s in self.symbols}
         expr = sympy.Integer(0)
         for m, c in self._terms.items():

@@ -60,6 +60,7 @@ from typing import Callable
 from .. import gate, toolchain
 from ..errors import ToolError
 from .stream import _available_memory
+from .topology import allowed_cpus
 
 #: kernel -> stream counts and flops per iteration (Kerncraft's benchmark kernels,
 #: kerncraft-tool-paper.txt §2.2; a read+write stream is also counted as read and as write)
@@ -272,7 +273,6 @@ def _build(compiler: str, directory: str | None) -> tuple:
 def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s, offset, cpus) -> int:
     """Validate; the elements per array (whole cache lines)."""
     info = kernel_info(kernel)
-    from .topology import allowed_cpus
 
     usable = len(allowed_cpus())
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= usable:
@@ -304,7 +304,6 @@ def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s,
 
 def _check_cpus(cpus, threads) -> None:
     cpus = list(cpus)
-    from .topology import allowed_cpus
 
     allowed = allowed_cpus()
     if len(cpus) < threads:

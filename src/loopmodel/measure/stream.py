@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -39,14 +40,17 @@ from typing import Callable
 
 from .. import gate, toolchain
 from ..errors import ToolError
-from . import DEFAULT_FLAGS
 from .topology import allowed_cpus
 
+#: default compiler flags of the streaming benchmark
+DEFAULT_FLAGS = "-O3 -march=native -fopenmp"
 #: kernel -> (arrays, B/it counted with write-allocate, B/it without write-allocate, formula)
 KERNELS = {
     "daxpby": (2, 24, 24, "y[i] = a*x[i] + b*y[i]"),
     "triad": (3, 32, 24, "a[i] = b[i] + s*c[i]"),
 }
+#: kernels of the streaming benchmark
+KERNEL_NAMES = tuple(KERNELS)
 ELEMENT_SIZE = 8  # double
 MIN_SIZE_BYTES = 1024 ** 2
 OMP_ENVIRONMENT = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_DYNAMIC": "false"}
@@ -280,8 +284,6 @@ def run_stream(kernel: str, threads: list[int], size_bytes: int, repetitions: in
             this process may run on), size below 1 MiB or above the available memory, compiler missing,
             compilation failed (first error line), or a run failed. One line each.
     """
-    import shlex
-
     threads = _check_arguments(kernel, threads, size_bytes, repetitions, min_time_s)
     arrays = KERNELS[kernel][0]
     n = int(size_bytes) // (arrays * ELEMENT_SIZE)

@@ -7,7 +7,11 @@ of work over performance, one line per clock, one point per core count.
 """
 from __future__ import annotations
 
+from rich.markup import escape
+from rich.table import Table
+
 from ..units import format_si
+from .figures import finish, pyplot
 from .schema import document
 
 
@@ -54,9 +58,6 @@ def describe(p, unit: str) -> str:
 
 def render(result, title: str, console, power_line: str) -> None:
     """The table of every operating point, then both optima and the saving."""
-    from rich.markup import escape
-    from rich.table import Table
-
     console.print(escape(title))
     console.print(escape(power_line))
     u = result.unit
@@ -89,8 +90,6 @@ def plot(result, title: str, path: str | None):
     Raises:
         ToolError: no matplotlib; OSError: the file cannot be written.
     """
-    from .figures import finish, pyplot
-
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9.0, 5.0))
     clocks = sorted({p.clock_hz for p in result.points})

@@ -2,6 +2,7 @@
 for each of its top-level parts (a phase, or one iteration of a repeated block)."""
 from __future__ import annotations
 
+from ..ir.omp import Repeat
 from .figures import finish, pyplot
 
 _MAX_PARTS = 8
@@ -9,8 +10,6 @@ _MAX_PARTS = 8
 
 def _parts(program, phases) -> list:
     """``[(label, seconds), ...]``: each top-level phase, and each repeat's last iteration."""
-    from ..ir.omp import Repeat
-
     out = []
     for item, slices in program.item_slices():
         a, b = slices[-1]

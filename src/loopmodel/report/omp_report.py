@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
 from ..models.omp_program import measured_iterations, omp_notes
 
 
@@ -20,8 +24,6 @@ def _error(pred: float, meas: float) -> str:
 
 
 def _totals_table(rows, title: str):
-    from rich.table import Table
-
     t = Table(title=title)
     measured = rows[0].measured is not None
     cols = ["threads", "predicted", "speed-up"] + (["measured (min)", "measured speed-up", "error"] if measured else [])
@@ -45,9 +47,6 @@ def _dominant(ph) -> str:
 
 
 def _phase_table(rows):
-    from rich.markup import escape
-    from rich.table import Table
-
     last = rows[-1]
     t = Table(title=f"phases (time of one execution after the preceding phases); transitions at {last.threads} "
                     "thread(s)")
@@ -72,9 +71,6 @@ def _phase_table(rows):
 
 def render(rows, program, program_name: str, machine_name: str, extra_notes: tuple = ()) -> None:
     """Print the tables, the repeats' time per iteration, hints and notes to stdout."""
-    from rich.console import Console
-    from rich.markup import escape
-
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     console.print(_totals_table(rows, f"{program_name} on {machine_name}: coherence-aware prediction"))
     console.print(_phase_table(rows))

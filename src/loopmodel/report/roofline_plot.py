@@ -3,6 +3,8 @@ labelled, each kernel a series over its sizes with an error bar over the runs, t
 prediction as an open marker beside each measured point."""
 from __future__ import annotations
 
+from .figures import finish, pyplot
+
 
 def plot(points, roofs, path: str | None, title: str):
     """Write the picture (PNG, SVG or PDF by extension); ``path`` None: return the matplotlib
@@ -11,8 +13,6 @@ def plot(points, roofs, path: str | None, title: str):
     Raises:
         ToolError: matplotlib missing. OSError: the file cannot be written.
     """
-    from .figures import finish, pyplot
-
     plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.0, 4.8))
@@ -37,11 +37,9 @@ def plot(points, roofs, path: str | None, title: str):
         line = ax.errorbar(x, best, yerr=err, fmt="o-", ms=4, capsize=2, lw=1, label=f"{name} measured")
         ax.plot(x, [p.predicted for p in ser], "o", mfc="none", color=line[0].get_color(), ms=6,
                 label=f"{name} model")
-    from matplotlib.ticker import NullFormatter
-
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("arithmetic intensity [FLOP/B]")
     ax.set_ylabel("performance [FLOP/s]")
     return finish(fig, ax, title, "lower right", path)

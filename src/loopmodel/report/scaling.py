@@ -6,8 +6,10 @@ cy/CL; the measured comparison gives the relative error (predicted / measured - 
 from __future__ import annotations
 
 from rich.markup import escape
+from rich.table import Table
 
 from ..units import format_si
+from .figures import pyplot
 from .schema import document
 
 
@@ -43,8 +45,6 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
 
 
 def render(results: list, analysis, console, measured: dict | None = None, fit: tuple | None = None) -> None:
-    from rich.table import Table
-
     k, m = analysis.kernel, analysis.machine
     r0 = results[0]
     e = analysis.ecm
@@ -95,15 +95,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
 
 def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:
     """Write a PNG: predicted it/s per core count, saturation point, measured points."""
-    try:
-        import matplotlib
-    except ImportError:
-        from ..errors import ToolError
-        raise ToolError("--plot needs matplotlib (pip install matplotlib)") from None
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for r in results:
         xs = [p.cores for p in r.points]
@@ -114,9 +106,7 @@ def plot(results: list, analysis, path: str, measured: dict | None = None) -> No
     if measured:
         ks = sorted(measured)
         ax.plot(ks, [measured[c] / 1e9 for c in ks], "ks", ms=4, label="measured")
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel("cores")
     ax.set_ylabel("performance [Git/s]")
     ax.set_title(f"{analysis.kernel.source.rsplit('/', 1)[-1]} on {analysis.machine.name}", fontsize=10)

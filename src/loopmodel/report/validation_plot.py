@@ -10,6 +10,9 @@ The drawing of the contributions and of the transitions is shared with ``analyze
 """
 from __future__ import annotations
 
+from .ecm_plot import draw_contributions, headroom, log_x_wanted, mark_transitions, plain_log_x
+from .figures import finish, pyplot
+
 
 def varying(rows) -> str | None:
     """The size constant that changes across ``rows`` (the first one), None if none does."""
@@ -25,9 +28,6 @@ def plot(rows, path: str | None, title: str):
         ToolError: matplotlib is not installed.
         OSError: the file cannot be written (the caller turns it into one line).
     """
-    from .ecm_plot import draw_contributions, headroom, log_x_wanted, mark_transitions, plain_log_x
-    from .figures import finish, pyplot
-
     plt = pyplot()
 
     var = varying(rows)

@@ -321,9 +321,3 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
     else:
         out += _main_function(kernel, defines, repetitions)
     return "\n".join(out)
-
-
-def opaque_c() -> str:
-    """A second translation unit with a strong ``loopmodel_opaque`` (optional: the program
-    defines a weak one; linking both keeps this one)."""
-    return f"void {OPAQUE}(void *p) {{ (void)p; }}\n"

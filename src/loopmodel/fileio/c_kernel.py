@@ -93,7 +93,6 @@ class _Node:
     op: str = ""
     children: list = field(default_factory=list)
     key: object = None  # access key for loads, name for scalars
-    sign: str = ""  # '+', '-', '*', '/' for ops
 
 
 def parse_kernel_file(path: str) -> tuple:
@@ -563,7 +562,7 @@ class KernelBuilder:
             self.writes.setdefault(key[:2], key[2])
             if compound:
                 self.reads.setdefault(key[:2], key[2])
-                node = _Node("op", BINOPS[compound], [_Node("load", key=key[:2]), node], sign=compound)
+                node = _Node("op", BINOPS[compound], [_Node("load", key=key[:2]), node])
                 self.count(node, top_only=True)
             self.statements.append(("array", key[:2], node, compound, stmt))
         elif isinstance(lv, c_ast.ID):
@@ -575,7 +574,7 @@ class KernelBuilder:
             if name not in self.scalars:
                 raise self.err(lv, f"undefined identifier '{name}'")
             if compound:
-                node = _Node("op", BINOPS[compound], [_Node("scalar", key=name), node], sign=compound)
+                node = _Node("op", BINOPS[compound], [_Node("scalar", key=name), node])
                 self.count(node, top_only=True)
             self.statements.append(("scalar", name, node, compound, stmt))
         elif isinstance(lv, c_ast.UnaryOp) and lv.op == "*":
@@ -641,7 +640,7 @@ class KernelBuilder:
             if n.op not in BINOPS:
                 raise self.err(n, f"operator '{n.op}' not supported in kernel expressions")
             op = "MUL" if n.op == "/" and _power_of_two(n.right) else BINOPS[n.op]
-            return _Node("op", op, [self._expr(n.left), self._expr(n.right)], sign=n.op)
+            return _Node("op", op, [self._expr(n.left), self._expr(n.right)])
         if isinstance(n, c_ast.UnaryOp):
             if n.op in ("-", "+"):
                 return self._expr(n.expr)

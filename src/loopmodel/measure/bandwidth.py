@@ -394,29 +394,3 @@ def run_bandwidth(kernel: str, threads: int, bytes_per_thread: int, repetitions:
     return BandwidthPoint(kernel=kernel, threads=threads, bytes_per_thread=arrays * n * ELEMENT_SIZE, offset=offset,
                           seconds=tuple(out["seconds"]), sweeps=out["sweeps"], elements_per_thread=n,
                           cpus=tuple(out["cpus"]))
-
-
-def run_sweep(kernel: str, sizes: list, threads: int = 1, repetitions: int = 5, min_time_s: float = 0.02,
-              offset: int = 0, cpus: list | None = None, compiler: str = "gcc",
-              runner: Callable[[list, float, dict], str] | None = None,
-              progress: Callable[[BandwidthPoint], None] | None = None) -> list:
-    """:func:`run_bandwidth` for each working set in ``sizes`` (bytes per thread), in order.
-
-    All sizes are checked before the first is measured. ``progress(point)`` is called after
-    each point. Returns the list of :class:`BandwidthPoint`.
-
-    Raises:
-        ToolError: as :func:`run_bandwidth`; no sizes given.
-    """
-    sizes = list(sizes)
-    if not sizes:
-        raise ToolError("no working-set sizes given")
-    for size in sizes:
-        _check_arguments(kernel, threads, size, repetitions, min_time_s, offset, cpus)
-    points = []
-    for size in sizes:
-        point = run_bandwidth(kernel, threads, size, repetitions, min_time_s, offset, cpus, compiler, runner)
-        points.append(point)
-        if progress is not None:
-            progress(point)
-    return points

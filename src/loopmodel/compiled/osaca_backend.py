@@ -10,7 +10,7 @@ from functools import lru_cache
 from .. import toolchain
 from ..errors import ToolError
 from .llvm_mca import PortReport
-from .ports import _FUSABLE, access_kind
+from .ports import FUSABLE, access_kind
 
 #: loopmodel machine-model micro-architecture -> OSACA architecture code
 ARCH = {"sandybridge": "SNB", "ivybridge": "IVB", "haswell": "HSW", "broadwell": "BDW", "skylake": "SKL",
@@ -126,9 +126,9 @@ def unknown_forms(forms: list) -> list:
         if not unknown(f):
             continue
         mnem = _mnemonic(f)
-        if cond_jump(i) and i and _FUSABLE.match(_mnemonic(forms[i - 1])) and not unknown(forms[i - 1]):
+        if cond_jump(i) and i and FUSABLE.match(_mnemonic(forms[i - 1])) and not unknown(forms[i - 1]):
             continue
-        if _FUSABLE.match(mnem) and cond_jump(i + 1) and not unknown(forms[i + 1]) \
+        if FUSABLE.match(mnem) and cond_jump(i + 1) and not unknown(forms[i + 1]) \
                 and not any(access_kind(_text(f))):
             continue
         out.append(_text(f))

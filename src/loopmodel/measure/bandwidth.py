@@ -59,7 +59,7 @@ from typing import Callable
 
 from .. import gate, toolchain
 from ..errors import ToolError
-from .stream import _available_memory
+from .stream import available_memory
 from .topology import allowed_cpus
 
 #: kernel -> stream counts and flops per iteration (Kerncraft's benchmark kernels,
@@ -292,7 +292,7 @@ def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s,
     if n < 1:
         raise ToolError(f"working set {bytes_per_thread} B per thread is too small for {kernel}: "
                         f"at least {arrays * LINE_SIZE} B (one {LINE_SIZE}-B line per array)")
-    avail = _available_memory()
+    avail = available_memory()
     total = threads * arrays * (n * ELEMENT_SIZE + offset)
     if avail is not None and total > avail / 2:
         raise ToolError(f"working set {total / 1024 ** 3:.2f} GiB over all threads exceeds half of the "

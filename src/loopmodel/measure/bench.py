@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from .. import cache
 from ..errors import LoopmodelError
 from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
-from ..fileio.host_models import _cpu_model
+from ..fileio.host_models import host_cpu_model
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from .clock import pinned_clock_hz
 from .kernel_bench import choose_build, measure_kernel
@@ -120,7 +120,7 @@ def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_t
               cold: bool = False, threads: int | None = None) -> str:
     """The per-user cache key of one benchmark (everything that decides its result)."""
     return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
-                          cpu, cold, threads, socket.gethostname(), _cpu_model(), platform.machine())
+                          cpu, cold, threads, socket.gethostname(), host_cpu_model(), platform.machine())
 
 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,

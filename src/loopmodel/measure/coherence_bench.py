@@ -28,7 +28,7 @@ from .. import gate, toolchain
 from ..errors import ToolError
 from ..machine.coherence import TRANSITION_KEYS, CoherenceTable
 from .bandwidth import team_program_source
-from .stream import _available_memory
+from .stream import available_memory
 from .topology import allowed_cpus
 
 ELEMENT_SIZE = 8  # double
@@ -134,7 +134,7 @@ def flush_bytes(llc_bytes: int | None, machine: str | None = None) -> int:
 
 def _fitting_sizes(sizes: list, threads: int, flush: int, notes: list) -> list:
     """The sizes whose T chunks and flush buffer fit in half of the available memory."""
-    avail = _available_memory()
+    avail = available_memory()
     if avail is None:
         return sizes
     keep = [s for s in sizes if threads * s + flush <= avail / 2]

@@ -36,7 +36,7 @@ from ..compiled.compile import choose_compiler, resolve_compiler, single_core_so
 from ..errors import DefineError, ToolError
 from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
 from .counters import available, count_per_call
-from .stream import _available_memory
+from .stream import available_memory
 from .topology import read_topology
 
 #: link options of every benchmark program (the kernel may call sqrt, exp, ...)
@@ -341,7 +341,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
                           f"{', '.join(sorted(kernel.constants)) or 'none'})", file=str(path))
     sizes = {**defaults, **{k: int(v) for k, v in defines.items()}}
     need = array_bytes(kernel, sizes)
-    avail = _available_memory()
+    avail = available_memory()
     if avail is not None and need > 0.8 * avail:
         raise ToolError(f"kernel arrays of {need / 2 ** 30:.2f} GiB exceed 80% of the available memory "
                         f"({avail / 2 ** 30:.2f} GiB)")

@@ -48,7 +48,7 @@ from .incore_bench import run_incore
 from .kernel_bench import measure_kernel
 from .latency import run_latency
 from .power_probe import NO_COUNTERS, probe_power
-from .stream import _available_memory
+from .stream import available_memory
 from .topology import allowed_cpus, one_cpu_per_core, read_topology
 
 KERNELS = ("load", "copy", "update", "triad", "daxpy")
@@ -180,7 +180,7 @@ def data_caches(topology) -> list:
 
 def _memory_cap() -> int:
     """1/8 of the available memory (at least 64 MiB; 256 MiB where it cannot be read)."""
-    avail = _available_memory()
+    avail = available_memory()
     return max(avail // 8, 64 * MiB) if avail else 256 * MiB
 
 

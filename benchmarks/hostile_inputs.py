@@ -57,7 +57,8 @@ def _machine_with(tmp: str, name: str, replace: dict) -> str:
 
 def _coherence_machine(tmp: str) -> str:
     """A bundled model with a made-up coherence table (for ``loopmodel omp``)."""
-    from loopmodel.report.json_schema import coherence_machine
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+    from json_samples import coherence_machine
 
     return coherence_machine(tmp)
 

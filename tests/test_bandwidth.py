@@ -14,7 +14,7 @@ from loopmodel import toolchain
 from loopmodel.errors import ToolError
 from loopmodel.measure.bandwidth import (KERNELS, MAX_STREAMS, BandwidthPoint, bandwidth_flags, bandwidth_source,
                                          build_bandwidth_program, flag_candidates, kernel_info, parse_output,
-                                         run_bandwidth, run_sweep)
+                                         run_bandwidth)
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc needed")
 USABLE = len(os.sched_getaffinity(0))
@@ -172,18 +172,6 @@ def test_malformed_or_mismatched_output_is_one_line(stdout):
     with pytest.raises(ToolError) as e:
         parse_output(stdout, "load", 1, 128, 0, 3)
     assert "bandwidth benchmark" in _one_line(e)
-
-
-def test_sweep_checks_every_size_first_and_reports_progress():
-    calls = []
-    with pytest.raises(ToolError, match="too small"):
-        run_sweep("load", [16 * KiB, 8], runner=lambda *a: calls.append(a))
-    assert calls == []
-    with pytest.raises(ToolError, match="no working-set sizes"):
-        run_sweep("load", [])
-    seen = []
-    points = run_sweep("copy", [16 * KiB, 1 << 20], repetitions=3, runner=_fake(), progress=seen.append)
-    assert [p.bytes_per_thread for p in points] == [16 * KiB, 1 << 20] and seen == points
 
 
 def test_flag_candidates_per_architecture():

@@ -54,15 +54,15 @@ def test_digest_is_computed_once_per_process(monkeypatch):
 
 @needs_tools
 def test_same_process_twice_second_analysis_is_from_the_cache(tmp_path, monkeypatch):
-    from loopmodel.compiled import compile as compile_module
+    from loopmodel.compiled import incore as incore_module
     from loopmodel.compiled.incore import compiled_incore
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.fileio.machine_files import load_machine
 
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
     compiled = []
-    real = compile_module.compile_to_assembly
-    monkeypatch.setattr(compile_module, "compile_to_assembly", lambda *a: compiled.append(1) or real(*a))
+    real = incore_module.compile_to_assembly
+    monkeypatch.setattr(incore_module, "compile_to_assembly", lambda *a: compiled.append(1) or real(*a))
     kernel = parse_kernel_file(str(KERNELS / "triad.c"))[0]
     text = (KERNELS / "triad.c").read_text()
     machine = load_machine(SNB)

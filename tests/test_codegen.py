@@ -9,7 +9,7 @@ import pytest
 
 from helpers import KERNELS, run_cli
 
-from loopmodel.compiled.codegen import generate_c, kernel_loop_text, opaque_c
+from loopmodel.compiled.codegen import generate_c, kernel_loop_text
 from loopmodel.fileio.c_kernel import parse_kernel_file
 
 EXAMPLES = sorted(p.name for p in KERNELS.glob("*.c"))
@@ -23,9 +23,8 @@ def test_generated_program_compiles_and_runs(name, tmp_path):
     k, _ = parse_kernel_file(str(path))
     src = generate_c(k, path.read_text(), {c: 24 for c in k.constants})
     (tmp_path / "k.c").write_text(src)
-    (tmp_path / "opaque.c").write_text(opaque_c())
     cc = subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-o", str(tmp_path / "k"),
-                         str(tmp_path / "k.c"), str(tmp_path / "opaque.c"), "-lm"], capture_output=True, text=True)
+                         str(tmp_path / "k.c"), "-lm"], capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr
     run = subprocess.run([str(tmp_path / "k"), "3"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 0, run.stderr

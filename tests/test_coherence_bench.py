@@ -122,7 +122,7 @@ def test_bad_arguments(kw, message):
 
 
 def test_sizes_beyond_the_available_memory_are_dropped_with_a_note(monkeypatch):
-    monkeypatch.setattr(cb, "_available_memory", lambda: 64 * KiB)
+    monkeypatch.setattr(cb, "available_memory", lambda: 64 * KiB)
     t = measure_coherence(CPUS[:1], [4096, 8192, 65536], [1], keys=("L I",), runner=fake_program())
     assert t.sizes == (4096, 8192) and any("left out" in n for n in t.notes)
     with pytest.raises(ToolError, match="fits in memory"):
@@ -199,7 +199,7 @@ def fake_measure(monkeypatch):
         calls.append((cpus, sizes, threads, kw))
         return CoherenceTable(sizes=(4096, 8192), threads=(1,), seconds={"L M other": {1: (1e-6, 2e-6)}},
                               region_overhead={1: 2e-7}, cpus=(0,), notes=("'L S other' not measured",))
-    monkeypatch.setattr(cb, "measure_coherence", measure)
+    monkeypatch.setattr(probe, "measure_coherence", measure)
     return calls
 
 

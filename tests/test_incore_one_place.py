@@ -19,7 +19,6 @@ from loopmodel.compiled.incore import CompiledInCore, to_incore_result
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.compiled.ports import InstrPressure
 from loopmodel.fileio.machine_files import load_machine
-from loopmodel.models import incore as incore_model
 from loopmodel.models.incore import InCoreResult, port_pressure_times
 
 needs_tools = pytest.mark.skipif(shutil.which("gcc") is None or find_llvm_mca() is None,
@@ -50,7 +49,7 @@ def test_both_analyzer_paths_use_the_one_definition(monkeypatch):
         seen.append((dict(pressure), set(over), set(non)))
         return 1.5, 0.5
 
-    monkeypatch.setattr(incore_model, "port_pressure_times", spy)
+    monkeypatch.setattr(compiled_incore_module, "port_pressure_times", spy)
     m = load_machine(SNB)
     mca = _info("llvm-mca", {"SBPort0": 1.0, "SBPort23": 1.0},
                 [InstrPressure("vaddpd (%rax), %ymm0, %ymm0", {"SBPort1": 1.0, "SBPort23": 1.0})])

@@ -23,17 +23,22 @@ import kernel_strategies as ks
 from helpers import ROOT, run_main_inprocess
 
 import loopmodel
-from loopmodel.workflows.analysis import Analyzer, Options, multicore_time
+from loopmodel.workflows.analysis import Analyzer, Options
 from loopmodel.errors import ModelError
 from loopmodel.machine.bandwidth import choose_bandwidth, write_allocate_factor
 from loopmodel.models.roofline import roofline_model
-from loopmodel.models.scaling import scaling
+from loopmodel.models.scaling import multicore_time, scaling
 from loopmodel.report.output_units import UNITS, convert
 
 SKX = "SkylakeSP_Gold-6148"
 FIVE = "examples/kernels/2d-5pt.c"
 TRIAD = "examples/kernels/triad.c"
 COPY = "double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n    a[i] = b[i];\n"
+
+
+def _multicore(res):
+    """The aggregate cy/CL of ``analyze --cores n`` for an analysis result."""
+    return multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit)
 
 
 def _json(*args) -> dict:
@@ -123,7 +128,7 @@ def test_simulated_traffic_splits_the_data_set_as_the_layer_conditions(example):
     at_n = Analyzer(case.kernel, m, Options(models=("ECM",), incore="analytic", cache_predictor="sim",
                                              kernel_text=case.source)).run(defines, cores=n)
     row = scaling(one.ecm, m, [n], one.traffic.iterations_per_unit, "saturation", per_cores={n: at_n.ecm}).points[0]
-    assert 1.0 / row.rate_cl_per_cy == pytest.approx(multicore_time(at_n), rel=1e-12)
+    assert 1.0 / row.rate_cl_per_cy == pytest.approx(_multicore(at_n), rel=1e-12)
     lc = ks.analyze(case, m, defines, models=("ECM",), cores=n)
     held = next((k for k, lv in enumerate(lc.lc_levels) if lv.holds_data_set), None)
     if held is not None and lc.lc_levels[held].data_set.requirement_bytes < 0.5 * lc.lc_levels[held].capacity:
@@ -184,7 +189,7 @@ def test_analyze_roofline_doubles_over_sockets_where_the_traffic_is_the_same(cas
     assume(all((x.loads_cl, x.stores_cl) == (y.loads_cl, y.stores_cl)
                for x, y in zip(a.traffic.levels, b.traffic.levels)))
     assert b.roofline.performance == pytest.approx(2 * a.roofline.performance, rel=1e-12)
-    assert multicore_time(a) == pytest.approx(2 * multicore_time(b), rel=1e-12)
+    assert _multicore(a) == pytest.approx(2 * _multicore(b), rel=1e-12)
 
 
 # --- --mem-bw: one meaning -------------------------------------------------------------------
@@ -342,8 +347,8 @@ def test_every_unit_of_analyze_is_the_same_prediction(case, name, data):
         if unit == "FLOP/s" and not flops:
             assert value == 0
             continue
-        assert _back(value, unit, it_cl, res.machine.clock, flops) == pytest.approx(multicore_time(res), rel=1e-12)
-    assert math.isfinite(multicore_time(res))
+        assert _back(value, unit, it_cl, res.machine.clock, flops) == pytest.approx(_multicore(res), rel=1e-12)
+    assert math.isfinite(_multicore(res))
 
 
 def test_energy_and_app_rows_are_scaling_rows():

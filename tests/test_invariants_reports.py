@@ -199,7 +199,7 @@ def _json_notes(text: str) -> list:
 
 @pytest.fixture(scope="module")
 def coherence_file(tmp_path_factory):
-    from loopmodel.report.json_schema import coherence_machine
+    from json_samples import coherence_machine
 
     return coherence_machine(str(tmp_path_factory.mktemp("coherence")))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from loopmodel import __version__
+import json_samples
 from loopmodel.report import doctypes, json_schema
 from loopmodel.report.schema import SCHEMA_VERSION
 
@@ -31,14 +32,14 @@ TOOLS = bool(shutil.which("llvm-mca") and shutil.which("gcc"))
 def samples():
     if not TOOLS:
         pytest.skip("the schema samples need gcc and llvm-mca")
-    return json_schema.sample_documents(str(ROOT))
+    return json_samples.sample_documents(str(ROOT))
 
 
 @pytest.fixture(scope="module")
 def others(tmp_path_factory):
     """Documents of other inputs than the samples the schemas were generated from."""
     tmp = tmp_path_factory.mktemp("schema")
-    machine = json_schema.coherence_machine(str(tmp))
+    machine = json_samples.coherence_machine(str(tmp))
     env = dict(os.environ, LOOPMODEL_CACHE_DIR=str(tmp / "cache"))
     runs = {
         "analyze": ["analyze", "examples/kernels/triad.c", "-m", "HaswellEP_E5-2695v3", "-D", "N=2000000",
@@ -51,7 +52,7 @@ def others(tmp_path_factory):
         "omp": ["omp", "examples/omp/dot_firsttouch.c", "-m", machine, "-D", "N=100000", "--threads", "1,2",
                 "--json"],
     }
-    return {c: json_schema.run_sample(argv, str(ROOT), env) for c, argv in runs.items()}
+    return {c: json_samples.run_sample(argv, str(ROOT), env) for c, argv in runs.items()}
 
 
 def _declared_keys(schema):

@@ -17,7 +17,7 @@ import pytest
 from loopmodel.errors import DefineError, LoopmodelError, ToolError
 from loopmodel.cli import measure as cli_measure
 from loopmodel.workflows.measure import parse_threads
-from loopmodel.measure import DEFAULT_FLAGS, KERNEL_NAMES, StreamPoint, StreamResult, run_stream
+from loopmodel.measure.stream import DEFAULT_FLAGS, KERNEL_NAMES, StreamPoint, StreamResult, run_stream
 from loopmodel.measure.clock import ClockMeasurement, clock_source, measure_clock_hz
 from loopmodel.measure.stream import KERNELS, make_point, parse_output, stream_source
 from helpers import schema_errors

@@ -9,9 +9,6 @@ import types
 import pytest
 
 import loopmodel.measure.bandwidth as bandwidth
-import loopmodel.measure.clock as clock
-import loopmodel.measure.kernel_bench as kernel_bench
-import loopmodel.measure.latency as latency
 import loopmodel.measure.probe as probe
 from loopmodel.errors import ToolError
 from loopmodel.measure.bandwidth import BandwidthPoint
@@ -49,15 +46,15 @@ def fakes(monkeypatch):
         calls["latency"].append(sizes)
         return LatencyResult(tuple(LatencyPoint(s, 1.0, 1.1, 1.2, repetitions) for s in sizes), cpu, True, line_size,
                              compiler, "12")
-    monkeypatch.setattr(bandwidth, "run_bandwidth", bw)
-    monkeypatch.setattr(latency, "run_latency", lat)
-    monkeypatch.setattr(clock, "measure_clock", lambda *a, **k: ClockMeasurement(int(3e9), (1.0,), (1.0,)))
+    monkeypatch.setattr(probe, "run_bandwidth", bw)
+    monkeypatch.setattr(probe, "run_latency", lat)
+    monkeypatch.setattr(probe, "measure_clock", lambda *a, **k: ClockMeasurement(int(3e9), (1.0,), (1.0,)))
     monkeypatch.setattr(probe, "_incore", lambda *a, **k: None)
 
     def kernel(path, defines, *a, **k):
         calls.setdefault("training", []).append((open(path).read(), defines))
         return types.SimpleNamespace(seconds_per_it_min=1e-9 * defines["N"] / 1000)
-    monkeypatch.setattr(kernel_bench, "measure_kernel", kernel)
+    monkeypatch.setattr(probe, "measure_kernel", kernel)
     return calls
 
 
@@ -78,8 +75,8 @@ def test_quick_probe_runs_every_step_at_sizes_from_the_sweep(fakes):
 def test_a_failing_step_leaves_a_note_and_the_probe_goes_on(fakes, monkeypatch):
     def broken(*a, **k):
         raise ToolError("cannot pin")
-    monkeypatch.setattr(latency, "run_latency", broken)
-    monkeypatch.setattr(clock, "measure_clock", lambda *a, **k: (_ for _ in ()).throw(ToolError("no gcc")))
+    monkeypatch.setattr(probe, "run_latency", broken)
+    monkeypatch.setattr(probe, "measure_clock", lambda *a, **k: (_ for _ in ()).throw(ToolError("no gcc")))
     data = run_probe(ProbeOptions((1,), True, 3, 0.004, "gcc"), root=FIXTURE)
     assert data.latency is None and data.clock is None
     assert any("latency: not measured (cannot pin)" in n for n in data.notes)
@@ -132,7 +129,7 @@ def test_multicore_cache_points_are_measured_twice_and_the_faster_kept(fakes, mo
         if threads > 1 and calls[key] == 1:  # a tenant on the sibling slows the first pass
             p = dataclasses.replace(p, seconds=tuple(2 * t for t in p.seconds))
         return p
-    monkeypatch.setattr(bandwidth, "run_bandwidth", slow_first)
+    monkeypatch.setattr(probe, "run_bandwidth", slow_first)
     data = run_probe(ProbeOptions((1, 2), True, 3, 0.004, "gcc"), root=FIXTURE)
     two = next(p for p in data.tables["L1"]["copy"] if p.threads == 2)
     plain = fake_bandwidth("copy", 2, two.bytes_per_thread, 3)

@@ -29,14 +29,24 @@ polys = st.dictionaries(monomial, coef, max_size=5).map(Poly)
 values = st.fixed_dictionaries({s: st.integers(-20, 20) for s in SYMS})
 
 
-def _sym(p: Poly):
-    return p.to_sympy()
-
-
 def _sympy_syms():
     import sympy
 
     return {s: sympy.Symbol(s, positive=True, integer=True) for s in SYMS}
+
+
+def _sym(p: Poly):
+    """The same polynomial as a sympy expression."""
+    import sympy
+
+    syms = _sympy_syms()
+    expr = sympy.Integer(0)
+    for m, c in p.terms.items():
+        term = sympy.Rational(c.numerator, c.denominator) if isinstance(c, Fraction) else sympy.Integer(c)
+        for s, e in m:
+            term *= syms[s] ** e
+        expr += term
+    return expr
 
 
 @SETTINGS

@@ -15,7 +15,7 @@ from loopmodel.compiled import isa
 from loopmodel.compiled.compile import CompilerChoice, compile_to_assembly
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.errors import ToolError
-from loopmodel.measure import run_stream
+from loopmodel.measure.stream import run_stream
 from loopmodel.measure.clock import measure_clock_hz
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc needed")

@@ -10,6 +10,8 @@ The public API (imported on first use, so that ``import loopmodel`` stays cheap)
 See docs/api.md.
 """
 
+import importlib
+
 from .version import __version__
 
 #: public name -> the module that defines it
@@ -28,7 +30,6 @@ def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'loopmodel' has no attribute '{name}'")
-    import importlib
 
     mod = importlib.import_module(f".{module}", __name__)
     value = mod if name == module else getattr(mod, name)

@@ -45,7 +45,8 @@ from .workflows import bench as bench_workflow
 from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
-from .workflows.analysis import AnalysisResult, multicore_time
+from .models.scaling import multicore_time
+from .workflows.analysis import AnalysisResult
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
 from .workflows.inputs import machine_name
@@ -410,9 +411,9 @@ class Result:
         e = self.analysis.ecm
         if not e:
             return None
-
-
-        return convert_all(multicore_time(self.analysis), self.analysis)[UNIT_KEYS[self.unit]]
+        a = self.analysis
+        time = multicore_time(e, a.machine, a.options.cores, a.traffic.iterations_per_unit)
+        return convert_all(time, a)[UNIT_KEYS[self.unit]]
 
     def to_dict(self) -> dict:
         """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""

@@ -31,7 +31,7 @@ import os
 import pickle
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 
 #: the package whose source :func:`code_digest` covers
 PACKAGE_ROOT = Path(__file__).resolve().parent

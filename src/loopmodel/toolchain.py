@@ -15,12 +15,15 @@ temporary directory is left out of the paths).
 """
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import platform
 import re
 import shlex
 import shutil
 import tempfile
+from importlib import metadata
 
 from . import cache, gate
 from .errors import ToolError
@@ -229,9 +232,6 @@ def package_version(name: str) -> str:
     """Version of the Python package ``name`` (a tool used as a library, such as OSACA): its
     distribution metadata, else the module's ``__version__`` (a source checkout on the path);
     ``'not installed'`` if it cannot be imported, ``'unknown'`` if it says no version."""
-    import importlib
-    from importlib import metadata
-
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -246,8 +246,6 @@ def package_version(name: str) -> str:
 def json_result(stdout: str) -> dict | None:
     """The last line of a benchmark program's ``stdout`` that starts with ``{``, parsed as a JSON
     object; None where there is none or it is not a JSON object (the caller says which program)."""
-    import json
-
     line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
     try:
         data = json.loads(line) if line is not None else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, ROUND_HALF_UP
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
            "Ki": 1024.0, "Mi": 1024.0 ** 2, "Gi": 1024.0 ** 3, "Ti": 1024.0 ** 4}
@@ -90,8 +91,6 @@ def format_fixed(value: float, digits: int) -> str:
     decimal form (``repr``, what JSON prints): 2.25 -> ``"2.3"`` at one decimal, as a reader
     rounds the JSON's 2.25 (``f"{2.25:.1f}"`` gives ``"2.2"``: the binary value is exactly
     2.25 and Python rounds half to even). Not finite: as ``str`` gives it (``inf``, ``nan``)."""
-    from decimal import ROUND_HALF_UP, Decimal
-
     if not math.isfinite(value):
         return str(float(value))
     return f"{Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP):f}"

@@ -10,6 +10,13 @@ from dataclasses import dataclass
 from ..errors import ModelError
 from .nest import MAXACC, MAXD, PHASES, LoopNest, RunOptions, RunResult
 
+try:
+    from ._cachesim import ffi as _FFI, lib as _LIB
+    _BUILD_ERROR = ""
+except ImportError as exc:  # a source checkout that was never built: an error when a simulation runs
+    _FFI = _LIB = None
+    _BUILD_ERROR = str(exc)
+
 POLICIES = {"LRU": 0, "FIFO": 1, "RANDOM": 2}
 KINDS = {"inclusive": 0, "non-inclusive": 1, "victim": 2}
 ACCESS_KINDS = {"load": 0, "store": 1, "nt": 2}
@@ -52,12 +59,15 @@ class LevelSpec:
 
 
 def _lib():
-    try:
-        from ._cachesim import ffi, lib
-    except ImportError as exc:  # a source checkout that was never built
+    """The compiled simulator's ``(ffi, lib)``.
+
+    Raises:
+        ModelError: the extension is not built (a source checkout that was never installed).
+    """
+    if _LIB is None:
         raise ModelError("the compiled cache simulator is not built (reinstall with "
-                         f"'pip install .'; needs a C compiler): {exc}") from None
-    return ffi, lib
+                         f"'pip install .'; needs a C compiler): {_BUILD_ERROR}")
+    return _FFI, _LIB
 
 
 class Hierarchy:

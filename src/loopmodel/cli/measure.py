@@ -16,7 +16,7 @@ import json
 import sys
 
 from ..fileio.output import check_new_output, write_new_output
-from ..measure import KERNEL_NAMES
+from ..measure.stream import KERNEL_NAMES
 from ..report import measure as rep
 from ..workflows import measure as workflow
 from ..workflows.options import fields

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from .asm import packed_bytes
+
 #: relative T_ECM difference from which the two analyses are reported as disagreeing
 TOLERANCE = 0.25
 
@@ -59,8 +61,6 @@ def reasons(analytic, compiled, info, kernel) -> list:
     instructions (the analytic model counts the kernel's operations; a compiler turns a
     division by a power of two into a multiplication), a loop-carried dependency bound on one
     side only, and always the largest contribution of each (their bottlenecks)."""
-    from .asm import packed_bytes
-
     lines = [ln.strip() for ln in info.block.split("\n") if ln.strip()]
     elem = kernel.largest_element_size
     width = max((packed_bytes(ln, info.aarch64) for ln in lines), default=0)

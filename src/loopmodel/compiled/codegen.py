@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from .. import __version__
+from ..errors import DefineError
+from ..version import __version__
 
 OPAQUE = "loopmodel_opaque"
 KERNEL = "loopmodel_kernel"
@@ -77,8 +78,6 @@ def parallel_pragma(kernel, text: str) -> str:
             another element (a dependence between iterations), or a recurrence that is not a
             reduction.
     """
-    from ..errors import DefineError
-
     if re.search(r"^\s*#\s*pragma\s+omp\b", text, re.MULTILINE):
         return ""
     writes = {a.array: a for a in kernel.writes}
@@ -322,9 +321,3 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
     else:
         out += _main_function(kernel, defines, repetitions)
     return "\n".join(out)
-
-
-def opaque_c() -> str:
-    """A second translation unit with a strong ``loopmodel_opaque`` (optional: the program
-    defines a weak one; linking both keeps this one)."""
-    return f"void {OPAQUE}(void *p) {{ (void)p; }}\n"

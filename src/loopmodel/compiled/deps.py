@@ -28,6 +28,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .asm import packed_bytes
+from .ports import RMW, operands
+
 #: x86 mnemonic prefixes without a register destination (flags or nothing)
 _X86_NO_DEST = ("cmp", "test", "bt", "ucomis", "comis", "vucomis", "vcomis", "ptest", "vptest", "prefetch",
                 "nop", "vzeroupper", "vzeroall", "j", "ret", "call", "push", "lfence", "sfence", "mfence")
@@ -290,8 +293,6 @@ def _x86_mem(op: str, mnem: str, ops: list) -> _Mem | None:
 
 def _x86_width(mnem: str, ops: list) -> int:
     """Bytes a memory operand of ``mnem`` spans (the widest vector register named, else by suffix)."""
-    from .asm import packed_bytes
-
     packed = packed_bytes(mnem + " " + ", ".join(ops))
     if packed:
         return packed
@@ -302,17 +303,15 @@ def _x86_width(mnem: str, ops: list) -> int:
 
 
 def _x86(text: str) -> _Insn:
-    from .ports import _RMW, _operands
-
     mnem = text.split(None, 1)[0].lower()
-    ops = _operands(text)
+    ops = operands(text)
     if mnem.startswith(_X86_NO_DEST) or not ops:
         return _Insn(text, tuple(r for o in ops for r in _x86_regs(o)), (), (), (), False, False)
     dst, srcs = ops[-1], ops[:-1]
     loads = () if mnem.startswith("lea") else tuple(m for m in (_x86_mem(o, mnem, ops) for o in srcs if "(" in o) if m)
     if "(" in dst:  # a store: every register named is read; read-modify-write also loads
         store = _x86_mem(dst, mnem, ops)
-        rmw = (store,) if _RMW.match(mnem) else ()
+        rmw = (store,) if RMW.match(mnem) else ()
         return _Insn(text, tuple(r for o in ops for r in _x86_regs(o)), (), loads + rmw, (store,), False, False)
     out = _x86_regs(dst.split("{")[0])
     reads = [r for o in srcs for r in _x86_regs(o)]
@@ -366,12 +365,10 @@ def _a64_regs(op: str) -> list:
 
 
 def _a64(text: str) -> _Insn:
-    from .ports import _operands
-
     mnem = text.split(None, 1)[0].lower()
     body = text.split(None, 1)[1] if " " in text else ""
     mem = re.search(r"\[([^\]]*)\](!)?(?:\s*,\s*#?(-?\d+))?", body)
-    ops = _operands(text[:text.index("[")] if mem else text)
+    ops = operands(text[:text.index("[")] if mem else text)
     if mnem in _A64_NO_DEST or mnem.startswith("b."):
         return _Insn(text, tuple(r for o in ops for r in _a64_regs(o)), (), (), (), False, False)
     regs = [r for o in ops for r in _a64_regs(o)]

@@ -51,9 +51,14 @@ import dataclasses
 from dataclasses import dataclass
 
 from .. import cache
-from . import isa
-from ..errors import ModelError, ToolError
-from ..models.incore import InCoreResult
+from ..ir.kernel import coefficient
+from . import isa, llvm_mca, osaca_backend, ports as P
+from ..errors import ModelError, OptionError, ToolError
+from ..models.incore import InCoreResult, port_pressure_times
+from .asm import KernelShape, calls, find_kernel_block, implausible
+from .codegen import generate_c
+from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
+from .deps import loop_carried_chains
 
 
 @dataclass(frozen=True)
@@ -160,8 +165,6 @@ def _stride_bytes(kernel, defines: dict | None = None):
 def _moving_accesses(kernel, defines: dict) -> list:
     """``(access, stride in B per inner-loop iteration)`` of the accesses that move with the inner loop
     (strides with sizes evaluated at ``defines``; accesses whose stride cannot be evaluated left out)."""
-    from ..ir.kernel import coefficient
-
     idx = kernel.inner_loop.index
     out = []
     for a in list(kernel.writes) + list(kernel.reads):
@@ -189,8 +192,6 @@ def kernel_shape(kernel, machine, defines: dict, work_stride: float):
         :class:`.asm.KernelShape`: strides (B/it), element sizes (B), SIMD register bytes and
         the widest contiguous run (B) one iteration touches in a strided array.
     """
-    from .asm import KernelShape
-
     moving = _moving_accesses(kernel, defines)
     sizes = [kernel.arrays[a.array].element_size for a, _ in moving] or [8]
     contiguous = 0
@@ -220,9 +221,6 @@ def _check_block(info, shape, pointer_increment) -> None:
         ToolError: otherwise (under ``--incore auto`` the next analyzer or the analytic model
             is used, with this message as the note).
     """
-    from .asm import implausible, calls
-    from ..errors import OptionError
-
     lines = info.block.split("\n")
     why = implausible(lines, info.iterations_per_pass, shape, info.aarch64)
     if why is None:
@@ -261,12 +259,6 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         OptionError: ``--pointer-increment`` gives an implausible iteration count.
         MachineError: a compiler flag or name from the machine file is not allowed.
     """
-    from . import llvm_mca
-    from .asm import find_kernel_block
-    from .codegen import generate_c
-    from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
-    from . import osaca_backend
-
     # the compiler and flags first: what the user named (or a machine file's untrusted flags) is
     # checked even where no analyzer is installed
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
@@ -326,8 +318,6 @@ def _given(compiler, flags, asm_block, pointer_increment, assume_aligned) -> lis
 def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: str, choice, src: str,
                    aarch64: bool) -> CompiledInCore:
     """Run ``analyzer`` on the loop block; instructions it has no model for are kept in ``unknown``."""
-    from . import llvm_mca, osaca_backend
-
     try:
         if analyzer == "llvm-mca":
             rep = llvm_mca.run(block.text, target, tool, aarch64)
@@ -343,8 +333,6 @@ def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: s
 
 def _store_ports(instrs, aarch64: bool) -> tuple:
     """Port groups on which the store instructions of a per-instruction table put pressure."""
-    from . import ports as P
-
     units = P.port_totals(list(instrs), lambda t: P.access_kind(t, aarch64)[1])
     return tuple(sorted(P.group_max({k: v for k, v in units.items() if v > 0})))
 
@@ -387,8 +375,6 @@ def unaccounted(info: CompiledInCore, machine, cpu_level: str | None = None) -> 
     Returns:
         Instruction lines (whitespace normalised), in block order, without repeats.
     """
-    from . import ports as P
-
     lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
     bad = [" ".join(u.split()) for u in info.unknown]
     bad += isa.beyond(lines, cpu_level, info.aarch64)
@@ -473,8 +459,6 @@ def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float) -> tuple:
         ``(T_OL in cy/CL, dependency in cy/it (0 without a chain), notes, source)``; ``source``
         names the chain when it sets T_OL, else ''.
     """
-    from .deps import loop_carried_chains
-
     chains = loop_carried_chains(info.block.split("\n"), info.aarch64)
     notes = [f"llvm-mca assumes that loads and stores do not alias, so its simulated time leaves out the "
              f"{c.describe()}: T_OL may be too low" for c in chains if c.memory and info.analyzer == "llvm-mca"]
@@ -530,8 +514,6 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
     Returns:
         :class:`PortTable` (cy per pass; ``cy_per_cl_per_pass`` converts to cy/CL).
     """
-    from ..models.incore import port_pressure_times
-
     over, non = port_sets(machine, info.analyzer)
     counted_over = over | shared_ports(machine, info.analyzer)
     listed = bool(machine.in_core.analyzer_ports.get(info.analyzer, {}))
@@ -587,8 +569,6 @@ def _named(candidates, value: float) -> str:
 def _store_ports_only(info: CompiledInCore) -> set:
     """The ports of the block's store instructions that no instruction without a memory access
     uses (store data and address ports; not an ALU port that updates a base register)."""
-    from . import ports as P
-
     if not info.instructions:  # OSACA: its store ports as it reports them
         return set(info.store_ports)
     other = P.group_max(P.port_totals(list(info.instructions), lambda t: not any(P.access_kind(t, info.aarch64))))
@@ -683,8 +663,6 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
     Returns:
         ``(ports, load_ports)``: dicts port name -> cy per pass.
     """
-    from . import ports as P
-
     if not info.instructions or not machine.in_core.analyzer_ports.get(info.analyzer, {}):
         return dict(info.ports_cy_per_pass), dict(info.ports_cy_per_pass)
     over, _ = port_sets(machine, info.analyzer)

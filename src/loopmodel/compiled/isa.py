@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 
+from .. import cache, toolchain
+from ..errors import ToolError
+
 X86_LEVELS = ("SSE", "AVX", "AVX2", "AVX-512")
 A64_LEVELS = ("NEON", "SVE")
 
@@ -72,9 +75,6 @@ def flags_isa(command: str, flags: tuple, version: str, aarch64: bool = False) -
     Returns:
         A level name, or None when the compiler cannot be asked (then nothing is compared).
     """
-    from .. import cache, toolchain
-    from ..errors import ToolError
-
     key = cache.make_key("isa-macros-v1", command, version, tuple(flags), aarch64)
     hit = cache.load("isa", key)
     if isinstance(hit, str):

@@ -16,8 +16,9 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from .. import gate
+from .. import gate, toolchain
 from ..errors import ToolError
+from .ports import InstrPressure
 
 #: two runs; the difference of their total cycles removes the pipeline fill and drain
 ITERATIONS = (300, 1300)
@@ -77,8 +78,6 @@ def find_llvm_mca() -> str | None:
 
 def version(path: str) -> str:
     """llvm-mca's version number (``'14.0.6'``; ``'unknown'``), by :func:`loopmodel.toolchain.tool_version`."""
-    from .. import toolchain
-
     return toolchain.tool_version(path, r"LLVM version ([\d.]+)")
 
 
@@ -165,8 +164,6 @@ def _with_eligible(instrs: tuple, path: str, cpu: str, aarch64: bool) -> tuple:
     every time; alone in a code region, repeated, it cycles through all of them. One run
     with one region per instruction reveals the groups.
     """
-    from .ports import InstrPressure
-
     if not instrs:
         return instrs
     text = "".join(f"# LLVM-MCA-BEGIN r{i}\n{ins.text}\n# LLVM-MCA-END\n" for i, ins in enumerate(instrs))
@@ -212,8 +209,6 @@ def parse(text: str) -> PortReport:
 
 def _by_instruction(text: str, res: dict) -> list:
     """Rows of "Resource pressure by instruction" as :class:`~.ports.InstrPressure` (units ``NAME.k``)."""
-    from .ports import InstrPressure
-
     part = text.split("Resource pressure by instruction:")
     if len(part) < 2:
         return []

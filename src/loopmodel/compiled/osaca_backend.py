@@ -5,8 +5,12 @@ schedule (cycles per pass), the longest loop-carried dependency and the critical
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
+from .. import toolchain
 from ..errors import ToolError
 from .llvm_mca import PortReport
+from .ports import FUSABLE, access_kind
 
 #: loopmodel machine-model micro-architecture -> OSACA architecture code
 ARCH = {"sandybridge": "SNB", "ivybridge": "IVB", "haswell": "HSW", "broadwell": "BDW", "skylake": "SKL",
@@ -14,18 +18,27 @@ ARCH = {"sandybridge": "SNB", "ivybridge": "IVB", "haswell": "HSW", "broadwell":
         "znver2": "ZEN2", "znver3": "ZEN3", "thunderx2t99": "TX2", "a64fx": "A64FX", "neoverse-n1": "N1"}
 
 
-def available() -> bool:
+@lru_cache(maxsize=1)
+def osaca_modules() -> tuple | None:
+    """``(osaca.parser, osaca.semantics)``, or None where OSACA is not installed.
+
+    The one place loopmodel imports OSACA: an optional extra (AGPL licence, heavy to import),
+    needed only for ``--incore osaca``, so it is imported here on first use.
+    """
     try:
-        import osaca  # noqa: F401
+        from osaca import parser, semantics
     except ImportError:
-        return False
-    return True
+        return None
+    return parser, semantics
+
+
+def available() -> bool:
+    """Whether OSACA is installed."""
+    return osaca_modules() is not None
 
 
 def version() -> str:
     """OSACA's version (``'0.7.1'``; ``'not installed'``), by :func:`loopmodel.toolchain.package_version`."""
-    from .. import toolchain
-
     return toolchain.package_version("osaca")
 
 
@@ -48,21 +61,20 @@ def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
     Raises:
         ToolError: OSACA missing or failing (one line).
     """
+    modules = osaca_modules()
+    if modules is None:
+        raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca")
+    osaca_parser, osaca_semantics = modules
     try:
-        from osaca.parser import ParserAArch64, ParserX86ATT
-        from osaca.semantics import ArchSemantics, KernelDG, MachineModel
-    except ImportError:
-        raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca") from None
-    try:
-        parser = ParserAArch64() if aarch64 else ParserX86ATT()
+        parser = osaca_parser.ParserAArch64() if aarch64 else osaca_parser.ParserX86ATT()
         kernel = parser.parse_file(block_text)
-        mm = MachineModel(arch=arch)
-        sem = ArchSemantics(parser, mm)
+        mm = osaca_semantics.MachineModel(arch=arch)
+        sem = osaca_semantics.ArchSemantics(parser, mm)
         sem.normalize_instruction_forms(kernel)
         sem.add_semantics(kernel)
         sem.assign_optimal_throughput(kernel)
-        tp = ArchSemantics.get_throughput_sum(kernel) or kernel[0].port_pressure
-        dg = KernelDG(kernel, parser, mm, sem)
+        tp = osaca_semantics.ArchSemantics.get_throughput_sum(kernel) or kernel[0].port_pressure
+        dg = osaca_semantics.KernelDG(kernel, parser, mm, sem)
         deps = dg.get_loopcarried_dependencies()
         lcd = max((d["latency"] for d in deps.values()), default=0.0) if deps else 0.0
     except ToolError:
@@ -103,8 +115,6 @@ def unknown_forms(forms: list) -> list:
     (:func:`loopmodel.compiled.ports.fuse_compare_branch` does the same for llvm-mca). A
     compare with a memory operand is not exempt (its load must be timed).
     """
-    from .ports import _FUSABLE, access_kind
-
     def unknown(f) -> bool:
         return "tp_unknown" in [str(x) for x in (_get(f, "flags") or [])]
 
@@ -116,9 +126,9 @@ def unknown_forms(forms: list) -> list:
         if not unknown(f):
             continue
         mnem = _mnemonic(f)
-        if cond_jump(i) and i and _FUSABLE.match(_mnemonic(forms[i - 1])) and not unknown(forms[i - 1]):
+        if cond_jump(i) and i and FUSABLE.match(_mnemonic(forms[i - 1])) and not unknown(forms[i - 1]):
             continue
-        if _FUSABLE.match(mnem) and cond_jump(i + 1) and not unknown(forms[i + 1]) \
+        if FUSABLE.match(mnem) and cond_jump(i + 1) and not unknown(forms[i + 1]) \
                 and not any(access_kind(_text(f))):
             continue
         out.append(_text(f))
@@ -127,8 +137,6 @@ def unknown_forms(forms: list) -> list:
 
 def _store_ports(forms: list, names: list, aarch64: bool) -> list:
     """Ports on which the block's store instructions put pressure."""
-    from .ports import access_kind
-
     out = set()
     for f in forms:
         if access_kind(_text(f), aarch64)[1]:

@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_FUSABLE = re.compile(r"^(cmp|test|add|sub|and|inc|dec)[bwlq]?$")
+#: x86 ALU instructions that macro-fuse with a following conditional jump
+FUSABLE = re.compile(r"^(cmp|test|add|sub|and|inc|dec)[bwlq]?$")
 _NO_ACCESS = ("lea", "prefetch", "nop")
-# x86 instructions that read their memory destination (read-modify-write)
-_RMW = re.compile(r"^(lock\s+)?(add|adc|sub|sbb|and|or|xor|inc|dec|neg|not|shl|shr|sal|sar|rol|ror|xadd|cmpxchg)[bwlq]?$")
+#: x86 instructions that read their memory destination (read-modify-write)
+RMW = re.compile(r"^(lock\s+)?(add|adc|sub|sbb|and|or|xor|inc|dec|neg|not|shl|shr|sal|sar|rol|ror|xadd|cmpxchg)[bwlq]?$")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class InstrPressure:
     eligible: tuple = ()
 
 
-def _operands(text: str) -> list:
+def operands(text: str) -> list:
+    """The operands of one AT&T/ARM assembly instruction line, split at top-level commas (an
+    address in parentheses or brackets stays one operand); [] where it has none."""
     parts = text.split(None, 1)
     if len(parts) < 2:
         return []
@@ -65,7 +68,7 @@ def access_kind(text: str, aarch64: bool = False) -> tuple:
         return mnem.startswith("ld"), mnem.startswith("st")
     if mnem.startswith(_NO_ACCESS):
         return False, False
-    ops = _operands(text)
+    ops = operands(text)
     mem = ["(" in o for o in ops]
     if not any(mem):
         return False, False
@@ -73,7 +76,7 @@ def access_kind(text: str, aarch64: bool = False) -> tuple:
     if mnem.startswith(("cmp", "test", "bt")) or mnem.startswith("vcmp") or mnem.startswith("ucomi") \
             or mnem.startswith("vucomi") or mnem.startswith("comi") or mnem.startswith("vcomi"):
         return True, False  # compares only read their operands
-    load = any(mem[:-1]) or (mem[-1] and len(ops) == 1) or (store and bool(_RMW.match(mnem)))
+    load = any(mem[:-1]) or (mem[-1] and len(ops) == 1) or (store and bool(RMW.match(mnem)))
     return load, store
 
 
@@ -83,7 +86,7 @@ def fuse_compare_branch(instrs: list) -> list:
     for i, ins in enumerate(instrs):
         mnem = ins.text.split(None, 1)[0].lower() if ins.text.strip() else ""
         nxt = instrs[i + 1].text.split(None, 1)[0].lower() if i + 1 < len(instrs) else ""
-        if _FUSABLE.match(mnem) and nxt.startswith("j") and nxt != "jmp":
+        if FUSABLE.match(mnem) and nxt.startswith("j") and nxt != "jmp":
             out.append(InstrPressure(ins.text, {}, ins.eligible))
         else:
             out.append(ins)
@@ -197,7 +200,7 @@ def indexed_store_addresses(instrs: list) -> list:
     out = []
     for ins in instrs:
         sevens = [k for k in ins.pressure if _PORT7.match(k)]
-        ops = _operands(ins.text)
+        ops = operands(ins.text)
         if not sevens or not access_kind(ins.text)[1] or not ops or not _INDEXED.search(ops[-1]):
             out.append(ins)
             continue

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import DefineError, LoopmodelError
 from ..ir.application import AppKernel, AppSpec
 from .defines import MAX_SIZE, size_problem
+from .reader import read_yaml
 
 #: the largest magnitude of a value inside a size expression: the product of two sizes
 _MAX_PARTIAL = MAX_SIZE ** 2
@@ -123,8 +124,6 @@ def read_app(path: str, overrides: dict | None = None) -> AppSpec:
         AppError: unreadable file, YAML or schema error, missing kernel file, a size that is
             not an expression of known sizes or evaluates to less than 1 or more than 2**62.
     """
-    from .reader import read_yaml
-
     data = read_yaml(path, "application file", AppError)
     try:
         spec = _AppFile.model_validate(data)

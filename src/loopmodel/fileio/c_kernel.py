@@ -15,11 +15,15 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from pycparser import c_ast, c_parser
+
 from ..errors import KernelError
 from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
 from .c_limits import check_depth, check_statement_tokens
+from .defines import MAX_SIZE
+from .reader import KERNEL_MAX_BYTES, read_text
 
 ELEMENT_SIZES = {"double": 8, "float": 4}
 SCALAR_TYPES = {"double": 8, "float": 4, "int": 4, "long": 8, "unsigned": 4}
@@ -89,7 +93,6 @@ class _Node:
     op: str = ""
     children: list = field(default_factory=list)
     key: object = None  # access key for loads, name for scalars
-    sign: str = ""  # '+', '-', '*', '/' for ops
 
 
 def parse_kernel_file(path: str) -> tuple:
@@ -113,8 +116,6 @@ def read_kernel_text(path) -> str:
             :data:`loopmodel.fileio.reader.KERNEL_MAX_BYTES` or is not UTF-8 text (naming the
             file; :mod:`loopmodel.fileio.reader`).
     """
-    from .reader import KERNEL_MAX_BYTES, read_text
-
     return read_text(path, "kernel file", KernelError, KERNEL_MAX_BYTES)
 
 
@@ -220,8 +221,6 @@ def _define_value(name: str, digits: str, filename: str, line: int, col: int) ->
     Raises:
         KernelError: a larger value (``file:line:col``).
     """
-    from .defines import MAX_SIZE
-
     value = digits.lstrip("0")
     if len(value) > len(str(MAX_SIZE)) or int(value or 0) > MAX_SIZE:
         raise KernelError(f"#define {name}: {value[:24]}{'...' if len(value) > 24 else ''} is larger than "
@@ -239,8 +238,6 @@ def parse_source(source: str, filename: str, parser=None) -> list:
         KernelError: a syntax error (``file:line:col`` where pycparser gives one), or an
             expression deeper than :data:`~loopmodel.fileio.c_limits.MAX_EXPRESSION_DEPTH`.
     """
-    from pycparser import c_parser
-
     try:
         ast = (parser or c_parser.CParser()).parse(source, filename)
     except Exception as exc:  # pycparser raises ParseError (and sometimes others)
@@ -289,8 +286,6 @@ class KernelBuilder:
             KernelError: not a valid C integer literal (``09``) or larger than 2**62, naming
                 the line.
         """
-        from .defines import MAX_SIZE
-
         value = c_integer(node.value)
         if value is None:
             raise self.err(node, f"{what}: '{node.value}' is not a valid integer constant")
@@ -312,8 +307,6 @@ class KernelBuilder:
 
     # declarations -----------------------------------------------------------
     def declare(self, decl):
-        from pycparser import c_ast
-
         t = decl.type
         dims = []
         while isinstance(t, c_ast.ArrayDecl):
@@ -346,8 +339,6 @@ class KernelBuilder:
 
     def affine(self, node, allowed_indices, what) -> Poly:
         """Integer expression of size constants and loop indices, affine in the indices."""
-        from pycparser import c_ast
-
         def rec(n) -> Poly:
             if isinstance(n, c_ast.Constant):
                 if n.type not in ("int", "long int", "unsigned int", "long long int"):
@@ -390,8 +381,6 @@ class KernelBuilder:
 
     # loops ---------------------------------------------------------------------
     def build(self, items) -> Kernel:
-        from pycparser import c_ast
-
         loop = None
         pending_pragmas = []
         for item in items:
@@ -434,8 +423,6 @@ class KernelBuilder:
             KernelError: not two array names, an undeclared name, or arrays of
                 different type or dimensions.
         """
-        from pycparser import c_ast
-
         args = call.args.exprs if call.args else []
         if len(args) != 2 or not all(isinstance(a, c_ast.ID) for a in args):
             raise self.err(call, "swap takes two array names: 'swap(x, y);'")
@@ -454,8 +441,6 @@ class KernelBuilder:
         return x, y
 
     def loop(self, node):
-        from pycparser import c_ast
-
         index, start = self.loop_init(node)
         if any(lp.index == index for lp in self.loops):
             raise self.err(node, f"loop index '{index}' reused in nested loop")
@@ -484,8 +469,6 @@ class KernelBuilder:
                 self.statement(stmt)
 
     def loop_init(self, node):
-        from pycparser import c_ast
-
         init = node.init
         if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
             d = init.decls[0]
@@ -499,8 +482,6 @@ class KernelBuilder:
         raise self.err(node, "loop must initialise one index, e.g. 'for (int i = 0; ...)'")
 
     def loop_step(self, nxt, index) -> int:
-        from pycparser import c_ast
-
         def is_index(n):
             return isinstance(n, c_ast.ID) and n.name == index
 
@@ -531,8 +512,6 @@ class KernelBuilder:
         return step
 
     def loop_cond(self, cond, index, outer, step) -> Poly:
-        from pycparser import c_ast
-
         if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=")):
             raise self.err(cond, f"loop condition must compare '{index}' with <, <=, > or >=")
         op, left, right = cond.op, cond.left, cond.right
@@ -553,8 +532,6 @@ class KernelBuilder:
 
     # statements -----------------------------------------------------------------
     def statement(self, stmt):
-        from pycparser import c_ast
-
         if isinstance(stmt, c_ast.Decl):
             if stmt.init is None:
                 raise self.err(stmt, "declarations inside the loop need an initial value")
@@ -585,7 +562,7 @@ class KernelBuilder:
             self.writes.setdefault(key[:2], key[2])
             if compound:
                 self.reads.setdefault(key[:2], key[2])
-                node = _Node("op", BINOPS[compound], [_Node("load", key=key[:2]), node], sign=compound)
+                node = _Node("op", BINOPS[compound], [_Node("load", key=key[:2]), node])
                 self.count(node, top_only=True)
             self.statements.append(("array", key[:2], node, compound, stmt))
         elif isinstance(lv, c_ast.ID):
@@ -597,7 +574,7 @@ class KernelBuilder:
             if name not in self.scalars:
                 raise self.err(lv, f"undefined identifier '{name}'")
             if compound:
-                node = _Node("op", BINOPS[compound], [_Node("scalar", key=name), node], sign=compound)
+                node = _Node("op", BINOPS[compound], [_Node("scalar", key=name), node])
                 self.count(node, top_only=True)
             self.statements.append(("scalar", name, node, compound, stmt))
         elif isinstance(lv, c_ast.UnaryOp) and lv.op == "*":
@@ -607,8 +584,6 @@ class KernelBuilder:
 
     def array_ref(self, node):
         """Resolve ``a[..][..]`` to ``(array, offset, Access)``."""
-        from pycparser import c_ast
-
         subs = []
         n = node
         while isinstance(n, c_ast.ArrayRef):
@@ -642,8 +617,6 @@ class KernelBuilder:
         return node
 
     def _expr(self, n) -> _Node:
-        from pycparser import c_ast
-
         if isinstance(n, c_ast.Constant):
             if n.type in ("char", "string"):
                 raise self.err(n, f"{n.type} literal not supported")
@@ -667,7 +640,7 @@ class KernelBuilder:
             if n.op not in BINOPS:
                 raise self.err(n, f"operator '{n.op}' not supported in kernel expressions")
             op = "MUL" if n.op == "/" and _power_of_two(n.right) else BINOPS[n.op]
-            return _Node("op", op, [self._expr(n.left), self._expr(n.right)], sign=n.op)
+            return _Node("op", op, [self._expr(n.left), self._expr(n.right)])
         if isinstance(n, c_ast.UnaryOp):
             if n.op in ("-", "+"):
                 return self._expr(n.expr)
@@ -775,8 +748,6 @@ def _power_of_two(node) -> bool:
     dividing by it is exact as a multiplication by its reciprocal, and compilers emit that
     multiplication at -O1 and above without -ffast-math (a division by any other constant stays a
     division unless -freciprocal-math is given)."""
-    from pycparser import c_ast
-
     if not isinstance(node, c_ast.Constant) or node.type not in ("double", "float", "int", "long double"):
         return False
     try:

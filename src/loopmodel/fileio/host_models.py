@@ -20,8 +20,9 @@ from .output import replace_atomically
 HOST_NAME = "host"
 
 
-def _cpu_model(root: str = "/") -> str:
-    """``model name`` (x86) or ``CPU part`` lines of ``/proc/cpuinfo``; '' where unreadable."""
+def host_cpu_model(root: str = "/") -> str:
+    """The CPU model of this host: the ``model name`` (x86) or ``CPU part`` lines of
+    ``/proc/cpuinfo`` under ``root``; '' where unreadable."""
     try:
         text = Path(root, "proc/cpuinfo").read_text(errors="replace")
     except OSError:
@@ -34,7 +35,7 @@ def host_model_path(hostname: str | None = None, cpu_model: str | None = None) -
     """Where the probed model of this host (or of ``hostname`` with ``cpu_model``) is kept:
     ``<cache dir>/hosts/<host name>-<8 hex digits of the CPU model's SHA-256>.yml``."""
     hostname = hostname if hostname is not None else socket.gethostname()
-    cpu_model = cpu_model if cpu_model is not None else _cpu_model()
+    cpu_model = cpu_model if cpu_model is not None else host_cpu_model()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", hostname) or "unknown"
     digest = hashlib.sha256(cpu_model.encode()).hexdigest()[:8]
     return cache.cache_dir() / "hosts" / f"{safe}-{digest}.yml"

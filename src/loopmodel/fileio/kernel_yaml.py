@@ -34,11 +34,14 @@ possible.
 """
 from __future__ import annotations
 
+from pycparser import c_parser
+
 from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
 from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel, read_kernel_text
 from .c_limits import check_depth, check_statement_tokens
+from .reader import load_yaml
 
 #: file suffixes read as YAML kernel descriptions (anything else is C)
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -83,8 +86,6 @@ def load_yaml_text(text: str, filename: str):
     Raises:
         KernelError: not valid YAML (one line naming ``filename``, line and column).
     """
-    from .reader import load_yaml
-
     return load_yaml(text, filename, KernelError, tuples=True)
 
 
@@ -120,8 +121,6 @@ def read_expression(builder: KernelBuilder, value, allowed: tuple, what: str) ->
             beyond the limits of :mod:`loopmodel.fileio.c_limits` (message only: the caller
             adds the position).
     """
-    from pycparser import c_parser
-
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise KernelError(f"{what} must be an integer or an expression such as 'N-1', got {value!r}")
     if isinstance(value, int):

@@ -13,10 +13,12 @@ import re
 from pathlib import Path
 
 from .. import cache
+from ..compiled.osaca_backend import ARCH
 from ..errors import MachineError
 from ..machine import fields as fx
 from ..machine.model import MachineModel
 from .host_models import HOST_NAME, resolve_host
+from .machine_schema import validate_mapping
 from .reader import decode, load_yaml, read_bytes
 from ..units import UnitError, parse_quantity
 
@@ -112,8 +114,6 @@ def validate(data: dict, source: str) -> MachineModel:
     Raises:
         MachineError: one line naming ``source``, the key path and the problem.
     """
-    from .machine_schema import validate_mapping
-
     return validate_mapping(data, source)
 
 
@@ -382,7 +382,6 @@ def _llvm_mca_cpu(icm: dict):
         m = re.search(r"-mcpu=(\S+)", str(icm["LLVM-MCA"]))
         if m:
             return m.group(1)
-    from ..compiled.osaca_backend import ARCH
 
     by_code = {code: cpu for cpu, code in ARCH.items()}
     for key in ("OSACA", "IACA"):

@@ -25,10 +25,21 @@ from ..machine.model import MachineModel
 
 
 @lru_cache(maxsize=1)
-def _adapter():
-    from pydantic import TypeAdapter
+def _pydantic():
+    """The ``pydantic`` module.
 
-    return TypeAdapter(MachineModel)
+    The one place loopmodel's machine-file reading imports pydantic: it is needed only to
+    validate a file that is not in the cache, so an analysis of an unchanged machine file does
+    not pay its import (about 50 ms; tests/test_cache.py).
+    """
+    import pydantic
+
+    return pydantic
+
+
+@lru_cache(maxsize=1)
+def _adapter():
+    return _pydantic().TypeAdapter(MachineModel)
 
 
 def validate_mapping(data: dict, source: str) -> MachineModel:
@@ -41,11 +52,9 @@ def validate_mapping(data: dict, source: str) -> MachineModel:
     Raises:
         MachineError: one line naming ``source``, the key path and the problem.
     """
-    from pydantic import ValidationError
-
     try:
         model = _adapter().validate_python(data)
-    except ValidationError as exc:
+    except _pydantic().ValidationError as exc:
         err = exc.errors()[0]
         raise MachineError(_message(err), file=source, where=_loc(err.get("loc", ())) or None) from None
     problem = _inconsistency(model)

@@ -51,10 +51,15 @@ from __future__ import annotations
 import copy
 import math
 import re
+from dataclasses import replace
+
+import yaml
+from pycparser import c_ast, c_generator, c_parser
 
 from ..errors import KernelError
 from ..ir.kernel import Loop
 from ..ir.omp import PHASE_KINDS, AffineAccess, LoopBound, OmpArray, OmpProgram, Phase, Repeat
+from ..ir.point import MAX_DATA_BYTES
 from ..ir.poly import Poly
 from .c_kernel import COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, parse_source, \
     read_kernel_text, wrap_source
@@ -110,8 +115,6 @@ def check_program_size(program: OmpProgram) -> OmpProgram:
         KernelError: arrays of more than 2**62 bytes, or too many executed phases (naming the
             repeat loop's line).
     """
-    from ..ir.point import MAX_DATA_BYTES
-
     total = sum(a.element_size * math.prod(a.dims) for a in program.arrays.values())
     if total > MAX_DATA_BYTES:
         raise KernelError(f"the arrays take {total} bytes, more than 2**62 (4 EiB), which no 64-bit machine "
@@ -130,8 +133,6 @@ def check_program_size(program: OmpProgram) -> OmpProgram:
 def parse_omp_c(text: str, filename: str = "<program.c>", defines: dict | None = None) -> OmpProgram:
     """C program text -> :class:`OmpProgram` (see the module text); ``defines`` as in
     :func:`read_omp_program`."""
-    from pycparser import c_parser
-
     text = _join_pragma_continuations(text)
     source, defaults = wrap_source(text, filename)
     parser = c_parser.CParser()
@@ -162,8 +163,6 @@ def parse_omp_yaml(text: str, filename: str = "<program.yml>", defines: dict | N
     ``index``: an affine expression over loop variables and defines (the flat element index),
     or a list with one per dimension. ``label`` is the phase's ``name``; ``code`` is empty.
     """
-    import yaml
-
     data = load_yaml_text(text, filename)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -321,8 +320,6 @@ class _CProgram(_Resolver):
     """Builds an :class:`OmpProgram` from pycparser's statements of a kernel-style C file."""
 
     def __init__(self, filename: str, defines: dict):
-        from pycparser import c_generator
-
         super().__init__(defines)
         self.filename = filename
         self.b = KernelBuilder(filename)  # declarations, loop headers, integer expressions
@@ -355,8 +352,6 @@ class _CProgram(_Resolver):
     # blocks --------------------------------------------------------------------------------
     def block(self, items, repeat) -> tuple:
         """Statements of the program or of a repeat body -> ``(items, trailing statements)``."""
-        from pycparser import c_ast
-
         out: list = []
         pre: list = []
         pending: list = []
@@ -388,8 +383,6 @@ class _CProgram(_Resolver):
 
     def statement_outside(self, item, pre: list) -> None:
         """A declaration or scalar statement outside loops: recorded, its C text kept in ``pre``."""
-        from pycparser import c_ast
-
         if isinstance(item, c_ast.Decl):
             self.declare(item)
             if item.init is not None:
@@ -417,8 +410,6 @@ class _CProgram(_Resolver):
 
     def scalar_expression(self, node) -> None:
         """An expression outside loops: scalars, defines and math functions only."""
-        from pycparser import c_ast
-
         class V(c_ast.NodeVisitor):
             def visit_ArrayRef(v, n):
                 raise self.fail(n, "array access outside any loop is not supported (put it in a loop)")
@@ -582,8 +573,6 @@ class _CProgram(_Resolver):
 
     def is_repeat(self, node) -> bool:
         """A plain ``for`` around OpenMP loops or several loops, its variable in no array index."""
-        from pycparser import c_ast
-
         body = _body_items(node)
         var, _ = self.loop_init(node)
         has_omp = _has_omp_loop(node.stmt)
@@ -637,8 +626,6 @@ class _CProgram(_Resolver):
 
     def parallel_block(self, node, region: _Directive, pre: list) -> list:
         """``#pragma omp parallel { ... }``: its ``for``/``single``/``master`` loops -> phases."""
-        from pycparser import c_ast
-
         out = []
         pending: list = []
         for item in node.block_items or []:
@@ -715,8 +702,6 @@ class _CProgram(_Resolver):
 
     def nest(self, node, nest: "_Nest", notes: list) -> None:
         """Walk one loop and its body: loop bounds into ``nest.loops``, accesses in order."""
-        from pycparser import c_ast
-
         lb = self.header(node, notes)
         same = [k for k, o in enumerate(nest.loops) if o.var == lb.var]
         if same:
@@ -743,8 +728,6 @@ class _CProgram(_Resolver):
 
     def body_statement(self, stmt, nest, notes: list) -> None:
         """One statement inside a loop: its array reads and writes, in execution order."""
-        from pycparser import c_ast
-
         if isinstance(stmt, c_ast.Pragma):
             text = " ".join(stmt.string.split())
             if text.split(" ")[0] != "omp":
@@ -770,8 +753,6 @@ class _CProgram(_Resolver):
             raise self.b.unsupported(stmt)
 
     def local(self, decl, nest, notes: list) -> None:
-        from pycparser import c_ast
-
         t = decl.type
         if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
             raise self.fail(decl, f"only scalar declarations are allowed inside loops ('{decl.name}')")
@@ -782,8 +763,6 @@ class _CProgram(_Resolver):
         self.locals.add(decl.name)
 
     def assignment(self, stmt, nest, notes: list) -> None:
-        from pycparser import c_ast
-
         if stmt.op != "=" and stmt.op not in COMPOUND:
             raise self.fail(stmt, f"assignment operator '{stmt.op}' not supported")
         if stmt.op != "=" and isinstance(stmt.lvalue, c_ast.ArrayRef):
@@ -793,8 +772,6 @@ class _CProgram(_Resolver):
 
     def target(self, lv, nest, notes: list, read: bool) -> None:
         """The left-hand side: an array element (written; read first when ``read``) or a scalar."""
-        from pycparser import c_ast
-
         if isinstance(lv, c_ast.ArrayRef):
             if read:
                 self.reads(lv, nest, notes)
@@ -811,8 +788,6 @@ class _CProgram(_Resolver):
 
     def reads(self, expr, nest, notes: list) -> None:
         """Array reads of an expression, left to right."""
-        from pycparser import c_ast
-
         if isinstance(expr, c_ast.ArrayRef):
             nest.accesses.append(self.array_access(expr, "read", notes))
         elif isinstance(expr, c_ast.ID):
@@ -854,8 +829,6 @@ class _CProgram(_Resolver):
 
     def array_access(self, ref, kind: str, notes: list) -> AffineAccess:
         """``a[..][..]`` -> :class:`AffineAccess` (flat, row-major, concrete)."""
-        from pycparser import c_ast
-
         n = ref
         while isinstance(n, c_ast.ArrayRef):
             if any(isinstance(x, c_ast.ArrayRef) for _, x in _walk(n.subscript)):
@@ -874,8 +847,6 @@ class _CProgram(_Resolver):
     def code_text(self, node, head_only: bool = False) -> str:
         """C text of ``node`` with the define values substituted (a ``for`` header only when
         ``head_only``)."""
-        from pycparser import c_ast
-
         node = _substitute(copy.deepcopy(node), self.defines)
         if head_only:
             node.stmt = c_ast.Compound([])
@@ -895,8 +866,6 @@ class _Nest:
 
 def _body_items(node) -> list:
     """The statements of a ``for`` body (one, or a block's)."""
-    from pycparser import c_ast
-
     return (node.stmt.block_items or []) if isinstance(node.stmt, c_ast.Compound) else [node.stmt]
 
 
@@ -917,8 +886,6 @@ def _walk(node):
 
 
 def _has_omp_loop(node) -> bool:
-    from pycparser import c_ast
-
     for _, n in _walk(node):
         if isinstance(n, c_ast.Pragma):
             words = n.string.split()
@@ -929,8 +896,6 @@ def _has_omp_loop(node) -> bool:
 
 def _indexes_with(node, var) -> bool:
     """Whether ``var`` appears in an array index inside ``node``."""
-    from pycparser import c_ast
-
     for _, n in _walk(node):
         if isinstance(n, c_ast.ArrayRef):
             if any(isinstance(x, c_ast.ID) and x.name == var for _, x in _walk(n.subscript)):
@@ -940,8 +905,6 @@ def _indexes_with(node, var) -> bool:
 
 def _substitute(node, values: dict):
     """Replace identifiers named in ``values`` by integer constants (in place); returns ``node``."""
-    from pycparser import c_ast
-
     def repl(x):
         if isinstance(x, c_ast.ID) and x.name in values:
             return c_ast.Constant("int", str(values[x.name]), x.coord)
@@ -969,12 +932,10 @@ def _merge_clauses(region: list, loop: list) -> list:
 
 def _with_code(item, code: str):
     """``item`` (Phase) with another ``code``."""
-    from dataclasses import replace
     return replace(item, code=code)
 
 
 def _with_notes(item, notes: tuple):
-    from dataclasses import replace
     return replace(item, notes=item.notes + notes)
 
 

@@ -4,14 +4,12 @@ Array dimensions, loop bounds and access offsets of a kernel are polynomials in
 the problem-size constants (``N``, ``M``, ...). They stay symbolic until ``-D``
 values are given (kerncraft-tool-paper.txt §2.1). We keep them in this small,
 immutable, hashable form instead of sympy expressions because the whole
-analysis must run in well under the 0.45 s it takes merely to import sympy;
-:meth:`Poly.to_sympy` converts for real symbolic work (solving, simplifying,
-pretty printing), which imports sympy lazily.
+analysis must run in well under the 0.45 s it takes merely to import sympy.
 """
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterable, Mapping, Union
+from typing import Mapping, Union
 
 Number = Union[int, Fraction]
 _BIG = 2 ** 40
@@ -34,7 +32,7 @@ class Poly:
 
     Coefficients are ``int`` or :class:`fractions.Fraction` (exact). Supports
     ``+ - *`` with other polys and numbers, equality, hashing, evaluation with a
-    mapping ``{symbol: number}`` (:meth:`evaluate`), and conversion to sympy.
+    mapping ``{symbol: number}`` (:meth:`evaluate`).
     """
 
     __slots__ = ("_terms", "_hash")
@@ -148,9 +146,6 @@ class Poly:
             total += v
         return total
 
-    def evaluate_float(self, values: Mapping[str, float]) -> float:
-        return float(self.evaluate(values))
-
     def univariate_coefficients(self, symbol: str) -> list:
         """Coefficients ``[c0, c1, ...]`` of a polynomial in one symbol only."""
         if self.symbols - {symbol}:
@@ -203,23 +198,3 @@ class Poly:
 
     def __repr__(self) -> str:
         return f"Poly({self})"
-
-    def to_sympy(self):
-        """The same polynomial as a sympy expression (imports sympy)."""
-        import sympy
-
-        syms = {s: sympy.Symbol(s, positive=True, integer=True) for s in self.symbols}
-        expr = sympy.Integer(0)
-        for m, c in self._terms.items():
-            term = sympy.Rational(c.numerator, c.denominator) if isinstance(c, Fraction) else sympy.Integer(c)
-            for s, e in m:
-                term *= syms[s] ** e
-            expr += term
-        return expr
-
-
-def poly_sum(items: Iterable) -> Poly:
-    total = Poly()
-    for it in items:
-        total = total + it
-    return total

@@ -12,7 +12,21 @@ validated, never by the models).
 """
 from __future__ import annotations
 
-from ..units import UnitError, parse_quantity
+from ..units import UnitError, parse_power, parse_quantity
+from .coherence import CoherenceTable
+from .power import PowerSection
+
+
+def core_schema():
+    """``pydantic_core.core_schema``, for the validation hooks of :class:`Convert` and :class:`Range`.
+
+    The one place loopmodel imports pydantic_core: pydantic calls the hooks only while it builds
+    the validator of a machine file that is not in the cache, so a load from the cache does not
+    pay its import (about 50 ms).
+    """
+    from pydantic_core import core_schema as schema
+
+    return schema
 
 #: operation types of the in-core model (cross-architecture-machine-models.txt §3.3)
 OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
@@ -34,9 +48,7 @@ class Convert:
 
     def __get_pydantic_core_schema__(self, source, handler):
         """Pydantic hook: run ``fn`` before the schema of the annotated type."""
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_before_validator_function(self.fn, handler(source))
+        return core_schema().no_info_before_validator_function(self.fn, handler(source))
 
 
 class Range:
@@ -82,9 +94,7 @@ class Range:
 
     def __get_pydantic_core_schema__(self, source, handler):
         """Pydantic hook: check the range after the annotated type's own validation."""
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_after_validator_function(self.check, handler(source))
+        return core_schema().no_info_after_validator_function(self.check, handler(source))
 
 
 #: physical ranges of the machine model's quantities (base units), shared by the fields and
@@ -318,8 +328,6 @@ def coherence_section(v):
     Raises:
         ValueError: the key of the section that is wrong and what is wrong (one line).
     """
-    from .coherence import CoherenceTable
-
     if v is None or isinstance(v, CoherenceTable):
         return v
     _section_keys(v, COHERENCE_KEYS, "sizes [B], threads, seconds [s], ...")
@@ -429,9 +437,6 @@ def power_section(v):
     Raises:
         ValueError: the key of the section that is wrong and what is wrong (one line).
     """
-    from ..units import parse_power
-    from .power import PowerSection
-
     if v is None or isinstance(v, PowerSection):
         return v
     _section_keys(v, POWER_KEYS, "W0, W1, W2, clock range, clock step, source")

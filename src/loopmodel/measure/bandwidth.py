@@ -59,7 +59,8 @@ from typing import Callable
 
 from .. import gate, toolchain
 from ..errors import ToolError
-from .stream import _available_memory
+from .stream import available_memory
+from .topology import allowed_cpus
 
 #: kernel -> stream counts and flops per iteration (Kerncraft's benchmark kernels,
 #: kerncraft-tool-paper.txt §2.2; a read+write stream is also counted as read and as write)
@@ -272,7 +273,6 @@ def _build(compiler: str, directory: str | None) -> tuple:
 def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s, offset, cpus) -> int:
     """Validate; the elements per array (whole cache lines)."""
     info = kernel_info(kernel)
-    from .topology import allowed_cpus
 
     usable = len(allowed_cpus())
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= usable:
@@ -292,7 +292,7 @@ def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s,
     if n < 1:
         raise ToolError(f"working set {bytes_per_thread} B per thread is too small for {kernel}: "
                         f"at least {arrays * LINE_SIZE} B (one {LINE_SIZE}-B line per array)")
-    avail = _available_memory()
+    avail = available_memory()
     total = threads * arrays * (n * ELEMENT_SIZE + offset)
     if avail is not None and total > avail / 2:
         raise ToolError(f"working set {total / 1024 ** 3:.2f} GiB over all threads exceeds half of the "
@@ -304,7 +304,6 @@ def _check_arguments(kernel, threads, bytes_per_thread, repetitions, min_time_s,
 
 def _check_cpus(cpus, threads) -> None:
     cpus = list(cpus)
-    from .topology import allowed_cpus
 
     allowed = allowed_cpus()
     if len(cpus) < threads:
@@ -395,29 +394,3 @@ def run_bandwidth(kernel: str, threads: int, bytes_per_thread: int, repetitions:
     return BandwidthPoint(kernel=kernel, threads=threads, bytes_per_thread=arrays * n * ELEMENT_SIZE, offset=offset,
                           seconds=tuple(out["seconds"]), sweeps=out["sweeps"], elements_per_thread=n,
                           cpus=tuple(out["cpus"]))
-
-
-def run_sweep(kernel: str, sizes: list, threads: int = 1, repetitions: int = 5, min_time_s: float = 0.02,
-              offset: int = 0, cpus: list | None = None, compiler: str = "gcc",
-              runner: Callable[[list, float, dict], str] | None = None,
-              progress: Callable[[BandwidthPoint], None] | None = None) -> list:
-    """:func:`run_bandwidth` for each working set in ``sizes`` (bytes per thread), in order.
-
-    All sizes are checked before the first is measured. ``progress(point)`` is called after
-    each point. Returns the list of :class:`BandwidthPoint`.
-
-    Raises:
-        ToolError: as :func:`run_bandwidth`; no sizes given.
-    """
-    sizes = list(sizes)
-    if not sizes:
-        raise ToolError("no working-set sizes given")
-    for size in sizes:
-        _check_arguments(kernel, threads, size, repetitions, min_time_s, offset, cpus)
-    points = []
-    for size in sizes:
-        point = run_bandwidth(kernel, threads, size, repetitions, min_time_s, offset, cpus, compiler, runner)
-        points.append(point)
-        if progress is not None:
-            progress(point)
-    return points

@@ -19,6 +19,16 @@ import platform
 import socket
 from dataclasses import dataclass, field
 
+from .. import cache
+from ..errors import LoopmodelError
+from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+from ..fileio.host_models import host_cpu_model
+from ..predictors.layer_conditions import LayerConditionAnalysis
+from .clock import pinned_clock_hz
+from .kernel_bench import choose_build, measure_kernel
+from .probe import data_caches
+from .topology import read_topology
+
 COUNTERS_NOTE = "counters unavailable: time only"
 
 
@@ -89,8 +99,6 @@ def _model_traffic(kernel, machine, defines: dict, cold: bool) -> dict:
     a machine model or where the predictor does not apply."""
     if machine is None:
         return {}
-    from ..errors import LoopmodelError
-    from ..predictors.layer_conditions import LayerConditionAnalysis
 
     try:
         traffic, _ = LayerConditionAnalysis(kernel).predict(machine, defines, 1, 1.0, None,
@@ -111,11 +119,8 @@ def _per_it(counted: dict | None) -> dict | None:
 def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu,
               cold: bool = False, threads: int | None = None) -> str:
     """The per-user cache key of one benchmark (everything that decides its result)."""
-    from .. import cache
-    from ..fileio.host_models import _cpu_model
-
     return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
-                          cpu, cold, threads, socket.gethostname(), _cpu_model(), platform.machine())
+                          cpu, cold, threads, socket.gethostname(), host_cpu_model(), platform.machine())
 
 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
@@ -137,11 +142,6 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
             (one line each).
     """
-    from .. import cache
-    from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
-    from .clock import pinned_clock_hz
-    from .kernel_bench import choose_build, measure_kernel
-
     kernel, _ = parse_kernel_file(path)
     text = read_kernel_text(path)
     compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
@@ -179,8 +179,6 @@ def _flush_bytes(machine) -> int:
         caches = [lv.size for lv in machine.memory_hierarchy if lv.size]
         last = caches[-1] if caches else None
     if last is None:
-        from .probe import data_caches
-        from .topology import read_topology
         caches = data_caches(read_topology())
         last = caches[-1].size if caches else None
     return int(min(max(4 * (last or 0), 256 * 2**20), 2**30))

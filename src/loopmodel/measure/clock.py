@@ -19,6 +19,7 @@ runs is taken), so the estimate errs on the low side. Accuracy is about 1 % on a
 """
 from __future__ import annotations
 
+import os
 import platform
 import tempfile
 from dataclasses import dataclass
@@ -188,8 +189,6 @@ def pinned_clock_hz(cpu: int | None, passes: int = 20_000, runs: int = 5, compil
     Raises:
         ToolError: ``cpu`` is not one this process may run on, or as :func:`measure_clock`.
     """
-    import os
-
     before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") and cpu is not None else None
     if before is not None and cpu not in before:
         raise ToolError(f"--cpu {cpu}: not a CPU this process may run on "

@@ -27,7 +27,9 @@ from typing import Callable, Sequence
 from .. import gate, toolchain
 from ..errors import ToolError
 from ..machine.coherence import TRANSITION_KEYS, CoherenceTable
-from .stream import _available_memory
+from .bandwidth import team_program_source
+from .stream import available_memory
+from .topology import allowed_cpus
 
 ELEMENT_SIZE = 8  # double
 LINE_SIZE = 64
@@ -67,8 +69,6 @@ def coherence_sizes(max_bytes: int, min_bytes: int = 4096) -> tuple:
 
 def coherence_source() -> str:
     """The C source of the benchmark."""
-    from .bandwidth import team_program_source
-
     return team_program_source("coherence.c")
 
 
@@ -111,7 +111,6 @@ def _check(cpus, sizes, threads, keys, repetitions) -> tuple:
         raise ToolError(f"coherence thread counts must be whole numbers >= 1, got {threads!r}")
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= 1000:
         raise ToolError(f"repetitions must be a whole number from 1 to 1000, got {repetitions!r}")
-    from .topology import allowed_cpus
 
     allowed = allowed_cpus()
     wrong = [c for c in cpus if isinstance(c, bool) or not isinstance(c, int) or c not in allowed]
@@ -135,7 +134,7 @@ def flush_bytes(llc_bytes: int | None, machine: str | None = None) -> int:
 
 def _fitting_sizes(sizes: list, threads: int, flush: int, notes: list) -> list:
     """The sizes whose T chunks and flush buffer fit in half of the available memory."""
-    avail = _available_memory()
+    avail = available_memory()
     if avail is None:
         return sizes
     keep = [s for s in sizes if threads * s + flush <= avail / 2]

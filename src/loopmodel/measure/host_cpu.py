@@ -10,8 +10,11 @@ Zen 5 assumes a 3-cycle FADD).
 from __future__ import annotations
 
 import re
+import tempfile
 
 from .. import toolchain
+from ..compiled import llvm_mca
+from ..errors import ToolError
 
 #: newer CPU name -> the generation before it (same vendor line), for llvm-mca versions
 #: that do not know the newer one
@@ -87,9 +90,6 @@ def mca_latency_check(cpu: str, measured: dict, width: int, aarch64: bool = Fals
         figures differ by more than ``tolerance`` (compiled in-core predictions with llvm-mca
         then charge the wrong latency for dependent chains on this host).
     """
-    from ..compiled import llvm_mca
-    from ..errors import ToolError
-
     isa = "aarch64" if aarch64 else "x86"
     reg = _X86_REG.get(width)
     if isa == "x86" and reg is None:
@@ -120,10 +120,6 @@ def compiler_simd_width(compiler: str, flags) -> int | None:
     fails. gcc's -march=native on many AVX-512 CPUs prefers 256-bit vectors, so this, not
     the widest register the ISA has, is the width compiled kernels run at.
     """
-    import tempfile
-
-    from ..errors import ToolError
-
     try:
         with tempfile.TemporaryDirectory(prefix="loopmodel-simd-") as d:
             text = toolchain.compile_c(_VECTOR_LOOP, compiler, tuple(flags), "assembly", "simd", d)

@@ -63,6 +63,7 @@ from typing import Callable
 
 from .. import toolchain
 from ..errors import ToolError
+from .topology import allowed_cpus
 
 #: instructions per loop pass (4 blocks of 12 accumulators)
 UNROLL = 48
@@ -544,8 +545,6 @@ def _build(forms: list, compiler: str, flags: tuple, directory: str) -> tuple:
 
 def _default_cpu() -> int:
     """The first CPU this process may run on."""
-    from .topology import allowed_cpus
-
     return allowed_cpus()[0]
 
 

@@ -31,8 +31,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import gate, toolchain
+from ..compiled.codegen import generate_c
+from ..compiled.compile import choose_compiler, resolve_compiler, single_core_source
 from ..errors import DefineError, ToolError
-from .stream import _available_memory
+from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+from .counters import available, count_per_call
+from .stream import available_memory
+from .topology import read_topology
 
 #: link options of every benchmark program (the kernel may call sqrt, exp, ...)
 LIBRARIES = ("-lm",)
@@ -265,7 +270,6 @@ def choose_build(compiler: str, flags, machine, machine_file: str | None = None)
         if flags is None:
             return compiler, default_flags(), "default (host)"
         return compiler, _flags_tuple(flags), "flags argument"
-    from ..compiled.compile import choose_compiler, resolve_compiler
 
     text = None if flags is None else shlex.join(_flags_tuple(flags))
     setting = resolve_compiler(machine, compiler, text)
@@ -329,8 +333,6 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         timed out or printed no result. MachineError: flags the machine file may not give.
         All one line.
     """
-    from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
-
     _check_arguments(runs, min_time_s, reps_per_run, cpu, timeout_s)
     kernel, defaults = parse_kernel_file(path)
     unknown = sorted(set(defines) - set(kernel.constants))
@@ -339,7 +341,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
                           f"{', '.join(sorted(kernel.constants)) or 'none'})", file=str(path))
     sizes = {**defaults, **{k: int(v) for k, v in defines.items()}}
     need = array_bytes(kernel, sizes)
-    avail = _available_memory()
+    avail = available_memory()
     if avail is not None and need > 0.8 * avail:
         raise ToolError(f"kernel arrays of {need / 2 ** 30:.2f} GiB exceed 80% of the available memory "
                         f"({avail / 2 ** 30:.2f} GiB)")
@@ -372,9 +374,6 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
 
 def _counters(cmd: list, reps: int, iterations: int, timeout_s: float, threads) -> tuple:
     """``(per-iteration counts or None, note)`` of the program ``cmd`` (:mod:`.counters`)."""
-    from .counters import available, count_per_call
-    from .topology import read_topology
-
     ok, why = available()
     if not ok:
         return None, why
@@ -387,9 +386,6 @@ def _counters(cmd: list, reps: int, iterations: int, timeout_s: float, threads) 
 def _program(kernel, text: str, sizes: dict, command: str, flags: tuple, threads) -> tuple:
     """``(executable, flags)``: the timed program, single-core (OpenMP pragmas removed) or, with
     ``threads``, OpenMP (``-fopenmp`` added where the flags lack it)."""
-    from ..compiled.codegen import generate_c
-    from ..compiled.compile import single_core_source
-
     source = generate_c(kernel, text, sizes, timed=True, threads=threads is not None)
     if threads is None:
         source = single_core_source(source)

@@ -22,10 +22,16 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import tempfile
 import time
 from dataclasses import dataclass
 
+from .. import toolchain
 from ..errors import ToolError
+from ..machine.power import PowerSection
+from .stream import DEFAULT_FLAGS, ELEMENT_SIZE, KERNELS, available_memory, run_once, stream_source
+from .topology import allowed_cpus, one_cpu_per_core
 
 POWERCAP = "sys/class/powercap"
 CPUFREQ = "sys/devices/system/cpu/cpu{cpu}/cpufreq"
@@ -284,23 +290,14 @@ def stream_runner(compiler: str = "gcc", size_bytes: int = LOAD_BYTES):
     Raises:
         ToolError: no compiler, the program fails (one line).
     """
-    import shlex
-    import tempfile
-
-    from .. import toolchain
-    from . import DEFAULT_FLAGS
-    from .stream import ELEMENT_SIZE, KERNELS, _run_one, stream_source
-
-    from .stream import _available_memory
-
-    avail = _available_memory()
+    avail = available_memory()
     size_bytes = min(size_bytes, avail // 4) if avail else size_bytes
     tmp = tempfile.TemporaryDirectory(prefix="loopmodel-power-")
     exe = toolchain.compile_c(stream_source(), compiler, shlex.split(DEFAULT_FLAGS), "executable", "stream", tmp.name)
     n = size_bytes // (KERNELS["triad"][0] * ELEMENT_SIZE)
 
     def run(cores: int, seconds: float) -> None:
-        _run_one(exe, "triad", n, cores, 1, seconds, timeout=60 + 10 * seconds)
+        run_once(exe, "triad", n, cores, 1, seconds, timeout=60 + 10 * seconds)
 
     run.directory = tmp  # keeps the directory as long as the runner lives
     return run
@@ -322,9 +319,6 @@ def probe_power(cores: list, clock_hz: float | None, root: str = "/", runner=Non
     Raises:
         ToolError: no readable energy counters (:data:`NO_COUNTERS`), a failing run or fit (one line).
     """
-    from ..machine.power import PowerSection
-    from .topology import allowed_cpus, one_cpu_per_core
-
     domains = rapl_packages(root)
     if cpus is None:
         cpus = one_cpu_per_core(list(allowed_cpus()), root)[:max(cores)]

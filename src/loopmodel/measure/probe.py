@@ -31,11 +31,25 @@ import math
 import os
 import platform
 import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
 
+from .. import toolchain
 from ..errors import LoopmodelError
-from .bandwidth import KERNELS as _BANDWIDTH_KERNELS
+from ..models.link_fit import effective_capacities
+from ..toolchain import native_arch_flag
+from ..version import __version__
+from .bandwidth import KERNELS as _BANDWIDTH_KERNELS, run_bandwidth
+from .clock import measure_clock
+from .coherence_bench import coherence_sizes, measure_coherence
+from .host_cpu import compiler_simd_width, native_cpu
+from .incore_bench import run_incore
+from .kernel_bench import measure_kernel
+from .latency import run_latency
+from .power_probe import NO_COUNTERS, probe_power
+from .stream import available_memory
+from .topology import allowed_cpus, one_cpu_per_core, read_topology
 
 KERNELS = ("load", "copy", "update", "triad", "daxpy")
 #: Kerncraft's stream semantics of the benchmark kernels (kerncraft-tool-paper.txt §2.2)
@@ -86,8 +100,6 @@ class ProbeOptions:
 
 def usable_cpus() -> int:
     """How many CPUs this process may run on (its affinity mask; the CPU count without one)."""
-    from .topology import allowed_cpus
-
     return len(allowed_cpus())
 
 
@@ -168,9 +180,7 @@ def data_caches(topology) -> list:
 
 def _memory_cap() -> int:
     """1/8 of the available memory (at least 64 MiB; 256 MiB where it cannot be read)."""
-    from .stream import _available_memory
-
-    avail = _available_memory()
+    avail = available_memory()
     return max(avail // 8, 64 * MiB) if avail else 256 * MiB
 
 
@@ -203,15 +213,11 @@ def level_sizes(effective: dict, shared: dict, cores: int) -> dict:
 
 def host_flags() -> str:
     """Compiler flags for this host's kernels and benchmarks: optimised for the CPU it runs on."""
-    from ..toolchain import native_arch_flag
-
     return f"-O3 {native_arch_flag()} -fopenmp"
 
 
 def host_provenance(compiler: str) -> dict:
     """Host name, kernel, date, loopmodel and compiler versions for the ``probe`` section."""
-    from .. import __version__, toolchain
-
     try:
         version = toolchain.tool_version(toolchain.find_compiler(compiler))
     except LoopmodelError:
@@ -246,10 +252,6 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     Returns:
         :class:`ProbeData`. A failing step leaves a note, never raises.
     """
-    from .clock import measure_clock
-    from .host_cpu import compiler_simd_width, native_cpu
-    from .topology import read_topology
-
     t0 = time.monotonic()
     steps = _Steps(progress)
     host = host_provenance(options.compiler)
@@ -291,8 +293,6 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
 def _power(options, clock_hz, steps, root: str = "/"):
     """Step 8: ``(PowerSection, provenance)``, or None with a note (no energy counters, a failing
     run); the probe goes on either way."""
-    from .power_probe import NO_COUNTERS, probe_power
-
     try:
         return probe_power(list(options.cores), clock_hz, root, seconds=0.5 if options.quick else 1.0,
                            compiler=options.compiler, clock_count=2 if options.quick else 3,
@@ -305,8 +305,6 @@ def _power(options, clock_hz, steps, root: str = "/"):
 def _more_clock(clock, options, steps):
     """The clock measured again and merged: on a shared host the clock may change during the
     probe, so the model takes the median over runs spread across it."""
-    from .clock import measure_clock
-
     if clock is None:
         return None
     steps.progress("clock", 0, 1)
@@ -314,8 +312,6 @@ def _more_clock(clock, options, steps):
 
 
 def _incore(topo, hz, options, steps):
-    from .incore_bench import run_incore
-
     family = "aarch64" if platform.machine() in ("aarch64", "arm64") else "x86"
     return run_incore(family, topo.isa, hz, compiler=options.compiler,
                       progress=lambda d, t: steps.progress("in-core instructions", d, t))
@@ -324,8 +320,6 @@ def _incore(topo, hz, options, steps):
 def _latency(topo, effective: dict, options, steps):
     """Pointer chase inside each cache's effective capacity (L1: a quarter, others: half)
     and in memory (8 x the last cache, at least 256 MiB, at most 1 GiB)."""
-    from .latency import run_latency
-
     caps = list(effective.values())
     sizes = [int(c / (4 if i == 0 else 2)) for i, c in enumerate(caps)]
     sizes.append(min(max(8 * int(caps[-1]) if caps else 0, 256 * MiB), 1024 * MiB, _memory_cap()))
@@ -337,8 +331,6 @@ def _latency(topo, effective: dict, options, steps):
 
 
 def _first_cpu() -> int:
-    from .topology import allowed_cpus
-
     return allowed_cpus()[0]
 
 
@@ -362,8 +354,6 @@ def effective_sizes(topo, sweep: dict) -> dict:
     """Level name -> effective capacity (bytes) of each cache: the median over the swept kernels
     of :func:`loopmodel.models.link_fit.effective_capacities`; the reported size where no sweep
     shows a plateau."""
-    from ..models.link_fit import effective_capacities
-
     caches = data_caches(topo)
     nominal = {f"L{c.level}": float(c.size) for c in caches}
     found: dict = {name: [] for name in nominal}
@@ -406,8 +396,6 @@ def _tables(topo, effective, options, steps) -> dict:
 
 
 def _bandwidth(kernel, threads, size, repetitions, options, offset: int = 0):
-    from .bandwidth import run_bandwidth
-
     return run_bandwidth(kernel, threads, size, repetitions, options.min_time_s, offset=offset,
                          compiler=options.compiler)
 
@@ -448,11 +436,6 @@ def training_sizes(effective: dict) -> dict:
 def _training(effective: dict, flags: str, options, steps) -> tuple:
     """The training kernel measured at each level's size (kernel benchmark, pinned, min-of-K),
     each point between two short clock measurements."""
-    import tempfile
-
-    from .clock import measure_clock
-    from .kernel_bench import measure_kernel
-
     out = []
     sizes = training_sizes(effective)
     with tempfile.TemporaryDirectory(prefix="loopmodel-training-") as d:
@@ -491,11 +474,7 @@ def coherence_plan(options: ProbeOptions, llc_bytes: int | None, root: str = "/"
     octave (``--quick``: powers of two only), each at most the memory cap (:func:`_memory_cap`)
     over N. ``root``: where sysfs is found.
     """
-    from .coherence_bench import coherence_sizes
-    from .topology import one_cpu_per_core
-
     n = max(options.cores)
-    from .topology import allowed_cpus
 
     allowed = allowed_cpus()
     cores = one_cpu_per_core(allowed, root)
@@ -515,8 +494,6 @@ def probe_coherence(options: ProbeOptions, llc_bytes: int | None, progress=None,
     Raises:
         ToolError: the benchmark cannot be built or run (one line).
     """
-    from .coherence_bench import measure_coherence
-
     cpus, threads, sizes, reps = coherence_plan(options, llc_bytes, root)
     if progress is not None:
         progress("coherence transitions", 0, 1)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -39,14 +40,17 @@ from typing import Callable
 
 from .. import gate, toolchain
 from ..errors import ToolError
-from . import DEFAULT_FLAGS
 from .topology import allowed_cpus
 
+#: default compiler flags of the streaming benchmark
+DEFAULT_FLAGS = "-O3 -march=native -fopenmp"
 #: kernel -> (arrays, B/it counted with write-allocate, B/it without write-allocate, formula)
 KERNELS = {
     "daxpby": (2, 24, 24, "y[i] = a*x[i] + b*y[i]"),
     "triad": (3, 32, 24, "a[i] = b[i] + s*c[i]"),
 }
+#: kernels of the streaming benchmark
+KERNEL_NAMES = tuple(KERNELS)
 ELEMENT_SIZE = 8  # double
 MIN_SIZE_BYTES = 1024 ** 2
 OMP_ENVIRONMENT = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_DYNAMIC": "false"}
@@ -164,7 +168,8 @@ def stream_source() -> str:
     return resources.files(__package__).joinpath("stream.c").read_text(encoding="utf-8")
 
 
-def _available_memory() -> int | None:
+def available_memory() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes; None where it cannot be read."""
     try:
         with open("/proc/meminfo", encoding="utf-8") as fh:
             for line in fh:
@@ -194,15 +199,21 @@ def _check_arguments(kernel, threads, size_bytes, repetitions, min_time_s) -> li
         raise ToolError(f"minimum time per repetition must be > 0 s, got {min_time_s!r}")
     if size_bytes < MIN_SIZE_BYTES:
         raise ToolError(f"size {int(size_bytes)} B is too small: at least 1 MiB (all arrays together)")
-    avail = _available_memory()
+    avail = available_memory()
     if avail is not None and size_bytes > 0.9 * avail:
         raise ToolError(f"size {size_bytes / 1024 ** 3:.2f} GiB exceeds 90% of the available memory "
                         f"({avail / 1024 ** 3:.2f} GiB); choose a smaller --size")
     return threads
 
 
-def _run_one(exe: str, kernel: str, n: int, threads: int, repetitions: int, min_time_s: float,
-             timeout: float) -> dict:
+def run_once(exe: str, kernel: str, n: int, threads: int, repetitions: int, min_time_s: float,
+              timeout: float) -> dict:
+    """One run of the built benchmark ``exe`` (``kernel``, ``n`` elements, ``threads`` OpenMP threads
+    pinned close), its output line checked (:func:`parse_output`); ``timeout`` in s.
+
+    Raises:
+        ToolError: the program fails, times out or prints an unexpected result.
+    """
     env = gate.program_env(OMP_NUM_THREADS=threads, **OMP_ENVIRONMENT)
     cmd = [exe, kernel, str(n), str(repetitions), repr(float(min_time_s))]
     stdout = toolchain.run_program(cmd, f"the stream benchmark ({kernel}, {threads} threads)", timeout, env)
@@ -280,8 +291,6 @@ def run_stream(kernel: str, threads: list[int], size_bytes: int, repetitions: in
             this process may run on), size below 1 MiB or above the available memory, compiler missing,
             compilation failed (first error line), or a run failed. One line each.
     """
-    import shlex
-
     threads = _check_arguments(kernel, threads, size_bytes, repetitions, min_time_s)
     arrays = KERNELS[kernel][0]
     n = int(size_bytes) // (arrays * ELEMENT_SIZE)
@@ -297,7 +306,7 @@ def run_stream(kernel: str, threads: list[int], size_bytes: int, repetitions: in
     with tempfile.TemporaryDirectory(prefix="loopmodel-measure-") as d:
         exe = toolchain.compile_c(stream_source(), compiler, flag_list, "executable", "stream", d)
         for t in threads:
-            out = _run_one(exe, kernel, n, t, repetitions, min_time_s, timeout)
+            out = run_once(exe, kernel, n, t, repetitions, min_time_s, timeout)
             point = make_point(kernel, n, out["threads"], out["times"], out["sweeps"])
             points.append(point)
             if progress is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import ModelError
 from ..ir.application import AppKernel, AppSpec
+from .scaling import scaling
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,6 @@ def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "c
     Raises:
         ModelError: a kernel has no ECM prediction or an unsupported loop nest.
     """
-    from .scaling import scaling
-
     preds = []
     totals = {n: 0.0 for n in cores}
     for i, (k, res) in enumerate(zip(spec.kernels, analyses)):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from ..machine.bandwidth import choose_bandwidth
+from ..units import format_fixed
 from .saturation import SaturationPoint, saturation_point
 
 
@@ -36,8 +37,6 @@ def _fmt(value) -> str:
     """One cy/CL figure of the notation, one decimal rounded half up (2.25 -> 2.3, as the
     reports' tables and the JSON's 2.25 round; :func:`~loopmodel.units.format_fixed`);
     ``n/a`` for an unknown one."""
-    from ..units import format_fixed
-
     return "n/a" if value is None else format_fixed(value, 1)
 
 
@@ -156,8 +155,6 @@ def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
     """The note of ``--mem-bw``: what it means, and the machine file's figure it replaces in the same
     terms (a STREAM-type figure given as it is would make the memory term too slow by the
     write-allocate factor)."""
-    from ..errors import ModelError
-
     link = machine.link(machine.memory_hierarchy[-2].level)
     lt = traffic.levels[-1]
     try:

@@ -23,8 +23,10 @@ result reports. Results are per unit of work (cy/CL). The compiled-code analyzer
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ..errors import ModelError
+from ..ir.kernel import coefficient
 
 _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
@@ -162,10 +164,6 @@ def strided_accesses(kernel, defines: dict | None = None) -> list:
     iteration (coefficient of the inner index x loop step, sizes from ``defines`` put in;
     ``stride`` as text: ``2``, ``N``, a size-dependent one without its value counting as not
     contiguous); accesses invariant in the inner loop (registers) are contiguous enough."""
-    from fractions import Fraction
-
-    from ..ir.kernel import coefficient
-
     idx, step = kernel.inner_loop.index, kernel.inner_loop.step
     out = []
     for a in list(kernel.streamed_writes()) + list(kernel.streamed_reads()):

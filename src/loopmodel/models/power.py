@@ -27,6 +27,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from .ecm import ecm_model
+from .scaling import scaling
+
 #: unit of work of the energy figures: one loop iteration
 UNIT = "it"
 
@@ -183,9 +186,6 @@ def ecm_performance(traffic, incore, machine, cores: list, clocks: list, model: 
     Raises:
         ModelError: the in-core time is unknown; ValueError: bad model inputs.
     """
-    from .ecm import ecm_model
-    from .scaling import scaling
-
     out = {}
     for f in clocks:
         m = dataclasses.replace(machine, clock=f)

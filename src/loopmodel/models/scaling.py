@@ -164,6 +164,16 @@ def core_point(n: int, ecm, machine, it_per_cl: float, model: str = "saturation"
     return ScalingPoint(n, len(counts), rate, rate * it_per_cl * machine.clock, u, limit, t_ecm, t_mem)
 
 
+def multicore_time(ecm, machine, cores: int, it_per_cl: float) -> float | None:
+    """The aggregate cy/CL of ``analyze --cores n`` (n = ``cores``), data in memory: 1 / rate of
+    :func:`core_point` with the saturation rule on the n-core analysis' ECM result ``ecm``, row n
+    of ``scaling --model saturation`` (ecm-model-slides.txt "ECM model – saturation"); None without
+    ECM (``ecm`` None) or with T_ECM unknown. ``it_per_cl``: iterations per CL of work."""
+    if ecm is None or ecm.T_ECM["MEM"] is None:
+        return None
+    return 1.0 / core_point(cores, ecm, machine, it_per_cl).rate_cl_per_cy
+
+
 def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contention", p0: float | None = None,
             placement: str = "first-touch", location: str = "MEM", per_cores: dict | None = None) -> ScalingResult:
     """Predicted performance for each core count in ``cores``: :func:`core_point` per count.

@@ -60,6 +60,7 @@ from fractions import Fraction
 
 from ..errors import ModelError
 from ..ir.kernel import Kernel, coefficient, strip_indices
+from ..ir.point import check_point
 from ..ir.poly import Poly
 from ..units import format_bytes
 from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
@@ -624,8 +625,6 @@ def _smallest_nonempty(kernel, var, defines: dict):
 
 def _bisect_runnable(kernel, var, defines: dict):
     """:func:`_smallest_nonempty` by bisection with :func:`~loopmodel.ir.point.check_point`."""
-    from ..ir.point import check_point
-
     def runs(x):
         try:
             check_point(kernel, {**defines, var: x})

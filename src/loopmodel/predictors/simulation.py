@@ -82,11 +82,12 @@ import dataclasses
 import math
 from dataclasses import dataclass, replace
 
+from ..cachesim.hierarchy import Hierarchy, LevelSpec
 from ..errors import ModelError
 from ..ir.kernel import coefficient, strip_indices
 from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
 
-from ..cachesim.nest import MAXD
+from ..cachesim.nest import LoopNest, MAXD, NestAccess, NestLoop, RunOptions
 
 BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
 #: the most lines one simulated level may hold: the simulator keeps 9 bytes per line (tag and
@@ -309,8 +310,6 @@ def level_specs(machine, cores: int = 1, cache_factor: float = 1.0) -> tuple:
         ModelError: a level without the data needed (sets/ways or size), or one of more than
             :data:`MAX_SIM_LINES` lines.
     """
-    from ..cachesim.hierarchy import LevelSpec
-
     cl = int(machine.cacheline_size)
     specs, notes = [], []
     for i, c in enumerate(machine.caches):
@@ -430,8 +429,6 @@ class SimulationPredictor:
 
     def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str, cl: int):
         """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
-        from ..cachesim.nest import LoopNest, NestAccess, NestLoop
-
         k = self.kernel
         idx = k.loop_indices
         loops = []
@@ -497,9 +494,6 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
     the warm-up and the window fit in the whole sweep (a ``"long"`` one shortened to the room there,
     if that is at least ``target``), else the next kind of window is used.
     """
-    from ..cachesim.hierarchy import Hierarchy
-    from ..cachesim.nest import RunOptions
-
     nbase = len(nest.accesses[0].bases)
     if cold:  # one sweep from a cold start, counted whole; flushed below
         hier = Hierarchy(specs)

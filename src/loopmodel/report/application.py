@@ -1,6 +1,9 @@
 """Rendering of application (loop-sequence) predictions: seconds per application iteration."""
 from __future__ import annotations
 
+from rich.markup import escape
+from rich.table import Table
+
 from .schema import document
 
 
@@ -25,9 +28,6 @@ def to_dict(pred) -> dict:
 
 
 def render(pred, console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
     m = pred.machine
     console.print(f"{pred.spec.name} on {m.name} at {m.clock / 1e9:g} GHz ({pred.model} model)")
     one = pred.cores[0]

@@ -22,6 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..predictors.layer_conditions import transition_size
+from .figures import finish, pyplot
+
 #: line styles of overlapping contributions other than T_OL
 _OVERLAP_STYLES = ("-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
 #: labels of transition lines nearer than this (display pixels) are merged into one
@@ -73,8 +76,6 @@ def ecm_point(res, variable: str) -> EcmPoint:
     the size constant ``variable``. The contributions are those of data in memory: with the
     layer-condition traffic a level that holds the data makes the links behind it carry
     nothing, so T_ECM^MEM is the prediction at every size."""
-    from ..predictors.layer_conditions import transition_size
-
     e = res.ecm
     over = set(res.machine.overlap)
     parts = [("T_OL", e.T_OL, True), ("T_nOL", e.T_nOL, "T_nOL" in over)]
@@ -194,11 +195,10 @@ def log_x_wanted(xs: list) -> bool:
 
 def plain_log_x(ax) -> None:
     """A log x axis with the sizes written as plain numbers (10, 100, 1000, not powers of ten)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
+    plt = pyplot()
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(_size_tick))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(_size_tick))
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
 
 
 def _size_tick(value: float, _pos=None) -> str:
@@ -216,8 +216,6 @@ def plot(points, variable: str, path: str | None, title: str):
         ToolError: matplotlib is not installed.
         OSError: the file cannot be written (the caller turns it into one line).
     """
-    from .figures import finish, pyplot
-
     plt = pyplot()
     points = sorted(points, key=lambda p: p.x)
     xs = [p.x for p in points]

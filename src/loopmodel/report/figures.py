@@ -1,9 +1,17 @@
 """Shared matplotlib plumbing of the pictures: the backend, and saving or returning a figure."""
 from __future__ import annotations
 
+import os
+
+from ..errors import DefineError, ToolError
+
 
 def pyplot():
-    """``matplotlib.pyplot`` on the file-only Agg backend.
+    """``matplotlib.pyplot`` on the file-only Agg backend (its ticker classes too, e.g.
+    ``pyplot().NullFormatter``).
+
+    The one place loopmodel imports matplotlib: an optional dependency, heavy to import, needed
+    only when a picture is drawn, so it is imported here on first use.
 
     Raises:
         ToolError: matplotlib is not installed (one line).
@@ -11,7 +19,6 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        from ..errors import ToolError
         raise ToolError("--plot needs matplotlib (pip install matplotlib)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -42,8 +49,7 @@ def finish(fig, ax, title: str, legend_loc: str, path: str | None, legend_outsid
     if path is None:
         return fig
     fig.savefig(path, dpi=120)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
+    pyplot().close(fig)
     return None
 
 
@@ -57,11 +63,7 @@ def check_picture_path(path: str, option: str = "--plot") -> None:
     Raises:
         DefineError: one line naming the option and the formats.
     """
-    import os
-
     ext = os.path.splitext(path)[1].lower()
     if ext not in PICTURE_FORMATS:
-        from ..errors import DefineError
-
         raise DefineError(f"{option}: cannot tell the picture format from '{ext or path}' "
                           f"(end the name in {', '.join(PICTURE_FORMATS)})", file=path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..workflows.analysis import multicore_time
+from ..models.scaling import multicore_time
 from ..predictors.layer_conditions import transition_size
 from .schema import document, finite
 from .output_units import convert_all
@@ -139,8 +139,8 @@ def _ecm(res) -> dict:
         "saturated_per_domain_it_s": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
         "notation": e.notation(),
         "prediction_notation": e.prediction_notation(),
-        "multicore_T_ECM_MEM_cy_per_cl": multicore_time(res),
-        "performance": {k: finite(v) for k, v in convert_all(multicore_time(res), res).items()},
+        "multicore_T_ECM_MEM_cy_per_cl": multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit),
+        "performance": {k: finite(v) for k, v in convert_all(multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit), res).items()},
     }
 
 

@@ -37,11 +37,9 @@ def plot(points, roofs, path: str | None, title: str):
         line = ax.errorbar(x, best, yerr=err, fmt="o-", ms=4, capsize=2, lw=1, label=f"{name} measured")
         ax.plot(x, [p.predicted for p in ser], "o", mfc="none", color=line[0].get_color(), ms=6,
                 label=f"{name} model")
-    from matplotlib.ticker import NullFormatter
-
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("arithmetic intensity [FLOP/B]")
     ax.set_ylabel("performance [FLOP/s]")
     return finish(fig, ax, title, "lower right", path)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+from ..version import __version__
+
 #: version of the JSON output schema (docs/schema/<command>.schema.json)
 SCHEMA_VERSION = "2"
 
@@ -31,8 +33,6 @@ ENVELOPE = ("schema_version", "loopmodel_version")
 
 def document(body: dict) -> dict:
     """``body`` behind the envelope keys (``schema_version``, ``loopmodel_version``)."""
-    from .. import __version__
-
     return {"schema_version": SCHEMA_VERSION, "loopmodel_version": __version__, **body}
 
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 import math
 import os
 
+from .ecm_plot import plain_log_x
+from .figures import finish, pyplot
+
 #: suffixes of flattened field names -> the unit they carry (loopmodel's JSON report: units in keys)
 _SUFFIX_UNITS = (("_flop_s", "FLOP/s"), ("_it_per_s", "it/s"), ("_it_s", "it/s"), ("_cy_per_cl", "cy/CL"),
                  ("_lup_s", "LUP/s"), ("_cy_per_it", "cy/it"), ("_b_s", "B/s"), ("_b_per_cy", "B/cy"), ("_hz", "Hz"), ("_b", "B"),
@@ -121,9 +124,6 @@ def plot_study(rows, path, x, y="ecm.performance.cy_per_cl", title="", group=Non
     Raises:
         ToolError: matplotlib missing. OSError: the file cannot be written.
     """
-    from .ecm_plot import plain_log_x
-    from .figures import finish, pyplot
-
     plt = pyplot()
     common, lines = study_lines(list(rows), x, y, group)
     fig, ax = plt.subplots(figsize=(7.6, 4.6))

@@ -4,8 +4,9 @@ from __future__ import annotations
 import math
 
 from rich.markup import escape
+from rich.table import Table
 
-from ..workflows.analysis import multicore_time
+from ..models.scaling import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
 from .output_units import convert
@@ -105,8 +106,6 @@ def _header(res, console, verbose: int):
 
 
 def _lc_section(res, console, verbose: int):
-    from rich.table import Table
-
     k = res.kernel
     console.print("\n[bold]----- LC -----[/bold]")
     for line in _lc_summary(res):
@@ -141,8 +140,6 @@ def _lc_section(res, console, verbose: int):
 
 
 def _traffic_section(res, console, verbose: int):
-    from rich.table import Table
-
     m = res.machine
     t = Table(title=f"Data traffic per CL of work ({res.traffic.iterations_per_unit:g} it), predictor {res.traffic.predictor}",
               title_justify="left")
@@ -168,8 +165,6 @@ def _traffic_section(res, console, verbose: int):
 
 
 def _ecm_section(res, console, unit: str, verbose: int):
-    from rich.table import Table
-
     k, m, opt = res.kernel, res.machine, res.options
     e = res.ecm
     console.print("\n[bold]----- ECM -----[/bold]")
@@ -207,7 +202,7 @@ def _ecm_section(res, console, unit: str, verbose: int):
     elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
         console.print("no memory traffic: nothing to saturate")
     if opt.cores > 1 and not e.unknown:
-        tc = multicore_time(res)
+        tc = multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit)
         console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
                       f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain; row {opt.cores} of "
                       "'scaling --model saturation')")
@@ -296,8 +291,6 @@ class SweepPrinter:
 
 def _port_table(res, console) -> None:
     """Port pressure of the compiled loop block (cy per pass and cy/CL) and the block itself."""
-    from rich.table import Table
-
     ci = res.compiled
     table = ci.port_table
     per_cl = table.cy_per_cl_per_pass
@@ -322,8 +315,6 @@ def _port_table(res, console) -> None:
 
 def _roofline(res, r, title, console, unit) -> None:
     """One Roofline table (the peak-based model or RooflineASM)."""
-    from rich.table import Table
-
     k, m = res.kernel, res.machine
     console.print(f"\n[bold]----- {title} -----[/bold]")
     t = Table(title=f"Bottlenecks ({r.cores} core{'s' if r.cores > 1 else ''})", title_justify="left")
@@ -354,8 +345,6 @@ def _roofline(res, r, title, console, unit) -> None:
 
 def _by_location(res, console, unit) -> None:
     """Contributions for every data location (cross-architecture paper Table 3 layout)."""
-    from rich.table import Table
-
     e, m, k = res.ecm, res.machine, res.kernel
     it = res.traffic.iterations_per_unit
     u = unit if unit in ("cy/CL", "cy/it") else "cy/CL"

@@ -189,18 +189,6 @@ def _split_notes(kernel, defines: dict, cores: int) -> list:
             "work divided evenly"]
 
 
-def multicore_time(res: AnalysisResult) -> float | None:
-    """The aggregate cy/CL of ``analyze --cores n`` (n = ``res.options.cores``), data in memory: 1 / rate of
-    :func:`~loopmodel.models.scaling.core_point` with the saturation rule on this n-core analysis, row n
-    of ``scaling --model saturation`` (ecm-model-slides.txt "ECM model – saturation"); None without
-    ECM or with T_ECM unknown."""
-    if res.ecm is None or res.ecm.T_ECM["MEM"] is None:
-        return None
-    from ..models.scaling import core_point
-
-    return 1.0 / core_point(res.options.cores, res.ecm, res.machine, res.traffic.iterations_per_unit).rate_cl_per_cy
-
-
 def _conversion_notes(kernel, incore) -> list:
     """A note where the analytic in-core model leaves out the conversions of loop indices used as
     floating-point values (``x = (i + 0.5) * dx``: one int-to-double conversion per iteration, or

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .. import toolchain
 from ..errors import DefineError
 from ..fileio.defines import count_list
-from ..measure import DEFAULT_FLAGS
+from ..measure.stream import DEFAULT_FLAGS
 from ..measure.clock import measure_clock_hz
 from ..measure.stream import StreamResult, run_stream
 from ..measure.topology import allowed_cpus

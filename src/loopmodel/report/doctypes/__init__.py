@@ -15,51 +15,28 @@ strings to numbers) and returns the problems as ``'path: message'`` lines.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Annotated, Literal
-
-from pydantic import ConfigDict, Field
-from typing_extensions import NotRequired, TypedDict
+from pydantic import TypeAdapter, ValidationError
 
 from ..schema import SCHEMA_VERSION
+from .analyze import AnalyzeDocument
+from .base import Count, Envelope, Num, NumOrInf, Strict
+from .measured import BenchDocument, MeasureDocument, RooflineDocument, ValidateDocument
+from .multicore import AppDocument, EnergyDocument, ScalingDocument
+from .omp import OmpDocument
 
-__all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "NotRequired", "Annotated", "Field", "Literal",
-           "DOCUMENTS", "document_type", "json_schema", "check"]
+__all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "DOCUMENTS", "document_type", "json_schema", "check"]
 
-#: a number in the unit its key names; null where the input cannot support the figure
-Num = float | None
-#: a number that may be infinite: ``"inf"`` (:func:`loopmodel.report.schema.finite`; JSON has no
-#: infinity), or null where unknown
-NumOrInf = float | Literal["inf"] | None
-#: a whole number (cores, threads, iterations, sizes in elements)
-Count = int
-
-
-class Strict(TypedDict):
-    """Base of every document object: keys not declared are errors."""
-
-    __pydantic_config__ = ConfigDict(extra="forbid")
-
-
-class Envelope(Strict):
-    """The two keys every document starts with."""
-
-    schema_version: Annotated[Literal[SCHEMA_VERSION], Field(description="version of this schema: raised when a key is "
-                                                              "renamed or removed")]
-    loopmodel_version: Annotated[str, Field(description="the loopmodel release that wrote the document")]
-
-
-#: command -> ``module:class`` of its document type (imported on first use)
+#: command -> the type of its document
 DOCUMENTS = {
-    "analyze": "analyze:AnalyzeDocument",
-    "scaling": "multicore:ScalingDocument",
-    "app": "multicore:AppDocument",
-    "energy": "multicore:EnergyDocument",
-    "omp": "omp:OmpDocument",
-    "bench": "measured:BenchDocument",
-    "validate": "measured:ValidateDocument",
-    "measure": "measured:MeasureDocument",
-    "roofline": "measured:RooflineDocument",
+    "analyze": AnalyzeDocument,
+    "scaling": ScalingDocument,
+    "app": AppDocument,
+    "energy": EnergyDocument,
+    "omp": OmpDocument,
+    "bench": BenchDocument,
+    "validate": ValidateDocument,
+    "measure": MeasureDocument,
+    "roofline": RooflineDocument,
 }
 
 
@@ -69,13 +46,10 @@ def document_type(command: str):
     Raises:
         KeyError: no document type for ``command``.
     """
-    module, name = DOCUMENTS[command].split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return DOCUMENTS[command]
 
 
 def _adapter(command: str):
-    from pydantic import TypeAdapter
-
     return TypeAdapter(document_type(command))
 
 
@@ -105,8 +79,6 @@ def check(command: str, document: dict) -> list:
     """Problems of ``document`` against ``command``'s type: ``['path: message', ...]``, empty
     when it conforms (strict: a number written as a string, a boolean for a number, an
     undeclared or a missing key are all problems)."""
-    from pydantic import ValidationError
-
     try:
         _adapter(command).validate_python(document, strict=True)
     except ValidationError as exc:

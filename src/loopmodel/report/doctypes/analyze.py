@@ -1,7 +1,12 @@
 """Document types of ``analyze`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
-from . import Annotated, Count, Envelope, Field, Literal, NotRequired, Num, NumOrInf, Strict
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import NotRequired
+
+from .base import Count, Envelope, Num, NumOrInf, Strict
 
 
 class KernelLoop(Strict):

@@ -1,7 +1,12 @@
 """Document types of ``bench``, ``validate``, ``measure``, ``roofline`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
-from . import Annotated, Count, Envelope, Field, Literal, NotRequired, Num, NumOrInf, Strict
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import NotRequired
+
+from .base import Count, Envelope, Num, NumOrInf, Strict
 
 #: whether the kernel's data were warm (a warm-up call first) or cold (caches flushed before each run)
 Cache = Literal["warm", "cold"]

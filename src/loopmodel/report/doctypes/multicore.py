@@ -1,7 +1,12 @@
 """Document types of ``scaling``, ``app``, ``energy`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
-from . import Annotated, Count, Envelope, Field, Literal, NotRequired, Num, Strict  # noqa: F401
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import NotRequired
+
+from .base import Count, Envelope, Num, Strict
 
 #: the multicore models of :mod:`loopmodel.models.scaling` (``MODELS``)
 MulticoreModel = Literal["contention", "saturation"]

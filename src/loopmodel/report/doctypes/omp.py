@@ -1,7 +1,12 @@
 """Document types of ``omp`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
-from . import Annotated, Count, Envelope, Field, Literal, NotRequired, Num, Strict  # noqa: F401
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import NotRequired
+
+from .base import Count, Envelope, Num, Strict
 
 #: the benchmarked transitions (:data:`loopmodel.machine.coherence.TRANSITION_KEYS`): load or store,
 #: the MESI state the chunk starts from, and whether the acting thread holds a valid copy

@@ -57,16 +57,6 @@ def test_cached_model_equals_validated_one(tmp_path, monkeypatch):
     assert first == second == fresh
 
 
-def test_warm_load_does_not_import_pydantic(tmp_path):
-    env = {**os.environ, "LOOPMODEL_CACHE_DIR": str(tmp_path / "c")}
-    code = ("import sys; from loopmodel.fileio.machine_files import load_machine; "
-            f"load_machine({IVB!r}); print('pydantic' in sys.modules)")
-    cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert cold.stdout.strip() == "True"
-    assert warm.stdout.strip() == "False"
-
-
 def test_no_cache_env_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("LOOPMODEL_NO_CACHE", "1")

@@ -8,7 +8,7 @@ single field can: the hierarchy ends in ``MEM``, links join adjacent levels, the
 overlap names exist, 'measured' has measurements, and a bandwidth in B/s lies in the
 physical range per cycle at the machine's clock (:data:`~loopmodel.machine.fields.BANDWIDTH_CY`).
 The result is what :mod:`loopmodel.fileio.machine_files` caches, so an analysis of an unchanged
-machine file does not import pydantic.
+machine file does not validate it again.
 
 Sections follow cross-architecture-machine-models.txt §3.3 (in-core part, memory
 hierarchy, links with bandwidth per direction and latency penalty, overlap) and
@@ -19,27 +19,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import pydantic
+
 from ..errors import MachineError
 from ..machine.fields import BANDWIDTH_CY
 from ..machine.model import MachineModel
 
 
 @lru_cache(maxsize=1)
-def _pydantic():
-    """The ``pydantic`` module.
-
-    The one place loopmodel's machine-file reading imports pydantic: it is needed only to
-    validate a file that is not in the cache, so an analysis of an unchanged machine file does
-    not pay its import (about 50 ms; tests/test_cache.py).
-    """
-    import pydantic
-
-    return pydantic
-
-
-@lru_cache(maxsize=1)
 def _adapter():
-    return _pydantic().TypeAdapter(MachineModel)
+    return pydantic.TypeAdapter(MachineModel)
 
 
 def validate_mapping(data: dict, source: str) -> MachineModel:
@@ -54,7 +43,7 @@ def validate_mapping(data: dict, source: str) -> MachineModel:
     """
     try:
         model = _adapter().validate_python(data)
-    except _pydantic().ValidationError as exc:
+    except pydantic.ValidationError as exc:
         err = exc.errors()[0]
         raise MachineError(_message(err), file=source, where=_loc(err.get("loc", ())) or None) from None
     problem = _inconsistency(model)

@@ -7,26 +7,17 @@ its ``Annotated`` type. The conversions are plain functions: they take the YAML 
 and return the value in base units (Hz, bytes, B/cy, B/s, cycles), or raise
 ``ValueError`` with a one-line message. :mod:`loopmodel.fileio.machine_schema`
 validates a machine file against the dataclasses with pydantic, which runs these
-conversions before its type checks (pydantic is imported only there, when a file is
-validated, never by the models).
+conversions before its type checks (the markers give pydantic its validation hooks through
+``pydantic_core.core_schema``; the models themselves never call pydantic).
 """
 from __future__ import annotations
+
+from pydantic_core import core_schema
 
 from ..units import UnitError, parse_power, parse_quantity
 from .coherence import CoherenceTable
 from .power import PowerSection
 
-
-def core_schema():
-    """``pydantic_core.core_schema``, for the validation hooks of :class:`Convert` and :class:`Range`.
-
-    The one place loopmodel imports pydantic_core: pydantic calls the hooks only while it builds
-    the validator of a machine file that is not in the cache, so a load from the cache does not
-    pay its import (about 50 ms).
-    """
-    from pydantic_core import core_schema as schema
-
-    return schema
 
 #: operation types of the in-core model (cross-architecture-machine-models.txt §3.3)
 OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
@@ -48,7 +39,7 @@ class Convert:
 
     def __get_pydantic_core_schema__(self, source, handler):
         """Pydantic hook: run ``fn`` before the schema of the annotated type."""
-        return core_schema().no_info_before_validator_function(self.fn, handler(source))
+        return core_schema.no_info_before_validator_function(self.fn, handler(source))
 
 
 class Range:
@@ -94,7 +85,7 @@ class Range:
 
     def __get_pydantic_core_schema__(self, source, handler):
         """Pydantic hook: check the range after the annotated type's own validation."""
-        return core_schema().no_info_after_validator_function(self.check, handler(source))
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
 
 
 #: physical ranges of the machine model's quantities (base units), shared by the fields and

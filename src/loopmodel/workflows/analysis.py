@@ -11,7 +11,10 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
-from ..errors import DefineError, ModelError
+from ..compiled.agreement import disagreement_note
+from ..compiled.compile import fp_reassociation, resolve_compiler
+from ..compiled.incore import compiled_incore
+from ..errors import DefineError, ModelError, OptionError, ToolError
 from ..ir.point import check_point
 from ..models import incore as _incore_model
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
@@ -340,8 +343,6 @@ class Analyzer:
         """``[note]`` where the compiled in-core result's T_ECM and the analytic model's differ by more
         than 25 % in a data location, naming why (:func:`loopmodel.compiled.agreement.disagreement_note`);
         ``[]`` where they agree."""
-        from ..compiled.agreement import disagreement_note
-
         analytic = self._analytic_for(traffic.iterations_per_unit, defines)
         if analytic.T_OL is None:
             return []
@@ -389,9 +390,6 @@ class Analyzer:
         (:func:`loopmodel.compiled.incore.unaccounted`) is skipped with a note naming why
         and which instructions; an explicitly requested analyzer raises instead.
         """
-        from ..compiled.incore import compiled_incore
-        from ..errors import OptionError, ToolError
-
         opt = self.options
         analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
         skipped = []
@@ -482,8 +480,6 @@ class Analyzer:
 def _flags_reassociation(machine, compiler, flags) -> tuple:
     """``(reassociate, why)``: whether ``compiler`` with ``flags`` (None: the machine model's) splits
     reductions into partial sums (:func:`~loopmodel.compiled.compile.fp_reassociation`)."""
-    from ..compiled.compile import fp_reassociation, resolve_compiler
-
     s = resolve_compiler(machine, compiler, flags)
     assumed, why = fp_reassociation(s.command, s.flags)
     return assumed, f"{why}; compiler: {' '.join((s.command,) + s.flags)}, flags from {s.flags_from}"
@@ -503,8 +499,6 @@ def check_incore_options(opt: Options) -> None:
     Raises:
         OptionError: the first conflict found.
     """
-    from ..errors import OptionError
-
     if opt.incore not in ("auto", "llvm-mca", "osaca", "analytic"):
         raise OptionError(f"--incore {opt.incore}: choose auto, llvm-mca, osaca or analytic")
     compiled = opt.incore in ("llvm-mca", "osaca")

@@ -93,3 +93,13 @@ def test_public_functions_show_their_own_docstring(name):
     assert inspect.isfunction(value), f"loopmodel.{name} is a {type(value).__name__}"
     assert value.__module__ == "loopmodel.api" and value.__doc__
     assert value.__doc__.strip().splitlines()[0] in pydoc.render_doc(value)
+
+
+def test_no_dead_code():
+    """vulture at confidence 60, as .ci/run runs it (the whitelist names what frameworks use)."""
+    exe = shutil.which("vulture")
+    assert exe, "vulture is installed with the test extra (pip install '.[test]')"
+    proc = subprocess.run([exe, "src/loopmodel", ".ci/vulture_whitelist.py", "--min-confidence", "60",
+                           "--exclude", "src/loopmodel/report/doctypes"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and not proc.stdout, proc.stdout[-3000:]

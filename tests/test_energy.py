@@ -17,8 +17,7 @@ from loopmodel.fileio.machine_writer import UNITS_COMMENT, machine_text, power_m
 from loopmodel.machine.fields import power_section
 from loopmodel.machine.power import PowerSection
 from loopmodel.measure.probe import ProbeOptions
-from loopmodel.models.power import (chip_power, core_bound_optimal_clock, ecm_performance, energy_grid,
-                                    operating_point, optima)
+from loopmodel.models.power import chip_power, ecm_performance, energy_grid, operating_point, optima
 
 GHz = 1e9
 #: the example coefficients of the command line help (not a measured chip)
@@ -90,8 +89,9 @@ def test_core_bound_all_cores_at_the_clock_of_least_energy():
     clocks = [round(1.0 + 0.1 * i, 1) * GHz for i in range(21)]  # 1.0 .. 3.0 GHz
     r = energy_grid(_grid(lambda n, f: 0.5 * n * f, range(1, 9), clocks), W)
     assert r.energy_optimum.cores == 8
-    best = core_bound_optimal_clock(W, 8)  # sqrt(23.6 / 9.6) GHz = 1.568 GHz
-    assert best == pytest.approx(math.sqrt(23.6 / 9.6) * GHz)
+    # E = W0/(n f) + W1 + W2 f per unit of work is least at f = sqrt(W0 / (W2 n)) = sqrt(23.6 / 9.6) GHz
+    best = math.sqrt(W.w0 / (W.w2 * 8))
+    assert best == pytest.approx(1.568 * GHz, rel=1e-3)
     assert r.energy_optimum.clock_hz == pytest.approx(1.6 * GHz)  # the grid clock nearest in E
     assert (r.performance_optimum.cores, r.performance_optimum.clock_hz) == (8, 3 * GHz)
     # a large baseline pushes the optimum to the highest clock ("race to idle")

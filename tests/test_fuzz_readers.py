@@ -113,9 +113,9 @@ def test_mutated_example_kernels(path, data):
 @given(st.text(max_size=30))
 @FUZZ
 def test_define_values(value):
-    from loopmodel.fileio.defines import parse_define
+    from loopmodel.fileio.defines import parse_define_lazy
 
-    result = outcome(lambda: parse_define(f"N={value}"))
+    result = outcome(lambda: parse_define_lazy(f"N={value}"))
     if result is not None:
         assert all(isinstance(v, int) and v >= 0 for v in result[1][:5])
         assert value.isascii(), "non-ASCII digits taken as a size"

@@ -81,11 +81,6 @@ def kernel_and_machine(parser) -> None:
     parser.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
 
 
-def json_switch(parser, help_text: str = "print one JSON document") -> None:
-    """``--json``."""
-    parser.add_argument("--json", action="store_true", help=help_text)
-
-
 def console(width: int = 120):
     """The rich console of text reports: the terminal's width, else ``width`` columns."""
     return Console(highlight=False, width=None if sys.stdout.isatty() else width)

@@ -56,20 +56,6 @@ def size_problem(value: int) -> str | None:
     return None
 
 
-def parse_define(text: str) -> tuple:
-    """Parse one ``NAME=SPEC``; returns ``(name, [values...])``, the values listed (for short
-    ranges; :func:`parse_define_lazy` keeps a range of any length lazy).
-
-    Raises:
-        DefineError: malformed name or value, a size above :data:`MAX_SIZE`, or more than
-            :data:`MAX_LISTED` values (one-line message).
-    """
-    name, values = parse_define_lazy(text)
-    if len(values) > MAX_LISTED:
-        raise DefineError(f"-D {_short(text)}: {len(values)} sizes, more than the {MAX_LISTED} that can be listed")
-    return name, list(values)
-
-
 def parse_define_lazy(text: str) -> tuple:
     """Parse one ``NAME=SPEC``; returns ``(name, values)``: ``values`` is an ascending sequence
     of distinct sizes (``range``, :class:`LinearPoints`, :class:`LogPoints`, or a one-element
@@ -322,15 +308,6 @@ def sweep(define_texts: list, defaults: dict | None = None) -> Sweep:
             vals = list(dict.fromkeys([*specs[name], *vals]))
         specs[name] = vals
     return Sweep(specs, dict(defaults or {}))
-
-
-def expand(define_texts: list, defaults: dict | None = None) -> list:
-    """All combinations of the given defines (cartesian product), as a list of dicts.
-
-    ``defaults`` (from ``#define`` in the kernel) fill constants not given. For long
-    sweeps iterate :func:`sweep` instead (no list).
-    """
-    return list(sweep(define_texts, defaults))
 
 
 def one_point(points, command: str) -> dict:

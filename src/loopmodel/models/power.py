@@ -194,11 +194,3 @@ def ecm_performance(traffic, incore, machine, cores: list, clocks: list, model: 
         res = scaling(ecm, m, list(cores), traffic.iterations_per_unit, model, p0, placement, location, at_n)
         out.update({(pt.cores, f): (pt.it_per_s, pt.limit) for pt in res.points})
     return out
-
-
-def core_bound_optimal_clock(power, cores: int) -> float:
-    """The clock of least energy of a core-bound code on ``cores`` cores (Hz): E ∝ W0/(n·f) +
-    W1 + W2·f is least at f = sqrt(W0 / (W2·n)); infinite when W2 <= 0 (E falls with f)."""
-    if power.w2 is None:
-        raise ValueError("W1 and W2 are not known separately")
-    return math.sqrt(power.w0 / (power.w2 * cores)) if power.w2 > 0 else math.inf

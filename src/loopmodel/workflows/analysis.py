@@ -25,8 +25,6 @@ from ..predictors.simulation import SimulationInfo, SimulationPredictor
 from ..predictors.traffic import TrafficPrediction
 
 MODELS = ("LC", "ECM", "Roofline")
-#: every model; RooflineASM (CPU roof from the compiled block) only on request
-ALL_MODELS = MODELS + ("RooflineASM",)
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,8 @@ class Options:
     """Analysis options.
 
     Attributes:
-        models: subset of :data:`ALL_MODELS`.
+        models: subset of :data:`MODELS` and ``RooflineASM`` (the CPU roof from the compiled block, only
+            on request).
         cores: active cores (shared caches divided; multicore prediction).
         cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule; the simulation
             simulates that fraction of each cache's sets).

@@ -43,7 +43,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from loopmodel.workflows.analysis import Analyzer, Options  # noqa: E402
+from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings  # noqa: E402
 from loopmodel.errors import LoopmodelError  # noqa: E402
 from loopmodel.fileio.c_kernel import parse_kernel_file, read_kernel_text  # noqa: E402
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
@@ -159,7 +159,7 @@ def measure_all(machine, goal: dict, a) -> tuple:
         path = os.path.join(ROOT, "examples", "kernels", f"{name}.c")
         try:
             kernel, _ = parse_kernel_file(path)
-            options = Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=a.machine)
+            options = AnalyzerSettings(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=a.machine)
             analyzer = Analyzer(kernel, machine, options)
             for level, target in goal.items():
                 row = run_point(path, analyzer, machine, size_for(kernel, target), a)

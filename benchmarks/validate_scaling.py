@@ -25,7 +25,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from loopmodel.workflows.analysis import Analyzer, Options  # noqa: E402
+from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings  # noqa: E402
 from loopmodel.fileio.c_kernel import parse_kernel_file  # noqa: E402
 from loopmodel.fileio.machine_files import load_machine  # noqa: E402
 from loopmodel.models.scaling import fit_p0, scaling  # noqa: E402
@@ -35,7 +35,7 @@ HOSTS = {"device-xeon-16c": "XeonEMR_16vCPU.yml", "host-epyc-2c": "EpycZen4_2vCP
 
 def _analysis(kernel_name, machine):
     k, _ = parse_kernel_file(os.path.join(ROOT, "examples", "kernels", f"{kernel_name}.c"))
-    return Analyzer(k, machine, Options(models=("ECM",), incore="analytic")).run({"N": 100_000_000})
+    return Analyzer(k, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run({"N": 100_000_000})
 
 
 def _calibrated(kernel_name, machine, measured_1):

@@ -81,7 +81,8 @@ COMMANDS = [
     ("energy", K + "triad.c", "-m", SKX, "-D", "N=10000000", *AN, "--cores", "1:2"),
     ("energy", K + "daxpy.c", "-m", SKX, "-D", "N=10000000", *AN, "--w0", "20 W", "--w1", "2 W/GHz", "--w2",
      "1 W/GHz^2", "--cores", "2", "--model", "saturation"),
-    ("energy", K + "daxpy.c", "-m", SKX, "-D", "N=10000000", *AN, "--w0", "lots", "--w1", "2 W/GHz", "--w2", "1 W/GHz^2"),
+    ("energy", K + "daxpy.c", "-m", SKX, "-D", "N=10000000", *AN, "--w0", "lots", "--w1", "2 W/GHz", "--w2",
+     "1 W/GHz^2"),
     # app
     ("app", "examples/pcg/pcg.yml", "-m", SKX, "--incore", "analytic"),
     ("app", "examples/pcg/pcg.yml", "-m", SKX, "--incore", "analytic", "--cores", "1,4,8", "--json"),

@@ -34,7 +34,7 @@ def analyze(kernel: str, machine: str, defines: dict, **options):
     """Library-level analysis of an example kernel (or a kernel path); the analytic in-core model
     unless ``incore`` is given (the library's default is the CLI's ``auto``)."""
     options.setdefault("incore", "analytic")
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.fileio.machine_files import load_machine
 
@@ -42,7 +42,7 @@ def analyze(kernel: str, machine: str, defines: dict, **options):
     if not path.is_absolute():
         path = KERNELS / kernel
     k, _ = parse_kernel_file(str(path))
-    return Analyzer(k, load_machine(machine), Options(**options)).run(defines)
+    return Analyzer(k, load_machine(machine), AnalyzerSettings(**options)).run(defines)
 
 
 def reference_dir() -> Path:

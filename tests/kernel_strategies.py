@@ -232,9 +232,9 @@ def analyze(case: KernelCase, machine, defines: dict, **options):
     """Library analysis of ``case`` on ``machine`` (a name/path or a loaded model) at ``defines``:
     :class:`~loopmodel.workflows.analysis.AnalysisResult`. The analytic in-core model unless ``incore`` is
     given; ``kernel_text`` is set, so the compiled analyzers work when asked for."""
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 
     options.setdefault("incore", "analytic")
     options.setdefault("kernel_text", case.source)
     model = load(machine) if isinstance(machine, str) else machine
-    return Analyzer(case.kernel, model, Options(**options)).run(defines)
+    return Analyzer(case.kernel, model, AnalyzerSettings(**options)).run(defines)

@@ -92,7 +92,9 @@ def api_call(argv: tuple):
     if len(argv) < 2:
         return None
     command, kernel, *rest = argv
-    if command not in ("analyze", "scaling") or not any(a.startswith("--json") for a in rest) or any(":" in a for a in rest if "=" in a):
+    if command not in ("analyze", "scaling") or not any(a.startswith("--json") for a in rest):
+        return None
+    if any(":" in a for a in rest if "=" in a):  # a size range: not one document
         return None
     kwargs, defines, models, i = {}, [], [], 0
     while i < len(rest):

@@ -384,7 +384,7 @@ def test_probe_command_with_a_missing_compiler_fails_before_measuring(fake_probe
 def test_training_kernel_decides_between_overlap_hypotheses_the_streams_cannot_tell_apart():
     """Truth: the L2-L3 transfers overlap everything else. The streaming kernels have little
     in-core time, the training kernel much; with its three points the builder finds the rule."""
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
     from loopmodel.fileio.c_kernel import parse_kernel
     from loopmodel.measure.probe import TRAINING_SOURCE
     topo = topology()
@@ -398,7 +398,7 @@ def test_training_kernel_decides_between_overlap_hypotheses_the_streams_cannot_t
         rate = 8.0 * (r + w) / (r + 2 * w - rw)  # B/cy without write-allocate traffic
         tables["MEM"][k].append(point(k, 2, sizes["MEM"] // 2, 2 * 64 * (r + w) / rate))
     kernel, _ = parse_kernel(TRAINING_SOURCE, "t")
-    an = Analyzer(kernel, truth, Options(models=("ECM",), incore="analytic", use_cache=False))
+    an = Analyzer(kernel, truth, AnalyzerSettings(models=("ECM",), incore="analytic", use_cache=False))
     training = []
     for level, n in (("L2", 150), ("L3", 600), ("MEM", 4096)):
         res = an.run({"N": n})

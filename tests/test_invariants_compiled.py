@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernel_strategies import PROPERTY_SETTINGS, kernels, load
 
-from loopmodel.workflows.analysis import Analyzer, Options
+from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.compiled.deps import loop_carried_chains
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.errors import LoopmodelError, OptionError, ToolError
@@ -172,7 +172,7 @@ def test_verbose_port_table_shows_where_t_ol_comes_from():
 def _compiled(case, machine, defines, **options):
     model = load(machine)
     try:
-        return Analyzer(case.kernel, model, Options(models=("ECM",), incore="llvm-mca", kernel_text=case.source,
+        return Analyzer(case.kernel, model, AnalyzerSettings(models=("ECM",), incore="llvm-mca", kernel_text=case.source,
                                                     **options)).run(defines)
     except ToolError:  # a block llvm-mca cannot time, or one that is not the kernel's loop: refused in one line
         return None
@@ -233,7 +233,7 @@ def _check_origin(value: float, origin: str, components: dict, simulated: float)
 # -- in-core sources x options -----------------------------------------------------------------
 
 SOURCES = ("auto", "llvm-mca", "osaca", "analytic")
-#: option -> Options fields (the compiled block's label and increment are filled in from a baseline run)
+#: option -> AnalyzerSettings fields (the compiled block's label and increment are filled in from a baseline run)
 OPTIONS = {
     "--scalar": {"vectorize": False},
     "--reassociation": {"reassociate": True},
@@ -248,7 +248,7 @@ OPTIONS = {
 def _run(kernel, source, **options):
     path = KERNELS / kernel
     k, _ = parse_kernel_file(str(path))
-    opts = Options(models=("ECM",), incore=source, kernel_text=path.read_text(), **options)
+    opts = AnalyzerSettings(models=("ECM",), incore=source, kernel_text=path.read_text(), **options)
     return Analyzer(k, load(SKX), opts).run({"N": 4000})
 
 
@@ -298,16 +298,16 @@ def test_scalar_with_an_explicit_compiled_analyzer_is_a_one_line_error():
 def test_library_refuses_a_compiled_request_it_cannot_honour():
     """Analyzer with incore='llvm-mca' and no C source used to go analytic without a note."""
     k, _ = parse_kernel_file(str(KERNELS / "triad.c"))
-    for opts, words in ((Options(incore="llvm-mca"), "needs its C code"),
-                        (Options(incore="osaca", kernel_text="x", vectorize=False), "--scalar"),
-                        (Options(incore="analytic", asm_block=".L2"), "--asm-block .L2"),
-                        (Options(incore="auto", pointer_increment=32, vectorize=False), "--pointer-increment 32"),
-                        (Options(incore="iaca"), "--incore iaca")):
+    for opts, words in ((AnalyzerSettings(incore="llvm-mca"), "needs its C code"),
+                        (AnalyzerSettings(incore="osaca", kernel_text="x", vectorize=False), "--scalar"),
+                        (AnalyzerSettings(incore="analytic", asm_block=".L2"), "--asm-block .L2"),
+                        (AnalyzerSettings(incore="auto", pointer_increment=32, vectorize=False), "--pointer-increment 32"),
+                        (AnalyzerSettings(incore="iaca"), "--incore iaca")):
         with pytest.raises(OptionError, match=words.replace(".", r"\.")) as info:
             Analyzer(k, load(SKX), opts)
         assert isinstance(info.value, LoopmodelError) and "\n" not in info.value.message
     # RooflineASM compiles the kernel whatever the in-core source: the block options apply there
-    Analyzer(k, load(SKX), Options(models=("RooflineASM",), incore="analytic", asm_block=".L2",
+    Analyzer(k, load(SKX), AnalyzerSettings(models=("RooflineASM",), incore="analytic", asm_block=".L2",
                                    kernel_text=(KERNELS / "triad.c").read_text()))
-    res = Analyzer(k, load(SKX), Options(incore="auto")).run({"N": 1000})
+    res = Analyzer(k, load(SKX), AnalyzerSettings(incore="auto")).run({"N": 1000})
     assert res.incore.source == "analytic" and any("no C code to compile" in n for n in res.notes)

@@ -23,7 +23,7 @@ import kernel_strategies as ks
 from helpers import ROOT, run_main_inprocess
 
 import loopmodel
-from loopmodel.workflows.analysis import Analyzer, Options
+from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.errors import ModelError
 from loopmodel.machine.bandwidth import choose_bandwidth, write_allocate_factor
 from loopmodel.models.roofline import roofline_model
@@ -125,7 +125,7 @@ def test_simulated_traffic_splits_the_data_set_as_the_layer_conditions(example):
     m = ks.load(machine)
     one = ks.analyze(case, m, defines, models=("ECM",), cache_predictor="sim")
     assume(one.ecm.unknown is None and one.simulation is not None)
-    at_n = Analyzer(case.kernel, m, Options(models=("ECM",), incore="analytic", cache_predictor="sim",
+    at_n = Analyzer(case.kernel, m, AnalyzerSettings(models=("ECM",), incore="analytic", cache_predictor="sim",
                                              kernel_text=case.source)).run(defines, cores=n)
     row = scaling(one.ecm, m, [n], one.traffic.iterations_per_unit, "saturation", per_cores={n: at_n.ecm}).points[0]
     assert 1.0 / row.rate_cl_per_cy == pytest.approx(_multicore(at_n), rel=1e-12)

@@ -146,14 +146,14 @@ def test_machine_file_reference_lists_every_key_the_section_readers_accept():
 
 
 def test_library_defaults_equal_the_cli_defaults():
-    """``Options()`` analyses as ``loopmodel analyze`` without options does (in-core ``auto``)."""
-    from loopmodel.workflows.analysis import MODELS, Options
+    """``AnalyzerSettings()`` analyses as ``loopmodel analyze`` without options does (in-core ``auto``)."""
+    from loopmodel.workflows.analysis import MODELS, AnalyzerSettings
     from loopmodel.cli import build_parser
     from loopmodel.units import parse_quantity
     from loopmodel.workflows.analyze import AnalyzeOptions, peer_models
 
     args = build_parser().parse_args(["analyze", "k.c", "-m", "m"])
-    o = Options()
+    o = AnalyzerSettings()
     assert args.incore is None and o.incore == peer_models(args.pmodel)[1] == "auto"
     assert AnalyzeOptions().incore is None and AnalyzeOptions().cores == args.cores
     assert (o.cores, o.cache_factor, o.cache_predictor, o.sweeps, o.nt_stores, o.reassociate, o.vectorize) == (

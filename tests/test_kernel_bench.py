@@ -231,7 +231,7 @@ def _validation_script():
 
 def test_validation_sizes_and_data_levels():
     """The script's sizes put the data set at 40 % of each cache, and the analysis places it there."""
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
     from loopmodel.predictors.layer_conditions import data_set
 
     v = _validation_script()
@@ -245,5 +245,5 @@ def test_validation_sizes_and_data_levels():
     d = v.size_for(k2, goal["L2"])
     touched, _ = data_set(k2)  # bytes the nest touches (b only inside its border)
     assert d["M"] == d["N"] and touched.evaluate(d) <= goal["L2"] < touched.evaluate({"M": d["N"] + 1, "N": d["N"] + 1})
-    an = Analyzer(k, machine, Options(models=("ECM",), incore="analytic"))
+    an = Analyzer(k, machine, AnalyzerSettings(models=("ECM",), incore="analytic"))
     assert [v.data_level(an.run(v.size_for(k, goal[lv]))) for lv in goal] == ["L1", "L2", "L3", "MEM"]

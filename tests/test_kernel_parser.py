@@ -331,7 +331,7 @@ def test_expressions_up_to_the_depth_limit_are_analysed(tmp_path):
     """At the depth limit the front ends and the models walk the tree without reaching
     Python's recursion limit (here under pytest's own frames): a kernel analysed with the
     cache simulation, an OpenMP program (whose front end copies and prints the tree)."""
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
     from loopmodel.fileio.c_kernel import parse_kernel
     from loopmodel.fileio.c_limits import MAX_EXPRESSION_DEPTH
     from loopmodel.fileio.machine_files import load_machine
@@ -340,7 +340,7 @@ def test_expressions_up_to_the_depth_limit_are_analysed(tmp_path):
     terms = MAX_EXPRESSION_DEPTH - 2  # the assignment and the last product are two more levels
     k, _ = parse_kernel(_sum_kernel(terms), "s.c")
     assert k.operations["ADD"] == terms - 1 and k.operations["MUL"] == terms
-    res = Analyzer(k, load_machine("SkylakeSP_Gold-6148"), Options(incore="analytic", cache_predictor="sim")).run(
+    res = Analyzer(k, load_machine("SkylakeSP_Gold-6148"), AnalyzerSettings(incore="analytic", cache_predictor="sim")).run(
         {"N": 1000})
     assert res.ecm.T_OL > 0
     omp = tmp_path / "o.c"

@@ -264,10 +264,10 @@ EXAMPLES = sorted(p.name for p in KERNELS.glob("*.c"))
 
 @lru_cache(maxsize=None)
 def _analyzer(kernel_name, machine, cores):
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 
     k, _ = parse_kernel_file(str(KERNELS / kernel_name))
-    return Analyzer(k, load_machine(machine), Options(cores=cores, incore="analytic"))
+    return Analyzer(k, load_machine(machine), AnalyzerSettings(cores=cores, incore="analytic"))
 
 
 def test_examples_present():

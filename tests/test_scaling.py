@@ -142,11 +142,11 @@ def test_clock_override_scales_memory_cycles_only():
     base = analyze("daxpby.c", SNC, {"N": 100_000_000}, models=("ECM",), incore="analytic")
     import dataclasses
 
-    from loopmodel.workflows.analysis import Analyzer, Options
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from helpers import KERNELS
     k, _ = parse_kernel_file(str(KERNELS / "daxpby.c"))
-    fast = Analyzer(k, dataclasses.replace(base.machine, clock=4.4e9), Options(models=("ECM",), incore="analytic")).run(
+    fast = Analyzer(k, dataclasses.replace(base.machine, clock=4.4e9), AnalyzerSettings(models=("ECM",), incore="analytic")).run(
         {"N": 100_000_000})
     b = {c.name: c for c in base.ecm.contributions}
     f = {c.name: c for c in fast.ecm.contributions}

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import IVB, KERNELS, reference_dir, run_cli
 
-from loopmodel.workflows.analysis import Analyzer, Options
+from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.cli import main
 from loopmodel.fileio.c_kernel import parse_kernel_file
 from loopmodel.fileio.machine_files import load_machine
@@ -26,7 +26,7 @@ LISTING5 = {"L1": (19, 216), "L2": (55, 1725), "L3": (546,)}
 def _points(kernel: str, machine, var: str, sizes, fixed: dict | None = None) -> list:
     k, _ = parse_kernel_file(str(KERNELS / kernel))
     m = load_machine(machine) if isinstance(machine, str) else machine
-    a = Analyzer(k, m, Options(models=("LC", "ECM"), incore="analytic", use_cache=False))
+    a = Analyzer(k, m, AnalyzerSettings(models=("LC", "ECM"), incore="analytic", use_cache=False))
     return [ecm_plot.ecm_point(a.run({**(fixed or {}), var: n}), var) for n in sizes]
 
 

@@ -28,8 +28,10 @@ MODELS = ("LC", "ECM", "Roofline")
 
 
 @dataclass(frozen=True)
-class Options:
-    """Analysis options.
+class AnalyzerSettings:
+    """The settings of an :class:`Analyzer`, in the library's units (bytes, B/s, resolved
+    analyzer names): what a command's Options (:mod:`loopmodel.workflows.analyze`) become once
+    checked and converted.
 
     Attributes:
         models: subset of :data:`MODELS` and ``RooflineASM`` (the CPU roof from the compiled block, only
@@ -104,7 +106,7 @@ class AnalysisResult:
     kernel: object
     machine: object
     defines: dict
-    options: Options
+    options: AnalyzerSettings
     lc_levels: tuple
     traffic: TrafficPrediction
     incore: InCoreResult | None  # None when no requested model needs it (``-p LC``)
@@ -215,7 +217,7 @@ class Analyzer:
             only the analytic model runs).
     """
 
-    def __init__(self, kernel, machine, options: Options = Options()):
+    def __init__(self, kernel, machine, options: AnalyzerSettings = AnalyzerSettings()):
         check_incore_options(options)
         self.kernel = kernel
         self.machine = machine
@@ -277,7 +279,8 @@ class Analyzer:
             if self.lc is None:
                 reason = self.lc_error.message.rsplit("; use cache simulation", 1)[0]
                 notes.append(f"{reason}; data traffic from cache simulation instead")
-        elif (opt.array_alignment, opt.array_padding) != (Options.array_alignment, Options.array_padding):
+        elif (opt.array_alignment, opt.array_padding) != (AnalyzerSettings.array_alignment,
+                                                          AnalyzerSettings.array_padding):
             notes.append("--array-alignment, --array-padding: layer conditions do not depend on where the arrays "
                          "lie (no cache sets or associativity conflicts); they take effect with --cache-predictor sim")
         incore, compiled = None, None
@@ -484,7 +487,7 @@ def _flags_reassociation(machine, compiler, flags) -> tuple:
     return assumed, f"{why}; compiler: {' '.join((s.command,) + s.flags)}, flags from {s.flags_from}"
 
 
-def check_incore_options(opt: Options) -> None:
+def check_incore_options(opt: AnalyzerSettings) -> None:
     """Refuse in-core options that cannot be honoured together, in one line.
 
     * ``incore`` other than ``auto``, ``llvm-mca``, ``osaca``, ``analytic``;

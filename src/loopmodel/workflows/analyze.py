@@ -20,7 +20,7 @@ from ..fileio.kernel_yaml import load_kernel_file
 from ..machine.fields import BANDWIDTH_S
 from ..report.output_units import UNITS
 from ..units import parse_quantity
-from .analysis import Analyzer, Options
+from .analysis import Analyzer, AnalyzerSettings
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
 
@@ -207,7 +207,7 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
                           f"(constants: {', '.join(sorted(model.constants)) or 'none'})")
     machine_model_ = machine_model(machine, options.clock)
     notes = tuple(notes) + machine_notes(machine_name(machine), machine_model_)
-    settings = Options(
+    settings = AnalyzerSettings(
         models=models, cores=cores, cache_factor=options.cache_factor, vectorize=not options.scalar,
         reassociate=options.reassociate, memory_bandwidth=mem_bw, solve_for=options.lc_variable,
         cache_predictor=options.cache_predictor, array_alignment=alignment, array_padding=padding,

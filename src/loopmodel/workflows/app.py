@@ -10,7 +10,7 @@ from ..fileio.defines import one_point, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_yaml import load_kernel_file
 from ..models.application import predict
-from .analysis import Analyzer, Options
+from .analysis import Analyzer, AnalyzerSettings
 from .inputs import check_p0, core_list, machine_model
 from .options import option
 
@@ -49,8 +49,9 @@ def run(app_file: str, machine, options: AppOptions):
     for k in spec.kernels:
         kernel, _, text, notes = load_kernel_file(k.path)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
-        settings = Options(models=("ECM",), incore=options.incore, use_cache=not options.no_cache, kernel_text=text,
-                           notes=notes, machine_file=str(machine), trust_machine_flags=options.trust_machine_flags)
+        settings = AnalyzerSettings(models=("ECM",), incore=options.incore, use_cache=not options.no_cache,
+                                    kernel_text=text, notes=notes, machine_file=str(machine),
+                                    trust_machine_flags=options.trust_machine_flags)
         analyzer = Analyzer(kernel, model, settings)
         analyses.append(analyzer.run(defines))
         analyses[-1].ecm.require_known()

@@ -47,7 +47,7 @@ from ..measure.provenance import probe_section
 from ..models.calibration import fit_load_store_limit
 from ..models.link_fit import KernelTransfers, fit_links
 from ..models.scaling import fit_p0
-from .analysis import Analyzer, Options
+from .analysis import Analyzer, AnalyzerSettings
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -261,7 +261,7 @@ def _analysis(machine, kernel_name: str):
     """Analysis of one benchmark kernel (ECM, analytic in-core model, reductions split: the
     benchmark's loads are independent), data set far beyond the caches."""
     kernel, _ = parse_kernel(BENCH_SOURCES[kernel_name], f"<{kernel_name} benchmark>")
-    opts = Options(models=("ECM",), incore="analytic", reassociate=True, use_cache=False)
+    opts = AnalyzerSettings(models=("ECM",), incore="analytic", reassociate=True, use_cache=False)
     return Analyzer(kernel, machine, opts).run({"N": 10_000_000})
 
 
@@ -328,7 +328,7 @@ def _training_transfers(machine, data) -> list:
     if not data.training:
         return []
     kernel, _ = parse_kernel(TRAINING_SOURCE, "<training kernel>")
-    analyzer = Analyzer(kernel, machine, Options(models=("ECM",), incore="analytic", use_cache=False))
+    analyzer = Analyzer(kernel, machine, AnalyzerSettings(models=("ECM",), incore="analytic", use_cache=False))
     names = [lv.level for lv in machine.memory_hierarchy]
     out = []
     for t in data.training:

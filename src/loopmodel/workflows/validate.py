@@ -16,7 +16,7 @@ from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
 from ..measure.validation import ValidationRow, summary, validation_notes
-from .analysis import Analyzer, Options
+from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
 from .options import option
 
@@ -72,7 +72,7 @@ def kernel_analyzer(path: str, machine, machine_file: str | None = None, use_cac
         LoopmodelError: the kernel file cannot be read or parsed (one line).
     """
     kernel, _ = parse_kernel_file(path)
-    opts = Options(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=machine_file,
+    opts = AnalyzerSettings(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=machine_file,
                    use_cache=use_cache, sweeps=sweeps)
     return kernel, Analyzer(kernel, machine, opts)
 

@@ -103,3 +103,45 @@ def test_no_dead_code():
                            "--exclude", "src/loopmodel/report/doctypes"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0 and not proc.stdout, proc.stdout[-3000:]
+
+
+def _subparser(parser, *path):
+    for name in path:
+        sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        parser = sub.choices[name]
+    return parser
+
+
+def _command_options():
+    """(command path, Options class) of every command whose workflow declares Options."""
+    from loopmodel.workflows import (analyze, app, bench, codegen, energy, measure, omp, probe, roofline, scaling,
+                                     sweep, validate)
+
+    return [(("analyze",), analyze.AnalyzeOptions), (("scaling",), scaling.ScalingOptions),
+            (("energy",), energy.EnergyOptions), (("app",), app.AppOptions), (("codegen",), codegen.CodegenOptions),
+            (("bench",), bench.BenchOptions), (("validate",), validate.ValidateOptions),
+            (("roofline",), roofline.RooflineOptions), (("measure",), measure.MeasureOptions),
+            (("omp",), omp.OmpOptions), (("sweep",), sweep.SweepOptions), (("machine", "probe"), probe.ProbeOptions)]
+
+
+@pytest.mark.parametrize("path, cls", _command_options(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_command_line_options_are_the_options_dataclass(path, cls):
+    """Every field of a command's Options is an argument of its parser, with the field's flags,
+    default and help: the CLI and the API (which builds the same dataclass) cannot drift."""
+    import dataclasses
+
+    from loopmodel.cli import build_parser
+    from loopmodel.workflows.options import fields
+
+    parser = _subparser(build_parser(), *path)
+    actions = {}
+    for a in parser._actions:
+        actions.setdefault(a.dest, []).append(a)
+    for f in fields(cls):
+        acts = actions.get(f.name)
+        assert acts, f"{' '.join(path)}: option {f.name} has no argument"
+        assert acts[0].option_strings == list(f.metadata["flags"]), f.name
+        default = acts[0].default
+        assert (tuple(default) if isinstance(default, list) else default) == f.default, f.name
+        assert acts[0].help == f.metadata["help"] or f.metadata["hidden"], f.name
+    assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen

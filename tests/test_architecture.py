@@ -145,3 +145,22 @@ def test_command_line_options_are_the_options_dataclass(path, cls):
         assert (tuple(default) if isinstance(default, list) else default) == f.default, f.name
         assert acts[0].help == f.metadata["help"] or f.metadata["hidden"], f.name
     assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+
+
+def test_the_architecture_document_lists_every_module():
+    """docs/architecture.md's tree names every module of the package, and no other."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    tree = text[text.index("src/loopmodel/\n"):]
+    listed, package = set(), ""
+    for line in tree.splitlines()[1:]:
+        if line.startswith("```"):
+            break
+        name = line.replace("│", " ").replace("├──", " ").split()[0]
+        if line.startswith("├── "):
+            package = name if name.endswith("/") else ""
+            if not package:
+                listed.add(name)
+        else:
+            listed.add(package + name)
+    actual = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    assert listed == actual

@@ -1,3 +1,5 @@
+"""``python -m loopmodel.cli``: same as the ``loopmodel`` command."""
+
 import sys
 
 from . import main

@@ -1,0 +1,1 @@
+"""The machine model: pure data with explicit units, and its field conversions."""

@@ -1,0 +1,1 @@
+"""The built-in machine files (YAML data, no code)."""

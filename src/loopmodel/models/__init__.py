@@ -1,0 +1,1 @@
+"""Performance models: in-core, ECM, Roofline, saturation and scaling, power, coherence, applications."""

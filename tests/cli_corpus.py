@@ -126,7 +126,13 @@ COMMANDS = [
     ("measure", "triad", "--size", "huge"),
     ("measure", "triad", "--repetitions", "0"),
     ("measure", "triad", "--min-time", "-1"),
-    # top level
+    # top level, and the help of every command (generated from the Options dataclasses)
     ("nosuchcommand",),
     (),
+    ("--help",),
+    ("--version",),
+    *((command, "--help") for command in ("analyze", "scaling", "energy", "app", "codegen", "bench", "validate",
+                                          "roofline", "measure", "omp", "sweep", "machine")),
+    ("machine", "probe", "--help"),
+    ("machine", "convert", "--help"),
 ]

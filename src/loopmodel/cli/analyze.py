@@ -20,7 +20,7 @@ from ..report.figures import check_picture_path
 from ..report.json_report import to_dict
 from ..report.text import SweepPrinter, render
 from ..workflows import analyze as workflow
-from .arguments import add_options, console, kernel_and_machine, options_from_args
+from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
 
 #: suffixes of kernel files: after ``--json`` such a name is the kernel, not the JSON output file
 KERNEL_SUFFIXES = (".c", ".yml", ".yaml")
@@ -39,14 +39,12 @@ def add_parser(sub) -> None:
     """The ``analyze`` subcommand on ``sub`` (from ``add_subparsers``)."""
     a = sub.add_parser("analyze", help="analyze a kernel on a machine model", epilog=EPILOG)
     kernel_and_machine(a)
-    add_options(a, workflow.AnalyzeOptions)
-    a.add_argument("--json-file", metavar="FILE", help=argparse.SUPPRESS)
-    a.add_argument("--json", action="store_true", help=JSON_HELP)
+    add_options_around_json(a, workflow.AnalyzeOptions, JSON_HELP,
+                            before_json=[(("--json-file",), {"metavar": "FILE", "help": argparse.SUPPRESS})])
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
-    a.add_argument("--plot", metavar="FILE", help="with a -D range: write the ECM contributions over the size, "
-                                                  "layer-condition transitions marked (PNG, SVG or PDF by extension)")
-    a.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    plot_arguments(a, "with a -D range: write the ECM contributions over the size, layer-condition transitions "
+                      "marked (PNG, SVG or PDF by extension)")
 
 
 def json_file_argv(argv: list) -> list:

@@ -8,7 +8,8 @@ import sys
 
 from rich.console import Console
 
-from ..workflows.options import fields
+from ..workflows.analyze import AnalysisOptions
+from ..workflows.options import fields, names
 
 
 class _ArgumentType:
@@ -62,6 +63,19 @@ def add_option(parser, f) -> None:
         parser.add_argument(*meta["flags"], dest=f.name, help=help_text, **extra)
 
 
+def add_options_around_json(parser, cls, json_help: str, before_json=()) -> None:
+    """The arguments of ``cls`` (an analysing command's Options) in the order of ``--help``: the
+    shared analysis options (:class:`~loopmodel.workflows.analyze.AnalysisOptions`), the
+    arguments ``before_json`` (``(flags, keywords)`` pairs), ``--json`` (``json_help``), then the
+    command's own options."""
+    shared = names(AnalysisOptions)
+    add_options(parser, cls, skip=tuple(n for n in names(cls) if n not in shared))
+    for flags, keywords in before_json:
+        parser.add_argument(*flags, **keywords)
+    parser.add_argument("--json", action="store_true", help=json_help)
+    add_options(parser, cls, skip=shared)
+
+
 def options_from_args(cls, args: argparse.Namespace, **values):
     """The ``cls`` instance of parsed ``args`` (repeatable options as tuples); ``values`` set
     fields the parser does not hold."""
@@ -79,6 +93,12 @@ def kernel_and_machine(parser) -> None:
     """The positional kernel and the required ``-m`` of the analysing commands."""
     parser.add_argument("kernel", help="C kernel file, or a Kerncraft YAML kernel description (.yml/.yaml)")
     parser.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
+
+
+def plot_arguments(parser, help_text: str, metavar: str = "FILE") -> None:
+    """``--plot FILE`` (a picture, written as a new file) and ``--force`` (overwrite it)."""
+    parser.add_argument("--plot", metavar=metavar, help=help_text)
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
 
 
 def console(width: int = 120):

@@ -15,8 +15,7 @@ from ..errors import LoopmodelError
 from ..fileio.output import check_new_output
 from ..report import energy as rep
 from ..workflows import energy as workflow
-from .arguments import console, kernel_and_machine, options_from_args
-from .scaling import add_options_around_json
+from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
 
 
 def add_parser(sub) -> None:
@@ -25,9 +24,8 @@ def add_parser(sub) -> None:
                                       "operating point (ECM + multicore + chip power model)")
     kernel_and_machine(e)
     add_options_around_json(e, workflow.EnergyOptions, "print one JSON document (points, optimum, saving, notes)")
-    e.add_argument("--plot", metavar="PNG", help="write the Z-plot: energy per iteration vs performance, one line "
-                                                 "per clock (PNG, SVG or PDF by extension)")
-    e.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    plot_arguments(e, "write the Z-plot: energy per iteration vs performance, one line per clock (PNG, SVG or PDF "
+                      "by extension)", metavar="PNG")
 
 
 def run(args) -> int:

@@ -19,7 +19,7 @@ from ..report.omp_json import to_json
 from ..report.omp_plot import plot
 from ..report.omp_report import render
 from ..workflows import omp as workflow
-from .arguments import add_options, options_from_args
+from .arguments import add_options, options_from_args, plot_arguments
 
 #: the options given after ``--json`` (the order of ``--help``)
 _MEASURING = ("measure", "min_time", "compiler")
@@ -36,9 +36,7 @@ def add_parser(sub) -> None:
     add_options(o, workflow.OmpOptions, skip=_MEASURING)
     o.add_argument("--json", action="store_true", help="print one JSON document")
     add_options(o, workflow.OmpOptions, skip=("threads", "define"))
-    o.add_argument("--plot", metavar="FILE", help="write predicted (and measured) time vs threads "
-                                                  "(PNG, SVG or PDF by extension)")
-    o.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    plot_arguments(o, "write predicted (and measured) time vs threads (PNG, SVG or PDF by extension)")
 
 
 def run(args) -> int:

@@ -16,7 +16,7 @@ import sys
 from ..fileio.output import check_new_output
 from ..report import roofline as rep
 from ..workflows import roofline as workflow
-from .arguments import add_options, console, options_from_args
+from .arguments import add_options, console, options_from_args, plot_arguments
 
 
 def add_parser(sub) -> None:
@@ -25,8 +25,7 @@ def add_parser(sub) -> None:
     r.add_argument("kernels", nargs="+", metavar="KERNEL.c", help="C kernel files")
     r.add_argument("-m", "--machine", required=True, help="machine model of this host ('host' after a probe)")
     add_options(r, workflow.RooflineOptions)
-    r.add_argument("--plot", metavar="FILE", help="write the Roofline plot (PNG, SVG or PDF by extension)")
-    r.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    plot_arguments(r, "write the Roofline plot (PNG, SVG or PDF by extension)")
     r.add_argument("--json", action="store_true", help="print JSON: roofs and points")
 
 

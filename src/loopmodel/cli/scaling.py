@@ -10,9 +10,7 @@ from ..errors import LoopmodelError
 from ..fileio.output import check_new_output
 from ..report import scaling as rep
 from ..workflows import scaling as workflow
-from ..workflows.analyze import AnalysisOptions
-from ..workflows.options import names
-from .arguments import add_options, console, kernel_and_machine, options_from_args
+from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
 
 
 def add_parser(sub) -> None:
@@ -21,17 +19,7 @@ def add_parser(sub) -> None:
     kernel_and_machine(sc)
     add_options_around_json(sc, workflow.ScalingOptions, "print one JSON document; for -D ranges one document per "
                                                          "line as it is computed (JSON Lines)")
-    sc.add_argument("--plot", metavar="PNG", help="write a scaling plot (matplotlib)")
-    sc.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
-
-
-def add_options_around_json(parser, cls, json_help: str) -> None:
-    """The arguments of ``cls`` (a multicore command's Options) with ``--json`` (``json_help``)
-    between the analysis options and the command's own, the order of ``--help``."""
-    shared = names(AnalysisOptions)
-    add_options(parser, cls, skip=tuple(n for n in names(cls) if n not in shared))
-    parser.add_argument("--json", action="store_true", help=json_help)
-    add_options(parser, cls, skip=shared)
+    plot_arguments(sc, "write a scaling plot (matplotlib)", metavar="PNG")
 
 
 def run(args) -> int:

@@ -15,7 +15,7 @@ import sys
 from ..fileio.output import check_new_output
 from ..report import validation as rep
 from ..workflows import validate as workflow
-from .arguments import add_options, console, options_from_args
+from .arguments import add_options, console, options_from_args, plot_arguments
 
 
 def add_parser(sub) -> None:
@@ -25,9 +25,8 @@ def add_parser(sub) -> None:
     v.add_argument("-m", "--machine", required=True, help="machine model of this host (a probe: 'host' or a file)")
     add_options(v, workflow.ValidateOptions)
     v.add_argument("--json", action="store_true", help="print a JSON list, one row per size")
-    v.add_argument("--plot", metavar="FILE", help="write the ECM contributions over the size with the measured "
-                                                  "points (PNG, SVG or PDF by extension)")
-    v.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    plot_arguments(v, "write the ECM contributions over the size with the measured points (PNG, SVG or PDF by "
+                      "extension)")
 
 
 def run(args) -> int:

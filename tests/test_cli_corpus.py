@@ -81,61 +81,84 @@ def test_corpus_output_unchanged(argv, recorded, tmp_path, monkeypatch):
 
 
 #: short options of the corpus -> the API's keyword names
-_SHORT = {"-P": "cache_predictor", "-i": "incore", "-c": "cores", "-p": "models", "-u": "unit", "-D": "defines"}
-#: options of the command line that choose an output, not a result
+_SHORT = {"-P": "cache_predictor", "-i": "incore", "-c": "cores", "-p": "models", "-u": "unit", "-D": "defines",
+          "--define": "defines", "-m": "machine"}
+#: options of the command line that choose an output, not a result (the switches take no value)
 _OUTPUT_ONLY = {"json", "no_progress", "verbose", "unit"}
+_SWITCHES = {"verbose", "no_progress", "v"}
 
 
 def api_call(argv: tuple):
-    """``(function, args, kwargs)`` of the Python API for a corpus line of ``analyze`` or ``scaling``
-    with ``--json`` (one size), from the words of the command line alone; None for the others."""
-    if len(argv) < 2:
+    """``(command, args, kwargs)`` of the Python API for a corpus line of ``analyze`` or ``scaling``
+    at one size (no range, no picture), from the words of the command line alone; None for the
+    others."""
+    if len(argv) < 2 or argv[0] not in ("analyze", "scaling") or "-m" not in argv:
         return None
     command, kernel, *rest = argv
-    if command not in ("analyze", "scaling") or not any(a.startswith("--json") for a in rest):
-        return None
-    if any(":" in a for a in rest if "=" in a):  # a size range: not one document
+    if any(":" in a for a in rest if "=" in a) or "--plot" in rest:  # a size range, a picture
         return None
     kwargs, defines, models, i = {}, [], [], 0
     while i < len(rest):
         word = rest[i]
         name = _SHORT.get(word) or word.split("=")[0].lstrip("-").replace("-", "_")
-        takes_value = i + 1 < len(rest) and not rest[i + 1].startswith("-")
+        following = rest[i + 1] if i + 1 < len(rest) else "-"
+        takes_value = (not following.startswith("-") or re.fullmatch(r"-[0-9.]+", following)) and name not in _SWITCHES
+        if name == "defines" and "=" not in rest[i + 1]:  # Kerncraft's '-D N 1000'
+            defines.append(f"{rest[i + 1]}={rest[i + 2]}")
+            i += 3
+            continue
         if name == "defines":
             defines.append(rest[i + 1])
         elif name == "models":
             models.append(rest[i + 1])
         elif name in ("reassociation", "no_reassociation"):
             kwargs["reassociate"] = name == "reassociation"
-        elif name == "m":
-            kwargs["machine"] = rest[i + 1]
-        elif name not in _OUTPUT_ONLY:
+        elif name not in _OUTPUT_ONLY and name not in _SWITCHES:
             kwargs[name] = rest[i + 1] if takes_value else True
-        i += 2 if takes_value and name not in ("verbose", "no_progress") else 1
+        i += 2 if takes_value else 1
     machine = kwargs.pop("machine")
     if models:
         kwargs["models"] = models
-    if "cores" in kwargs and command == "analyze":
-        kwargs["cores"] = int(kwargs["cores"])
     return command, (kernel, machine, defines), kwargs
 
 
-API_LINES = [argv for argv in COMMANDS if argv and api_call(argv) is not None]
+API_LINES = [argv for argv in COMMANDS if api_call(argv) is not None]
 
 
-def test_api_lines_cover_both_commands():
-    assert {a[0] for a in API_LINES} == {"analyze", "scaling"} and len(API_LINES) >= 4
+def test_api_lines_cover_both_commands_results_and_errors(recorded):
+    assert {a[0] for a in API_LINES} == {"analyze", "scaling"} and len(API_LINES) >= 30
+    codes = [recorded[_key(a)]["rc"] for a in API_LINES]
+    assert codes.count(0) >= 15 and codes.count(2) >= 10
+
+
+def _cli_message(stderr: str) -> str:
+    """The one line of a CLI error without the program's prefix and argparse's pointer to --help."""
+    line = stderr.strip().removeprefix("loopmodel: ").removeprefix("error: ")
+    return line.removesuffix(" (see 'loopmodel --help')")
 
 
 @pytest.mark.parametrize("argv", API_LINES, ids=[_key(a)[:80] for a in API_LINES])
 def test_api_equals_cli(argv, recorded, tmp_path):
-    """The API's document for the inputs of a corpus line equals the CLI's ``--json`` output."""
+    """For the inputs of a corpus line the API gives the CLI's JSON document, or raises the CLI's
+    error (its one line; the API may name the argument in front)."""
     if RECORD:
         pytest.skip("recording")
     import loopmodel
+    from loopmodel.errors import LoopmodelError
 
     command, args, kwargs = api_call(argv)
-    function = getattr(loopmodel, command)
     out = recorded[_key(argv)]
-    cli = json.loads(out["files"].get("out.json") or out["stdout"])  # '--json FILE' writes FILE
-    assert json.loads(json.dumps(function(*args, **kwargs).to_dict())) == cli
+    if out["rc"]:
+        with pytest.raises(LoopmodelError) as exc:
+            getattr(loopmodel, command)(*args, **kwargs)
+        assert str(exc.value).endswith(_cli_message(out["stderr"]))
+        return
+    if out["files"].get("out.json"):  # '--json FILE' wrote the document
+        cli = json.loads(out["files"]["out.json"])
+    elif any(a.startswith("--json") for a in argv):
+        cli = json.loads(out["stdout"])
+    else:  # a text report: the same line with --json gives the document
+        proc = run_main_inprocess([*argv, "--json"], ROOT)
+        assert proc.returncode == 0, proc.stderr
+        cli = json.loads(proc.stdout)
+    assert json.loads(json.dumps(getattr(loopmodel, command)(*args, **kwargs).to_dict())) == cli

@@ -9,6 +9,7 @@ import inspect
 import pydoc
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,24 @@ def test_the_architecture_document_lists_every_module():
             listed.add(package + name)
     actual = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
     assert listed == actual
+
+
+def test_a_command_loads_its_own_workflow_only():
+    """``loopmodel analyze`` does not import the measuring, sweeping or OpenMP code, nor does
+    ``--version`` import any workflow (cli.command_module loads the command's module on demand)."""
+    code = ("import sys, contextlib, io; from loopmodel.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try: main(sys.argv[1:])\n"
+            "    except SystemExit: pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('loopmodel.workflows', 'loopmodel.measure'))))")
+    def loaded(*argv):
+        out = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True,
+                             check=True, timeout=120).stdout
+        return ast.literal_eval(out.strip().splitlines()[-1])
+
+    assert loaded("--version") == []
+    analyze = loaded("analyze", "examples/kernels/triad.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=1000",
+                     "--incore", "analytic", "--json")
+    assert "loopmodel.workflows.analyze" in analyze
+    assert not any(m.startswith(("loopmodel.measure", "loopmodel.workflows.sweep", "loopmodel.workflows.omp"))
+                   for m in analyze), analyze

@@ -1,6 +1,6 @@
-"""The command line: one module per command, each parsing its arguments into the command's
-Options (:mod:`loopmodel.workflows`), running the workflow and rendering the result
-(:mod:`loopmodel.report`). No model logic here.
+"""The command line: one module per command (:mod:`loopmodel.cli.commands`), each parsing its
+arguments into the command's Options (:mod:`loopmodel.workflows`), running the workflow and
+rendering the result (:mod:`loopmodel.report`). No model logic here.
 
     loopmodel analyze KERNEL -m MACHINE [-D N=1000] [-p LC -p ECM -p Roofline -p RooflineASM] [--json]
     loopmodel machine list | show NAME | convert KERNCRAFT.yml [-o OUT.yml]
@@ -10,19 +10,15 @@ Options (:mod:`loopmodel.workflows`), running the workflow and rendering the res
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
 from ..errors import LoopmodelError
 from ..fileio.defines import normalize_argv
 from ..version import __version__
-from . import analyze, app, bench, codegen, energy, machine, measure, omp, roofline, scaling, sweep, validate
-
-#: the commands (each module: ``add_parser(sub)`` and ``run(args)``), in the order ``--help``
-#: lists them
-COMMANDS = {"analyze": analyze, "scaling": scaling, "codegen": codegen, "app": app, "measure": measure,
-            "bench": bench, "energy": energy, "validate": validate, "roofline": roofline, "omp": omp, "sweep": sweep,
-            "machine": machine}
+from .argv import json_file_argv
+from .commands import COMMANDS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,29 +27,49 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``loopmodel`` parser with every command of :data:`COMMANDS`."""
+def command_module(name: str):
+    """The module of :mod:`loopmodel.cli` that runs command ``name``.
+
+    The one place the command line imports on demand: a command loads its own workflow and
+    what that needs, not every command's (``loopmodel --version`` and ``loopmodel analyze`` do
+    not import the measuring, sweeping and OpenMP code; benchmarks/import_time.py).
+    """
+    return importlib.import_module(f"{__name__}.{COMMANDS[name].module}")
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The ``loopmodel`` parser: every command of :data:`~loopmodel.cli.commands.COMMANDS` is listed
+    (name and help); those in ``commands`` (default: all) get their arguments, the others stay
+    placeholders (enough for ``--help`` and for an unknown command's message)."""
     p = _Parser(prog="loopmodel", description="Analytic performance models (layer conditions, ECM, Roofline) "
                                                 "of C loop kernels.")
     p.add_argument("--version", action="version", version=f"loopmodel {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    for name, module in COMMANDS.items():
-        if name == "machine":
-            module.add_parser(sub, _Parser)
+    for name, command in COMMANDS.items():
+        if commands is not None and name not in commands:
+            sub.add_parser(name, help=command.help)
+        elif name == "machine":
+            command_module(name).add_parser(sub, _Parser)
         else:
-            module.add_parser(sub)
+            command_module(name).add_parser(sub)
     return p
+
+
+def _command(argv: list) -> str | None:
+    """The command named by ``argv`` (its first word, when that is a command), or None."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 def main(argv=None) -> int:
     """Run ``loopmodel`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status: 0,
     2 for a user error (one line on stderr), 130 when interrupted."""
-    argv = analyze.json_file_argv(normalize_argv(list(sys.argv[1:] if argv is None else argv)))
-    parser = build_parser()
+    argv = json_file_argv(normalize_argv(list(sys.argv[1:] if argv is None else argv)))
+    command = _command(argv)
+    parser = build_parser(() if command is None else (command,))
     args = parser.parse_args(argv)
     try:
         if args.command in COMMANDS:
-            return COMMANDS[args.command].run(args)
+            return command_module(args.command).run(args)
         parser.print_help()
         return 2
     except LoopmodelError as exc:

@@ -20,10 +20,8 @@ from ..report.figures import check_picture_path
 from ..report.json_report import to_dict
 from ..report.text import SweepPrinter, render
 from ..workflows import analyze as workflow
+from .commands import COMMANDS
 from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
-
-#: suffixes of kernel files: after ``--json`` such a name is the kernel, not the JSON output file
-KERNEL_SUFFIXES = (".c", ".yml", ".yaml")
 
 EPILOG = ("Kerncraft spellings accepted: -D/--define N 1000, -P/--cache-predictor LC|SIM, -i/--incore-model "
           "OSACA|LLVM-MCA, --unit cy/It|It/s|FLOP/s|cy/CL, -p ECMData (= ECM, data-transfer terms; analytic in-core "
@@ -37,7 +35,7 @@ JSON_HELP = ("print one JSON document; for -D ranges one document per line as it
 
 def add_parser(sub) -> None:
     """The ``analyze`` subcommand on ``sub`` (from ``add_subparsers``)."""
-    a = sub.add_parser("analyze", help="analyze a kernel on a machine model", epilog=EPILOG)
+    a = sub.add_parser("analyze", help=COMMANDS["analyze"].help, epilog=EPILOG)
     kernel_and_machine(a)
     add_options_around_json(a, workflow.AnalyzeOptions, JSON_HELP,
                             before_json=[(("--json-file",), {"metavar": "FILE", "help": argparse.SUPPRESS})])
@@ -45,35 +43,6 @@ def add_parser(sub) -> None:
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
     plot_arguments(a, "with a -D range: write the ECM contributions over the size, layer-condition transitions "
                       "marked (PNG, SVG or PDF by extension)")
-
-
-def json_file_argv(argv: list) -> list:
-    """``analyze ... --json FILE`` / ``--json=FILE`` (Kerncraft's spelling) -> ``--json --json-file FILE``.
-
-    The word after ``--json`` is the output file unless it starts with ``-``, ends in a kernel
-    suffix (:data:`KERNEL_SUFFIXES`) or names an existing file other than ``*.json`` (then it is
-    the kernel, and ``--json`` prints JSON on stdout as before). Other commands are unchanged.
-    """
-    if not argv or argv[0] != "analyze":
-        return argv
-    out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
-        if a.startswith("--json="):
-            out += ["--json", "--json-file", a.split("=", 1)[1]]
-        elif a == "--json" and i + 1 < len(argv) and _is_json_file(argv[i + 1]):
-            out += ["--json", "--json-file", argv[i + 1]]
-            i += 1
-        else:
-            out.append(a)
-        i += 1
-    return out
-
-
-def _is_json_file(word: str) -> bool:
-    if word.startswith("-") or word.lower().endswith(KERNEL_SUFFIXES):
-        return False
-    return word.lower().endswith(".json") or not os.path.exists(word)
 
 
 def run(args) -> int:

@@ -6,12 +6,13 @@ import sys
 
 from ..report import application as rep
 from ..workflows import app as workflow
+from .commands import COMMANDS
 from .arguments import add_options, console, options_from_args
 
 
 def add_parser(sub) -> None:
     """The ``app`` subcommand on ``sub``."""
-    ap = sub.add_parser("app", help="predict an application: a sequence of loop kernels (YAML)")
+    ap = sub.add_parser("app", help=COMMANDS["app"].help)
     ap.add_argument("file", help="application YAML file (see examples/pcg/pcg.yml)")
     ap.add_argument("-m", "--machine", required=True, help="built-in machine name or machine YAML file")
     add_options(ap, workflow.AppOptions)

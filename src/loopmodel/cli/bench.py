@@ -15,12 +15,13 @@ import sys
 
 from ..report import bench as rep
 from ..workflows import bench as workflow
+from .commands import COMMANDS
 from .arguments import add_options, console, options_from_args
 
 
 def add_parser(sub) -> None:
     """The ``bench`` subcommand on ``sub`` (from ``add_subparsers``)."""
-    b = sub.add_parser("bench", help="measure a kernel on this host (pinned, min-of-K; s/it, cy/CL, it/s, FLOP/s)")
+    b = sub.add_parser("bench", help=COMMANDS["bench"].help)
     b.add_argument("kernel", help="C kernel file")
     add_options(b, workflow.BenchOptions)
     b.add_argument("--json", action="store_true", help="print JSON (units in the key names)")

@@ -4,12 +4,13 @@ from __future__ import annotations
 import sys
 
 from ..workflows import codegen as workflow
+from .commands import COMMANDS
 from .arguments import add_options, options_from_args
 
 
 def add_parser(sub) -> None:
     """The ``codegen`` subcommand on ``sub``."""
-    cg = sub.add_parser("codegen", help="print the compilable C program loopmodel builds around a kernel")
+    cg = sub.add_parser("codegen", help=COMMANDS["codegen"].help)
     cg.add_argument("kernel", help="C kernel file")
     add_options(cg, workflow.CodegenOptions)
 

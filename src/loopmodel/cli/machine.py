@@ -7,12 +7,13 @@ import sys
 from ..fileio.output import check_new_output, write_new_output
 from ..workflows import machine as workflow
 from . import probe as cli_probe
+from .commands import COMMANDS
 
 
 def add_parser(sub, parser_class) -> None:
     """The ``machine`` subcommand (list, show, convert, probe) on ``sub``; its subcommands'
     parsers are ``parser_class`` (the command line's one-line errors)."""
-    mch = sub.add_parser("machine", help="list, show, convert or probe machine models")
+    mch = sub.add_parser("machine", help=COMMANDS["machine"].help)
     mch.set_defaults(machine_parser=mch)
     msub = mch.add_subparsers(dest="machine_command", parser_class=parser_class)
     msub.add_parser("list", help="list built-in machine models")

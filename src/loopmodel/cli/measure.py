@@ -20,13 +20,14 @@ from ..measure.stream import KERNEL_NAMES
 from ..report import measure as rep
 from ..workflows import measure as workflow
 from ..workflows.options import fields
+from .commands import COMMANDS
 from .arguments import add_option, add_options, console, options_from_args
 
 
 def add_parser(subparsers):
     """Add the ``measure`` subcommand to ``subparsers`` (from ``add_subparsers``); returns it."""
     m = subparsers.add_parser(
-        "measure", help="measure daxpby/triad bandwidth per thread count on this host (validates models)",
+        "measure", help=COMMANDS["measure"].help,
         description="Compile and run an OpenMP streaming benchmark (daxpby: y = a*x + b*y, 24 B/it; "
                     "triad: a = b + s*c, 32 B/it with write-allocate, 24 B/it without) once per thread count "
                     "with OMP_PROC_BIND=close OMP_PLACES=cores. GB/s = 10^9 B/s.")

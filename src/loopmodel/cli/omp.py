@@ -19,6 +19,7 @@ from ..report.omp_json import to_json
 from ..report.omp_plot import plot
 from ..report.omp_report import render
 from ..workflows import omp as workflow
+from .commands import COMMANDS
 from .arguments import add_options, options_from_args, plot_arguments
 
 #: the options given after ``--json`` (the order of ``--help``)
@@ -27,8 +28,7 @@ _MEASURING = ("measure", "min_time", "compiler")
 
 def add_parser(sub) -> None:
     """The ``omp`` subcommand on ``sub``."""
-    o = sub.add_parser("omp", help="predict an OpenMP program per thread count (MESI chunk states, "
-                                   "benchmarked transitions)")
+    o = sub.add_parser("omp", help=COMMANDS["omp"].help)
     o.add_argument("program", help="OpenMP C file (loops with '#pragma omp parallel for', master, single) "
                                    "or a YAML program model")
     o.add_argument("-m", "--machine", required=True,

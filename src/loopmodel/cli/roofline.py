@@ -16,12 +16,13 @@ import sys
 from ..fileio.output import check_new_output
 from ..report import roofline as rep
 from ..workflows import roofline as workflow
+from .commands import COMMANDS
 from .arguments import add_options, console, options_from_args, plot_arguments
 
 
 def add_parser(sub) -> None:
     """The ``roofline`` subcommand on ``sub``."""
-    r = sub.add_parser("roofline", help="measured Roofline points of kernels on this host, with the model's")
+    r = sub.add_parser("roofline", help=COMMANDS["roofline"].help)
     r.add_argument("kernels", nargs="+", metavar="KERNEL.c", help="C kernel files")
     r.add_argument("-m", "--machine", required=True, help="machine model of this host ('host' after a probe)")
     add_options(r, workflow.RooflineOptions)

@@ -33,6 +33,7 @@ from ..report import study_plot
 from ..workflows import sweep as workflow
 from ..workflows.options import names
 from ..workflows.study import read_study
+from .commands import COMMANDS
 from .arguments import add_options, options_from_args
 
 #: most points ``--plot`` draws (what it draws of each row is kept in memory until the end)
@@ -48,7 +49,7 @@ WHERE = ("dask", "workers")
 
 def add_parser(sub) -> None:
     """The ``sweep`` subcommand on ``sub``."""
-    s = sub.add_parser("sweep", help="run a design-space study (kernels x machines x sizes x options) on Dask",
+    s = sub.add_parser("sweep", help=COMMANDS["sweep"].help,
                        epilog=EPILOG)
     s.add_argument("study", help="study file (YAML), see examples/studies/")
     add_options(s.add_mutually_exclusive_group(), workflow.SweepOptions,

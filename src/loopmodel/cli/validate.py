@@ -15,12 +15,13 @@ import sys
 from ..fileio.output import check_new_output
 from ..report import validation as rep
 from ..workflows import validate as workflow
+from .commands import COMMANDS
 from .arguments import add_options, console, options_from_args, plot_arguments
 
 
 def add_parser(sub) -> None:
     """The ``validate`` subcommand on ``sub``."""
-    v = sub.add_parser("validate", help="ECM prediction vs measurement on this host, per size")
+    v = sub.add_parser("validate", help=COMMANDS["validate"].help)
     v.add_argument("kernel", help="C kernel file")
     v.add_argument("-m", "--machine", required=True, help="machine model of this host (a probe: 'host' or a file)")
     add_options(v, workflow.ValidateOptions)

@@ -1,7 +1,5 @@
 """The per-user cache of validated machine models: never stale, optional, invisible when broken."""
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest

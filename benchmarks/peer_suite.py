@@ -34,6 +34,7 @@ Exit status 0 whatever the outcome (the table is the result); 2 for a bad source
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -506,10 +507,13 @@ INLINE_KERNEL = re.compile(r"KernelCode\(\s*(?:'''|\"\"\")(.*?)(?:'''|\"\"\")", 
 
 
 def _loopmodel_ir():
-    """loopmodel's kernel front-ends from this checkout (imported in-process)."""
+    """loopmodel's kernel front-ends (imported in-process): the installed package, else this
+    checkout's source (never put in front of an installed one: processes started later, such as
+    Dask workers, inherit ``sys.path`` and would import a source tree without the compiled
+    cache simulator)."""
     src = os.path.join(ROOT, "src")
-    if src not in sys.path:
-        sys.path.insert(0, src)
+    if importlib.util.find_spec("loopmodel") is None and src not in sys.path:
+        sys.path.append(src)
     from loopmodel.fileio.c_kernel import parse_kernel, parse_kernel_file
     from loopmodel.fileio.kernel_yaml import parse_kernel_yaml_file
     return parse_kernel, parse_kernel_file, parse_kernel_yaml_file

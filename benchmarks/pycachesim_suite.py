@@ -26,11 +26,16 @@ it takes in from below and sends below, see :mod:`loopmodel.cachesim`):
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 from itertools import chain
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+# this checkout's source only where no loopmodel is installed: a test imports this module, and
+# processes it starts later (Dask workers) inherit sys.path; a source tree in front of the
+# installed package would give them a loopmodel without its compiled cache simulator
+if importlib.util.find_spec("loopmodel") is None:
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "src"))
 
 from loopmodel.cachesim.hierarchy import Hierarchy, LevelSpec  # noqa: E402
 

@@ -20,9 +20,10 @@ HAVE_GCC = shutil.which("gcc") is not None
 def fake_measure(seconds_per_it=(1e-9, 1.2e-9, 1.5e-9), iterations=1000):
     calls = []
 
-    def measure(path, defines, **kw):
+    def measure(path, defines, **kw):  # one block of kw["runs"] runs: the figures in turn
         calls.append((path, defines, kw))
-        return KernelMeasurement(path, dict(defines), iterations, tuple(s * iterations for s in seconds_per_it),
+        runs = [seconds_per_it[i % len(seconds_per_it)] for i in range(kw["runs"])]
+        return KernelMeasurement(path, dict(defines), iterations, tuple(s * iterations for s in runs),
                                  "gcc", ("-O3",), kw.get("cpu"), reps_per_run=1, pinned=True)
     return measure, calls
 
@@ -31,7 +32,8 @@ def test_units_from_seconds_and_the_clock(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
     measure, calls = fake_measure()
     clocks = iter([2.0e9, 4.0e9])
-    r = run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure, clock=lambda cpu: next(clocks))
+    r = run_bench("examples/kernels/daxpy.c", {"N": 1000}, repeat=3, measure=measure, clock=lambda cpu: next(clocks),
+                  blocks=1)
     assert r.clock_hz == pytest.approx(3.0e9)  # mean of before and after
     f = r.figures()
     assert f["seconds_per_it"][0] == pytest.approx(1e-9)
@@ -40,13 +42,14 @@ def test_units_from_seconds_and_the_clock(tmp_path, monkeypatch):
     doc = r.to_dict()["measurement"]
     assert doc["time_min_cy_per_cl"] == pytest.approx(24.0) and doc["counters"] is None and doc["cache"] == "warm"
     assert doc["repetitions"] == 3 and doc["threads"] == 1 and doc["clock_Hz"] == pytest.approx(3e9)
-    assert COUNTERS_NOTE in r.notes and calls[0][2]["runs"] == 3
+    assert COUNTERS_NOTE in r.notes and calls[0][2]["runs"] == 3 and len(calls) == 1  # one block of 3 runs
+    assert r.stability.verdict == "unchecked" and doc["stability"]["verdict"] == "unchecked"
 
 
 def test_results_are_cached_per_user_and_no_cache_measures_again(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
     measure, calls = fake_measure()
-    args = dict(repeat=3, measure=measure, clock=lambda cpu: 3e9)
+    args = dict(repeat=3, measure=measure, clock=lambda cpu: 3e9, blocks=1)
     first = run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args)
     again = run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args)
     assert not first.cached and again.cached and len(calls) == 1
@@ -75,7 +78,9 @@ def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
     assert doc["threads"] == 1 and doc["it_s"] == m["max_it_s"]
     assert m["time_min_s_per_it"] <= m["time_median_s_per_it"] <= m["time_max_s_per_it"]
     assert 0.05 < m["time_min_cy_per_cl"] < 500 and m["repetitions"] == 3 and m["counters"] is None
-    assert len(doc["notes"]) == 1 and doc["notes"][0].startswith(COUNTERS_NOTE)
+    assert doc["notes"][0].startswith(COUNTERS_NOTE)  # and, where the blocks of runs disagree, that note
+    assert all(n.startswith("blocks disagree:") for n in doc["notes"][1:])
+    assert m["stability"]["verdict"] in ("agree", "disagree") and len(m["stability"]["block_min_s_per_it"]) >= 3
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -210,13 +210,16 @@ def test_every_note_of_the_text_report_is_in_the_json(case, coherence_file):
     (stdout or stderr) is one of the JSON document's ``notes``."""
     import shutil
 
-    from helpers import ROOT, run_cli_batch
+    from helpers import ROOT, run_cli, run_cli_batch
 
     if case.split("-")[0] in MEASURING and shutil.which("gcc") is None:
         pytest.skip("gcc needed to measure")
     argv = [a.format(coherence=coherence_file) for a in NOTE_CASES[case]]
-    runs = run_cli_batch({"text": (argv, ROOT), "json": (argv + ["--json"], ROOT)})
-    text, doc = runs["text"], runs["json"]
+    if case.split("-")[0] in MEASURING:  # one measurement: the JSON run reads the text run's from the cache
+        text, doc = run_cli(*argv, cwd=ROOT), run_cli(*argv, "--json", cwd=ROOT)
+    else:
+        runs = run_cli_batch({"text": (argv, ROOT), "json": (argv + ["--json"], ROOT)})
+        text, doc = runs["text"], runs["json"]
     assert text.returncode == 0 and doc.returncode == 0, (text.stderr, doc.stderr)
     in_json = _json_notes(doc.stdout)
     missing = [n for n in _text_notes(text.stdout + "\n" + text.stderr) if n not in in_json]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import platform
 import socket
+import time
 from dataclasses import dataclass, field
 
 from .. import cache
@@ -27,6 +28,7 @@ from ..predictors.layer_conditions import LayerConditionAnalysis
 from .clock import pinned_clock_hz
 from .kernel_bench import choose_build, measure_kernel
 from .probe import data_caches
+from .stability import BLOCKS, TOLERANCE, Stability, measure_in_blocks
 from .topology import read_topology
 
 COUNTERS_NOTE = "counters unavailable: time only"
@@ -52,6 +54,8 @@ class BenchResult:
         traffic: link name (``L1L2``, ...) -> bytes per iteration the model predicts on it
             at these sizes (with a machine model; empty without); times the measured it/s it
             gives each link's bandwidth.
+        stability: :class:`~loopmodel.measure.stability.Stability` of the blocks of runs
+            (None: not measured in blocks).
     """
     kernel: str
     defines: dict
@@ -65,6 +69,7 @@ class BenchResult:
     threads: int = 1
     openmp: bool = False
     traffic: dict = field(default_factory=dict)
+    stability: Stability | None = None
 
     def figures(self) -> dict:
         """The measurement in every unit, min / median / max where the runs differ."""
@@ -89,6 +94,7 @@ class BenchResult:
                       "repetitions": len(m.seconds_per_call), "calls_per_repetition": m.reps_per_run,
                       "cache": self.cache, "clock_Hz": self.clock_hz, "threads": self.threads, "openmp": self.openmp,
                       "counters": _per_it(m.counters),
+                      "stability": self.stability.to_dict() if self.stability else None,
                       "compiler": m.compiler, "flags": list(m.flags), "cpu": m.cpu, "pinned": m.pinned})
         return {"kernel": self.kernel, "defines": dict(self.defines), "measurement": block,
                 "cached": self.cached, "notes": list(self.notes)}
@@ -117,15 +123,18 @@ def _per_it(counted: dict | None) -> dict | None:
 
 
 def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu,
-              cold: bool = False, threads: int | None = None) -> str:
-    """The per-user cache key of one benchmark (everything that decides its result)."""
+              cold: bool = False, threads: int | None = None, blocks: tuple = (BLOCKS, TOLERANCE)) -> str:
+    """The per-user cache key of one benchmark (everything that decides its result; ``blocks``:
+    blocks per round and tolerance, :mod:`.stability`)."""
     return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
-                          cpu, cold, threads, socket.gethostname(), host_cpu_model(), platform.machine())
+                          cpu, cold, threads, tuple(blocks), socket.gethostname(), host_cpu_model(),
+                          platform.machine())
 
 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
               cpu: int | None = 0, use_cache: bool = True, timeout_s: float = 120, machine_file=None,
-              measure=None, clock=None, cold: bool = False, threads: int | None = None) -> BenchResult:
+              measure=None, clock=None, cold: bool = False, threads: int | None = None, blocks: int = BLOCKS,
+              tolerance: float = TOLERANCE, sleep=None) -> BenchResult:
     """Measure the kernel in ``path`` at ``defines`` (see the module docstring).
 
     Args:
@@ -137,7 +146,11 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         threads: None: one thread pinned to ``cpu``; N: the outermost loop shared among N
             OpenMP threads, placed with ``OMP_PLACES=cores OMP_PROC_BIND=close``, the data
             first-touched by them (figures are then for all threads together).
-        measure, clock: injectable ``measure_kernel`` and ``() -> Hz`` for tests.
+        blocks, tolerance: the runs are taken in ``blocks`` blocks spread over time, measured
+            again (up to three rounds) until the two fastest agree within ``tolerance``
+            (:func:`loopmodel.measure.stability.measure_in_blocks`).
+        measure, clock, sleep: injectable ``measure_kernel``, ``() -> Hz`` and the pause
+            between blocks, for tests.
     Raises:
         LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
             (one line each).
@@ -145,26 +158,33 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     kernel, _ = parse_kernel_file(path)
     text = read_kernel_text(path)
     compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
-    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads)
+    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads, (blocks, tolerance))
     hit = cache.load("bench", key) if use_cache else None
     if isinstance(hit, BenchResult):
         return dataclasses.replace(hit, cached=True)
     clock = clock or pinned_clock_hz
     before = clock(cpu)
     flush_bytes = _flush_bytes(machine) if cold else 0
-    m = (measure or measure_kernel)(path, defines, machine=machine, machine_file=machine_file, runs=repeat,
-                                    min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s,
-                                    reps_per_run=1 if cold else None, flush_bytes=flush_bytes, threads=threads,
-                                    counters=True)
+    measure = measure or measure_kernel
+    first = []
+
+    def block(runs: int):  # hardware counters once, with the first block
+        first.append(runs)
+        return measure(path, defines, machine=machine, machine_file=machine_file, runs=runs, min_time_s=min_time_s,
+                       cpu=cpu, timeout_s=timeout_s, reps_per_run=1 if cold else None, flush_bytes=flush_bytes,
+                       threads=threads, counters=len(first) == 1)
+    m, stability = measure_in_blocks(block, repeat, blocks, tolerance, sleep=sleep or time.sleep)
     hz = (before + clock(cpu)) / 2
     notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
                   "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
     said = any(n.startswith(COUNTERS_NOTE) for n in m.notes)  # the measurement's note says why
     notes = tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())
+    notes += tuple(n for n in (stability.note(),) if n)
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,
-                      openmp=threads is not None, traffic=_model_traffic(kernel, machine, defines, cold))
+                      openmp=threads is not None, traffic=_model_traffic(kernel, machine, defines, cold),
+                      stability=stability)
     if use_cache:
         cache.store("bench", key, res)
     return res

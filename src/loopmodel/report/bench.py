@@ -55,6 +55,8 @@ def render(results, console) -> None:
         if gbs:
             console.print(_sizes(r) + ": GB/s on each link (model traffic x measured it/s): "
                           + ", ".join(f"{k} {v:.1f}" for k, v in gbs.items()))
+        if r.stability is not None:
+            console.print(_sizes(r) + ": stability: " + r.stability.text())
         c = r.measurement.counters
         if c:
             console.print(_sizes(r) + ": counters per iteration: " + ", ".join(

@@ -16,6 +16,7 @@ from ..fileio.host_models import machine_notes
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
+from ..measure.stability import BLOCKS, ROUNDS, TOLERANCE
 from .measure import parse_threads
 from .options import option
 
@@ -40,6 +41,12 @@ class BenchOptions:
               "reads; default: one pinned thread", "--threads", "-t", metavar="N|1:N")
     timeout: float = option(120, "per size (default 120 s)", "--timeout", metavar="SECONDS", type=float)
     no_cache: bool = option(False, "measure again instead of reading the per-user cache", "--no-cache")
+    blocks: int = option(BLOCKS, f"take the runs in N blocks spread over time (separate processes; default {BLOCKS}); "
+                                 "when the fastest runs of the two fastest blocks differ by more than --tolerance, "
+                                 f"measure the blocks again (up to {ROUNDS} rounds) and say whether the minimum is "
+                                 "confirmed", "--blocks", metavar="N", type=int)
+    tolerance: float = option(TOLERANCE, f"relative agreement asked of the two fastest blocks (default {TOLERANCE:g} "
+                                         "= 3 %%)", "--tolerance", metavar="FRACTION", type=float)
 
 
 @dataclass(frozen=True)
@@ -96,17 +103,22 @@ def run(kernel: str, options: BenchOptions) -> BenchRun:
 
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, ``--repeat`` < 1, ``--timeout`` <= 0,
-            thread counts, machine, compiler, run).
+            ``--blocks`` < 1, ``--tolerance`` outside (0, 1), thread counts, machine, compiler, run).
     """
     points = c_kernel_points(kernel, options.define, "bench")
     if options.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {options.repeat}")
     if not options.timeout > 0:
         raise DefineError(f"--timeout must be > 0 s, got {options.timeout}")
+    if options.blocks < 1:
+        raise DefineError(f"--blocks must be >= 1, got {options.blocks}")
+    if not 0 < options.tolerance < 1:
+        raise DefineError(f"--tolerance must be a fraction in (0, 1) (0.03 = 3 %), got {options.tolerance}")
     counts = thread_counts(options.threads, len(points))
     machine = None if options.machine is None else load_machine(options.machine)
     results = [measure_bench.run_bench(kernel, pt, machine, options.repeat, 0.01, options.cpu, not options.no_cache,
-                                       options.timeout, options.machine, cold=options.cache == "cold", threads=n)
+                                       options.timeout, options.machine, cold=options.cache == "cold", threads=n,
+                                       blocks=options.blocks, tolerance=options.tolerance)
                for pt in points for n in counts]
     extra = machine_notes(options.machine, machine)
     if extra:

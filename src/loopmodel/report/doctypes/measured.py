@@ -28,6 +28,24 @@ class Counters(Strict):
                                                    "weighted by lanes), FLOP/it")]
 
 
+class Stability(Strict):
+    """How the blocks of runs agree (:mod:`loopmodel.measure.stability`): the runs are taken in
+    blocks spread over time and measured again until the fastest runs of the two fastest blocks
+    agree within ``tolerance``."""
+
+    block_min_s_per_it: Annotated[list[Num], Field(description="fastest run of each block, s/it, in the order "
+                                                               "measured")]
+    rounds: Annotated[Count, Field(description="rounds of blocks measured (more than one: the first disagreed)")]
+    tolerance: Annotated[Num, Field(description="relative agreement asked of the two fastest blocks (0.03 = 3 %)")]
+    agreement: Annotated[Num | None, Field(description="second-fastest block minimum / fastest - 1; null for one "
+                                                       "block")]
+    spread: Annotated[Num, Field(description="slowest block minimum / fastest - 1")]
+    verdict: Annotated[Literal["agree", "disagree", "unchecked"], Field(
+        description="agree: the fastest runs of two blocks agree within the tolerance; disagree: not after every "
+                    "round (a note says so); unchecked: one block. It speaks of this run's blocks: runs seconds apart "
+                    "can differ more on a shared host")]
+
+
 class BenchMeasurement(Strict):
     """The measurement of one kernel at one size and thread count (benchmark mode,
     kerncraft-tool-paper.txt §2.6; statistics of roofline-measurement-thesis.txt §3.4: min-of-K
@@ -67,6 +85,8 @@ class BenchMeasurement(Strict):
                                               "even 1) rather than one pinned thread")]
     counters: Annotated[Counters | None, Field(
         description="hardware counts per innermost iteration; null where counters are unavailable (a note says why)")]
+    stability: Annotated[Stability | None, Field(
+        description="how the blocks of runs agree; null where the runs were not taken in blocks")]
     compiler: Annotated[str, Field(description="compiler command that built the benchmark")]
     flags: Annotated[list[str], Field(description="compiler flags")]
     cpu: Annotated[Count | None, Field(description="CPU the benchmark was asked to be pinned to (--cpu; not used "

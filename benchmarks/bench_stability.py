@@ -48,7 +48,7 @@ def main() -> None:
         print(f"--blocks {blocks}: min s/it " + ", ".join(f"{x:.3e}" for x in mins))
         print(f"    two runs in a row differ by: median {100 * statistics.median(steps):.1f} %, "
               f"max {100 * max(steps):.1f} %; all runs within {100 * (max(mins) / min(mins) - 1):.1f} %")
-        print(f"    verdicts: " + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
+        print("    verdicts: " + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
               + f"; repetitions per run: {[m['repetitions'] for m in ms]}")
 
 

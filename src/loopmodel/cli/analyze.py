@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     """The ``analyze`` subcommand on ``sub`` (from ``add_subparsers``)."""
     a = sub.add_parser("analyze", help=COMMANDS["analyze"].help, epilog=EPILOG)
     kernel_and_machine(a)
-    add_options_around_json(a, workflow.AnalyzeOptions, JSON_HELP,
+    add_options_around_json(a, workflow.AnalyzeOptions, workflow.AnalysisOptions, JSON_HELP,
                             before_json=[(("--json-file",), {"metavar": "FILE", "help": argparse.SUPPRESS})])
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")

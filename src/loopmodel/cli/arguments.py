@@ -8,7 +8,6 @@ import sys
 
 from rich.console import Console
 
-from ..workflows.analyze import AnalysisOptions
 from ..workflows.options import fields, names
 
 
@@ -63,12 +62,12 @@ def add_option(parser, f) -> None:
         parser.add_argument(*meta["flags"], dest=f.name, help=help_text, **extra)
 
 
-def add_options_around_json(parser, cls, json_help: str, before_json=()) -> None:
+def add_options_around_json(parser, cls, shared_cls, json_help: str, before_json=()) -> None:
     """The arguments of ``cls`` (an analysing command's Options) in the order of ``--help``: the
-    shared analysis options (:class:`~loopmodel.workflows.analyze.AnalysisOptions`), the
-    arguments ``before_json`` (``(flags, keywords)`` pairs), ``--json`` (``json_help``), then the
-    command's own options."""
-    shared = names(AnalysisOptions)
+    options it shares with ``shared_cls`` (its base,
+    :class:`~loopmodel.workflows.analyze.AnalysisOptions`), the arguments ``before_json``
+    (``(flags, keywords)`` pairs), ``--json`` (``json_help``), then the command's own options."""
+    shared = names(shared_cls)
     add_options(parser, cls, skip=tuple(n for n in names(cls) if n not in shared))
     for flags, keywords in before_json:
         parser.add_argument(*flags, **keywords)

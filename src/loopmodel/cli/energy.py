@@ -15,6 +15,7 @@ from ..errors import LoopmodelError
 from ..fileio.output import check_new_output
 from ..report import energy as rep
 from ..workflows import energy as workflow
+from ..workflows.analyze import AnalysisOptions
 from .commands import COMMANDS
 from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
 
@@ -23,7 +24,8 @@ def add_parser(sub) -> None:
     """The ``energy`` subcommand on ``sub``."""
     e = sub.add_parser("energy", help=COMMANDS["energy"].help)
     kernel_and_machine(e)
-    add_options_around_json(e, workflow.EnergyOptions, "print one JSON document (points, optimum, saving, notes)")
+    add_options_around_json(e, workflow.EnergyOptions, AnalysisOptions,
+                            "print one JSON document (points, optimum, saving, notes)")
     plot_arguments(e, "write the Z-plot: energy per iteration vs performance, one line per clock (PNG, SVG or PDF "
                       "by extension)", metavar="PNG")
 

@@ -10,6 +10,7 @@ from ..errors import LoopmodelError
 from ..fileio.output import check_new_output
 from ..report import scaling as rep
 from ..workflows import scaling as workflow
+from ..workflows.analyze import AnalysisOptions
 from .commands import COMMANDS
 from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
 
@@ -18,8 +19,8 @@ def add_parser(sub) -> None:
     """The ``scaling`` subcommand on ``sub``."""
     sc = sub.add_parser("scaling", help=COMMANDS["scaling"].help)
     kernel_and_machine(sc)
-    add_options_around_json(sc, workflow.ScalingOptions, "print one JSON document; for -D ranges one document per "
-                                                         "line as it is computed (JSON Lines)")
+    add_options_around_json(sc, workflow.ScalingOptions, AnalysisOptions, "print one JSON document; for -D ranges "
+                            "one document per line as it is computed (JSON Lines)")
     plot_arguments(sc, "write a scaling plot (matplotlib)", metavar="PNG")
 
 

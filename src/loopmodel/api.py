@@ -554,14 +554,10 @@ def command_options(cls, command: str, options: dict, **fixed):
         ApiTypeError: an unknown option (the valid ones listed), one the function takes as an
             argument of its own, or a value of a wrong type. ApiValueError: a refused value.
     """
-    taken = sorted(set(options) & set(fixed))
-    if taken:
+    bad = sorted(set(options) & set(fixed)) or sorted(set(options) - set(names(cls)))
+    if bad:
         valid = sorted(set(names(cls)) - set(fixed))
-        raise ApiTypeError(f"unknown option '{taken[0]}' of {command} (choose {', '.join(valid)})")
-    unknown = sorted(set(options) - set(names(cls)))
-    if unknown:
-        valid = sorted(set(names(cls)) - set(fixed))
-        raise ApiTypeError(f"unknown option '{unknown[0]}' of {command} (choose {', '.join(valid)})")
+        raise ApiTypeError(f"unknown option '{bad[0]}' of {command} (choose {', '.join(valid)})")
     return dataclasses.replace(from_values(cls, command, options), **fixed)
 
 

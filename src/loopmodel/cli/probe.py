@@ -5,7 +5,10 @@
 
 Arguments -> :class:`~loopmodel.workflows.probe.ProbeOptions` -> :func:`loopmodel.workflows.probe.run`
 with a progress bar on stderr -> the model to ``-o`` (else stdout; ``--coherence-only``: to
-``-o`` only) and a summary on stderr. Errors are one line.
+``-o`` only) and a summary on stderr with the ``self-check:`` block. A full probe whose
+self-check leaves measurements uncertain writes nothing (no ``-o``, no stdout, not stored for
+``-m host``) unless ``--force``: it prints one line per reason and a one-line error (exit 2).
+Errors are one line.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..errors import LoopmodelError
 from ..fileio.output import check_new_output, write_output
 from ..workflows import probe as workflow
 from ..workflows.options import fields
@@ -35,8 +39,7 @@ def add_arguments(pr) -> None:
                          "without -o it goes to stdout")
     add_option(pr, opts["quick"])
     add_option(pr, opts["cores"])
-    pr.add_argument("--force", action="store_true", help="overwrite an existing -o file")
-    for name in ("compiler", "no_store", "power"):
+    for name in ("force", "compiler", "no_store", "power"):
         add_option(pr, opts[name])
     what = pr.add_mutually_exclusive_group()
     add_option(what, opts["coherence"])
@@ -47,7 +50,8 @@ def run(args) -> int:
     """Run ``machine probe`` for parsed ``args``; returns the exit status.
 
     Raises:
-        LoopmodelError: one-line user errors (output file, options, compiler).
+        LoopmodelError: one-line user errors (output file, options, compiler), and a probe
+            whose self-check left measurements uncertain (without ``--force``).
     """
     if args.output:
         check_new_output(args.output, "-o", force=args.force)
@@ -63,6 +67,13 @@ def run(args) -> int:
                          + "\n")
         sys.stderr.write("".join(f"note: {n}\n" for n in table.notes))
         return 0
+    if result.refused:
+        check = result.host_model.self_check
+        sys.stderr.write("\n".join(check.lines()) + "\n")
+        where = f"written to {args.output}" if args.output else "printed"
+        raise LoopmodelError(f"the probe's self-check left {len(check.uncertain)} measurement(s) uncertain, so the "
+                             f"model was not {where}{'' if options.no_store else ' nor stored for -m host'}; "
+                             "--force writes and stores it anyway, marked uncertain")
     if args.output:
         write_output(args.output, result.text, "-o", args.force)
     else:
@@ -97,4 +108,6 @@ def _summary(model, output: str | None, stored) -> None:
              f"duplex {chosen.get('duplex', 'n/a')}; memory penalty "
              f"{m.links[-1].penalty_load:.2f} cy/CL; p0 {m.contention_p0:.3g}"]
     lines += [f"note: {n}" for n in model.notes]
+    if model.self_check is not None:
+        lines += model.self_check.lines()
     sys.stderr.write("\n".join(lines) + "\n")

@@ -27,6 +27,7 @@ note and the probe goes on; the model builder says what it had to assume instead
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import platform
@@ -48,6 +49,7 @@ from .incore_bench import run_incore
 from .kernel_bench import measure_kernel
 from .latency import run_latency
 from .power_probe import NO_COUNTERS, probe_power
+from .probe_check import latency_spread
 from .stream import available_memory
 from .topology import allowed_cpus, one_cpu_per_core, read_topology
 
@@ -508,3 +510,119 @@ def coherence_provenance(table, repetitions: int, compiler: str, duration_s: flo
     return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpus": list(table.cpus),
             "threads": list(table.threads), "repetitions": repetitions, "compiler": compiler,
             "duration_s": round(duration_s, 1)}
+
+
+def remeasure(data: ProbeData, step: str, points: tuple = ()) -> ProbeData:
+    """``data`` with one step measured again (the probe's self-check,
+    :mod:`loopmodel.measure.probe_check`), keeping per point the better of the old and the new
+    measurement: a bandwidth point keeps the fastest repetitions of all its attempts
+    (:func:`fastest_of`), a latency point, an instruction form and the clock the attempt whose
+    repetitions agree better (smaller spread), the training kernel the faster attempt.
+
+    Args:
+        data: :class:`ProbeData` of a finished probe (its ``options`` set).
+        step: ``clock``, ``bandwidth tables`` (the ``points``: ``(level, kernel, threads)``
+            keys), ``link fit`` (every single-core table point and the training kernel),
+            ``latency`` or ``in-core``.
+        points: the keys to measure again for ``bandwidth tables``.
+    Returns:
+        The new :class:`ProbeData`; a re-run that fails leaves the old measurement (and a note).
+    """
+    steps = _Steps(None)
+    if step == "clock":
+        out = _reclock(data, steps)
+    elif step == "bandwidth tables":
+        out = _repoints(data, tuple(points), steps)
+    elif step == "link fit":
+        one = tuple(k for k in table_keys(data) if k[2] == 1)
+        out = _repoints(data, one, steps)
+        out = dataclasses.replace(out, training=_retrain(out, steps))
+    elif step == "latency":
+        new = steps.attempt("latency", _latency, data.topology, effective_sizes(data.topology, data.sweep),
+                            data.options, steps)
+        out = dataclasses.replace(data, latency=_better_latency(data.latency, new))
+    elif step == "in-core":
+        new = steps.attempt("in-core micro-benchmarks", _incore, data.topology, data.clock.median_hz, data.options,
+                            steps) if data.clock else None
+        out = dataclasses.replace(data, incore=_better_incore(data.incore, new, data.clock))
+    else:
+        raise ValueError(f"unknown probe step {step!r}")
+    return dataclasses.replace(out, notes=tuple(dict.fromkeys(data.notes + tuple(steps.notes))))
+
+
+def table_keys(data: ProbeData) -> tuple:
+    """``(level, kernel, threads)`` of every point of the per-level tables."""
+    return tuple((lv, k, p.threads) for lv, per in data.tables.items() for k, pts in per.items() for p in pts)
+
+
+def _reclock(data: ProbeData, steps) -> ProbeData:
+    """The clock measured again; the new runs replace the old where they agree better."""
+    new = steps.attempt("clock", measure_clock, data.options.compiler)
+    if new is None or (data.clock is not None and new.spread >= data.clock.spread):
+        return data
+    incore = data.incore.at_clock(new.median_hz) if data.incore is not None else None
+    return dataclasses.replace(data, clock=new, incore=incore)
+
+
+def _repoints(data: ProbeData, keys: tuple, steps) -> ProbeData:
+    """The table points ``keys`` measured again at their sizes and repetitions."""
+    tables = {lv: {k: list(pts) for k, pts in per.items()} for lv, per in data.tables.items()}
+    for level, kernel, threads in keys:
+        pts = tables.get(level, {}).get(kernel, [])
+        old = next((p for p in pts if p.threads == threads), None)
+        if old is None:
+            continue
+        new = steps.attempt(f"{level} {kernel} at {threads} cores", _bandwidth, kernel, threads,
+                            old.bytes_per_thread, len(old.seconds), data.options)
+        if new is not None:
+            pts[pts.index(old)] = fastest_of(old, new)
+    return dataclasses.replace(data, tables=tables)
+
+
+def fastest_of(old, new):
+    """The bandwidth point ``old`` with its K repetitions replaced by the K fastest of ``old``'s
+    and ``new``'s (min-of-all; ``new``'s times scaled to ``old``'s sweeps and elements): the
+    more runs there are, the likelier the K fastest are undisturbed, so their spread says
+    whether the minimum is reproducible."""
+    scale = old.sweeps * old.elements_per_thread / (new.sweeps * new.elements_per_thread)
+    both = sorted(old.seconds + tuple(t * scale for t in new.seconds))
+    return dataclasses.replace(old, seconds=tuple(both[:len(old.seconds)]))
+
+
+def _retrain(data: ProbeData, steps) -> tuple:
+    """The training kernel measured again; per level the fewer cycles per iteration kept."""
+    new = {t["level"]: t for t in _training(effective_sizes(data.topology, data.sweep),
+                                            data.host.get("compiler_flags") or host_flags(), data.options, steps)}
+    out = []
+    for t in data.training:
+        n = new.get(t["level"])
+        faster = n is not None and n["seconds_per_it"] * n["clock_Hz"] < t["seconds_per_it"] * t["clock_Hz"]
+        out.append(n if faster else t)
+    return tuple(out)
+
+
+def _better_latency(old, new):
+    """Per size the pointer-chase point whose repetitions agree better."""
+    if old is None or new is None:
+        return old or new
+    by = {p.size_bytes: p for p in new.points}
+
+    def pick(p):
+        q = by.get(p.size_bytes)
+        return q if q is not None and latency_spread(q) < latency_spread(p) else p
+    return dataclasses.replace(old, points=tuple(pick(p) for p in old.points))
+
+
+def _better_incore(old, new, clock):
+    """Per instruction form the point whose repetitions agree better (both at ``clock``)."""
+    if new is None:
+        return old
+    new = new.at_clock(clock.median_hz)
+    if old is None:
+        return new
+    by = {(p.op, p.width, p.kind, p.form): p for p in new.points}
+
+    def pick(p):
+        q = by.get((p.op, p.width, p.kind, p.form))
+        return q if q is not None and q.spread < p.spread else p
+    return dataclasses.replace(old, points=tuple(pick(p) for p in old.points))

@@ -31,6 +31,7 @@ with a ``probe`` section holding every raw figure and fit (provenance).
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 
 from ..compiled.llvm_mca import find_llvm_mca
@@ -41,8 +42,10 @@ from ..fileio.machine_writer import coherence_mapping, power_mapping
 from ..machine.bandwidth import write_allocate_factor
 from ..measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus, mca_latency_check
 from ..measure.incore_bench import access_costs, in_core_section
+from ..measure import probe as measure_probe
 from ..measure.probe import (BENCH_KERNELS, ELEMENT, KERNELS, TRAINING_SOURCE, cy_per_cl, data_caches,
                              effective_sizes, host_flags, point_seconds_per_it)
+from ..measure.probe_check import EXTRA_ATTEMPTS, RERUN_MIN_S, RERUN_TIME_FRACTION, self_check
 from ..measure.provenance import probe_section
 from ..models.calibration import fit_load_store_limit
 from ..models.link_fit import KernelTransfers, fit_links
@@ -67,10 +70,13 @@ class HostModel:
         mapping: the machine file's content (plain YAML data), validated.
         machine: the validated :class:`~loopmodel.machine.model.MachineModel`.
         notes: what had to be assumed or could not be measured.
+        self_check: the :class:`~loopmodel.measure.probe_check.SelfCheck` of the measurements
+            (:func:`build_checked_host_model`), None where not checked.
     """
     mapping: dict
     machine: object
     notes: tuple
+    self_check: object = None
 
 
 def build_host_model(data) -> HostModel:
@@ -113,6 +119,70 @@ def build_host_model(data) -> HostModel:
     mapping["probe"] = probe_section(data, fits, notes)
     machine = validate_mapping(mapping, "<probe>")
     return HostModel(mapping, machine, tuple(notes))
+
+
+#: the order in which failing steps are measured again: the clock first (every cy figure
+#: depends on it), the link fit's inputs last (the table re-runs may already have fixed it)
+RERUN_ORDER = ("clock", "bandwidth tables", "latency", "in-core", "link fit")
+
+
+def build_checked_host_model(data, remeasure=measure_probe.remeasure, fit=build_host_model,
+                             now=time.monotonic) -> HostModel:
+    """The model of the probed host after its self-check (:mod:`loopmodel.measure.probe_check`).
+
+    Each check that fails has its step measured again (:func:`loopmodel.measure.probe.remeasure`
+    keeps per point the better measurement) and the model fitted again, up to
+    :data:`~loopmodel.measure.probe_check.EXTRA_ATTEMPTS` re-runs per step and a total time of
+    :data:`~loopmodel.measure.probe_check.RERUN_TIME_FRACTION` of the probe's duration (at
+    least :data:`~loopmodel.measure.probe_check.RERUN_MIN_S` s). What stays uncertain is
+    written into ``probe.self_check`` of the model.
+
+    Args:
+        data: :class:`~loopmodel.measure.probe.ProbeData`.
+        remeasure: ``remeasure(data, step, points) -> ProbeData`` (the probe's).
+        fit: ``fit(data) -> HostModel`` (:func:`build_host_model`).
+        now: clock in seconds (``time.monotonic``).
+    Returns:
+        :class:`HostModel` with ``self_check`` set.
+    Raises:
+        MachineError: as :func:`build_host_model`.
+    """
+    start = now()
+    budget = max(RERUN_MIN_S, RERUN_TIME_FRACTION * float(data.host.get("duration_s") or 0.0))
+    attempts: dict = {}
+    stopped = ""
+    while True:
+        model = fit(data)
+        check = self_check(data, link_residual(model.mapping), attempts)
+        plan = rerun_plan(check, attempts)
+        if not plan or stopped:
+            break
+        for step, points in plan:
+            if now() - start >= budget:
+                stopped = f"time bound of {budget:.0f} s reached"
+                break
+            data = remeasure(data, step, points)
+            attempts[step] = attempts.get(step, 1) + 1
+    check = dataclasses.replace(check, rerun_s=now() - start, stopped=stopped)
+    mapping = {**model.mapping, "probe": {**model.mapping["probe"], "self_check": check.to_mapping()}}
+    return HostModel(mapping, validate_mapping(mapping, "<probe>"), model.notes, check)
+
+
+def rerun_plan(check, attempts: dict) -> list:
+    """``[(step, points), ...]`` to measure again: the steps of the failing checks that have
+    re-runs left, in :data:`RERUN_ORDER`; ``points`` are the failing points' keys."""
+    todo: dict = {}
+    for c in check.checks:
+        if not c.ok and attempts.get(c.step, 1) < 1 + EXTRA_ATTEMPTS:
+            todo.setdefault(c.step, []).extend(k for k, _ in c.points)
+    return [(step, tuple(todo[step])) for step in RERUN_ORDER if step in todo]
+
+
+def link_residual(mapping: dict) -> float | None:
+    """RMS relative residual (a fraction) of the chosen link hypothesis in a model's
+    ``probe.fits.links``; None where the links were not fitted."""
+    chosen = (((mapping.get("probe") or {}).get("fits") or {}).get("links") or {}).get("chosen")
+    return chosen["residual_percent"] / 100 if chosen else None
 
 
 def _skeleton(data, effective: dict, notes: list) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
 from ..fileio.machine_writer import machine_mapping, plain_yaml
+from ..measure.probe_check import self_check_lines
 
 
 def builtin_models() -> list:
@@ -24,12 +25,21 @@ def builtin_models() -> list:
 def show(name: str) -> str:
     """The loopmodel YAML text of the machine model ``name`` (a built-in name, ``host`` or a
     machine file in either format), validated, with explicit units (it loads back to an equal
-    model).
+    model). A probed model starts with its self-check as ``#`` comment lines
+    (:func:`~loopmodel.measure.probe_check.self_check_lines`): the verdicts and what stayed
+    uncertain; a probe from before the self-check existed says it has none.
 
     Raises:
         MachineError: unknown name, unreadable or invalid file (one line).
     """
-    return plain_yaml(machine_mapping(load_machine(name)))
+    model = load_machine(name)
+    text = plain_yaml(machine_mapping(model))
+    if not model.probe:
+        return text
+    section = model.probe.get("self_check")
+    lines = self_check_lines(section) if isinstance(section, dict) else \
+        ["self-check: none (this probe did not check its measurements)"]
+    return "".join(f"# {ln}\n" for ln in lines) + text
 
 
 def convert(path: str) -> str:

@@ -6,6 +6,10 @@ host's model for ``-m host`` (:func:`loopmodel.fileio.host_models.store_host_mod
 probe; ``coherence_only`` measures only that table and adds it to (or replaces it in) the
 stored ``-m host`` model, keeping everything else. ``power`` adds the chip power model fitted
 to RAPL package power (:mod:`loopmodel.measure.power_probe`).
+
+A full probe checks itself (:func:`loopmodel.workflows.hostmodel.build_checked_host_model`):
+a model whose self-check leaves something uncertain is neither stored nor returned as text
+unless ``force``.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from ..fileio.output import replace_atomically
 from ..fileio.reader import read_text
 from ..measure import probe as measure_probe
 from ..units import parse_quantity
-from .hostmodel import HostModel, build_host_model
+from .hostmodel import HostModel, build_checked_host_model
 from .options import option
 
 
@@ -37,6 +41,9 @@ class ProbeOptions:
                                      "may use), 1,2,4 or N", "--cores", metavar="RANGE")
     compiler: str = option("gcc", "C compiler for the benchmarks (default gcc)", "--compiler")
     no_store: bool = option(False, "do not keep the model as this host's '-m host' model", "--no-store")
+    force: bool = option(False, "overwrite an existing -o file, and write and store the model even when the "
+                                "probe's self-check leaves measurements uncertain (marked so in probe.self_check)",
+                         "--force")
     power: bool = option(
         False, "also measure package power (Linux powercap/RAPL) of a streaming kernel at 1..N cores, at several "
                "clocks where cpufreq lets the clock be set, and fit the chip power model W0 + (W1·f + W2·f²)·n into "
@@ -60,11 +67,15 @@ class ProbeResult:
             (None with ``coherence_only``).
         coherence: the :class:`~loopmodel.machine.coherence.CoherenceTable` measured with
             ``coherence_only`` (None otherwise).
+        refused: the self-check left measurements uncertain and ``force`` was not given: the
+            model was not stored and ``text`` is empty (the reasons are in
+            ``host_model.self_check.uncertain``).
     """
     text: str
     stored: Path | None
     host_model: HostModel | None = None
     coherence: object = None
+    refused: bool = False
 
 
 def run(options: ProbeOptions, progress=None) -> ProbeResult:
@@ -75,6 +86,7 @@ def run(options: ProbeOptions, progress=None) -> ProbeResult:
     Raises:
         ToolError: the compiler is not installed, or a benchmark fails (one line).
         DefineError: a bad ``cores`` list, or options that exclude each other (one line).
+    A self-check that leaves measurements uncertain is no error: the result says ``refused``.
         MachineError: the measurements make no valid model; with ``coherence_only``: no stored
             host model, or it cannot be read or replaced (one line).
     """
@@ -92,7 +104,11 @@ def run(options: ProbeOptions, progress=None) -> ProbeResult:
     settings = measure_probe.ProbeOptions.make(cores, options.quick, options.compiler, options.coherence,
                                                options.power)
     data = measure_probe.run_probe(settings, progress)
-    model = build_host_model(data)
+    if progress is not None:
+        progress("self-check", 0, 1)
+    model = build_checked_host_model(data)
+    if not model.self_check.ok and not options.force:
+        return ProbeResult("", None, host_model=model, refused=True)
     header = [f"loopmodel machine model of the host '{data.host.get('hostname')}' ({data.topology.model_name}), "
               f"measured by '{model.mapping['probe'].get('command', 'loopmodel machine probe')}' on "
               f"{data.host.get('date')} in {data.host.get('duration_s')} s. The probe section holds every "

@@ -151,6 +151,8 @@ def self_check_lines(section: dict) -> list:
         n = c.get("attempts", 1)
         lines.append(f"  {c.get('name')}: {c.get('figure_percent')} % (threshold {c.get('threshold_percent')} %), "
                      f"{c.get('verdict')}, {n} attempt{'s' if n != 1 else ''}")
+    if section.get("rerun_s"):
+        lines.append(f"  re-runs took {section['rerun_s']} s")
     if section.get("stopped"):
         lines.append(f"  re-runs stopped: {section['stopped']}")
     lines += [f"  uncertain: {u}" for u in section.get("uncertain") or []]

@@ -39,7 +39,7 @@ def point(kernel="copy", threads=1, spread=0.0, reps=5, base=1e-3) -> BandwidthP
     return BandwidthPoint(kernel, threads, 16384, 0, (base,) + (slow,) * (reps - 1), 10, 1024)
 
 
-def data(clock_spread=0.02, l1_spread=0.02, mem_spread=0.05, latency=0.01) -> ProbeData:
+def data(clock_spread=0.02, l1_spread=0.02, mem_spread=0.04, latency=0.01) -> ProbeData:
     lat = LatencyResult((LatencyPoint(12288, 1.0 - latency, 1.0, 1.0, 3),), 0, True, 64, "gcc", "12")
     return ProbeData({"duration_s": 30.0, "compiler_flags": "-O3"}, None, clock(clock_spread), None, lat,
                      tables={"L1": {"copy": [point(spread=l1_spread)]}, "MEM": {"copy": [point(spread=mem_spread)]}},
@@ -53,9 +53,15 @@ def by_name(check) -> dict:
 # ----------------------------------------------------------------------------- checks
 
 
-def test_thresholds_are_the_documented_values():
-    assert (CLOCK_SPREAD_MAX, LINK_RESIDUAL_MAX, CACHE_SPREAD_MAX, MEMORY_SPREAD_MAX) == (0.10, 0.25, 0.10, 0.20)
-    assert EXTRA_ATTEMPTS == 2
+def test_one_slow_repetition_does_not_make_a_bandwidth_point_uncertain():
+    """The model takes the fastest run: a point is judged by whether a second run reproduces
+    it, not by its slowest run (one hypervisor exit among K)."""
+    slow_one = BandwidthPoint("copy", 1, 16384, 0, (1e-3, 1.01e-3, 3e-3), 10, 1024)
+    assert probe_check.bandwidth_spread(slow_one) == pytest.approx(0.01 / 1.01)
+    lucky_one = BandwidthPoint("copy", 1, 16384, 0, (1e-3, 1.5e-3, 1.5e-3), 10, 1024)
+    assert probe_check.bandwidth_spread(lucky_one) > CACHE_SPREAD_MAX
+    assert probe_check.bandwidth_spread(BandwidthPoint("copy", 1, 16384, 0, (1e-3,), 10, 1024)) == 0.0
+    assert CACHE_SPREAD_MAX < MEMORY_SPREAD_MAX and CLOCK_SPREAD_MAX < LINK_RESIDUAL_MAX and EXTRA_ATTEMPTS >= 1
 
 
 def test_quiet_measurements_pass_every_check():
@@ -86,11 +92,11 @@ def test_link_residual_above_its_threshold_is_uncertain_and_none_is_not_checked(
 
 
 def test_repetitions_have_a_tighter_threshold_in_the_caches_than_in_memory():
-    check = by_name(self_check(data(l1_spread=0.15, mem_spread=0.15), None))
+    check = by_name(self_check(data(l1_spread=0.08, mem_spread=0.08), None))
     cache, mem = check["cache bandwidth repetitions"], check["memory bandwidth repetitions"]
-    assert not cache.ok and cache.points == ((("L1", "copy", 1), pytest.approx(0.15)),)
+    assert not cache.ok and cache.points == ((("L1", "copy", 1), pytest.approx(0.08)),)
     assert mem.ok
-    assert "L1 copy at 1 core" in cache.reason() and "1 point disagree by up to 15 %" in cache.reason()
+    assert "L1 copy at 1 core" in cache.reason() and "1 point disagree by up to 8 %" in cache.reason()
 
 
 def test_self_check_mapping_carries_figures_thresholds_verdicts_attempts():

@@ -7,7 +7,9 @@ alternating run by run so that all see the same host:
 * ``spread``: the defaults (blocks whose starts span ``--spread-s``, 0.5 s; each run compared
   with the one before it, through a per-user cache of its own, and measured once more where the
   two differ by more than 3 %);
-* ``spread2``: the same with ``--spread-s 2``.
+* ``spread1``, ``spread2``: the same with ``--spread-s 1`` and ``2``;
+* ``spread-only`` (the default spread, no comparison with an earlier run) and ``earlier-only``
+  (``--spread-s 0``, compared with the run before): each of the two checks alone.
 
 Run: python benchmarks/bench_stability.py [--times 8] [KERNEL.c] [-D N=60000] [--modes old spread]
 Reports per mode: the min s/it of each run, the median and largest relative difference of two
@@ -28,7 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = {"old": (["--spread-s", "0"], {"LOOPMODEL_NO_CACHE": "1"}), "spread": ([], {}),
-         "spread2": (["--spread-s", "2"], {})}
+         "spread-only": ([], {"LOOPMODEL_NO_CACHE": "1"}), "earlier-only": (["--spread-s", "0"], {}),
+         "spread1": (["--spread-s", "1"], {}), "spread2": (["--spread-s", "2"], {})}
 
 
 def bench(kernel: str, defines: list, args: list, env: dict) -> tuple:

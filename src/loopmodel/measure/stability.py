@@ -21,9 +21,13 @@ of one run cannot make.
 Criterion: the fastest runs of the two fastest blocks agree within ``tolerance`` (relative:
 second / first - 1). One block (K = 1, or ``blocks=1``) cannot be checked. What it can and
 cannot see: blocks disagree when the host changes within the run (a fraction of a second);
-on a shared virtual host the speed can also change over seconds, so that two whole runs whose
-blocks agree still differ (on a 2-vCPU Xeon guest, triad in L2: up to 19 % between runs in a
-row with three blocks each; benchmarks/results/bench-stability/).
+two whole runs whose blocks agree can still differ, by the host's speed over seconds and by
+what each process gets (on a 2-vCPU Xeon guest, triad in L2: windows of runs 0.12 s apart in
+one process agree within 1.5 % (median), processes 0.12 s apart differ by 3-11 %). Hence the
+comparison with an earlier run: on that host, with other users busy, two runs in a row
+differed by a median 14-24 % (max 33-100 %) before, 7-11 % (max 37-55 %) with the spread and
+the comparison, and every pair beyond 3 % was reported by the second run
+(benchmarks/results/bench-stability/).
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ BLOCKS, ROUNDS = 3, 3
 #: pause between blocks, s: decorrelates the blocks from disturbances shorter than this
 PAUSE_S = 0.05
 #: default span of the starts of one round's blocks, s (``bench --spread-s``); the blocks of a
-#: kernel in L1-L3 take 0.2-0.3 s each (a process, calibration, runs of >= 10 ms), so that three
+#: kernel in L1-L3 take about 0.2 s each (a process, calibration, runs of >= 10 ms), so that three
 #: blocks span about this anyway and the pauses add little (benchmarks/results/bench-stability/)
 SPREAD_S = 0.5
 

@@ -47,6 +47,13 @@ def test_blocks_start_spread_over_the_span_asked():
     assert "over 1.1 s" in s.text() and s.to_dict()["span_s"] == pytest.approx(1.1)
 
 
+def test_rounds_measured_again_are_not_spread():
+    ft = FakeTime([0.1])
+    _, s = measure_in_blocks(ft.block([1e-9, 1.2e-9, 1.4e-9, 1e-9, 1.01e-9, 1.3e-9]), 3, spread_s=1.0,
+                             sleep=ft.sleep, now=ft.now)
+    assert s.rounds == 2 and ft.pauses == pytest.approx([0.4, 0.4, PAUSE_S, PAUSE_S, PAUSE_S])
+
+
 def test_no_spread_pauses_the_shortest_pause_only():
     ft = FakeTime([0.1])
     measure_in_blocks(ft.block([1e-9, 1.01e-9, 1.02e-9]), 3, spread_s=0, sleep=ft.sleep, now=ft.now)
@@ -68,10 +75,10 @@ def test_pauses_are_bounded_and_starts_are_spread(block_s, blocks, spread_s, min
     n = min(blocks, 10)
     step = spread_s / (n - 1) if n > 1 else 0
     assert all(PAUSE_S <= p <= max(PAUSE_S, step) + 1e-9 for p in ft.pauses)
-    assert sum(ft.pauses) <= s.rounds * (spread_s + n * PAUSE_S) + 1e-9  # the bound on the time added
-    for r in range(s.rounds):  # within a round, block i starts >= i * step after the first
-        starts = ft.starts[r * n:(r + 1) * n]
-        assert all(t - starts[0] >= i * step - 1e-9 for i, t in enumerate(starts))
+    assert sum(ft.pauses) <= spread_s + s.rounds * n * PAUSE_S + 1e-9  # the bound on the time added
+    starts = ft.starts[:n]  # in the first round, block i starts >= i * step after the first
+    assert all(t - starts[0] >= i * step - 1e-9 for i, t in enumerate(starts))
+    assert ft.pauses[n - 1:] == [PAUSE_S] * (len(ft.pauses) - n + 1)  # later rounds: the shortest pause
 
 
 def _result(minimum, tolerance=0.03):

@@ -9,9 +9,11 @@ minimum itself, and min-of-K cannot see it. Two blocks of runs taken apart in ti
 fastest runs agree confirm the minimum; when they do not, the blocks are measured again (up
 to ``rounds`` times), and a result that stays unconfirmed says so.
 
-Spread over time: the starts of the blocks of a round are at least ``spread_s / (blocks - 1)``
-apart (a pause fills the gap, :data:`PAUSE_S` at least), so that one round samples the host
-over ``spread_s`` seconds and not only over the fraction of a second its runs take.
+Spread over time: the starts of the blocks of the first round are at least
+``spread_s / (blocks - 1)`` apart (a pause fills the gap, :data:`PAUSE_S` at least), so that
+even one round samples the host over ``spread_s`` seconds and not only over the fraction of a
+second its runs take; rounds measured again follow with :data:`PAUSE_S` pauses (they come
+later anyway), so that the spread adds at most ``spread_s`` seconds to a measurement.
 
 Against an earlier run: a fresh measurement is compared with the last one of the same case on
 this host (:func:`against_earlier`); where their minima differ by more than ``tolerance`` one
@@ -25,8 +27,8 @@ two whole runs whose blocks agree can still differ, by the host's speed over sec
 what each process gets (on a 2-vCPU Xeon guest, triad in L2: windows of runs 0.12 s apart in
 one process agree within 1.5 % (median), processes 0.12 s apart differ by 3-11 %). Hence the
 comparison with an earlier run: on that host, with other users busy, two runs in a row
-differed by a median 14-24 % (max 33-100 %) before, 7-11 % (max 37-55 %) with the spread and
-the comparison, and every pair beyond 3 % was reported by the second run
+differed by a median 13-24 % (max 33-100 %) before, 6.5-11 % (max 22-55 %) with the spread
+and the comparison, and every pair beyond 3 % was reported by the second run
 (benchmarks/results/bench-stability/).
 """
 from __future__ import annotations
@@ -42,7 +44,7 @@ TOLERANCE = 0.03
 BLOCKS, ROUNDS = 3, 3
 #: pause between blocks, s: decorrelates the blocks from disturbances shorter than this
 PAUSE_S = 0.05
-#: default span of the starts of one round's blocks, s (``bench --spread-s``); the blocks of a
+#: default span of the starts of the first round's blocks, s (``bench --spread-s``); the blocks of a
 #: kernel in L1-L3 take about 0.2 s each (a process, calibration, runs of >= 10 ms), so that three
 #: blocks span about this anyway and the pauses add little (benchmarks/results/bench-stability/)
 SPREAD_S = 0.5
@@ -177,9 +179,10 @@ def measure_in_blocks(measure_block: Callable, runs: int, blocks: int = BLOCKS, 
         runs: K; blocks: blocks per round; tolerance: relative agreement asked (0.03 = 3 %).
         rounds: rounds at most (each measures ``blocks`` blocks again).
         pause_s: the shortest pause between blocks, s.
-        spread_s: the starts of one round's blocks are at least ``spread_s / (blocks - 1)`` s
-            apart (the pause before a block is stretched to that; 0: ``pause_s`` only). The
-            pauses of one round add up to at most ``spread_s + blocks * pause_s``.
+        spread_s: the starts of the first round's blocks are at least ``spread_s / (blocks - 1)``
+            s apart (the pause before a block is stretched to that; 0: ``pause_s`` only); later
+            rounds pause ``pause_s``. All pauses add up to at most
+            ``spread_s + rounds * blocks * pause_s``.
         sleep, now: the function that waits and the monotonic clock, s (injectable for tests).
 
     Returns:
@@ -191,12 +194,12 @@ def measure_in_blocks(measure_block: Callable, runs: int, blocks: int = BLOCKS, 
     measured, minima = [], []
     started = now()
     for done in range(1, rounds + 1):
-        round_start = None
         for i, n in enumerate(sizes):
-            if measured:
-                sleep(pause_s if i == 0 else min(max(pause_s, round_start + i * step - now()), max(pause_s, step)))
-            if i == 0:
-                round_start = now()
+            if done > 1 or i == 0:
+                if measured:
+                    sleep(pause_s)
+            else:
+                sleep(min(max(pause_s, started + i * step - now()), max(pause_s, step)))
             m = measure_block(n)
             measured.append(m)
             minima.append(m.seconds_per_it_min)

@@ -47,7 +47,7 @@ class BenchOptions:
                                  "confirmed", "--blocks", metavar="N", type=int)
     tolerance: float = option(TOLERANCE, f"relative agreement asked of the two fastest blocks (default {TOLERANCE:g} "
                                          "= 3 %%)", "--tolerance", metavar="FRACTION", type=float)
-    spread_s: float = option(SPREAD_S, "the starts of one round's blocks span at least this many seconds (pauses "
+    spread_s: float = option(SPREAD_S, "the starts of the first round's blocks span at least this many seconds (pauses "
                                        f"between blocks; default {SPREAD_S:g} s; 0: blocks back to back); a fresh "
                                        "measurement is also compared with the last one of the same case, and "
                                        "measured once more where the two differ by more than --tolerance",

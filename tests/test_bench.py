@@ -89,6 +89,7 @@ def test_bench_command_measures_a_small_kernel_as_json(tmp_path):
     (["examples/kernels/daxpy.c", "-D", "N=1000", "--repeat", "0"], "--repeat"),
     (["examples/kernels/daxpy.yml", "-D", "N=1000"], "needs a C kernel"),
     (["examples/kernels/daxpy.c", "-D", "N=1000", "-m", "no-such-machine"], "unknown machine"),
+    (["examples/kernels/daxpy.c", "-D", "N=1000", "--spread-s", "-1"], "--spread-s"),
 ])
 def test_bench_bad_input_is_one_line(argv, message):
     p = _cli("bench", *argv)

@@ -1,7 +1,7 @@
 """``loopmodel bench``: measure a kernel on this host (benchmark mode).
 
     loopmodel bench KERNEL.c -D N=1000 [-D ...] [-m MACHINE] [--repeat 10] [--cache warm|cold] [--cpu 0]
-                    [--threads N|1:N]
+                    [--threads N|1:N] [--blocks 3] [--tolerance 0.03] [--spread-s 0.5]
                     [--timeout 120] [--no-cache] [--json]
 
 Parses the options (:class:`loopmodel.workflows.bench.BenchOptions`), measures each size

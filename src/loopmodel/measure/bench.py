@@ -10,11 +10,15 @@ per-CL figures use the kernel's unit of work (one cache line of the written arra
 kerncraft-tool-paper.txt §1.2.1). Without hardware counters the result says so.
 
 Results are kept in the per-user cache, keyed by the kernel text, sizes, compiler and flags,
-host and CPU, loopmodel's code and the options (the thesis' result cache, §3.5).
+host and CPU, loopmodel's code and the options (the thesis' result cache, §3.5). The fastest
+run of the last fresh measurement of each case is kept too (kind ``bench-earlier``, keyed
+without the options that only decide how many runs are taken), and the next fresh measurement
+of the case is compared with it (:func:`loopmodel.measure.stability.against_earlier`).
 """
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import platform
 import socket
 import time
@@ -28,7 +32,7 @@ from ..predictors.layer_conditions import LayerConditionAnalysis
 from .clock import pinned_clock_hz
 from .kernel_bench import choose_build, measure_kernel
 from .probe import data_caches
-from .stability import BLOCKS, TOLERANCE, Stability, measure_in_blocks
+from .stability import BLOCKS, SPREAD_S, TOLERANCE, Stability, against_earlier, measure_in_blocks
 from .topology import read_topology
 
 COUNTERS_NOTE = "counters unavailable: time only"
@@ -131,10 +135,19 @@ def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_t
                           platform.machine())
 
 
+def earlier_key(text: str, defines: dict, compiler: str, flags, cpu, cold: bool = False,
+                threads: int | None = None) -> str:
+    """The per-user cache key of the last fresh measurement of a case (kind ``bench-earlier``):
+    kernel text, sizes, compiler and flags, CPU, cache mode, threads and host -- not the number
+    of runs, blocks, tolerance or spread."""
+    return cache.make_key("bench-earlier", text, sorted(defines.items()), compiler, tuple(flags), cpu, cold,
+                          threads, socket.gethostname(), host_cpu_model(), platform.machine())
+
+
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
               cpu: int | None = 0, use_cache: bool = True, timeout_s: float = 120, machine_file=None,
               measure=None, clock=None, cold: bool = False, threads: int | None = None, blocks: int = BLOCKS,
-              tolerance: float = TOLERANCE, sleep=None) -> BenchResult:
+              tolerance: float = TOLERANCE, sleep=None, spread_s: float = SPREAD_S, now=None) -> BenchResult:
     """Measure the kernel in ``path`` at ``defines`` (see the module docstring).
 
     Args:
@@ -146,11 +159,15 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         threads: None: one thread pinned to ``cpu``; N: the outermost loop shared among N
             OpenMP threads, placed with ``OMP_PLACES=cores OMP_PROC_BIND=close``, the data
             first-touched by them (figures are then for all threads together).
-        blocks, tolerance: the runs are taken in ``blocks`` blocks spread over time, measured
-            again (up to three rounds) until the two fastest agree within ``tolerance``
-            (:func:`loopmodel.measure.stability.measure_in_blocks`).
-        measure, clock, sleep: injectable ``measure_kernel``, ``() -> Hz`` and the pause
-            between blocks, for tests.
+        blocks, tolerance, spread_s: the runs are taken in ``blocks`` blocks whose starts span
+            ``spread_s`` seconds or more, measured again (up to three rounds) until the two
+            fastest agree within ``tolerance``
+            (:func:`loopmodel.measure.stability.measure_in_blocks`); then compared with the
+            last fresh measurement of the case, and one more round measured where the two
+            disagree (:func:`loopmodel.measure.stability.against_earlier`; also with
+            ``use_cache=False``, which only skips reading the stored result).
+        measure, clock, sleep, now: injectable ``measure_kernel``, ``() -> Hz``, the pause
+            between blocks and the monotonic clock, for tests.
     Raises:
         LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
             (one line each).
@@ -158,7 +175,8 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     kernel, _ = parse_kernel_file(path)
     text = read_kernel_text(path)
     compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
-    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads, (blocks, tolerance))
+    key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads,
+                    (blocks, tolerance, spread_s))
     hit = cache.load("bench", key) if use_cache else None
     if isinstance(hit, BenchResult):
         return dataclasses.replace(hit, cached=True)
@@ -173,14 +191,20 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         return measure(path, defines, machine=machine, machine_file=machine_file, runs=runs, min_time_s=min_time_s,
                        cpu=cpu, timeout_s=timeout_s, reps_per_run=1 if cold else None, flush_bytes=flush_bytes,
                        threads=threads, counters=len(first) == 1)
-    m, stability = measure_in_blocks(block, repeat, blocks, tolerance, sleep=sleep or time.sleep)
+    timing = dict(sleep=sleep or time.sleep, now=now or time.monotonic, spread_s=spread_s)
+    ekey = earlier_key(text, defines, compiler, flags, cpu, cold, threads)
+    m, stability = against_earlier(measure_in_blocks(block, repeat, blocks, tolerance, **timing),
+                                   cache.load("bench-earlier", ekey),
+                                   lambda: measure_in_blocks(block, repeat, blocks, tolerance, rounds=1, **timing))
+    cache.store("bench-earlier", ekey, {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                                        "min_s_per_it": m.seconds_per_it_min})
     hz = (before + clock(cpu)) / 2
     notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
                   "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
     said = any(n.startswith(COUNTERS_NOTE) for n in m.notes)  # the measurement's note says why
     notes = tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())
-    notes += tuple(n for n in (stability.note(),) if n)
+    notes += tuple(n for n in (stability.note(), stability.earlier_note()) if n)
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,
                       openmp=threads is not None, traffic=_model_traffic(kernel, machine, defines, cold),

@@ -16,7 +16,7 @@ from ..fileio.host_models import machine_notes
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
-from ..measure.stability import BLOCKS, ROUNDS, TOLERANCE
+from ..measure.stability import BLOCKS, ROUNDS, SPREAD_S, TOLERANCE
 from .measure import parse_threads
 from .options import option
 
@@ -47,6 +47,11 @@ class BenchOptions:
                                  "confirmed", "--blocks", metavar="N", type=int)
     tolerance: float = option(TOLERANCE, f"relative agreement asked of the two fastest blocks (default {TOLERANCE:g} "
                                          "= 3 %%)", "--tolerance", metavar="FRACTION", type=float)
+    spread_s: float = option(SPREAD_S, "the starts of the first round's blocks span at least this many seconds (pauses "
+                                       f"between blocks; default {SPREAD_S:g} s; 0: blocks back to back); a fresh "
+                                       "measurement is also compared with the last one of the same case, and "
+                                       "measured once more where the two differ by more than --tolerance",
+                             "--spread-s", metavar="SECONDS", type=float)
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ def run(kernel: str, options: BenchOptions) -> BenchRun:
 
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, ``--repeat`` < 1, ``--timeout`` <= 0,
-            ``--blocks`` < 1, ``--tolerance`` outside (0, 1), thread counts, machine, compiler, run).
+            ``--blocks`` < 1, ``--tolerance`` outside (0, 1), ``--spread-s`` outside [0, 60], thread counts, machine, compiler, run).
     """
     points = c_kernel_points(kernel, options.define, "bench")
     if options.repeat < 1:
@@ -112,13 +117,15 @@ def run(kernel: str, options: BenchOptions) -> BenchRun:
         raise DefineError(f"--timeout must be > 0 s, got {options.timeout}")
     if options.blocks < 1:
         raise DefineError(f"--blocks must be >= 1, got {options.blocks}")
+    if not 0 <= options.spread_s <= 60:
+        raise DefineError(f"--spread-s must be between 0 and 60 s, got {options.spread_s}")
     if not 0 < options.tolerance < 1:
         raise DefineError(f"--tolerance must be a fraction in (0, 1) (0.03 = 3 %), got {options.tolerance}")
     counts = thread_counts(options.threads, len(points))
     machine = None if options.machine is None else load_machine(options.machine)
     results = [measure_bench.run_bench(kernel, pt, machine, options.repeat, 0.01, options.cpu, not options.no_cache,
                                        options.timeout, options.machine, cold=options.cache == "cold", threads=n,
-                                       blocks=options.blocks, tolerance=options.tolerance)
+                                       blocks=options.blocks, tolerance=options.tolerance, spread_s=options.spread_s)
                for pt in points for n in counts]
     extra = machine_notes(options.machine, machine)
     if extra:

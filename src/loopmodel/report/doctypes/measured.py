@@ -28,6 +28,17 @@ class Counters(Strict):
                                                    "weighted by lanes), FLOP/it")]
 
 
+class EarlierRun(Strict):
+    """The last fresh measurement of the same case (kernel text, sizes, compiler and flags, CPU,
+    cache mode, threads, host) against this one."""
+
+    date: Annotated[str, Field(description="when the earlier run was measured (ISO 8601, local time)")]
+    min_s_per_it: Annotated[Num, Field(description="its fastest run, s/it")]
+    relative_difference: Annotated[Num, Field(description="this run's fastest run / the earlier one's - 1 "
+                                                          "(after measuring again)")]
+    remeasured: Annotated[bool, Field(description="whether one more round was measured because the two disagreed")]
+
+
 class Stability(Strict):
     """How the blocks of runs agree (:mod:`loopmodel.measure.stability`): the runs are taken in
     blocks spread over time and measured again until the fastest runs of the two fastest blocks
@@ -42,8 +53,14 @@ class Stability(Strict):
     spread: Annotated[Num, Field(description="slowest block minimum / fastest - 1")]
     verdict: Annotated[Literal["agree", "disagree", "unchecked"], Field(
         description="agree: the fastest runs of two blocks agree within the tolerance; disagree: not after every "
-                    "round (a note says so); unchecked: one block. It speaks of this run's blocks: runs seconds apart "
-                    "can differ more on a shared host")]
+                    "round, or an earlier run of the same case still differs by more than the tolerance after "
+                    "measuring again (a note says so); unchecked: one block")]
+    span_s: Annotated[Num | None, Field(description="seconds spent measuring the blocks, pauses included (--spread-s "
+                                                    "stretches the pauses); null: not timed")]
+    earlier: Annotated[EarlierRun | None, Field(
+        description="this run against the last fresh measurement of the same case on this host, where the two "
+                    "differed by more than the tolerance (one more round was then measured); null: no earlier run, "
+                    "or they agreed")]
 
 
 class BenchMeasurement(Strict):

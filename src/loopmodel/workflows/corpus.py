@@ -1,6 +1,6 @@
-"""Placing the validation corpus (:mod:`loopmodel.measure.corpus`) on a machine model: for each
-kernel and each level of the memory hierarchy, the sizes at which the data come from that
-level.
+"""``validate --corpus``: the validation corpus (:mod:`loopmodel.measure.corpus`) placed on a
+machine model (for each kernel and each level of the memory hierarchy, the sizes at which the
+data come from that level), predicted and measured case by case.
 
 The data location is the one ``validate`` uses (:func:`loopmodel.workflows.validate.data_level`:
 the level beyond the farthest link with traffic, from the layer conditions or, where they do
@@ -14,18 +14,38 @@ along the grid until the data location is the level. The capacities are the mach
 Memory: the first size whose data set is at least :data:`MEM_FACTOR` times the last cache,
 at most :data:`MEM_LIMIT_B` and a quarter of the available memory. The in-core model plays no
 part: the placement uses the analytic one (no compiler) and only the traffic.
+
+Each case is then analysed as ``validate`` analyses a kernel file (``--incore auto``) and
+measured with benchmark mode (min-of-K); the error is predicted / measured (min) - 1 in cy/it,
+summarized per data location and per regime (:func:`loopmodel.models.accuracy.summarize`).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import os
+import platform
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
-from ..errors import LoopmodelError
+from ..errors import DefineError, LoopmodelError, ModelError
 from ..fileio.c_kernel import parse_kernel
-from ..measure.corpus import CorpusKernel, corpus_kernels
+from ..fileio.host_models import host_cpu_model, machine_notes
+from ..fileio.machine_files import load_machine
+from ..measure import bench as measure_bench
+from ..measure.corpus import FAMILIES, CorpusKernel, corpus_kernels
 from ..measure.stream import available_memory
+from ..models.accuracy import AccuracySummary, summarize
 from .analysis import Analyzer, AnalyzerSettings
-from .validate import data_level
+from .confidence import regime_tags
+from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, kernel_analyzer
+
+#: how the corpus cases are measured (the first note of ``validate --corpus``)
+CORPUS_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/it at the clock measured "
+               "around each case; predicted cy/it = T_ECM (cy/CL) / iterations per CL of work; error = predicted / "
+               "measured min - 1")
 
 #: grid ratio of the main size
 GRID_RATIO = 2 ** 0.25
@@ -35,6 +55,9 @@ MEM_FACTOR = 4
 MEM_LIMIT_B = 2 ** 30
 #: grid steps the search walks at most from its start
 MAX_STEPS = 24
+#: innermost iterations of one kernel call at most (a matrix-matrix product with its data in
+#: memory would run for minutes per call)
+MAX_ITERATIONS = 2 ** 28
 
 
 @dataclass(frozen=True)
@@ -154,6 +177,11 @@ def place_kernel(ck: CorpusKernel, machine, limit_B: int | None = None) -> tuple
             notes.append(why)
             continue
         defines = ck.defines(placer.grid[k])
+        iterations = math.prod(loop.iterations(defines) for loop in placer.kernel.loops)
+        if iterations > MAX_ITERATIONS:
+            notes.append(f"{ck.name}: not placed in {name}: one call would run {iterations:.2e} iterations "
+                         f"(at most {MAX_ITERATIONS:.2e})")
+            continue
         cases.append(CorpusCase(ck, name, defines, placer.data(k)))
     return cases, notes
 
@@ -174,3 +202,148 @@ def corpus_cases(machine, seed: int = 0, quick: bool = False, limit_B: int | Non
         cases += got
         notes += why
     return tuple(cases), tuple(notes)
+
+
+@dataclass(frozen=True)
+class CorpusResult:
+    """One measured case of the corpus.
+
+    Attributes:
+        case: :class:`~loopmodel.workflows.corpus.CorpusCase` (kernel, level, sizes).
+        regimes: regime tags of the analysis (:func:`loopmodel.workflows.confidence.regime_tags`).
+        predicted_cy_per_it: T_ECM for the case's level / iterations per CL, cy/it.
+        ecm: the ECM notation (cy/CL).
+        bench: :class:`~loopmodel.measure.bench.BenchResult`.
+    """
+
+    case: object
+    regimes: tuple
+    predicted_cy_per_it: float
+    ecm: str
+    bench: object
+
+    @property
+    def measured(self) -> tuple:
+        """Measured cy/it (min, median, max over the runs)."""
+        return self.bench.figures()["cy_per_it"]
+
+    @property
+    def error(self) -> float:
+        """predicted / measured (min) - 1."""
+        return self.predicted_cy_per_it / self.measured[0] - 1
+
+
+@dataclass(frozen=True)
+class CorpusRun:
+    """The result of ``validate --corpus``.
+
+    Attributes:
+        cases: :class:`CorpusResult` per measured case, in corpus order.
+        skipped: ``(name, level, reason)`` per case placed but not measured or predicted.
+        summary: :class:`~loopmodel.models.accuracy.AccuracySummary` over the cases' regime tags.
+        by_family: family (:data:`loopmodel.measure.corpus.FAMILIES`) -> |error| statistics.
+        notes: how it was measured, on which host, what was left out.
+        seconds: wall time of the run, s.
+        machine: the machine model.
+    """
+
+    cases: tuple
+    skipped: tuple
+    summary: AccuracySummary
+    by_family: dict = field(default_factory=dict)
+    notes: tuple = ()
+    seconds: float = 0.0
+    machine: object = None
+
+
+def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, use_cache: bool,
+                 machine_file: str | None) -> CorpusResult:
+    """Predict and measure one :class:`~loopmodel.workflows.corpus.CorpusCase` (its source
+    written to ``directory``) as ``validate`` does a kernel file.
+
+    Raises:
+        LoopmodelError: the model, compiler or run fails (one line); ModelError: no T_ECM, or
+            the analysis puts the data elsewhere than the placement did.
+    """
+    path = os.path.join(directory, f"{case.kernel.name}.c")
+    if not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(case.kernel.source)
+    _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
+    res = analyzer.run(case.defines)
+    level = data_level(res)
+    if level != case.level:
+        raise ModelError(f"the analysis puts the data in {level}, not {case.level}")
+    predicted = res.ecm.T_ECM.get(level)
+    if predicted is None:
+        raise ModelError(f"no ECM prediction: {res.ecm.unknown or 'T_OL unknown'}")
+    bench = measure_bench.run_bench(path, case.defines, machine, repeat, 0.01, cpu, use_cache,
+                                    machine_file=machine_file)
+    return CorpusResult(case, tuple(regime_tags(res)), predicted / res.traffic.iterations_per_unit,
+                        res.ecm.notation(), bench)
+
+
+def run_corpus(machine, machine_name: str, quick: bool = False, seed: int = 0, repeat: int = 10,
+               cpu: int | None = 0, use_cache: bool = True, progress=None) -> CorpusRun:
+    """Place the corpus on ``machine`` (:func:`loopmodel.workflows.corpus.corpus_cases`), predict
+    and measure every case (:func:`measure_case`; ``quick``: at most :data:`QUICK_REPEAT` runs
+    each), and summarize |error| per data location and per regime.
+
+    A case that fails (compiler, model, no ECM prediction) is skipped with its reason.
+    ``progress(i, n, case, outcome)``, if given, is called after each case (``outcome``: the
+    :class:`CorpusResult` or the reason it was skipped).
+
+    Raises:
+        DefineError: ``repeat`` < 1.
+    """
+    if repeat < 1:
+        raise DefineError(f"--repeat must be >= 1, got {repeat}")
+    started = time.monotonic()
+    repeat = min(repeat, QUICK_REPEAT) if quick else repeat
+    cases, placement_notes = corpus_cases(machine, seed, quick)
+    done, skipped = [], []
+    machine_file = str(machine_name)
+    with tempfile.TemporaryDirectory(prefix="loopmodel-corpus-") as tmp:
+        for i, case in enumerate(cases, 1):
+            try:
+                outcome = measure_case(case, tmp, machine, repeat, cpu, use_cache, machine_file)
+                done.append(outcome)
+            except LoopmodelError as exc:
+                outcome = str(exc).replace(tmp + os.sep, "")
+                skipped.append((case.kernel.name, case.level, outcome))
+            if progress:
+                progress(i, len(cases), case, outcome)
+    provenance = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "cases": len(done),
+                  "skipped": len(skipped), "seed": seed, "quick": quick, "repeat": repeat,
+                  "host": socket.gethostname(), "cpu_model": host_cpu_model() or platform.machine()}
+    summary_ = summarize(((r.case.level, r.regimes, r.error) for r in done), provenance)
+    families = summarize((r.case.level, r.case.kernel.families, r.error) for r in done).by_regime
+    by_family = {f: families[f] for f in FAMILIES if f in families}
+    notes = corpus_notes(done, skipped, placement_notes, machine_notes(machine_name, machine), provenance)
+    return CorpusRun(tuple(done), tuple(skipped), summary_, by_family, notes, time.monotonic() - started, machine)
+
+
+def corpus_notes(done, skipped, placement_notes, host_notes, provenance) -> tuple:
+    """The notes of ``validate --corpus``: how it was measured (:data:`CORPUS_NOTE`), on which
+    host, the corpus, what was skipped and why, the benchmarks' notes (each once)."""
+    notes = [CORPUS_NOTE, *host_notes,
+             f"host {provenance['host']} ({provenance['cpu_model']}); corpus seed {provenance['seed']}"
+             f"{' (quick)' if provenance['quick'] else ''}, {provenance['repeat']} run(s) per case; "
+             f"{len(done)} case(s) measured, {len(skipped)} skipped, {len(placement_notes)} not placed"]
+    notes += [f"skipped {name} in {level}: {why}" for name, level, why in skipped]
+    notes += list(placement_notes)
+    notes += [n for r in done for n in r.bench.notes]
+    return tuple(dict.fromkeys(notes))
+
+
+def run(machine: str, options: ValidateOptions, progress=None) -> CorpusRun:
+    """``validate --corpus`` on this host, whose model is ``machine`` (a name, a file or
+    ``"host"``): :func:`run_corpus` with the options' runs, CPU and cache use (``progress``:
+    as there).
+
+    Raises:
+        LoopmodelError: one-line user errors (``--repeat`` < 1, ``-D`` given, machine).
+    """
+    check_choice(None, options)
+    return run_corpus(load_machine(machine), machine, options.quick, options.seed, options.repeat, options.cpu,
+                      not options.no_cache, progress)

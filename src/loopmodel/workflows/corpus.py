@@ -332,7 +332,12 @@ def corpus_notes(done, skipped, placement_notes, host_notes, provenance) -> tupl
              f"{len(done)} case(s) measured, {len(skipped)} skipped, {len(placement_notes)} not placed"]
     notes += [f"skipped {name} in {level}: {why}" for name, level, why in skipped]
     notes += list(placement_notes)
-    notes += [n for r in done for n in r.bench.notes]
+    unstable = [r for r in done if r.bench.stability is not None and r.bench.stability.verdict == "disagree"]
+    if unstable:
+        notes.append(f"{len(unstable)} case(s) whose blocks of runs disagree beyond the tolerance (the host was "
+                     "busy or its clock moved; their minimum is kept): "
+                     + ", ".join(f"{r.case.kernel.name} in {r.case.level}" for r in unstable))
+    notes += [n for r in done for n in r.bench.notes if not n.startswith("blocks disagree")]
     return tuple(dict.fromkeys(notes))
 
 

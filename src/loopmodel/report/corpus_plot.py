@@ -60,7 +60,7 @@ def plot(run, path: str | None, title: str):
     top = max([35.0, *ys]) * 1.2
     left.set_yscale("symlog", linthresh=30, linscale=2.5)  # linear within the ±30 % band, log beyond
     left.set_ylim(-top, top)
-    ticks = [t for t in (-1000, -300, -100, -30, -12, -5, 0, 5, 12, 30, 100, 300, 1000) if abs(t) <= top]
+    ticks = [t for t in (-300, -100, -30, -12, -5, 0, 5, 12, 30, 100, 300, 1000, 3000, 10000, 30000) if abs(t) <= top]
     left.set_yticks(ticks)
     left.set_yticklabels([str(t) for t in ticks])
     left.legend(loc="lower left", fontsize=7)

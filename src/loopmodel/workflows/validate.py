@@ -1,16 +1,20 @@
-"""``validate``: the ECM prediction of a kernel next to its benchmark, per size.
+"""``validate``: the ECM prediction of a kernel next to its benchmark, per size; with
+``--corpus``, of every case of the validation corpus (:mod:`loopmodel.workflows.corpus`).
 
 For each set of sizes: the data location the layer conditions (or the cache simulation)
 choose, T_ECM for it (kerncraft-tool-paper.txt §2.3, cross-architecture-machine-models.txt
 eq. 4), the measurement of benchmark mode (:mod:`loopmodel.measure.bench`, min-of-K) in cy/CL
 at the clock measured around it, and the relative error predicted / measured - 1; then the
 median and largest |error| per data location (:mod:`loopmodel.measure.validation`).
+The corpus run gives the same comparison per case in cy/it (T_ECM in cy/CL divided by the
+iterations per CL of work) and the distribution of |error| per data location and per regime
+(:func:`loopmodel.models.accuracy.summarize`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import DefineError, ModelError
+from ..errors import DefineError, ModelError, OptionError
 from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
 from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
@@ -19,6 +23,9 @@ from ..measure.validation import ValidationRow, summary, validation_notes
 from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
 from .options import option
+
+#: runs per case of ``--corpus --quick`` at most (min-of-K over fewer runs)
+QUICK_REPEAT = 5
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,10 @@ class ValidateOptions:
     repeat: int = option(10, "runs per size (default 10; min-of-K)", "--repeat", "-r", type=int)
     cpu: int = option(0, "CPU to pin the benchmark to (default 0)", "--cpu", type=int)
     no_cache: bool = option(False, "measure again instead of reading the per-user cache", "--no-cache")
+    corpus: bool = option(False, "validate on the shipped corpus (examples and generated kernels, each placed in "
+                                 "every memory level) instead of one kernel", "--corpus")
+    quick: bool = option(False, f"with --corpus: a dozen kernels, at most {QUICK_REPEAT} runs per case", "--quick")
+    seed: int = option(0, "with --corpus: seed of the kernel generator (default 0)", "--seed", type=int)
 
 
 @dataclass(frozen=True)
@@ -99,17 +110,38 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
     return rows
 
 
-def run(kernel: str, machine: str, options: ValidateOptions) -> ValidateRun:
+def run(kernel: str | None, machine: str, options: ValidateOptions) -> ValidateRun:
     """Predict and measure the C kernel file ``kernel`` at each size of ``options.define`` on
-    this host, whose model is ``machine`` (a name, a file or ``"host"``).
+    this host, whose model is ``machine`` (a name, a file or ``"host"``). The corpus
+    (``options.corpus``) is :func:`loopmodel.workflows.corpus.run`'s.
 
     Raises:
         LoopmodelError: one-line user errors (kernel, sizes, ``--repeat`` < 1, machine, compiler,
-            run); ModelError: no ECM prediction.
+            run; a kernel with ``--corpus``, or neither; ``--quick``/``--seed`` without
+            ``--corpus``); ModelError: no ECM prediction.
     """
-    points = c_kernel_points(kernel, options.define, "validate")
+    check_choice(kernel, options)
+    if options.corpus:
+        raise OptionError("validate --corpus: the corpus is run by loopmodel.workflows.corpus.run")
     if options.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {options.repeat}")
+    points = c_kernel_points(kernel, options.define, "validate")
     model = load_machine(machine)
     rows = measure_rows(kernel, model, points, options.repeat, options.cpu, not options.no_cache, machine)
     return ValidateRun(tuple(rows), model, tuple(validation_notes(rows, machine_notes(machine, model))))
+
+
+def check_choice(kernel: str | None, options: ValidateOptions) -> None:
+    """A kernel or ``--corpus``, not both nor neither; the corpus options only with ``--corpus``.
+
+    Raises:
+        OptionError: the combination (one line).
+    """
+    if kernel and options.corpus:
+        raise OptionError("validate: give a kernel file or --corpus, not both")
+    if not kernel and not options.corpus:
+        raise OptionError("validate: give a kernel file or --corpus")
+    if options.corpus and options.define:
+        raise OptionError("validate --corpus: -D is not used (the corpus places each kernel itself)")
+    if not options.corpus and (options.quick or options.seed):
+        raise OptionError("validate: --quick and --seed go with --corpus")

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..schema import SCHEMA_VERSION
 from .analyze import AnalyzeDocument
 from .base import Count, Envelope, Num, NumOrInf, Strict
-from .measured import BenchDocument, MeasureDocument, RooflineDocument, ValidateDocument
+from .measured import BenchDocument, CorpusDocument, MeasureDocument, RooflineDocument, ValidateDocument
 from .multicore import AppDocument, EnergyDocument, ScalingDocument
 from .omp import OmpDocument
 
@@ -35,6 +35,7 @@ DOCUMENTS = {
     "omp": OmpDocument,
     "bench": BenchDocument,
     "validate": ValidateDocument,
+    "validate-corpus": CorpusDocument,
     "measure": MeasureDocument,
     "roofline": RooflineDocument,
 }

@@ -1,4 +1,4 @@
-"""Document types of ``bench``, ``validate``, ``measure``, ``roofline`` (see :mod:`loopmodel.report.doctypes`)."""
+"""Document types of ``bench``, ``validate`` (and ``validate --corpus``), ``measure``, ``roofline`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -166,6 +166,72 @@ class ValidateDocument(Envelope):
     points: Annotated[list[ValidatePoint], Field(description="one point per size")]
     notes: Annotated[list[str], Field(description="how the measurement was made, which probe -m host rests on, "
                                                   "the benchmark's notes; the notes the table prints")]
+
+
+# --- validate --corpus ------------------------------------------------------------------------
+
+class ErrorStatsDoc(Strict):
+    """|relative error| over a group of corpus cases (fractions: 0.05 is 5 %); null figures
+    where the group is empty."""
+
+    count: Annotated[Count, Field(description="cases in the group")]
+    median_abs_error: Annotated[Num, Field(description="median |predicted / measured min - 1|, fraction")]
+    p90_abs_error: Annotated[Num, Field(description="90th percentile (nearest rank) of |error|, fraction")]
+    max_abs_error: Annotated[Num, Field(description="largest |error|, fraction")]
+
+
+class CorpusSummary(ErrorStatsDoc):
+    """|relative error| over every measured case, then per data location, regime tag and
+    generator family."""
+
+    by_level: Annotated[dict[str, ErrorStatsDoc], Field(description="data location (L1 .. MEM) -> statistics")]
+    by_regime: Annotated[dict[str, ErrorStatsDoc], Field(description="regime tag (the analysis' tags, as analyze "
+                                                                     "reports them) -> statistics")]
+    by_family: Annotated[dict[str, ErrorStatsDoc], Field(description="corpus generator family -> statistics")]
+
+
+class CorpusCaseDoc(Strict):
+    """One kernel of the corpus at sizes that put its data in one memory level: the ECM
+    prediction for that level next to the measurement of benchmark mode (one pinned thread,
+    warm data, min-of-K), per innermost iteration."""
+
+    name: Annotated[str, Field(description="kernel name in the corpus (example-*: a shipped example)")]
+    families: Annotated[list[str], Field(description="what the generator made it to exercise")]
+    regimes: Annotated[list[str], Field(description="regime tags of the analysis at these sizes")]
+    data_location: Annotated[str, Field(description="memory level the data come from (L1, L2, L3, MEM, ...)")]
+    defines: Annotated[dict[str, Count], Field(description="size constant -> value")]
+    data_set_B: Annotated[Count, Field(description="all arrays of the kernel at these sizes, B")]
+    predicted_cy_per_it: Annotated[Num, Field(description="T_ECM for data_location / iterations per CL, cy/it")]
+    measured_min_cy_per_it: Annotated[Num, Field(description="fastest run (min-of-K) at clock_Hz, cy/it")]
+    measured_median_cy_per_it: Annotated[Num, Field(description="median run at clock_Hz, cy/it")]
+    measured_max_cy_per_it: Annotated[Num, Field(description="slowest run at clock_Hz, cy/it")]
+    relative_error: Annotated[Num, Field(description="predicted / measured min - 1, fraction")]
+    ecm: Annotated[str, Field(description="the ECM notation of the prediction, cy/CL")]
+    clock_Hz: Annotated[Num, Field(description="core clock measured around the runs of this case, Hz")]
+
+
+class SkippedCase(Strict):
+    """A placed case that was not predicted or measured."""
+
+    name: Annotated[str, Field(description="kernel name in the corpus")]
+    data_location: Annotated[str, Field(description="the memory level it was placed in")]
+    reason: Annotated[str, Field(description="why (compiler, model or run failure), one line")]
+
+
+class CorpusDocument(Envelope):
+    """``loopmodel validate --corpus --json``: the prediction error of the model on this host
+    over the validation corpus, per data location and per regime, and every case."""
+
+    machine: Annotated[str, Field(description="the machine model, as given (-m)")]
+    seed: Annotated[Count, Field(description="seed of the kernel generator")]
+    quick: Annotated[bool, Field(description="the quick corpus (a dozen kernels, fewer runs)")]
+    repetitions: Annotated[Count, Field(description="runs per case (min-of-K over them)")]
+    duration_s: Annotated[Num, Field(description="wall time of the whole run, s")]
+    summary: Annotated[CorpusSummary, Field(description="|error| statistics")]
+    cases: Annotated[list[CorpusCaseDoc], Field(description="one row per measured case, in corpus order")]
+    skipped: Annotated[list[SkippedCase], Field(description="placed cases left out, with the reason")]
+    notes: Annotated[list[str], Field(description="how it was measured, the host, cases not placed or skipped, "
+                                                  "the benchmarks' notes")]
 
 
 # --- measure ---------------------------------------------------------------------------------

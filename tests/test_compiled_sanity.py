@@ -21,6 +21,10 @@ from loopmodel.compiled.asm import (MAX_UNROLL, KernelShape, address_steps, call
                                     iterations_per_pass, packed_bytes)
 from loopmodel.compiled.compile import single_core_source
 from loopmodel.compiled.llvm_mca import find_llvm_mca
+from loopmodel.fileio.c_kernel import parse_kernel
+from loopmodel.fileio.machine_files import load_machine
+from loopmodel.measure.corpus import corpus_kernels
+from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 
 needs_tools = pytest.mark.skipif(shutil.which("gcc") is None or find_llvm_mca() is None,
                                  reason="gcc and llvm-mca needed")
@@ -247,3 +251,33 @@ def test_size_dependent_stride_of_the_written_array_is_evaluated(tmp_path):
     doc = json.loads(p.stdout)["incore"]
     assert (doc["compiled"]["iterations_per_pass"], doc["compiled"]["pointer_increment_B_per_pass"]) == (1.0, 8000.0)
     assert doc["T_OL_cy_per_cl"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_fewer_than_one_iteration_per_pass_is_refused():
+    """The transposed 3-D stencil (inner loop i over the first index): gcc -O3 interchanges the
+    nest, and its loop block advances by one row of the unit-stride index, 1/11 of the stride of
+    an inner-loop iteration: read as 0.09 it per pass, it made T_OL 346 cy/CL where 3 cy/it
+    were measured. A pass that does less than one iteration is not the kernel's loop."""
+    block = ["vmovsd (%rax), %xmm0", "vaddsd 8(%rax), %xmm0, %xmm0", "vmovsd %xmm0, (%rdx)", "addq $88, %rax",
+             "addq $88, %rdx", "cmpq %rax, %rcx", "jne .L5"]
+    why = implausible(block, 88 / 968, KernelShape((968.0,), 8, 8, 64, 8))
+    assert why is not None and "fewer than one" in why and "interchanged" in why
+    assert implausible(block, 1.0, KernelShape((88.0,), 8, 8, 64, 8)) is None
+
+
+@needs_tools
+@pytest.mark.parametrize("name", ["stencil3d-r1-T-double", "stencil2d-r3-T-float", "matvec-columns-double",
+                                  "transpose-copy-double", "matmat-ijk-double", "strided-load-3-double"])
+def test_an_accepted_compiled_block_does_at_least_one_iteration_per_pass(name, tmp_path):
+    """Invariant over the corpus's strided and transposed kernels (where compilers restructure
+    nests): a compiled loop block taken as the kernel's inner loop does >= 1 iteration per pass,
+    and T_ECM in L1 stays within 20x of the analytic in-core model's."""
+    kernel = next(k for k in corpus_kernels(0) if k.name == name)
+    parsed, _ = parse_kernel(kernel.source)
+    sizes = {s: 24 for s in ("N", "M") if f"[{s}]" in kernel.source}
+    machine = load_machine(SKX)
+    res = Analyzer(parsed, machine, AnalyzerSettings(models=("ECM",), incore="auto", kernel_text=kernel.source)).run(sizes)
+    if res.compiled is not None:
+        assert res.compiled.iterations_per_pass >= 1
+    analytic = Analyzer(parsed, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run(sizes)
+    assert res.ecm.T_ECM["L1"] <= 20 * analytic.ecm.T_ECM["L1"]

@@ -350,6 +350,10 @@ def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = Fal
     * More iterations per pass than ``lanes x`` :data:`MAX_UNROLL`, with lanes = vector
       register bytes / smallest element bytes: the pointer increment was matched to the
       wrong access.
+    * Fewer than one iteration per pass: no register advances by a whole inner-loop
+      iteration, so the loop steps through another loop of the nest (the compiler
+      interchanged the loops: gcc -O3 does for a nest whose inner loop strides through
+      memory, ``-floop-interchange``); a pass is not an iteration of the kernel as written.
     * A packed vector access of W bytes through a register that advances per iteration by
       more than W (so the access lies within one iteration's data) while no strided array
       has W contiguous bytes in one iteration (:attr:`KernelShape.contiguous_bytes`): the
@@ -378,6 +382,10 @@ def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = Fal
         return (f"{iterations:g} iterations per pass exceed {lanes} SIMD lanes ({widest:g} B registers, "
                 f"{shape.min_element_bytes} B elements) x {MAX_UNROLL} unroll: the pointer increment does not "
                 "belong to the inner loop's work access")
+    if iterations < 1 - 1e-9:
+        return (f"{iterations:g} inner-loop iterations per pass (fewer than one): the compiled loop steps through "
+                "another loop of the nest (the compiler interchanged the loops), so a pass is not an iteration of "
+                "the kernel as written")
     incs = _a64_increments(text) if aarch64 else _x86_increments(text)
     for ln in text:
         width = packed_bytes(ln, aarch64)

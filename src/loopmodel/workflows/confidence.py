@@ -17,6 +17,7 @@ from fractions import Fraction
 from ..ir.kernel import coefficient, strip_indices
 from ..models.accuracy import MIN_CASES, from_mapping
 from ..models.incore import full_simd_lanes, split_loads, strided_accesses
+from ..units import format_bytes
 
 #: regime tag -> what it means (the vocabulary shared by ``analyze`` and ``validate --corpus``)
 REGIMES = {
@@ -315,14 +316,15 @@ def _near(requirement, capacity) -> bool:
 
 def near_capacity(result) -> str:
     """The first working set of ``result`` near a level's capacity (see :func:`regime_tags`), as
-    text (``"the 2D layer condition of L2: 1.31e+06 B for 1.05e+06 B"``), or '' where none is."""
+    text (``"the 2D layer condition of L2: 1.25 MiB for 1 MiB"``), or '' where none is."""
     for lv in result.lc_levels:
         for st in lv.states:
             if not st.distance.is_zero() and _near(st.requirement_bytes, lv.cache_size):
-                return (f"the {st.dimension}D layer condition of {lv.level}: {st.requirement_bytes:.3g} B for "
-                        f"{lv.cache_size:.3g} B")
+                return (f"the {st.dimension}D layer condition of {lv.level}: {format_bytes(st.requirement_bytes)} "
+                        f"for {format_bytes(lv.cache_size)}")
         if lv.data_set is not None and _near(lv.data_set.requirement_bytes, lv.capacity):
-            return f"the data set in {lv.level}: {lv.data_set.requirement_bytes:.3g} B for {lv.capacity:.3g} B"
+            return (f"the data set in {lv.level}: {format_bytes(lv.data_set.requirement_bytes)} for "
+                    f"{format_bytes(lv.capacity)}")
     if result.lc_levels or result.simulation is None:
         return ""
     data = sum(size for _, size in result.simulation.layout.values())
@@ -330,7 +332,7 @@ def near_capacity(result) -> str:
     for c in result.machine.caches:
         capacity = c.size * factor / min(max(cores, 1), c.cores_per_group) * cores if c.size else 0
         if _near(data, capacity):
-            return f"the data set in {c.level}: {data:.3g} B for {capacity:.3g} B"
+            return f"the data set in {c.level}: {format_bytes(data)} for {format_bytes(capacity)}"
     return ""
 
 
@@ -416,8 +418,8 @@ def regime_notes(summary, level: str, tags, result=None) -> list:
         if _enough(stats):
             covered.add(t)
             if stats.p90 > POOR_P90:
-                notes.append(f"on this host, predictions for {REGIMES[t]} ({t}){where} were off by up to "
-                             f"{stats.p90 * 100:.0f} % (p90, n={stats.count})")
+                notes.append(f"on this host, predictions in the {t} regime{where} were off by up to "
+                             f"{stats.p90 * 100:.0f} % (p90, n={stats.count}; {t}: {REGIMES[t]})")
     for t in tags:
         if t in KNOWN_WEAK and t not in covered:
             notes.append(f"caution ({t}): {KNOWN_WEAK[t]}{_detail(t, result)}")

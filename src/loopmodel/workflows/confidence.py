@@ -50,7 +50,14 @@ MEMORY_SPREAD = 0.10
 #: a regime whose validation p90 |error| exceeds this gets a note
 POOR_P90 = 0.15
 
-#: regimes known to be weak without validation data of the host: the caution shown
+#: regimes known to be weak, cautioned where the host's validation has no figures for them (worded
+#: as cautions: how far off a given host is, only its validation says). Why each: validation runs
+#: predicted kernels with short inner loops 51 % and 66 % too fast, and a 2-D stencil with its data
+#: in L2 41 % too fast (which level holds a working set near a capacity depends on the effective
+#: capacity and the replacement policy); memory-bound measurements moved by up to 50 % between runs
+#: on a shared host; and a chain's latency is a single machine-model figure that nothing overlaps
+#: (a probe of a 2-vCPU host measured an ADD latency of 3.4 cy where llvm-mca's model has 4: 18 %
+#: on a latency-bound T_OL).
 KNOWN_WEAK = {
     "latency-bound": ("a loop-carried dependency chain sets T_OL: the prediction rests on the machine model's "
                       "latencies, which no other part of the loop hides, so any error in them shows in full"),
@@ -100,7 +107,8 @@ class Confidence:
         basis: which statistic ``band`` is: ``"L2 / stencil"``, ``"stencil"``, ``"L2"`` or
             ``"overall"`` (None with ``band``).
         level: the prediction's data location (``L1`` .. ``MEM``).
-        notes: regimes known to be poorly modelled, said before the user finds out.
+        notes: the regimes the host's validation found poorly modelled (p90 above :data:`POOR_P90`),
+            and cautions for the regimes of :data:`KNOWN_WEAK` it has no figures for.
     """
 
     tags: tuple
@@ -112,7 +120,8 @@ class Confidence:
 
 def kernel_facts(kernel, machine) -> KernelFacts:
     """The size-independent part of the regime rules for ``kernel``
-    (:class:`~loopmodel.ir.kernel.Kernel`) on ``machine``: see :func:`regime_tags`."""
+    (:class:`~loopmodel.ir.kernel.Kernel`) on ``machine`` (its SIMD width and cache-line size):
+    :class:`KernelFacts`, see :func:`regime_tags` for the rules."""
     tags = set()
     if any(r.reassociable for r in kernel.recurrences):
         tags.add("reduction")

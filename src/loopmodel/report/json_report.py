@@ -24,7 +24,8 @@ def to_dict(res) -> dict:
 
     Keys: ``schema_version``, ``loopmodel_version``, ``kernel``, ``machine``, ``defines``, ``cores``, ``sweeps``, ``layer_conditions``,
     ``traffic``, ``incore`` (null when no requested model needs it), ``ecm``, ``roofline``,
-    ``roofline_asm``, ``performance``, ``notes``.
+    ``roofline_asm``, ``performance``, ``notes``, ``confidence`` (regime tags, the host validation's
+    error band, notes on regimes known to be poorly modelled; null when not assessed).
     """
     k, m = res.kernel, res.machine
     doc = {
@@ -54,7 +55,17 @@ def to_dict(res) -> dict:
     for key, r in (("roofline", res.roofline), ("roofline_asm", res.roofline_asm)):
         if r:
             doc[key] = _roofline(r, res)
+    doc["confidence"] = _confidence(res.confidence)
     return document(doc)
+
+
+def _confidence(c) -> dict | None:
+    """Regime tags, error band (``basis`` and the :class:`~loopmodel.models.accuracy.ErrorStats`
+    as fractions) and notes of a :class:`~loopmodel.workflows.confidence.Confidence`."""
+    if c is None:
+        return None
+    band = None if c.band is None else {"basis": c.basis, **c.band.to_mapping()}
+    return {"regimes": list(c.tags), "level": c.level, "band": band, "notes": list(c.notes)}
 
 
 def _kernel(k) -> dict:

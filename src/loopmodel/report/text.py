@@ -73,9 +73,12 @@ def render(res, console, unit: str = "cy/CL", verbose: int = 0):
     _traffic_section(res, console, verbose)
     if res.ecm:
         _ecm_section(res, console, unit, verbose)
+        _confidence(res, console)
     for title, r in (("Roofline", res.roofline), ("RooflineASM", res.roofline_asm)):
         if r:
             _roofline(res, r, title, console, unit)
+    if not res.ecm:
+        _confidence(res, console)
     for n in res.notes:
         console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
@@ -206,6 +209,40 @@ def _ecm_section(res, console, unit: str, verbose: int):
         console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
                       f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain; row {opt.cores} of "
                       "'scaling --model saturation')")
+
+
+def _percent(x: float) -> str:
+    return f"{x * 100:.0f} %" if x >= 0.1 else f"{x * 100:.1f} %"
+
+
+def accuracy_line(c, levels) -> str | None:
+    """``model accuracy on this host: median 4 %, p90 11 % for this regime (L2 / stencil, n=37)``
+    from a :class:`~loopmodel.workflows.confidence.Confidence` with a band (``levels``: the machine's
+    level names), else None."""
+    b = c.band
+    if b is None:
+        return None
+    if c.basis == "overall":
+        what = f"over all validation cases (n={b.count})"
+    elif c.basis in levels:
+        what = f"for data in {c.basis} (n={b.count})"
+    else:
+        what = f"for this regime ({c.basis}, n={b.count})"
+    return f"model accuracy on this host: median {_percent(b.median)}, p90 {_percent(b.p90)} {what}"
+
+
+def _confidence(res, console) -> None:
+    """The accuracy line (where the machine model has validation figures), the regime tags and
+    the notes on poorly modelled regimes (:mod:`loopmodel.workflows.confidence`)."""
+    c = res.confidence
+    if c is None:
+        return
+    line = accuracy_line(c, [lv.level for lv in res.machine.memory_hierarchy])
+    if line:
+        console.print(line)
+    console.print(f"regimes (data in {c.level}): {', '.join(c.tags) or 'none'}")
+    for n in c.notes:
+        console.print(escape(n))
 
 
 class SweepPrinter:

@@ -17,12 +17,14 @@ from ..compiled.incore import compiled_incore
 from ..errors import DefineError, ModelError, OptionError, ToolError
 from ..ir.point import check_point
 from ..models import incore as _incore_model
+from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import InCoreResult
 from ..models.roofline import RooflineResult, roofline_model
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.simulation import SimulationInfo, SimulationPredictor
 from ..predictors.traffic import TrafficPrediction
+from .confidence import Confidence, assess, kernel_facts
 
 MODELS = ("LC", "ECM", "Roofline")
 
@@ -101,7 +103,8 @@ class AnalyzerSettings:
 
 @dataclass(frozen=True)
 class AnalysisResult:
-    """Everything computed for one set of sizes (rendered by text, JSON and plots)."""
+    """Everything computed for one set of sizes (rendered by text, JSON and plots); ``confidence``:
+    its regime tags and the host validation's error band (:mod:`loopmodel.workflows.confidence`)."""
 
     kernel: object
     machine: object
@@ -117,6 +120,7 @@ class AnalysisResult:
     simulation: SimulationInfo | None = None
     compiled: object = None
     roofline_asm: RooflineResult | None = None
+    confidence: Confidence | None = None
 
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
@@ -314,8 +318,20 @@ class Analyzer:
             keep = "; the Roofline keeps the measured bandwidths" if roof or roof_asm else ""
             notes.append(mem_bw_note(traffic, self.machine, opt.memory_bandwidth) + keep)
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
-        return AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
-                              incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
+        res = AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
+                             incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
+        return dataclasses.replace(res, confidence=assess(res, self._accuracy, self._facts))
+
+    @functools.cached_property
+    def _facts(self):
+        """The size-independent part of the regime tags (:func:`~.confidence.kernel_facts`)."""
+        return kernel_facts(self.kernel, self.machine)
+
+    @functools.cached_property
+    def _accuracy(self):
+        """The machine model's validation summary (``probe.validation``), or False without one."""
+        probe = self.machine.probe
+        return (from_mapping(probe.get("validation")) if isinstance(probe, dict) else None) or False
 
     def _incore_for(self, defines, it_per_unit):
         """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""

@@ -341,6 +341,31 @@ class Simulation(Strict):
     levels: Annotated[list[SimulatedLevel], Field(description="simulated levels, core side first")]
 
 
+class ErrorBand(Strict):
+    """The host validation's |relative error| (predicted / measured - 1) for this prediction's
+    regime: the most specific entry of the machine model's ``probe.validation`` with enough cases."""
+
+    basis: Annotated[str, Field(description="which entry: 'L2 / stencil' (data location and regime, the "
+                                            "largest p90 of the prediction's regimes), 'stencil' (regime), "
+                                            "'L2' (data location) or 'overall'")]
+    count: Annotated[Count, Field(description="validation cases behind the figures")]
+    median_abs_error: Annotated[Num, Field(description="median |relative error|, fraction (0.05 = 5 %)")]
+    p90_abs_error: Annotated[Num, Field(description="90th percentile |relative error|, fraction")]
+    max_abs_error: Annotated[Num, Field(description="largest |relative error|, fraction")]
+
+
+class Confidence(Strict):
+    """How far to trust the prediction: regime tags, the host's error band, cautions."""
+
+    regimes: Annotated[list[str], Field(description="regime tags of the kernel at these sizes (streaming, "
+                                                    "stencil, latency-bound, near-capacity, ...)")]
+    level: Annotated[str, Field(description="the prediction's data location (L1 .. MEM)")]
+    band: Annotated[ErrorBand | None, Field(description="the host validation's error for this regime (null: "
+                                                        "the machine model has no validation with enough cases)")]
+    notes: Annotated[list[str], Field(description="regimes known to be poorly modelled: from the host's "
+                                                  "validation, or cautions where it has no figures")]
+
+
 class AnalyzeDocument(Envelope):
     """``loopmodel analyze --json``: one analysis of a kernel on a machine at one set of sizes
     (a -D range prints one document per line, JSON Lines)."""
@@ -365,3 +390,5 @@ class AnalyzeDocument(Envelope):
                                                                     "block (-p RooflineASM)")]]
     simulation: NotRequired[Annotated[Simulation, Field(description="cache simulation run (-P sim, or where "
                                                                     "layer conditions do not apply)")]]
+    confidence: Annotated[Confidence | None, Field(description="how far to trust the prediction (null: not "
+                                                               "assessed)")]

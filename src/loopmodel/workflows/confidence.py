@@ -31,7 +31,7 @@ REGIMES = {
     "many-streams": "more concurrent streams than the hardware prefetchers track well",
     "short-inner-loop": "an inner loop of few iterations: loop overhead and remainder code matter",
     "expensive-ops": "division, square root or exponential in the loop body",
-    "compute-bound": "the in-core time exceeds the data transfers",
+    "compute-bound": "the arithmetic (T_OL) exceeds the loads, stores and data transfers (T_nOL + T_data)",
     "single-precision": "float data",
     "near-capacity": "the data set is close to a cache's (effective) capacity",
     "memory-noisy": "memory-bound on a host whose memory measurements spread widely",
@@ -206,9 +206,9 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
       2-4 times, 64 iterations are a few trips of it, and the remainder code, the loop exit and
       the outer loop's work, none of which the ECM model counts, become a large share.
     * ``expensive-ops``: a DIV, SQRT or EXP in the loop body (long, partly pipelined units).
-    * ``compute-bound``: T_OL or T_nOL above the sum of the data transfers for the data location
-      (ECM eq. 4, cross-architecture-machine-models.txt: then the in-core terms, not the
-      transfers, set T_ECM).
+    * ``compute-bound``: T_OL above T_nOL plus the data transfers for the data location
+      (ECM eq. 4, cross-architecture-machine-models.txt: then the arithmetic, not the data
+      movement, sets T_ECM).
     * ``single-precision``: a float array (or, without arrays, a float scalar).
     * ``near-capacity``: a layer condition's requirement C_req (nonzero reuse distance) or the
       whole data set within a factor :data:`CAPACITY_FACTOR` (1.5) of the level's effective
@@ -309,12 +309,12 @@ def _inner_trips(kernel, defines: dict, facts: KernelFacts) -> float | None:
 
 
 def _compute_bound(ecm, level: str) -> bool:
-    """T_OL or T_nOL above the sum of the transfers for data in ``level`` (cy/CL)."""
-    if ecm is None or level not in ecm.by_location:
+    """T_OL above T_nOL plus the transfers for data in ``level`` (cy/CL): the arithmetic, not
+    the data movement, sets T_ECM = max(T_OL, T_nOL + T_data) (cross-architecture-machine-models.txt
+    eq. 4). Comparing with the transfers alone would tag every kernel with data in L1 (no transfers)."""
+    if ecm is None or ecm.T_OL is None or level not in ecm.by_location:
         return False
-    transfers = sum(c.cycles for c in ecm.by_location[level])
-    core = max(ecm.T_nOL, ecm.T_OL if ecm.T_OL is not None else 0.0)
-    return core > transfers
+    return ecm.T_OL > ecm.T_nOL + sum(c.cycles for c in ecm.by_location[level])
 
 
 def _near(requirement, capacity) -> bool:

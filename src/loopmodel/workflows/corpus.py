@@ -39,7 +39,6 @@ from ..measure.corpus import FAMILIES, CorpusKernel, corpus_kernels
 from ..measure.stream import available_memory
 from ..models.accuracy import AccuracySummary, summarize
 from .analysis import Analyzer, AnalyzerSettings
-from .confidence import regime_tags
 from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, kernel_analyzer
 
 #: how the corpus cases are measured (the first note of ``validate --corpus``)
@@ -210,7 +209,8 @@ class CorpusResult:
 
     Attributes:
         case: :class:`~loopmodel.workflows.corpus.CorpusCase` (kernel, level, sizes).
-        regimes: regime tags of the analysis (:func:`loopmodel.workflows.confidence.regime_tags`).
+        regimes: regime tags of the analysis, as ``analyze`` attaches them
+            (:attr:`~loopmodel.workflows.confidence.Confidence.tags`).
         predicted_cy_per_it: T_ECM for the case's level / iterations per CL, cy/it.
         ecm: the ECM notation (cy/CL).
         bench: :class:`~loopmodel.measure.bench.BenchResult`.
@@ -279,7 +279,7 @@ def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, us
         raise ModelError(f"no ECM prediction: {res.ecm.unknown or 'T_OL unknown'}")
     bench = measure_bench.run_bench(path, case.defines, machine, repeat, 0.01, cpu, use_cache,
                                     machine_file=machine_file)
-    return CorpusResult(case, tuple(regime_tags(res)), predicted / res.traffic.iterations_per_unit,
+    return CorpusResult(case, tuple(res.confidence.tags), predicted / res.traffic.iterations_per_unit,
                         res.ecm.notation(), bench)
 
 

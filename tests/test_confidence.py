@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from helpers import KERNELS, SKX, run_cli
+from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.models.accuracy import MIN_CASES, ErrorStats, from_mapping, summarize
@@ -242,3 +244,17 @@ def test_a_strangers_probe_section_gives_no_tag_and_no_band():
                   {"validation": "none"}, {"validation": {"overall": {"count": "many"}}}):
         res = analysis(TRIAD, {"N": 10 ** 7}, dataclasses.replace(machine, probe=probe))
         assert "memory-noisy" not in res.confidence.tags and res.confidence.band is None
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or find_llvm_mca() is None, reason="gcc and llvm-mca needed")
+def test_restructured_when_the_compiler_changed_the_nest():
+    """gcc -O3 on Skylake-SP vectorizes the ijk matrix product across j (an outer loop): the
+    compiled block is refused, the analytic model predicts the loop as written, and the
+    ``restructured`` tag with its caution says so; a plain triad compiles as written."""
+    matmul = ("double A[N][N], B[N][N], C[N][N];\nfor (int i = 0; i < N; ++i)\n  for (int j = 0; j < N; ++j)\n"
+              "    for (int k = 0; k < N; ++k)\n      C[i][j] += A[i][k]*B[k][j];\n")
+    res = analysis(matmul, {"N": 500}, incore="auto", models=("ECM",), kernel_text=matmul)
+    assert res.compiled is None and "restructured" in res.confidence.tags
+    assert any(n.startswith("caution (restructured)") for n in res.confidence.notes)
+    res = analysis(TRIAD, {"N": 10000}, incore="auto", models=("ECM",), kernel_text=TRIAD)
+    assert "restructured" not in res.confidence.tags

@@ -93,6 +93,10 @@ def loops(asm: str, aarch64: bool = False) -> list:
 #: factors (4-16 in practice). 32 leaves room for both on top of the SIMD width; a count
 #: beyond it means the pointer increment was matched to the wrong access.
 MAX_UNROLL = 32
+#: the words every refusal of a block that the compiler restructured ends with (loop
+#: interchange, vectorization across an outer loop): the model then predicts the loop as
+#: written, and a report can say so (the ``restructured`` regime)
+RESTRUCTURED = "the compiler restructured the loop nest: a prediction is for the loop as written"
 
 
 @dataclass(frozen=True)
@@ -385,7 +389,7 @@ def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = Fal
     if iterations < 1 - 1e-9:
         return (f"{iterations:g} inner-loop iterations per pass (fewer than one): the compiled loop steps through "
                 "another loop of the nest (the compiler interchanged the loops), so a pass is not an iteration of "
-                "the kernel as written")
+                f"the kernel as written; {RESTRUCTURED}")
     incs = _a64_increments(text) if aarch64 else _x86_increments(text)
     for ln in text:
         width = packed_bytes(ln, aarch64)
@@ -397,5 +401,5 @@ def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = Fal
                 return (f"packed {width} B access '{' '.join(ln.split())}' through {reg}, which advances "
                         f"{per_it:g} B per inner-loop iteration (more than the access: it serves one iteration, "
                         f"which touches {shape.contiguous_bytes} B contiguously): the compiler vectorized "
-                        "across an outer loop, so a pass does the work of several outer iterations")
+                        f"across an outer loop, so a pass does the work of several outer iterations; {RESTRUCTURED}")
     return None

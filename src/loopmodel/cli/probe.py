@@ -1,14 +1,16 @@
 """``loopmodel machine probe``: measure this host and write its machine model.
 
     loopmodel machine probe [-o host.yml] [--quick] [--cores 1:N] [--force] [--compiler gcc]
-                            [--coherence | --coherence-only] [--power]
+                            [--coherence | --coherence-only] [--power] [--validate]
+    loopmodel machine probe --validate-only [--quick] [-o host.yml]
 
 Arguments -> :class:`~loopmodel.workflows.probe.ProbeOptions` -> :func:`loopmodel.workflows.probe.run`
-with a progress bar on stderr -> the model to ``-o`` (else stdout; ``--coherence-only``: to
-``-o`` only) and a summary on stderr with the ``self-check:`` block. A full probe whose
+with a progress bar on stderr -> the model to ``-o`` (else stdout; ``--coherence-only`` and
+``--validate-only``: to ``-o`` only) and a summary on stderr with the ``self-check:`` block and,
+with ``--validate`` / ``--validate-only``, the ``validation:`` block. A full probe whose
 self-check leaves measurements uncertain writes nothing (no ``-o``, no stdout, not stored for
-``-m host``) unless ``--force``: it prints one line per reason and a one-line error (exit 2).
-Errors are one line.
+``-m host``) and validates nothing unless ``--force``: it prints one line per reason and a
+one-line error (exit 2). Errors are one line.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def add_arguments(pr) -> None:
                          "without -o it goes to stdout")
     add_option(pr, opts["quick"])
     add_option(pr, opts["cores"])
-    for name in ("force", "compiler", "no_store", "power"):
+    for name in ("force", "compiler", "no_store", "power", "validate", "validate_only"):
         add_option(pr, opts[name])
     what = pr.add_mutually_exclusive_group()
     add_option(what, opts["coherence"])
@@ -67,6 +69,13 @@ def run(args) -> int:
                          + "\n")
         sys.stderr.write("".join(f"note: {n}\n" for n in table.notes))
         return 0
+    if options.validate_only:
+        if args.output:
+            write_output(args.output, result.text, "-o", args.force)
+        sys.stderr.write(f"validation added to {result.stored}"
+                         + (f" and written to {args.output}" if args.output else "") + "\n")
+        _validation(result.validation)
+        return 0
     if result.refused:
         check = result.host_model.self_check
         sys.stderr.write("\n".join(check.lines()) + "\n")
@@ -79,6 +88,8 @@ def run(args) -> int:
     else:
         sys.stdout.write(result.text)
     _summary(result.host_model, args.output, result.stored)
+    if result.validation is not None:
+        _validation(result.validation)
     return 0
 
 
@@ -110,4 +121,12 @@ def _summary(model, output: str | None, stored) -> None:
     lines += [f"note: {n}" for n in model.notes]
     if model.self_check is not None:
         lines += model.self_check.lines()
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
+def _validation(got) -> None:
+    """The ``validation:`` block on stderr (as ``machine show`` prints it), then why cases were
+    skipped."""
+    lines = workflow.validation_lines(got.summary.to_mapping())
+    lines += [f"note: skipped {name} in {level}: {why}" for name, level, why in got.skipped]
     sys.stderr.write("\n".join(lines) + "\n")

@@ -257,9 +257,10 @@ class CorpusRun:
 
 
 def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, use_cache: bool,
-                 machine_file: str | None) -> CorpusResult:
+                 machine_file: str | None, fresh: bool = False) -> CorpusResult:
     """Predict and measure one :class:`~loopmodel.workflows.corpus.CorpusCase` (its source
-    written to ``directory``) as ``validate`` does a kernel file.
+    written to ``directory``) as ``validate`` does a kernel file; ``fresh``: measure even where
+    the per-user cache holds this benchmark's result (the analysis may still come from it).
 
     Raises:
         LoopmodelError: the model, compiler or run fails (one line); ModelError: no T_ECM, or
@@ -277,17 +278,18 @@ def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, us
     predicted = res.ecm.T_ECM.get(level)
     if predicted is None:
         raise ModelError(f"no ECM prediction: {res.ecm.unknown or 'T_OL unknown'}")
-    bench = measure_bench.run_bench(path, case.defines, machine, repeat, 0.01, cpu, use_cache,
+    bench = measure_bench.run_bench(path, case.defines, machine, repeat, 0.01, cpu, use_cache and not fresh,
                                     machine_file=machine_file)
     return CorpusResult(case, tuple(res.confidence.tags), predicted / res.traffic.iterations_per_unit,
                         res.ecm.notation(), bench)
 
 
 def run_corpus(machine, machine_name: str, quick: bool = False, seed: int = 0, repeat: int = 10,
-               cpu: int | None = 0, use_cache: bool = True, progress=None) -> CorpusRun:
+               cpu: int | None = 0, use_cache: bool = True, progress=None, fresh: bool = False) -> CorpusRun:
     """Place the corpus on ``machine`` (:func:`loopmodel.workflows.corpus.corpus_cases`), predict
     and measure every case (:func:`measure_case`; ``quick``: at most :data:`QUICK_REPEAT` runs
-    each), and summarize |error| per data location and per regime.
+    each; ``fresh``: no benchmark result taken from the per-user cache), and summarize |error|
+    per data location and per regime.
 
     A case that fails (compiler, model, no ECM prediction) is skipped with its reason.
     ``progress(i, n, case, outcome)``, if given, is called after each case (``outcome``: the
@@ -306,7 +308,7 @@ def run_corpus(machine, machine_name: str, quick: bool = False, seed: int = 0, r
     with tempfile.TemporaryDirectory(prefix="loopmodel-corpus-") as tmp:
         for i, case in enumerate(cases, 1):
             try:
-                outcome = measure_case(case, tmp, machine, repeat, cpu, use_cache, machine_file)
+                outcome = measure_case(case, tmp, machine, repeat, cpu, use_cache, machine_file, fresh)
                 done.append(outcome)
             except LoopmodelError as exc:
                 outcome = str(exc).replace(tmp + os.sep, "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
 from ..fileio.machine_writer import machine_mapping, plain_yaml
 from ..measure.probe_check import self_check_lines
+from .probe import validation_lines
 
 
 def builtin_models() -> list:
@@ -27,7 +28,9 @@ def show(name: str) -> str:
     machine file in either format), validated, with explicit units (it loads back to an equal
     model). A probed model starts with its self-check as ``#`` comment lines
     (:func:`~loopmodel.measure.probe_check.self_check_lines`): the verdicts and what stayed
-    uncertain; a probe from before the self-check existed says it has none.
+    uncertain; a probe from before the self-check existed says it has none. A model with a
+    ``probe.validation`` section then has its ``validation:`` block
+    (:func:`~loopmodel.workflows.probe.validation_lines`: |error| per data location, when).
 
     Raises:
         MachineError: unknown name, unreadable or invalid file (one line).
@@ -39,6 +42,8 @@ def show(name: str) -> str:
     section = model.probe.get("self_check")
     lines = self_check_lines(section) if isinstance(section, dict) else \
         ["self-check: none (this probe did not check its measurements)"]
+    validation = model.probe.get("validation")
+    lines += validation_lines(validation) if isinstance(validation, dict) else []
     return "".join(f"# {ln}\n" for ln in lines) + text
 
 

@@ -197,7 +197,8 @@ def test_validate_model_reports_progress_per_case_and_measures_fresh(monkeypatch
 def test_fresh_corpus_cases_do_not_take_a_benchmark_from_the_cache(monkeypatch, tmp_path):
     """``fresh`` reaches the benchmark as ``use_cache=False``; the analysis still uses the cache."""
     res = types.SimpleNamespace(ecm=types.SimpleNamespace(T_ECM={"L1": 8.0}, notation=lambda: "{...}"),
-                                traffic=types.SimpleNamespace(iterations_per_unit=8))
+                                traffic=types.SimpleNamespace(iterations_per_unit=8),
+                                confidence=types.SimpleNamespace(tags=("streaming",)))
     analyzers, benches = [], []
     monkeypatch.setattr(corpus, "kernel_analyzer", lambda path, m, f, use_cache: analyzers.append(use_cache)
                         or (None, types.SimpleNamespace(run=lambda d: res)))

@@ -228,6 +228,10 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
       its repetitions, at the analysis's core count where measured) spread by more than
       :data:`MEMORY_SPREAD` (10 %): a prediction cannot be more certain than the measurements
       that fitted its memory bandwidth. No probe data, no tag.
+    * ``restructured``: the compiled in-core analysis refused the loop block because the
+      compiler interchanged the nest or vectorized across an outer loop
+      (:data:`loopmodel.compiled.asm.RESTRUCTURED` in the notes): the prediction is for the loop
+      as written, the measured code is another loop.
     """
     kernel, machine, defines = result.kernel, result.machine, result.defines
     facts = facts or kernel_facts(kernel, machine)
@@ -251,13 +255,21 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
         tags.add("compute-bound")
     if near_capacity(result):
         tags.add("near-capacity")
-    if any(RESTRUCTURED in n for n in result.notes):
-        tags.add("restructured")
-    if level == machine.memory_hierarchy[-1].level and "compute-bound" not in tags:
+    tags |= _host_tags(result, level, "compute-bound" in tags)
+    return tuple(t for t in REGIMES if t in tags)
+
+
+def _host_tags(result, level: str, compute_bound: bool) -> set:
+    """``restructured`` (the compiled block was refused because the compiler changed the nest)
+    and ``memory-noisy`` (data from memory, not compute-bound, memory spread above
+    :data:`MEMORY_SPREAD`)."""
+    tags = {"restructured"} if any(RESTRUCTURED in n for n in result.notes) else set()
+    machine = result.machine
+    if level == machine.memory_hierarchy[-1].level and not compute_bound:
         spread = memory_spread(machine, result.options.cores)
         if spread is not None and spread > MEMORY_SPREAD:
             tags.add("memory-noisy")
-    return tuple(t for t in REGIMES if t in tags)
+    return tags
 
 
 def _latency_bound(incore, it_per_cl: float) -> bool:

@@ -1,9 +1,9 @@
 """In-core time of a short inner loop: pass quantization, remainder and loop entry overhead.
 
-The ECM model takes the in-core time of the loop body in its steady state: "steady-state
-execution" of a loop long enough that its start and end do not matter
-(cross-architecture-machine-models.txt §3.1, model assumptions; ecm-model-slides.txt,
-"ECM model – basics": the model predicts the steady-state time of one unit of work). An inner
+The ECM model predicts the runtime of steady-state loops (cross-architecture-machine-models.txt,
+abstract and §3.1, model assumptions: the latency wind-up phase "can be neglected even for short
+loops with only hundreds of iterations", and the runtime of an iteration is the time to retire
+its instructions). An inner
 loop of n iterations executed again and again by an outer loop is not in that state when n is
 small: its compiled code does ``floor(n / p)`` passes of ``p`` iterations (SIMD lanes times
 unrolling), then ``n mod p`` iterations in a remainder (scalar or narrower code), and every

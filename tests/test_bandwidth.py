@@ -220,7 +220,7 @@ def test_real_l1_run(kernel):
     assert p.bytes_per_thread == 16 * KiB and len(p.seconds) == 3 and p.sweeps >= 1
     # calibrated for 1.2 x 2 ms: a shared host that speeds up by tens of percent after the
     # calibration shortens a run, but uncalibrated runs of 16 KiB would last microseconds
-    assert all(t >= 0.001 for t in p.seconds), p.seconds
+    assert all(t >= 0.00025 for t in p.seconds), p.seconds
     assert 1e9 < p.bytes_per_s_min <= p.bytes_per_s_median <= p.bytes_per_s_max < 1e13
 
 

@@ -95,6 +95,7 @@ BANDWIDTH_CY = Range(1e-3, 1e5, "B/cy")         # per cycle, any level
 BANDWIDTH_S = Range(1e3, 1e16, "B/s", text="1 kB/s .. 10 PB/s")  # the same at 1 MHz .. 100 GHz
 THROUGHPUT = Range(1e-4, 64, "instructions/cy")     # a divider: 1/16 .. 1/32 per cy
 LATENCY = Range(0, 1e4, "cy")
+REMAINDER_RATIO = Range(0, 64)                  # a remainder iteration's cost / a full pass's
 PENALTY = Range(0, 1e6, "cy")
 CACHE_SIZE = Range(1, 2.0 ** 40, "B", text="1 B .. 1 TiB")
 LINE_SIZE = Range(8, 4096, "B")

@@ -94,6 +94,11 @@ class InCore:
     ``load_store_per_cycle``: combined LD+ST (AGU) limit, instructions/cy.
     ``flops_per_cycle``: ``{"DP": FlopsPerCycle, "SP": ...}``; ``analyzer_ports``: per
     analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names.
+    ``inner_loop_entry_cy``: cycles per entry of an inner loop (setup and exit), and
+    ``inner_loop_remainder_ratio``: the cost of one remainder iteration relative to a full SIMD
+    pass, the in-core overhead of short inner loops that ``machine probe`` measures on a nest of
+    short inner loops in L1 (:mod:`loopmodel.models.short_loops`); without them a short inner
+    loop is modelled in its steady state, with a note.
     """
 
     __pydantic_config__ = _STRICT
@@ -111,6 +116,8 @@ class InCore:
     flops_per_cycle: dict[str, FlopsPerCycle] = field(default_factory=dict)
     analyzer_ports: dict = field(default_factory=dict)
     llvm_mca_cpu: Optional[str] = None
+    inner_loop_entry_cy: Optional[Annotated[float, fx.LATENCY]] = None
+    inner_loop_remainder_ratio: Optional[Annotated[float, fx.REMAINDER_RATIO]] = None
 
 
 @dataclass(frozen=True)

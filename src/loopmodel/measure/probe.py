@@ -18,7 +18,9 @@ per-level bandwidths, the memory penalty and the contention curve):
 6. the cost of many concurrent streams and of misaligned (cache-line-split) streaming;
 7. with ``coherence``: the MESI transition table at 1..N threads (:mod:`.coherence_bench`,
    benchmark-based-coherence-model.txt §IV), chunks from 4 KiB to 4 x the last-level cache;
-8. with ``power``: package power (RAPL) of a streaming kernel at 1..N cores and, where the
+8. a short-inner-loop kernel in L1 at several inner trip counts (loop entry overhead and
+   remainder cost, :mod:`loopmodel.models.short_loops`);
+9. with ``power``: package power (RAPL) of a streaming kernel at 1..N cores and, where the
    clock can be set, several clocks, fitted to the chip power model W0 + (W1·f + W2·f²)·n
    (:mod:`.power_probe`, ecm-model-slides.txt "A simple power model for multicore chips").
 
@@ -66,6 +68,17 @@ TRAINING_SOURCE = ("double a[N][N], b[N][N];\ndouble s;\n\n"
                    "for (int j = 1; j < N - 1; ++j)\n    for (int i = 1; i < N - 1; ++i)\n"
                    "        b[j][i] = (a[j-1][i-1] + a[j-1][i] + a[j-1][i+1] + a[j][i-1] + a[j][i] + a[j][i+1]\n"
                    "                   + a[j+1][i-1] + a[j+1][i] + a[j+1][i+1]) * s;\n")
+#: a nest of inner loops of N iterations (N < 64, rows of 64 + 8 elements so that the compiler
+#: cannot fuse the rows into one loop) whose data stay in L1: its time per loop entry at several
+#: N gives the loop entry overhead and the remainder cost of short inner loops
+#: (:func:`loopmodel.models.short_loops.fit_short_loop`)
+SHORT_LOOP_NAME = "short-loops"
+SHORT_LOOP_SOURCE = ("double a[M][72], b[M][72];\ndouble s;\n\n"
+                     "for (int j = 0; j < M; ++j)\n    for (int i = 0; i < N; ++i)\n"
+                     "        a[j][i] = a[j][i] + s * b[j][i];\n")
+#: inner trip counts of the short-loop step (whole passes and remainders of 4-, 8- and 16-lane SIMD)
+SHORT_LOOP_TRIPS = (8, 9, 11, 12, 15, 16, 17, 20, 24, 28, 32, 33, 40, 48, 64)
+SHORT_LOOP_TRIPS_QUICK = (8, 11, 12, 16, 17, 24, 32, 33, 48, 64)
 KiB, MiB = 1024, 1024 * 1024
 
 
@@ -80,7 +93,7 @@ class ProbeOptions:
         min_time_s: shortest duration of one run, seconds.
         compiler: C compiler for the benchmarks.
         coherence: also measure the MESI transition table (step 7).
-        power: also measure the chip power model (step 8).
+        power: also measure the chip power model (step 9).
     """
     cores: tuple
     quick: bool = False
@@ -131,6 +144,8 @@ class ProbeData:
         power: :class:`~loopmodel.machine.power.PowerSection` or None (not asked for, no
             energy counters, or failed: then a note says why).
         power_info: its provenance (the runs and the fit), or empty.
+        short_loops: :data:`SHORT_LOOP_SOURCE` with its data in L1 at each inner trip count
+            of :data:`SHORT_LOOP_TRIPS`: ``{"n", "rows", "seconds_per_it", "clock_Hz"}`` dicts.
     """
     host: dict
     topology: object
@@ -148,6 +163,7 @@ class ProbeData:
     coherence_info: dict = field(default_factory=dict)
     power: object = None
     power_info: dict = field(default_factory=dict)
+    short_loops: tuple = ()
 
 
 def point_seconds_per_it(p) -> float:
@@ -283,13 +299,14 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     tables = _tables(topo, effective, options, steps)
     streams, offsets = _extras(topo, effective, options, steps)
     training = _training(effective, host["compiler_flags"], options, steps)
+    short = short_loop_step(effective, host["compiler_flags"], options, steps)
     coherence = steps.attempt("coherence transitions", probe_coherence, options, last_level_bytes(topo, effective),
                               steps.progress, root) if options.coherence else None
     power = _power(options, clock.median_hz if clock else None, steps, root) if options.power else None
     clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
-                     options, training, *(coherence or (None, {})), *(power or (None, {})))
+                     options, training, *(coherence or (None, {})), *(power or (None, {})), short)
 
 
 def _power(options, clock_hz, steps, root: str = "/"):
@@ -455,6 +472,34 @@ def _training(effective: dict, flags: str, options, steps) -> tuple:
             out.append({"kernel": TRAINING_NAME, "level": level, "defines": {"N": n},
                         "seconds_per_it": m.seconds_per_it_min, "clock_Hz": (before.median_hz + after.median_hz) / 2})
     return tuple(out)
+
+
+def short_loop_step(effective: dict, flags: str, options, steps) -> tuple:
+    """:data:`SHORT_LOOP_SOURCE` measured at each inner trip count (kernel benchmark, pinned,
+    min-of-K), its two arrays at most a quarter of L1's effective capacity (at least 4 rows), one
+    clock measurement around the step. Returns ``{"n", "rows", "seconds_per_it", "clock_Hz"}``
+    dicts (empty where the clock or every point fails)."""
+    l1 = next(iter(effective.values()), 32 * KiB)
+    rows = max(4, int(l1 / 4 // (2 * 72 * ELEMENT)))
+    trips = SHORT_LOOP_TRIPS_QUICK if options.quick else SHORT_LOOP_TRIPS
+    out = []
+    with tempfile.TemporaryDirectory(prefix="loopmodel-short-loops-") as d:
+        path = os.path.join(d, f"{SHORT_LOOP_NAME}.c")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(SHORT_LOOP_SOURCE)
+        before = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
+        for i, n in enumerate(trips):
+            steps.progress("short inner loops", i, len(trips))
+            m = steps.attempt(f"short inner loop of {n} iterations", measure_kernel, path, {"M": rows, "N": n},
+                              options.compiler, flags, runs=5 if options.quick else 10, min_time_s=0.002,
+                              cpu=_first_cpu())
+            if m is not None:
+                out.append({"n": n, "rows": rows, "seconds_per_it": m.seconds_per_it_min})
+        after = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
+    if before is None or after is None:
+        return ()
+    hz = (before.median_hz + after.median_hz) / 2
+    return tuple({**p, "clock_Hz": hz} for p in out)
 
 
 def last_level_bytes(topo, effective: dict) -> int | None:

@@ -15,12 +15,14 @@ from ..compiled.agreement import disagreement_note
 from ..compiled.compile import fp_reassociation, resolve_compiler
 from ..compiled.incore import compiled_incore
 from ..errors import DefineError, ModelError, OptionError, ToolError
+from ..ir.kernel import coefficient
 from ..ir.point import check_point
 from ..models import incore as _incore_model
 from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import InCoreResult
 from ..models.roofline import RooflineResult, roofline_model
+from ..models.short_loops import block_iterations, is_short, quantization, short_loop_cy_per_it
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.simulation import SimulationInfo, SimulationPredictor
 from ..predictors.traffic import TrafficPrediction
@@ -170,6 +172,81 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                notes=res.notes + (note,))
 
 
+def _inner_shape(kernel, defines: dict) -> tuple:
+    """``(n, row)``: the inner loop's trip count at ``defines`` and the work access's advance per
+    iteration of the next outer loop in inner-loop iterations (0 without one, or where the
+    access does not move with the inner loop); ``(None, 0)`` where the trip count depends on an
+    outer index (not a rectangular nest)."""
+    try:
+        n = kernel.loops[-1].iterations(defines)
+    except KeyError:
+        return None, 0
+    written = set(kernel.written_arrays)
+    moving = sorted((a for a in list(kernel.writes) + list(kernel.reads) if not kernel.is_inner_invariant(a)),
+                    key=lambda a: a.array not in written)
+    if len(kernel.loops) < 2 or not moving:
+        return n, 0
+    inner, outer = kernel.loops[-1], kernel.loops[-2]
+    for access in moving:  # the first (written first) that moves with both loops
+        per_it = coefficient(access.offset, inner.index).subs(defines)
+        per_row = coefficient(access.offset, outer.index).subs(defines)
+        if per_it.is_constant() and per_row.is_constant() and per_it.constant_value() and per_row.constant_value():
+            return n, abs(float(per_row.constant_value()) * outer.step /
+                          (float(per_it.constant_value()) * inner.step))
+    return n, 0
+
+
+def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_unit: float):
+    """``incore`` with T_OL and T_nOL (cy/CL) for the inner loop's trip count n at ``defines``
+    (:mod:`loopmodel.models.short_loops`; the ECM model's in-core times are the steady state of a
+    long loop, cross-architecture-machine-models.txt §3.1), with a note where it applies.
+
+    * A compiled block doing more iterations per pass than n (the compiler unrolled the inner
+      loop into the next outer loop): its pass runs whole inner loops, entry and remainder
+      included; T_OL and T_nOL are scaled to its real iterations per pass
+      (:func:`~loopmodel.models.short_loops.block_iterations`).
+    * Otherwise, n short (:func:`~loopmodel.models.short_loops.is_short`) and the machine model
+      giving ``in_core.inner_loop_entry_cy`` and ``inner_loop_remainder_ratio``: both times
+      are multiplied by the pass quantization and get the entry overhead, c_entry / n per
+      iteration, added to each: nothing else proceeds while the loop is entered and left (a
+      time that overlaps nothing adds to both terms of ECM eq. 4). Without the fields a note
+      says the overhead is not modelled.
+
+    Unchanged: n unknown (triangular nest) or long, T_OL unknown, a compiled block with more
+    iterations per pass than n and no access advancing with the next outer loop.
+    """
+    n, row = _inner_shape(kernel, defines)
+    if n is None or incore.T_OL is None or n < 1:
+        return incore
+    if compiled is not None and compiled.iterations_per_pass > n:
+        p = compiled.iterations_per_pass
+        real = block_iterations(p, n, row)
+        f = p / real
+        if real == p:  # whole inner loops without a gap, or no row to count them by
+            return incore
+        note = (f"inner loop of {n} iterations unrolled into the compiled block {compiled.block_label}: a pass runs "
+                f"{real / n:g} whole inner loop(s), {real:g} iterations (not {p:g}), entry and remainder included; "
+                f"T_OL and T_nOL x {f:.3g}")
+        return dataclasses.replace(incore, T_OL=incore.T_OL * f, T_nOL=incore.T_nOL * f, notes=incore.notes + (note,))
+    p = compiled.iterations_per_pass if compiled is not None else incore.lanes
+    if not is_short(n, p):
+        return incore
+    ic = machine.in_core
+    if ic.inner_loop_entry_cy is None or ic.inner_loop_remainder_ratio is None:
+        return dataclasses.replace(incore, notes=incore.notes + (
+            f"inner loop of {n} iterations ({p:g} per pass): loop entry overhead and remainder not modelled (no "
+            "measurement in this machine model; 'machine probe' measures them)",))
+    q = quantization(n, p, ic.inner_loop_remainder_ratio)
+    extra = ic.inner_loop_entry_cy / n * it_per_unit
+    t_ol, t_nol = incore.T_OL * q + extra, incore.T_nOL * q + extra
+    t = incore.core_time / it_per_unit  # steady state, cy/it; max(t_ol, t_nol) / it_per_unit - t is the same
+    added = short_loop_cy_per_it(t, n, p, ic.inner_loop_entry_cy, ic.inner_loop_remainder_ratio) - t
+    note = (f"inner loop of {n} iterations ({p:g} per pass): +{added:.3g} cy/it loop entry and remainder (measured "
+            f"on this host: {ic.inner_loop_entry_cy:.3g} cy per entry, a remainder iteration "
+            f"{ic.inner_loop_remainder_ratio:.3g} x a pass)")
+    return dataclasses.replace(incore, T_OL=t_ol, T_nOL=t_nol, notes=incore.notes + (note,))
+
+
 def _check_cores(cores: int, machine) -> None:
     """Raises DefineError unless 1 <= ``cores`` <= the machine's cores."""
     if cores < 1:
@@ -292,6 +369,8 @@ class Analyzer:
             incore, compiled = self._incore_for(defines, traffic.iterations_per_unit)
             option_notes = self._option_notes(incore, compiled, traffic.iterations_per_unit, defines)
             incore = dataclasses.replace(incore, notes=incore.notes + option_notes)
+            incore = short_loop_incore(self.kernel, self.machine, incore, compiled, defines,
+                                       traffic.iterations_per_unit)
         unknown = self._unknown_incore(incore) if incore is not None and incore.T_OL is None else None
         roof_asm = None
         if "RooflineASM" in opt.models:

@@ -50,6 +50,7 @@ from ..measure.provenance import probe_section
 from ..models.calibration import fit_load_store_limit
 from ..models.link_fit import KernelTransfers, fit_links
 from ..models.scaling import fit_p0
+from ..models.short_loops import fit_short_loop
 from .analysis import Analyzer, AnalyzerSettings
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
@@ -110,6 +111,7 @@ def build_host_model(data) -> HostModel:
     machine = validate_mapping(mapping, "<probe>")
     fits["latency_estimate"] = _latency_estimate(data, machine)
     mapping, fits["contention_p0"] = _fit_p0(mapping, machine, data, notes)
+    mapping, fits["short_loops"] = fit_short_loops(mapping, data, notes)
     if data.coherence is not None:
         mapping["coherence"] = coherence_mapping(data.coherence)
         notes += [f"coherence: {n}" for n in data.coherence.notes]
@@ -478,3 +480,32 @@ def _fit_p0(mapping: dict, machine, data, notes: list) -> tuple:
     vals = sorted(v["p0"] for v in per_kernel.values())
     p0 = (vals[(len(vals) - 1) // 2] + vals[len(vals) // 2]) / 2
     return {**mapping, "contention_p0": round(max(p0, 1e-4), 4)}, {"p0": round(p0, 4), "per_kernel": per_kernel}
+
+
+def fit_short_loops(mapping: dict, data, notes: list) -> tuple:
+    """``in_core.inner_loop_entry_cy`` and ``inner_loop_remainder_ratio`` fitted to the probe's
+    short-loop step (:func:`loopmodel.models.short_loops.fit_short_loop`: cy per loop entry =
+    seconds per iteration x clock x N, against N; iterations per pass: the double-precision SIMD
+    lanes of ``in_core.simd_width``).
+
+    Returns:
+        ``(mapping, report)``: the mapping with the two fields where the step measured enough
+        points, else unchanged with a note; ``report`` the points (n, cy per entry) and the fit,
+        or None.
+    """
+    pts = [(p["n"], p["seconds_per_it"] * p["clock_Hz"] * p["n"]) for p in getattr(data, "short_loops", ())]
+    if not pts:
+        return mapping, None
+    width = mapping["in_core"]["simd_width"]
+    lanes = max(1, int((float(width.split()[0]) if isinstance(width, str) else float(width)) // ELEMENT))
+    report = {"points": [{"n": n, "cy_per_entry": round(y, 3)} for n, y in pts], "iterations_per_pass": lanes}
+    try:
+        fit = fit_short_loop(pts, lanes)
+    except ValueError as exc:
+        notes.append(f"short inner loops: loop entry overhead not fitted ({exc})")
+        return mapping, report
+    report.update(entry_cy=round(fit.entry_cy, 3), remainder_ratio=round(fit.remainder_ratio, 3),
+                  pass_cy=round(fit.pass_cy, 3), rms_relative_error=round(fit.residual, 4))
+    in_core = {**mapping["in_core"], "inner_loop_entry_cy": round(fit.entry_cy, 3),
+               "inner_loop_remainder_ratio": round(fit.remainder_ratio, 3)}
+    return {**mapping, "in_core": in_core}, report

@@ -76,16 +76,27 @@ def error_stats(abs_errors) -> ErrorStats | None:
     return ErrorStats(len(xs), statistics.median(xs), xs[rank - 1], xs[-1])
 
 
-def summarize(cases, provenance: dict | None = None) -> AccuracySummary:
+#: regimes whose cases count only in their own statistics: a ``restructured`` case's prediction
+#: is for the loop as written while the compiler ran another loop nest, so its error says
+#: nothing about the model's accuracy for the loops it does predict
+APART = ("restructured",)
+
+
+def summarize(cases, provenance: dict | None = None, apart: tuple = APART) -> AccuracySummary:
     """The :class:`AccuracySummary` of ``cases``: an iterable of ``(level, regimes, error)``
-    with ``error`` = predicted / measured - 1 (signed fraction) and ``regimes`` a tuple of tags."""
+    with ``error`` = predicted / measured - 1 (signed fraction) and ``regimes`` a tuple of tags.
+    A case carrying a tag of ``apart`` counts only in that tag's statistics (``by_regime`` and
+    ``by_level_regime``), not in ``overall``, ``by_level`` or its other tags'."""
     cases = [(lv, tuple(rg), abs(float(e))) for lv, rg, e in cases]
     by_level, by_regime, by_pair = {}, {}, {}
     for lv, regimes, e in cases:
-        by_level.setdefault(lv, []).append(e)
-        for rg in regimes:
+        kept = [rg for rg in regimes if rg in apart]
+        if not kept:
+            by_level.setdefault(lv, []).append(e)
+        for rg in kept or regimes:
             by_regime.setdefault(rg, []).append(e)
             by_pair.setdefault((lv, rg), []).append(e)
+    cases = [c for c in cases if not set(c[1]) & set(apart)]
     return AccuracySummary(error_stats(e for _, _, e in cases),
                            {k: error_stats(v) for k, v in by_level.items()},
                            {k: error_stats(v) for k, v in sorted(by_regime.items())},

@@ -37,7 +37,7 @@ from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
 from ..measure.corpus import FAMILIES, CorpusKernel, corpus_kernels
 from ..measure.stream import available_memory
-from ..models.accuracy import AccuracySummary, summarize
+from ..models.accuracy import APART, AccuracySummary, summarize
 from .analysis import Analyzer, AnalyzerSettings
 from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, kernel_analyzer
 
@@ -332,6 +332,11 @@ def corpus_notes(done, skipped, placement_notes, host_notes, provenance) -> tupl
              f"host {provenance['host']} ({provenance['cpu_model']}); corpus seed {provenance['seed']}"
              f"{' (quick)' if provenance['quick'] else ''}, {provenance['repeat']} run(s) per case; "
              f"{len(done)} case(s) measured, {len(skipped)} skipped, {len(placement_notes)} not placed"]
+    apart = sum(1 for r in done if set(r.regimes) & set(APART))
+    if apart:
+        notes.append(f"{apart} case(s) that the compiler restructured ({', '.join(APART)}: the prediction is for "
+                     "the loop as written) count only in their own regime's row, not per data location, overall "
+                     "or in their other regimes")
     notes += [f"skipped {name} in {level}: {why}" for name, level, why in skipped]
     notes += list(placement_notes)
     unstable = [r for r in done if r.bench.stability is not None and r.bench.stability.verdict == "disagree"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass, field
 
 from ..compiled.agreement import disagreement_note
@@ -196,6 +197,23 @@ def _inner_shape(kernel, defines: dict) -> tuple:
     return n, 0
 
 
+def _scaled_block(incore, factor: float, note: str):
+    """``incore`` for a block that runs ``factor`` times more passes per CL than its pointer
+    increment says: T_OL and T_nOL scaled where they come from the block (ports, a dependency
+    chain), with the passes per CL of their origin scaled too, so that the printed origin still
+    gives the value; a time set by the L1 data paths (bytes per CL of the kernel) stays."""
+    values, origin = {"T_OL": incore.T_OL, "T_nOL": incore.T_nOL}, dict(incore.origin or {})
+    for name, value in values.items():
+        text = origin.get(name, "")
+        if isinstance(text, str) and text.startswith("the L1 "):
+            continue
+        values[name] = value * factor
+        if isinstance(text, str):
+            origin[name] = re.sub(r"x ([\d.e+-]+) passes per CL$",
+                                  lambda m: f"x {float(m.group(1)) * factor:g} passes per CL", text)
+    return dataclasses.replace(incore, **values, notes=incore.notes + (note,), origin=origin)
+
+
 def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_unit: float):
     """``incore`` with T_OL and T_nOL (cy/CL) for the inner loop's trip count n at ``defines``
     (:mod:`loopmodel.models.short_loops`; the ECM model's in-core times are the steady state of a
@@ -226,8 +244,8 @@ def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_u
             return incore
         note = (f"inner loop of {n} iterations unrolled into the compiled block {compiled.block_label}: a pass runs "
                 f"{real / n:g} whole inner loop(s), {real:g} iterations (not {p:g}), entry and remainder included; "
-                f"T_OL and T_nOL x {f:.3g}")
-        return dataclasses.replace(incore, T_OL=incore.T_OL * f, T_nOL=incore.T_nOL * f, notes=incore.notes + (note,))
+                f"T_OL and T_nOL from the block x {f:.3g}")
+        return _scaled_block(incore, f, note)
     p = compiled.iterations_per_pass if compiled is not None else incore.lanes
     if not is_short(n, p):
         return incore

@@ -166,23 +166,12 @@ def kernel_facts(kernel, machine) -> KernelFacts:
                        tuple(tuple(g) for g in groups.values()))
 
 
-def data_location(result) -> str:
-    """Where the data of ``result`` come from: the level beyond the farthest link that carries
-    traffic (the first level when none does)."""
-    hierarchy = result.machine.memory_hierarchy
-    levels = result.traffic.levels
-    for i in range(len(levels) - 1, -1, -1):
-        if levels[i].loads_cl or levels[i].stores_cl:
-            return hierarchy[min(i + 1, len(hierarchy) - 1)].level
-    return hierarchy[0].level
-
-
 def regime_tags(result, facts: KernelFacts | None = None, level: str | None = None) -> tuple:
     """Regime tags (keys of :data:`REGIMES`) of an analysis result
     (:class:`~loopmodel.workflows.analysis.AnalysisResult`), in :data:`REGIMES` order.
 
     The rules (``facts``: :func:`kernel_facts` of ``result.kernel`` and ``result.machine``,
-    computed here when None; ``level``: :func:`data_location` of ``result``, likewise):
+    computed here when None; ``level``: :meth:`TrafficPrediction.data_location`, likewise):
 
     * ``streaming``: streamed accesses, all moving one element per inner iteration and depending
       on every loop index (no array reused across an outer loop, as ``x`` in a matrix-vector
@@ -250,7 +239,7 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
     trips = _inner_trips(kernel, defines, facts)
     if trips is not None and trips < max(SHORT_INNER_LOOP, 4 * full_simd_lanes(kernel, machine)):
         tags.add("short-inner-loop")
-    level = level or data_location(result)
+    level = level or result.traffic.data_location(result.machine.memory_hierarchy)
     if _compute_bound(result.ecm, level):
         tags.add("compute-bound")
     if near_capacity(result):
@@ -396,7 +385,7 @@ def assess(result, summary=None, facts: KernelFacts | None = None) -> Confidence
     exceeds :data:`POOR_P90` (15 %) with enough cases; a tag of :data:`KNOWN_WEAK` that the
     validation does not cover with enough cases, as a caution.
     """
-    level = data_location(result)
+    level = result.traffic.data_location(result.machine.memory_hierarchy)
     tags = regime_tags(result, facts, level)
     if summary is None:
         probe = result.machine.probe

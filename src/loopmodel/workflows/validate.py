@@ -59,10 +59,9 @@ class ValidateRun:
 
 
 def data_level(res) -> str:
-    """Where the data come from: the level beyond the farthest link that carries traffic."""
-    names = [lv.level for lv in res.machine.memory_hierarchy]
-    busy = [i for i, lt in enumerate(res.traffic.levels) if lt.bytes > 0]
-    return names[busy[-1] + 1] if busy else names[0]
+    """Where the data of the analysis result ``res`` come from
+    (:meth:`~loopmodel.predictors.traffic.TrafficPrediction.data_location`)."""
+    return res.traffic.data_location(res.machine.memory_hierarchy)
 
 
 def ecm_parts(res, level: str) -> tuple:

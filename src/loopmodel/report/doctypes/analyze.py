@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import NotRequired
 
-from .base import Count, Envelope, Num, NumOrInf, Strict
+from .base import Count, Envelope, ErrorStats, Num, NumOrInf, Strict
 
 
 class KernelLoop(Strict):
@@ -341,17 +341,13 @@ class Simulation(Strict):
     levels: Annotated[list[SimulatedLevel], Field(description="simulated levels, core side first")]
 
 
-class ErrorBand(Strict):
+class ErrorBand(ErrorStats):
     """The host validation's |relative error| (predicted / measured - 1) for this prediction's
     regime: the most specific entry of the machine model's ``probe.validation`` with enough cases."""
 
     basis: Annotated[str, Field(description="which entry: 'L2 / stencil' (data location and regime, the "
                                             "largest p90 of the prediction's regimes), 'stencil' (regime), "
                                             "'L2' (data location) or 'overall'")]
-    count: Annotated[Count, Field(description="validation cases behind the figures")]
-    median_abs_error: Annotated[Num, Field(description="median |relative error|, fraction (0.05 = 5 %)")]
-    p90_abs_error: Annotated[Num, Field(description="90th percentile |relative error|, fraction")]
-    max_abs_error: Annotated[Num, Field(description="largest |relative error|, fraction")]
 
 
 class Confidence(Strict):

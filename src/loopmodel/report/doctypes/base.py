@@ -30,3 +30,13 @@ class Envelope(Strict):
     schema_version: Annotated[Literal[SCHEMA_VERSION], Field(description="version of this schema: raised when a key is "
                                                               "renamed or removed")]
     loopmodel_version: Annotated[str, Field(description="the loopmodel release that wrote the document")]
+
+
+class ErrorStats(Strict):
+    """|relative error| (predicted / measured min - 1) over a group of validation cases
+    (:meth:`loopmodel.models.accuracy.ErrorStats.to_mapping`; fractions: 0.05 is 5 %)."""
+
+    count: Annotated[Count, Field(description="cases in the group")]
+    median_abs_error: Annotated[Num, Field(description="median |predicted / measured min - 1|, fraction")]
+    p90_abs_error: Annotated[Num, Field(description="90th percentile (nearest rank) of |error|, fraction")]
+    max_abs_error: Annotated[Num, Field(description="largest |error|, fraction")]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import NotRequired
 
-from .base import Count, Envelope, Num, NumOrInf, Strict
+from .base import Count, Envelope, ErrorStats, Num, NumOrInf, Strict
 
 #: whether the kernel's data were warm (a warm-up call first) or cold (caches flushed before each run)
 Cache = Literal["warm", "cold"]
@@ -170,24 +170,14 @@ class ValidateDocument(Envelope):
 
 # --- validate --corpus ------------------------------------------------------------------------
 
-class ErrorStatsDoc(Strict):
-    """|relative error| over a group of corpus cases (fractions: 0.05 is 5 %); null figures
-    where the group is empty."""
-
-    count: Annotated[Count, Field(description="cases in the group")]
-    median_abs_error: Annotated[Num, Field(description="median |predicted / measured min - 1|, fraction")]
-    p90_abs_error: Annotated[Num, Field(description="90th percentile (nearest rank) of |error|, fraction")]
-    max_abs_error: Annotated[Num, Field(description="largest |error|, fraction")]
-
-
-class CorpusSummary(ErrorStatsDoc):
+class CorpusSummary(ErrorStats):
     """|relative error| over every measured case, then per data location, regime tag and
     generator family."""
 
-    by_level: Annotated[dict[str, ErrorStatsDoc], Field(description="data location (L1 .. MEM) -> statistics")]
-    by_regime: Annotated[dict[str, ErrorStatsDoc], Field(description="regime tag (the analysis' tags, as analyze "
+    by_level: Annotated[dict[str, ErrorStats], Field(description="data location (L1 .. MEM) -> statistics")]
+    by_regime: Annotated[dict[str, ErrorStats], Field(description="regime tag (the analysis' tags, as analyze "
                                                                      "reports them) -> statistics")]
-    by_family: Annotated[dict[str, ErrorStatsDoc], Field(description="corpus generator family -> statistics")]
+    by_family: Annotated[dict[str, ErrorStats], Field(description="corpus generator family -> statistics")]
 
 
 class CorpusCaseDoc(Strict):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import loopmodel.measure.probe as probe
+from loopmodel.compiled.incore import CompiledInCore, whole_inner_loops
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.fileio.machine_schema import validate_mapping
@@ -105,15 +106,22 @@ def test_machine_with_the_fields_adds_entry_and_remainder():
 
 
 def test_compiled_block_spanning_whole_inner_loops_is_counted_by_its_real_iterations():
-    kernel, _ = parse_kernel(NEST)
-    machine = _machine()
-    res = Analyzer(kernel, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run({"M": 64, "N": 10})
-    block = types.SimpleNamespace(iterations_per_pass=12.0, block_label=".L3")  # row of 12 elements
+    """A block whose pointer advances by a row of 12 elements while the inner loop runs 10: one
+    whole inner loop per pass, 10 iterations (not 12), so T_OL and T_nOL per CL, which divide
+    the block's cycles by its iterations, come out 12/10 larger; the short-loop model then
+    leaves them alone (entry and remainder are in the block)."""
     kernel12, _ = parse_kernel(NEST.replace("a[M][N], b[M][N]", "a[M][12], b[M][12]"))
-    out = short_loop_incore(kernel12, machine, res.incore, block, {"M": 64, "N": 10}, res.traffic.iterations_per_unit)
-    assert out.T_OL == pytest.approx(res.incore.T_OL * 12 / 10)
-    assert out.T_nOL == pytest.approx(res.incore.T_nOL * 12 / 10)
-    assert "unrolled into the compiled block .L3" in out.notes[-1]
+    block = CompiledInCore("llvm-mca", "14", "gcc", "12", (), ".L3", "", 12.0, 96.0, {"0": 12.0}, 12.0, 12.0, "")
+    out, notes = whole_inner_loops(block, kernel12, {"M": 64, "N": 10})
+    assert out.iterations_per_pass == 10 and out.whole_inner_loops == 1
+    assert block.iterations_per_pass / out.iterations_per_pass == pytest.approx(12 / 10)
+    assert len(notes) == 1 and "unrolled into the compiled block .L3" in notes[0] and "10 iterations (not 12" in notes[0]
+    assert whole_inner_loops(dataclasses.replace(block, iterations_per_pass=8.0), kernel12, {"M": 64, "N": 10}) == (
+        dataclasses.replace(block, iterations_per_pass=8.0), [])  # a real inner loop: unchanged
+    machine = _machine(inner_loop_entry_cy=5.0, inner_loop_remainder_ratio=0.5)
+    res = Analyzer(kernel12, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run({"M": 64, "N": 10})
+    assert short_loop_incore(kernel12, machine, res.incore, out, {"M": 64, "N": 10},
+                             res.traffic.iterations_per_unit) is res.incore
 
 
 def test_machine_file_round_trip_of_the_fields():

@@ -55,6 +55,7 @@ from ..ir.kernel import coefficient
 from . import isa, llvm_mca, osaca_backend, ports as P
 from ..errors import ModelError, OptionError, ToolError
 from ..models.incore import InCoreResult, port_pressure_times
+from ..models.short_loops import block_iterations, inner_shape
 from .asm import KernelShape, calls, find_kernel_block, implausible
 from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
@@ -119,7 +120,9 @@ class PortTable:
 @dataclass(frozen=True)
 class CompiledInCore:
     """What the compiled analysis used and found (for the report); ``port_table`` is the
-    port pressure as the ECM counts it (:class:`PortTable`, None until computed)."""
+    port pressure as the ECM counts it (:class:`PortTable`, None until computed);
+    ``whole_inner_loops``: the inner loops one pass runs where the compiler unrolled the inner
+    loop into the block (0: the block is the inner loop; :func:`whole_inner_loops`)."""
 
     analyzer: str
     analyzer_version: str
@@ -140,6 +143,25 @@ class CompiledInCore:
     store_ports: tuple = ()
     target: str = ""
     port_table: PortTable | None = None
+    whole_inner_loops: float = 0.0
+
+
+def whole_inner_loops(info: CompiledInCore, kernel, defines: dict) -> tuple:
+    """``(info, notes)`` with the iterations per pass counted by what the block does where the
+    compiler unrolled a short inner loop into the next outer loop: the block's pointer then
+    advances by a row, halo included, which read as iterations per pass overstates them by
+    row / n and makes T_OL and T_nOL too small by as much
+    (:func:`~loopmodel.models.short_loops.block_iterations`); unchanged otherwise."""
+    n, row = inner_shape(kernel, defines)
+    if not n:
+        return info, []
+    real = block_iterations(info.iterations_per_pass, n, row)
+    if real == info.iterations_per_pass:
+        return info, []
+    note = (f"inner loop of {n} iterations unrolled into the compiled block {info.block_label}: a pass runs "
+            f"{real / n:g} whole inner loop(s), {real:g} iterations (not {info.iterations_per_pass:g}, the row its "
+            "pointer advances by), entry and remainder included")
+    return dataclasses.replace(info, iterations_per_pass=real, whole_inner_loops=real / n), [note]
 
 
 def _stride_bytes(kernel, defines: dict | None = None):
@@ -151,9 +173,7 @@ def _stride_bytes(kernel, defines: dict | None = None):
         ToolError: no access moves with the inner loop, or its stride depends on a size
             not in ``defines``.
     """
-    written = set(kernel.written_arrays)
-    cands = [a for a in list(kernel.writes) + list(kernel.reads) if not kernel.is_inner_invariant(a)]
-    cands.sort(key=lambda a: a.array not in written)
+    cands = kernel.work_accesses()
     if not cands:
         raise ToolError("no array moves with the inner loop: nothing to measure the pointer increment against")
     try:
@@ -280,7 +300,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     work_stride = _stride_bytes(kernel, defines)
     shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)
-    key = cache.make_key("compiled-incore-v3", analyzer, src, choice.command, choice.version, choice.flags, tool,
+    key = cache.make_key("compiled-incore-v4", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64, assume_aligned)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
@@ -292,12 +312,13 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         if use_cache:
             cache.store("incore", key, info)
     _check_block(info, shape, pointer_increment)
+    info, unrolled = whole_inner_loops(info, kernel, defines)
     mismatch, beyond = _isa_mismatch(info, choice, cpu, aarch64)
     bad = unaccounted(info, machine, isa.cpu_isa(cpu))
     if bad:
         raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, mismatch if beyond else ""), tuple(bad))
-    notes = [mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond else "")
-             ] if mismatch else []
+    notes = unrolled + ([mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond
+                                    else "")] if mismatch else [])
     info = dataclasses.replace(info, port_table=port_table(info, machine, iterations_per_unit))
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)

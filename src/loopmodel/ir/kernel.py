@@ -336,6 +336,12 @@ class Kernel:
     def streamed_writes(self) -> tuple:
         return tuple(a for a in self.writes if not self.is_inner_invariant(a))
 
+    def work_accesses(self) -> tuple:
+        """The accesses that move with the inner loop, those to written arrays first (the first
+        one is the work access that pointer increments are measured against)."""
+        written = set(self.written_arrays)
+        return tuple(sorted(self.streamed_writes() + self.streamed_reads(), key=lambda a: a.array not in written))
+
     def loads_per_iteration(self) -> int:
         """Load instructions per iteration (scalar), loop-invariant accesses excluded."""
         return len(self.streamed_reads())

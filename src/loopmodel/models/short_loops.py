@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..ir.kernel import coefficient
+
 #: inner loops of at least this many passes are taken as steady state (no change)
 LONG_LOOP_PASSES = 16
 
@@ -142,3 +144,32 @@ def _least_squares(rows, rhs) -> list:
                 f = m[i][c] / m[c][c]
                 m[i] = [a - f * b for a, b in zip(m[i], m[c])]
     return [m[i][k] / m[i][i] if abs(m[i][i]) >= 1e-12 else 0.0 for i in range(k)]
+
+
+def inner_shape(kernel, defines: dict) -> tuple:
+    """``(n, row)``: the inner loop's trip count at ``defines`` and the work access's advance per
+    iteration of the next outer loop in inner-loop iterations (0 without one, or where the
+    access does not move with the inner loop); ``(None, 0)`` where the trip count depends on an
+    outer index (not a rectangular nest)."""
+    n = inner_trips(kernel, defines)
+    if n is None:
+        return None, 0
+    moving = kernel.work_accesses()
+    if len(kernel.loops) < 2 or not moving:
+        return n, 0
+    inner, outer = kernel.loops[-1], kernel.loops[-2]
+    for access in moving:  # the first (written first) that moves with both loops
+        per_it = coefficient(access.offset, inner.index).subs(defines)
+        per_row = coefficient(access.offset, outer.index).subs(defines)
+        if per_it.is_constant() and per_row.is_constant() and per_it.constant_value() and per_row.constant_value():
+            return n, abs(float(per_row.constant_value()) * outer.step /
+                          (float(per_it.constant_value()) * inner.step))
+    return n, 0
+
+
+def inner_trips(kernel, defines: dict) -> int | None:
+    """The inner loop's trip count at ``defines``; None where it depends on an outer index."""
+    try:
+        return kernel.loops[-1].iterations(defines)
+    except KeyError:
+        return None

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from dataclasses import dataclass, field
 
 from ..compiled.agreement import disagreement_note
 from ..compiled.compile import fp_reassociation, resolve_compiler
 from ..compiled.incore import compiled_incore
 from ..errors import DefineError, ModelError, OptionError, ToolError
-from ..ir.kernel import coefficient
 from ..ir.point import check_point
 from ..models import incore as _incore_model
 from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import InCoreResult
 from ..models.roofline import RooflineResult, roofline_model
-from ..models.short_loops import block_iterations, is_short, quantization, short_loop_cy_per_it
+from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.simulation import SimulationInfo, SimulationPredictor
 from ..predictors.traffic import TrafficPrediction
@@ -173,56 +171,15 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                notes=res.notes + (note,))
 
 
-def _inner_shape(kernel, defines: dict) -> tuple:
-    """``(n, row)``: the inner loop's trip count at ``defines`` and the work access's advance per
-    iteration of the next outer loop in inner-loop iterations (0 without one, or where the
-    access does not move with the inner loop); ``(None, 0)`` where the trip count depends on an
-    outer index (not a rectangular nest)."""
-    try:
-        n = kernel.loops[-1].iterations(defines)
-    except KeyError:
-        return None, 0
-    written = set(kernel.written_arrays)
-    moving = sorted((a for a in list(kernel.writes) + list(kernel.reads) if not kernel.is_inner_invariant(a)),
-                    key=lambda a: a.array not in written)
-    if len(kernel.loops) < 2 or not moving:
-        return n, 0
-    inner, outer = kernel.loops[-1], kernel.loops[-2]
-    for access in moving:  # the first (written first) that moves with both loops
-        per_it = coefficient(access.offset, inner.index).subs(defines)
-        per_row = coefficient(access.offset, outer.index).subs(defines)
-        if per_it.is_constant() and per_row.is_constant() and per_it.constant_value() and per_row.constant_value():
-            return n, abs(float(per_row.constant_value()) * outer.step /
-                          (float(per_it.constant_value()) * inner.step))
-    return n, 0
-
-
-def _scaled_block(incore, factor: float, note: str):
-    """``incore`` for a block that runs ``factor`` times more passes per CL than its pointer
-    increment says: T_OL and T_nOL scaled where they come from the block (ports, a dependency
-    chain), with the passes per CL of their origin scaled too, so that the printed origin still
-    gives the value; a time set by the L1 data paths (bytes per CL of the kernel) stays."""
-    values, origin = {"T_OL": incore.T_OL, "T_nOL": incore.T_nOL}, dict(incore.origin or {})
-    for name, value in values.items():
-        text = origin.get(name, "")
-        if isinstance(text, str) and text.startswith("the L1 "):
-            continue
-        values[name] = value * factor
-        if isinstance(text, str):
-            origin[name] = re.sub(r"x ([\d.e+-]+) passes per CL$",
-                                  lambda m: f"x {float(m.group(1)) * factor:g} passes per CL", text)
-    return dataclasses.replace(incore, **values, notes=incore.notes + (note,), origin=origin)
-
-
 def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_unit: float):
     """``incore`` with T_OL and T_nOL (cy/CL) for the inner loop's trip count n at ``defines``
     (:mod:`loopmodel.models.short_loops`; the ECM model's in-core times are the steady state of a
     long loop, cross-architecture-machine-models.txt §3.1), with a note where it applies.
 
-    * A compiled block doing more iterations per pass than n (the compiler unrolled the inner
-      loop into the next outer loop): its pass runs whole inner loops, entry and remainder
-      included; T_OL and T_nOL are scaled to its real iterations per pass
-      (:func:`~loopmodel.models.short_loops.block_iterations`).
+    * A compiled block whose pass runs whole inner loops (the compiler unrolled the inner loop
+      into the next outer loop; the compiled analysis counts its iterations,
+      :attr:`~loopmodel.compiled.incore.CompiledInCore.whole_inner_loops`): unchanged, entry and
+      remainder are in the block.
     * Otherwise, n short (:func:`~loopmodel.models.short_loops.is_short`) and the machine model
       giving ``in_core.inner_loop_entry_cy`` and ``inner_loop_remainder_ratio``: both times
       are multiplied by the pass quantization and get the entry overhead, c_entry / n per
@@ -230,22 +187,13 @@ def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_u
       time that overlaps nothing adds to both terms of ECM eq. 4). Without the fields a note
       says the overhead is not modelled.
 
-    Unchanged: n unknown (triangular nest) or long, T_OL unknown, a compiled block with more
-    iterations per pass than n and no access advancing with the next outer loop.
+    Unchanged: n unknown (triangular nest) or long, T_OL unknown.
     """
-    n, row = _inner_shape(kernel, defines)
+    n = inner_trips(kernel, defines)
     if n is None or incore.T_OL is None or n < 1:
         return incore
-    if compiled is not None and compiled.iterations_per_pass > n:
-        p = compiled.iterations_per_pass
-        real = block_iterations(p, n, row)
-        f = p / real
-        if real == p:  # whole inner loops without a gap, or no row to count them by
-            return incore
-        note = (f"inner loop of {n} iterations unrolled into the compiled block {compiled.block_label}: a pass runs "
-                f"{real / n:g} whole inner loop(s), {real:g} iterations (not {p:g}), entry and remainder included; "
-                f"T_OL and T_nOL from the block x {f:.3g}")
-        return _scaled_block(incore, f, note)
+    if compiled is not None and (compiled.whole_inner_loops or compiled.iterations_per_pass > n):
+        return incore  # a pass runs whole inner loops: entry and remainder are in the block
     p = compiled.iterations_per_pass if compiled is not None else incore.lanes
     if not is_short(n, p):
         return incore

@@ -39,7 +39,7 @@ from ..measure.corpus import FAMILIES, CorpusKernel, corpus_kernels
 from ..measure.stream import available_memory
 from ..models.accuracy import APART, AccuracySummary, summarize
 from .analysis import Analyzer, AnalyzerSettings
-from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, kernel_analyzer
+from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, ecm_at_data_level, kernel_analyzer
 
 #: how the corpus cases are measured (the first note of ``validate --corpus``)
 CORPUS_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/it at the clock measured "
@@ -272,12 +272,9 @@ def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, us
             fh.write(case.kernel.source)
     _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
     res = analyzer.run(case.defines)
-    level = data_level(res)
-    if level != case.level:
-        raise ModelError(f"the analysis puts the data in {level}, not {case.level}")
-    predicted = res.ecm.T_ECM.get(level)
-    if predicted is None:
-        raise ModelError(f"no ECM prediction: {res.ecm.unknown or 'T_OL unknown'}")
+    if data_level(res) != case.level:
+        raise ModelError(f"the analysis puts the data in {data_level(res)}, not {case.level}")
+    _, predicted = ecm_at_data_level(res)
     bench = measure_bench.run_bench(path, case.defines, machine, repeat, 0.01, cpu, use_cache and not fresh,
                                     machine_file=machine_file)
     return CorpusResult(case, tuple(res.confidence.tags), predicted / res.traffic.iterations_per_unit,

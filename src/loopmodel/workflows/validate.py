@@ -64,6 +64,19 @@ def data_level(res) -> str:
     return res.traffic.data_location(res.machine.memory_hierarchy)
 
 
+def ecm_at_data_level(res, where: str = "") -> tuple:
+    """``(data location, T_ECM there in cy/CL)`` of the analysis result ``res``.
+
+    Raises:
+        ModelError: no ECM prediction there (T_OL unknown); the message names ``where``.
+    """
+    level = data_level(res)
+    predicted = res.ecm.T_ECM.get(level)
+    if predicted is None:
+        raise ModelError(f"no ECM prediction{where}: {res.ecm.unknown or 'T_OL unknown'}")
+    return level, predicted
+
+
 def ecm_parts(res, level: str) -> tuple:
     """T_OL, T_nOL and the transfers for data in ``level``: ``(name, cy/CL, overlapping)``."""
     over = set(res.machine.overlap)
@@ -100,10 +113,7 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
     rows = []
     for pt in points:
         res = analyzer.run(pt)
-        level = data_level(res)
-        predicted = res.ecm.T_ECM.get(level)
-        if predicted is None:
-            raise ModelError(f"no ECM prediction at {pt}: {res.ecm.unknown or 'T_OL unknown'}")
+        level, predicted = ecm_at_data_level(res, f" at {pt}")
         bench = measure_bench.run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
         rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level)))
     return rows

@@ -1,0 +1,174 @@
+"""In-core accuracy on this host: the classic loop set x gcc -O1/-O2/-O3/-Ofast, data in L1.
+
+Each kernel of ``benchmarks/incore_classic/*.c`` is compiled at each optimisation level (a copy
+of the host's machine model with ``compiler: {gcc: '-Ox -march=native'}``), predicted with its
+data in L1 and measured in benchmark mode (``loopmodel validate``: one pinned thread, data warm,
+min-of-K, cy/CL at the clock measured around the run). Where OSACA is installed, the same blocks
+are predicted with ``--incore osaca`` beside ours (the peer column).
+
+Run:  python benchmarks/incore_classic.py [-m host] [--out DIR] [--levels O1,O2,O3,Ofast]
+Writes ``DIR/table.md`` (per case, per level, overall) and ``DIR/cases.json``.
+Targets: every case predicted, >= 80 % within 10 %, median |error| <= 5 %.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "benchmarks" / "incore_classic"
+#: kernel -> size constants: every data set fits in the 48 KB L1 of the hosts we measure
+SIZES = {
+    "copy": {"N": 1000}, "store": {"N": 1000}, "update": {"N": 1000}, "add": {"N": 1000},
+    "triad": {"N": 1000}, "schoenauer": {"N": 1000}, "sum": {"N": 1000}, "dot": {"N": 1000},
+    "pi": {"N": 1000},
+    "jacobi2d": {"M": 10, "N": 200}, "gs2d": {"M": 20, "N": 200},
+    "jacobi3d7": {"M": 6, "L": 10, "N": 40}, "box27": {"M": 6, "L": 10, "N": 40},
+    "star3d-r3": {"M": 8, "L": 10, "N": 32},
+}
+LEVELS = ("O1", "O2", "O3", "Ofast")
+
+
+def host_model(machine: str) -> dict:
+    """The machine model as a dict (``host``: this host's stored probe)."""
+    if machine == "host":
+        out = subprocess.run([sys.executable, "-m", "loopmodel", "machine", "show", "-m", "host", "--path"],
+                             capture_output=True, text=True)
+        path = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
+        if not path or not os.path.exists(path):
+            import glob
+            path = sorted(glob.glob(os.path.expanduser("~/.cache/loopmodel/hosts/*.yml")))[-1]
+        machine = path
+    return yaml.safe_load(Path(machine).read_text())
+
+
+def variant(model: dict, level: str, directory: str) -> str:
+    """A copy of ``model`` whose compiler flags are ``-<level> -march=native``."""
+    d = dict(model)
+    d["compiler"] = {"gcc": f"-{level} -march=native"}
+    d["name"] = f"{model.get('name', 'host')}-{level}"
+    path = os.path.join(directory, f"{d['name']}.yml")
+    Path(path).write_text(yaml.safe_dump(d, sort_keys=False))
+    return path
+
+
+def _run(args: list) -> dict | None:
+    out = subprocess.run([sys.executable, "-m", "loopmodel", *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(out.stdout)
+
+
+def defines(name: str) -> list:
+    return [x for k, v in SIZES[name].items() for x in ("-D", f"{k}={v}")]
+
+
+def l1_prediction(kernel: Path, machine: str, incore: str) -> dict:
+    """T_ECM with data in L1 (cy/CL), T_OL, T_nOL, iterations per CL and the in-core source."""
+    d = _run(["analyze", str(kernel), "-m", machine, *defines(kernel.stem), "-p", "ECM", "--incore", incore,
+              "--json"])
+    if "error" in d:
+        return d
+    ecm = d.get("ecm") or {}
+    loc = (ecm.get("by_location") or {}).get("L1")
+    if not loc:
+        return {"error": "no ECM prediction"}
+    return {"T_ECM": loc["T_ECM_cy_per_cl"], "T_OL": ecm.get("T_OL_cy_per_cl"), "T_nOL": ecm.get("T_nOL_cy_per_cl"),
+            "it_per_cl": d.get("iterations_per_cl"), "incore": (d.get("incore") or {}).get("source"),
+            "notes": d.get("notes", [])}
+
+
+def measure(kernel: Path, machine: str, repeat: int) -> dict:
+    d = _run(["validate", str(kernel), "-m", machine, *defines(kernel.stem), "--repeat", str(repeat), "--json"])
+    if "error" in d:
+        return d
+    p = d["points"][0]
+    return {"measured": p["measured_min_cy_per_cl"], "measured_median": p["measured_median_cy_per_cl"],
+            "predicted": p["predicted_cy_per_cl"], "error": p["relative_error"], "location": p["data_location"],
+            "ecm": p.get("ecm")}
+
+
+def row(kernel: Path, level: str, machine: str, repeat: int, peer: bool) -> dict:
+    m = measure(kernel, machine, repeat)
+    r = {"kernel": kernel.stem, "level": level, **m}
+    if peer and "measured" in m:
+        p = l1_prediction(kernel, machine, "osaca")
+        r["osaca"] = p.get("T_ECM")
+        r["osaca_error"] = (p["T_ECM"] / m["measured"] - 1) if "T_ECM" in p else None
+        r["osaca_note"] = p.get("error")
+    return r
+
+
+def summary(rows: list, key: str = "error") -> str:
+    errs = [abs(r[key]) for r in rows if r.get(key) is not None and not isinstance(r.get(key), str)]
+    n = len(rows)
+    if not errs:
+        return f"0 of {n} predicted"
+    w10 = sum(e <= 0.10 for e in errs) / n
+    w20 = sum(e <= 0.20 for e in errs) / n
+    return (f"{len(errs)} of {n} predicted, {100 * w10:.0f} % within 10 %, {100 * w20:.0f} % within 20 %, "
+            f"median |error| {100 * statistics.median(errs):.1f} %")
+
+
+def table(rows: list, peer: bool) -> str:
+    head = "| kernel | level | predicted cy/CL | measured min (median) cy/CL | error |" + (
+        " OSACA cy/CL | OSACA error |" if peer else "")
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if "measured" not in r:
+            out.append(f"| {r['kernel']} | {r['level']} | - | - | {r.get('error')} |" + (" | |" if peer else ""))
+            continue
+        line = (f"| {r['kernel']} | {r['level']} | {r['predicted']:.2f} | {r['measured']:.2f} "
+                f"({r['measured_median']:.2f}) | {100 * r['error']:+.1f} % |")
+        if peer:
+            line += (f" {r['osaca']:.2f} | {100 * r['osaca_error']:+.1f} % |" if r.get("osaca") is not None
+                     else f" - | {r.get('osaca_note') or ''} |")
+        out.append(line)
+    out.append("")
+    for level in sorted({r["level"] for r in rows}, key=LEVELS.index):
+        sub = [r for r in rows if r["level"] == level]
+        out.append(f"- -{level}: {summary(sub)}" + (f"; OSACA: {summary(sub, 'osaca_error')}" if peer else ""))
+    out.append(f"- all: {summary(rows)}" + (f"; OSACA: {summary(rows, 'osaca_error')}" if peer else ""))
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-m", "--machine", default="host")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--levels", default=",".join(LEVELS))
+    ap.add_argument("--kernels", default=",".join(SIZES))
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--peer", action="store_true", help="also predict with --incore osaca")
+    a = ap.parse_args()
+    model = host_model(a.machine)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for level in a.levels.split(","):
+            machine = variant(model, level, tmp)
+            for name in a.kernels.split(","):
+                r = row(KERNELS / f"{name}.c", level, machine, a.repeat, a.peer)
+                rows.append(r)
+                print(f"{name:12s} -{level:5s} " + (f"pred {r['predicted']:7.2f} meas {r['measured']:7.2f} "
+                      f"err {100 * r['error']:+6.1f} %" if "measured" in r else str(r.get("error"))), flush=True)
+    text = (f"# In-core accuracy, classic loop set, data in L1\n\nhost: {model.get('model_name')} "
+            f"({platform.node()}), model '{model.get('name')}', probe of {model.get('probe', {}).get('date')}\n\n"
+            + table(rows, a.peer))
+    print(text)
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        Path(a.out, "table.md").write_text(text)
+        Path(a.out, "cases.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

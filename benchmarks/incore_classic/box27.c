@@ -1,0 +1,14 @@
+/* 3-D 27-point box stencil (constant coefficient) */
+double a[M][L][N];
+double b[M][L][N];
+double s;
+
+for (int k = 1; k < M-1; ++k)
+    for (int j = 1; j < L-1; ++j)
+        for (int i = 1; i < N-1; ++i)
+            b[k][j][i] = s * (a[k-1][j-1][i-1] + a[k-1][j-1][i] + a[k-1][j-1][i+1] + a[k-1][j][i-1] + a[k-1][j][i] +
+                          a[k-1][j][i+1] + a[k-1][j+1][i-1] + a[k-1][j+1][i] + a[k-1][j+1][i+1] + a[k][j-1][i-1] +
+                          a[k][j-1][i] + a[k][j-1][i+1] + a[k][j][i-1] + a[k][j][i] + a[k][j][i+1] + a[k][j+1][i-1]
+                          + a[k][j+1][i] + a[k][j+1][i+1] + a[k+1][j-1][i-1] + a[k+1][j-1][i] + a[k+1][j-1][i+1] +
+                          a[k+1][j][i-1] + a[k+1][j][i] + a[k+1][j][i+1] + a[k+1][j+1][i-1] + a[k+1][j+1][i] +
+                          a[k+1][j+1][i+1]);

@@ -443,3 +443,41 @@ def test_power9_without_cross_compiler_names_the_package():
                 "--no-cache")
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert "powerpc64le-linux-gnu-gcc" in p.stderr and "gcc-powerpc64le-linux-gnu" in p.stderr
+
+
+PI = """double s;
+double dx;
+
+for (int i = 0; i < N; ++i)
+    s = s + 4.0 / (1.0 + ((i + 0.5) * dx) * ((i + 0.5) * dx));
+"""
+
+
+@pytest.mark.parametrize("text, trips, expected", [
+    ("vaddsd %xmm0, %xmm1, %xmm1\naddl $1, %eax\ncmpl $1000, %eax\njne .L2", 1000, (1.0, "eax")),
+    ("vaddpd %zmm0, %zmm1, %zmm1\naddl $1, %eax\ncmpl $62, %eax\njne .L2", 1000, (16.0, "eax")),
+    ("vaddpd %zmm0, %zmm1, %zmm1\naddq $16, %rax\ncmpq $992, %rax\njne .L2", 1000, (16.0, "rax")),
+    ("vaddsd %xmm0, %xmm1, %xmm1\naddl $1, %eax\ncmpl %edx, %eax\njne .L2", 1000, (None, None)),  # limit unknown
+    ("vaddpd %zmm0, %zmm1, %zmm1\naddl $1, %eax\ncmpl $40, %eax\njne .L2", 100, (None, None)),  # 2.5 it: not whole
+    ("fadd d0, d0, d1\nadd w0, w0, #1\ncmp w0, 1000\nb.ne .L2", 1000, (1.0, "w0")),
+])
+def test_counter_iterations(text, trips, expected):
+    from loopmodel.compiled.asm import counter_iterations
+    assert counter_iterations(text.split("\n"), trips, aarch64=text.startswith("fadd")) == expected
+
+
+@needs_tools
+def test_loop_without_arrays_is_analyzed_from_its_counter(tmp_path):
+    """A loop on values in registers (numerical integration) has no pointer to read the
+    iterations per pass from: the loop counter gives them, scalar (1 per pass) without
+    reassociation and a whole vector per pass with -Ofast."""
+    k = tmp_path / "pi.c"
+    k.write_text(PI)
+    kernel, text = parse_kernel_file(str(k))[0], PI
+    machine = load_machine(SKX)
+    for flags, per_pass in (("-O2 -march=skylake-avx512", 1), ("-Ofast -march=skylake-avx512 -mprefer-vector-width=512",
+                                                                  8)):
+        res, info = compiled_incore(kernel, text, machine, {"N": 1000}, 8, flags=flags, use_cache=False,
+                                    trust_machine=True)
+        assert info.iterations_per_pass % per_pass == 0 and info.bytes_per_pass == 0
+        assert res.T_OL > 0 and any("from the loop counter" in n for n in res.notes)

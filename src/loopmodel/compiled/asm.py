@@ -120,16 +120,20 @@ class KernelShape:
     contiguous_bytes: int = 0
 
 
-def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, label: str | None = None,
-                      pointer_increment: float | None = None, strides: tuple = ()) -> AsmBlock:
+def find_kernel_block(asm: str, stride_bytes: float | None, aarch64: bool = False, label: str | None = None,
+                      pointer_increment: float | None = None, strides: tuple = (), trips: int | None = None
+                      ) -> AsmBlock:
     """The kernel's innermost loop block.
 
     Args:
         asm: assembly text.
-        stride_bytes: bytes one inner-loop iteration advances the work access.
+        stride_bytes: bytes one inner-loop iteration advances the work access; None where no
+            array moves with the inner loop (a loop on values in registers): the iterations
+            per pass then come from the loop counter and ``trips`` (:func:`counter_iterations`).
         aarch64: AArch64 syntax.
         label: take the loop at this label (``--asm-block``).
         pointer_increment: bytes per pass (``--pointer-increment``).
+        trips: the inner loop's trip count (used where ``stride_bytes`` is None).
         strides: B per iteration of every access that moves with the inner loop (with
             ``stride_bytes`` among them); the iterations per pass are the count that explains
             the most register increments with them (:func:`iterations_per_pass`).
@@ -157,6 +161,12 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
         lab, a, b = max(inner, key=score)
     ins = _instructions(enumerate(lines[a:b + 1], a), aarch64)
     text = tuple(s for _, s in ins)
+    if stride_bytes is None:  # no array moves with the inner loop: the loop counter tells the passes
+        its, reg = counter_iterations(text, trips, aarch64)
+        if its is None:
+            raise ToolError(f"the loop at {lab} has no pointer that advances and no counter compared with a "
+                            "constant: cannot tell how many iterations a pass performs")
+        return AsmBlock(lab, text, a + 1, its, 0.0, reg)
     if pointer_increment is not None:
         its, bpp, reg = float(pointer_increment) / stride_bytes, float(pointer_increment), "(given)"
     else:
@@ -169,6 +179,54 @@ def find_kernel_block(asm: str, stride_bytes: float, aarch64: bool = False, labe
             f"loop at {lab}: pointer increment {bpp:g} B per pass does not match the kernel's "
             f"{stride_bytes:g} B per iteration; give --pointer-increment")
     return AsmBlock(lab, text, a + 1, its, bpp, reg)
+
+
+#: largest relative distance of trips / passes from a whole number of iterations per pass
+COUNTER_TOLERANCE = 0.1
+_X86_CMP = re.compile(r"cmp[lq]?\s+\$(-?\d+),\s*%(\w+)$")
+_A64_CMP = re.compile(r"cmp\s+([wx]\d+),\s*#?(-?\d+)$")
+_A64_ADD = re.compile(r"(?:add|sub)s?\s+([wx]\d+),\s*([wx]\d+),\s*#?(-?\d+)$")
+
+
+def counter_iterations(text, trips: int | None, aarch64: bool = False) -> tuple:
+    """``(inner-loop iterations per pass, counter register)`` of a loop without moving pointers.
+
+    The counter is the register the block compares with a constant ``K`` and increments by a
+    constant ``s`` per pass; starting near 0 it makes ``K / s`` passes, so a pass performs
+    ``trips / (K / s)`` iterations. The start is not in the block, so the count is taken only
+    where it lies within :data:`COUNTER_TOLERANCE` of a whole number, which it is rounded to
+    (gcc counts vector passes from 0: 1000 iterations in 62 passes of 16 and a remainder).
+
+    Args:
+        text: the block's instruction lines.
+        trips: the inner loop's trip count (None: unknown).
+        aarch64: AArch64 syntax.
+
+    Returns:
+        ``(iterations, register)``; ``(None, None)`` where no such counter is found.
+    """
+    if not trips or trips <= 0:
+        return None, None
+    if aarch64:
+        incs = {}
+        for ln in text:
+            m = _A64_ADD.match(ln.strip())
+            if m and m.group(1) == m.group(2):
+                incs[m.group(1)] = incs.get(m.group(1), 0) + int(m.group(3)) * (-1 if ln.strip().startswith("sub")
+                                                                                   else 1)
+        cmps = [(m.group(1), int(m.group(2))) for m in (_A64_CMP.match(ln.strip()) for ln in text) if m]
+    else:
+        incs = _x86_increments(text)
+        cmps = [(m.group(2), int(m.group(1))) for m in (_X86_CMP.match(ln.strip()) for ln in text) if m]
+    for reg, limit in cmps:
+        step = incs.get(reg)
+        if not step or limit * step <= 0:
+            continue
+        its = trips / (limit / step)
+        whole = round(its)
+        if whole >= 1 and abs(its - whole) <= COUNTER_TOLERANCE * whole:
+            return float(whole), reg
+    return None, None
 
 
 def address_steps(text, aarch64: bool = False) -> Counter:

@@ -55,7 +55,7 @@ from ..ir.kernel import coefficient
 from . import isa, llvm_mca, osaca_backend, ports as P
 from ..errors import ModelError, OptionError, ToolError
 from ..models.incore import InCoreResult, port_pressure_times
-from ..models.short_loops import block_iterations, inner_shape
+from ..models.short_loops import block_iterations, inner_shape, inner_trips
 from .asm import KernelShape, calls, find_kernel_block, implausible
 from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
@@ -199,14 +199,15 @@ def _moving_accesses(kernel, defines: dict) -> list:
     return out
 
 
-def kernel_shape(kernel, machine, defines: dict, work_stride: float):
+def kernel_shape(kernel, machine, defines: dict, work_stride: float | None):
     """What one pass of the kernel's loop block may do (:class:`.asm.KernelShape`).
 
     Args:
         kernel: the kernel IR.
         machine: machine model (``in_core.simd_width`` in B).
         defines: size constants (strides of multi-dimensional arrays depend on them).
-        work_stride: B per iteration of the work access (:func:`_stride_bytes`), listed first.
+        work_stride: B per iteration of the work access (:func:`_stride_bytes`), listed first;
+            None where no array moves with the inner loop.
 
     Returns:
         :class:`.asm.KernelShape`: strides (B/it), element sizes (B), SIMD register bytes and
@@ -218,7 +219,7 @@ def kernel_shape(kernel, machine, defines: dict, work_stride: float):
     for name in sorted({a.array for a, st in moving if st > kernel.arrays[a.array].element_size}):
         offsets = {a.offset for a in list(kernel.writes) + list(kernel.reads) if a.array == name}
         contiguous = max(contiguous, _longest_run(offsets) * kernel.arrays[name].element_size)
-    strides = tuple(dict.fromkeys([work_stride] + [st for _, st in moving]))
+    strides = tuple(dict.fromkeys(([work_stride] if work_stride else []) + [st for _, st in moving]))
     return KernelShape(strides, min(sizes), max(sizes), int(machine.in_core.simd_width or 0), contiguous)
 
 
@@ -297,7 +298,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     else:
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
     src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
-    work_stride = _stride_bytes(kernel, defines)
+    work_stride = _stride_bytes(kernel, defines) if kernel.work_accesses() else None
     shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)
     key = cache.make_key("compiled-incore-v4", analyzer, src, choice.command, choice.version, choice.flags, tool,
@@ -307,7 +308,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         info = hit
     else:
         block = find_kernel_block(compile_to_assembly(src, choice), work_stride, aarch64, asm_block,
-                                  pointer_increment, shape.strides)
+                                  pointer_increment, shape.strides, inner_trips(kernel, defines))
         info = _analyse_block(block, analyzer, tool, tool_version, target, choice, src, aarch64)
         if use_cache:
             cache.store("incore", key, info)
@@ -451,11 +452,17 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
         comps.update(bound)
         ol_from, nol_from = _bound_source((ol_from, nol_from), before, (t_ol, t_nol), bound)
     notes.append(f"in-core from {info.analyzer} {info.analyzer_version} on block {info.block_label} "
-                 f"({info.iterations_per_pass:g} it per pass, {info.bytes_per_pass:g} B pointer increment), "
-                 f"compiled with {info.compiler} {' '.join(info.flags)}")
+                 f"({info.iterations_per_pass:g} it per pass, {_advance(info)}), compiled with {info.compiler} {' '.join(info.flags)}")
     origin = {"T_OL": ol_from or "no port listed", "T_nOL": nol_from or "no port listed"}
     return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
                         tuple(notes), origin=origin)
+
+
+def _advance(info: CompiledInCore) -> str:
+    """How the iterations per pass were read: the pointer increment, or the loop counter."""
+    if info.bytes_per_pass:
+        return f"{info.bytes_per_pass:g} B pointer increment"
+    return "from the loop counter: no pointer advances"
 
 
 def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float) -> tuple:

@@ -55,8 +55,9 @@ from ..ir.kernel import coefficient
 from . import isa, llvm_mca, osaca_backend, ports as P
 from ..errors import ModelError, OptionError, ToolError
 from ..models.incore import InCoreResult, port_pressure_times
+from ..models.split_access import split_accesses
 from ..models.short_loops import block_iterations, inner_shape, inner_trips
-from .asm import KernelShape, calls, find_kernel_block, implausible
+from .asm import KernelShape, calls, find_kernel_block, implausible, packed_bytes
 from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
 from .deps import loop_carried_chains
@@ -324,8 +325,53 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
+    res = with_split_accesses(res, info, kernel, machine, defines, iterations_per_unit)
     notes += _given(compiler, flags, asm_block, pointer_increment, assume_aligned)
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
+
+
+def with_split_accesses(res: InCoreResult, info: CompiledInCore, kernel, machine, defines: dict,
+                        iterations_per_unit: float) -> InCoreResult:
+    """``res`` with the extra port time of cache-line-split vector loads and stores.
+
+    The analyzers time an unaligned vector access like an aligned one; where it crosses a cache
+    line the core accesses both lines (:mod:`loopmodel.models.split_access`: which of the
+    kernel's streams split, for the widest packed access of the block). Each split load costs
+    ``in_core.load.split_extra`` aligned loads' time more, ``split_extra /
+    load.instructions_per_cycle`` cy, added to T_nOL (load-port cycles,
+    cross-architecture-machine-models.txt §3.4.1); each split store likewise with
+    ``in_core.store.split_extra``, in the store time that bounds T_OL where the machine's stores
+    overlap (T_nOL otherwise: :meth:`~loopmodel.machine.model.MachineModel.stores_overlap`).
+    Both factors are measured by ``machine probe``; a machine model without them is unchanged.
+
+    Returns:
+        the result (cy/CL) with components ``split loads`` / ``split stores`` and a note; ``res``
+        unchanged for scalar blocks, or where nothing splits or the offsets cannot be evaluated.
+    """
+    ic = machine.in_core
+    width = max([packed_bytes(ln, info.aarch64) for ln in info.block.split("\n") if ln.strip()] + [0])
+    if width < 16 or not (ic.load.split_extra or ic.store.split_extra):
+        return res
+    split = split_accesses(kernel, defines, int(width), int(machine.cacheline_size))
+    if split is None or not (split.loads or split.stores):
+        return res
+    t_ol, t_nol, comps = res.T_OL, res.T_nOL, dict(res.components)
+    extra_ld = split.loads * iterations_per_unit * ic.load.split_extra / ic.load.instructions_per_cycle
+    t_nol += extra_ld
+    comps["split loads"] = extra_ld
+    if split.stores and ic.store.split_extra:
+        vectors = kernel.bytes_stored_per_iteration() / width
+        t_st = (vectors + split.stores * ic.store.split_extra) * iterations_per_unit / ic.store.instructions_per_cycle
+        comps["split stores"] = t_st
+        if machine.stores_overlap():
+            t_ol = max(t_ol, t_st)
+        else:
+            t_nol = max(t_nol, t_st + extra_ld)
+    note = (f"{split.describe()}: +{extra_ld:.3g} cy/CL of load-port time ({ic.load.split_extra:.3g} x an aligned "
+            f"load per split load, measured)" + (f"; store time with split stores {comps['split stores']:.3g} cy/CL "
+                                                 f"({ic.store.split_extra:.3g} extra per split store)"
+                                                 if "split stores" in comps else ""))
+    return dataclasses.replace(res, T_OL=t_ol, T_nOL=t_nol, components=comps, notes=res.notes + (note,))
 
 
 def _given(compiler, flags, asm_block, pointer_increment, assume_aligned) -> list:

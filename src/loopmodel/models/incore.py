@@ -27,6 +27,7 @@ from fractions import Fraction
 
 from ..errors import ModelError
 from ..ir.kernel import coefficient
+from .split_access import split_accesses
 
 _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
@@ -106,11 +107,9 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     notes += _narrow_divide_note(kernel, machine, ops, lanes)
     n_ld = kernel.loads_per_iteration()
     n_st = kernel.stores_per_iteration()
-    if lanes > 1 and ic.load.split_extra:
-        split, split_note = split_loads(kernel, lanes, machine.cacheline_size, iterations_per_unit)
-        if split:
-            n_ld += split * lanes * ic.load.split_extra
-            notes.append(split_note + f", each charged {ic.load.split_extra:.2g} extra load slot(s) (machine model)")
+    if lanes > 1 and (ic.load.split_extra or ic.store.split_extra):
+        n_ld, n_st, split_note = _split_charge(kernel, machine, lanes, iterations_per_unit, defines, n_ld, n_st)
+        notes += split_note
     t_ld = max(n_ld / lanes / ic.load.instructions_per_cycle,
                kernel.bytes_loaded_per_iteration() / ic.load.bytes_per_cycle)
     t_st = max(n_st / lanes / ic.store.instructions_per_cycle,
@@ -173,6 +172,32 @@ def strided_accesses(kernel, defines: dict | None = None) -> list:
             continue
         out.append((a, str(c * step) if not c.is_constant() else f"{Fraction(c.constant_value()) * step}"))
     return out
+
+
+def _split_charge(kernel, machine, lanes: int, iterations_per_unit: float, defines: dict | None, n_ld: float,
+                  n_st: float) -> tuple:
+    """``(loads, stores per iteration, notes)`` with each cache-line-split vector access charged
+    ``split_extra`` more aligned accesses (machine model, measured by the probe). The split
+    accesses come from the loop bounds and offsets at ``defines`` as the compiled code runs
+    (:func:`loopmodel.models.split_access.split_accesses`: no peeling, line-aligned arrays), the
+    rule the compiled analysis uses; without sizes from :func:`split_loads` (the compiler aligns
+    the first written stream)."""
+    ic = machine.in_core
+    elem = max((kernel.arrays[a.array].element_size for a in kernel.streamed_reads() + kernel.streamed_writes()),
+               default=8)
+    found = split_accesses(kernel, defines, lanes * elem, int(machine.cacheline_size)) if defines else None
+    if found is not None:
+        if not (found.loads or found.stores):
+            return n_ld, n_st, []
+        n_ld += found.loads * lanes * ic.load.split_extra
+        n_st += found.stores * lanes * ic.store.split_extra
+        return n_ld, n_st, [f"{found.describe()}, each charged {ic.load.split_extra:.2g} (load) / "
+                            f"{ic.store.split_extra:.2g} (store) extra slot(s) (machine model)"]
+    split, split_note = split_loads(kernel, lanes, machine.cacheline_size, iterations_per_unit)
+    if not split:
+        return n_ld, n_st, []
+    return (n_ld + split * lanes * ic.load.split_extra, n_st,
+            [split_note + f", each charged {ic.load.split_extra:.2g} extra load slot(s) (machine model)"])
 
 
 def split_loads(kernel, lanes: int, line: float, iterations_per_unit: float) -> tuple:

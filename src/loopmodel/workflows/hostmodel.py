@@ -251,6 +251,9 @@ def _measured_in_core(data, width: int, notes: list) -> dict:
             if costs.get("load_split_cy") and costs.get("load_split_reference_cy"):
                 extra = max(costs["load_split_cy"] / costs["load_split_reference_cy"] - 1, 0.0)
                 section["load"] = {**section["load"], "split_extra": round(extra, 3)}
+            if costs.get("store_split_cy") and costs.get("store_split_reference_cy"):
+                extra = max(costs["store_split_cy"] / costs["store_split_reference_cy"] - 1, 0.0)
+                section["store"] = {**section["store"], "split_extra": round(extra, 3)}
             return section
     notes.append("in-core figures not measured: one ADD, MUL and FMA, two loads and one store of full SIMD "
                  "width per cycle are ASSUMED; treat T_OL and T_nOL with care")

@@ -117,3 +117,33 @@ def test_compiled_adds_split_load_time_to_t_nol(tmp_path):
     assert split.T_nOL == pytest.approx(plain.T_nOL + 3 / m.in_core.load.instructions_per_cycle)
     assert split.components["split loads"] == pytest.approx(1.5)
     assert split.T_OL == plain.T_OL
+
+
+def _info(block, its=1.0):
+    from loopmodel.compiled.incore import CompiledInCore
+    return CompiledInCore("llvm-mca", "19", "gcc", "12", (), ".L3", block, its, 8.0 * its, {}, 1.0, 1.0, "")
+
+
+SCALAR_COPY = "vmovsd (%rsi,%rax), %xmm0\nvmovsd %xmm0, (%rdi,%rax)\naddq $8, %rax\ncmpq $8000, %rax\njne .L3\n"
+
+
+def test_issued_instructions_fuse_compare_and_branch():
+    from loopmodel.compiled.incore import issued_instructions
+    assert issued_instructions(SCALAR_COPY) == 4
+    assert issued_instructions("fadd d0, d0, d1\nsubs x1, x1, #1\nb.ne .L3", aarch64=True) == 3
+
+
+@pytest.mark.parametrize("ipc, expected", [(2.0, 16.0), (8.0, 8.0), (None, 8.0)])
+def test_front_end_bound_raises_t_ol_only_above_the_ports(ipc, expected):
+    """A scalar copy (4 issued instructions, one taken branch per pass, 8 passes per CL) at 2 per
+    cy is front-end bound at 16 cy/CL; at 8 per cy the taken branch (1 per cy) gives 8 cy/CL, which
+    the ports' 8 cy/CL already reach; without an issue width only the branch bound is known."""
+    from loopmodel.compiled.incore import front_end_bound
+    from loopmodel.models.incore import InCoreResult
+    m = load_machine(SKX)
+    m = dataclasses.replace(m, in_core=dataclasses.replace(m.in_core, instructions_per_cycle=ipc,
+                                                           taken_branches_per_cycle=1.0))
+    res = InCoreResult("llvm-mca", 8.0, 4.0, {}, 1, {}, 0.0, ())
+    out = front_end_bound(res, _info(SCALAR_COPY), m, 8)
+    assert out.T_OL == pytest.approx(expected) and out.T_nOL == 4.0
+    assert (len(out.notes) == 1) == (expected > 8.0)

@@ -326,8 +326,51 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
     res = with_split_accesses(res, info, kernel, machine, defines, iterations_per_unit)
+    res = front_end_bound(res, info, machine, iterations_per_unit)
     notes += _given(compiler, flags, asm_block, pointer_increment, assume_aligned)
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
+
+
+def issued_instructions(block: str, aarch64: bool = False) -> int:
+    """Instructions the front end issues per pass: the block's instruction lines, an x86 compare
+    (or ALU instruction) directly followed by a conditional jump counted once (macro-fusion,
+    :data:`.ports.FUSABLE`)."""
+    lines = [ln.strip() for ln in block.split("\n") if ln.strip()]
+    mnems = [ln.split(None, 1)[0].lower() for ln in lines]
+    fused = 0 if aarch64 else sum(1 for a, b in zip(mnems, mnems[1:])
+                                  if P.FUSABLE.match(a) and b.startswith("j") and b != "jmp")
+    return len(lines) - fused
+
+
+def front_end_bound(res: InCoreResult, info: CompiledInCore, machine, iterations_per_unit: float) -> InCoreResult:
+    """T_OL bounded from below by the front end and the loop branch, as measured on the host.
+
+    One pass issues :func:`issued_instructions` instructions at most
+    ``in_core.instructions_per_cycle`` per cycle, and ends in one taken branch, at most
+    ``in_core.taken_branches_per_cycle`` per cycle (both measured by ``machine probe``; the
+    analyzers' CPU models may assume other widths). Either bound, in cy/CL (x iterations per CL /
+    iterations per pass), raises T_OL where it exceeds it, with a note naming it. A machine model
+    without the figures leaves ``res`` unchanged.
+    """
+    ic = machine.in_core
+    per_cl = iterations_per_unit / info.iterations_per_pass
+    bounds = {}
+    if ic.instructions_per_cycle:
+        n = issued_instructions(info.block, info.aarch64)
+        bounds[f"front end: {n} instructions per pass at {ic.instructions_per_cycle:.3g} per cy"] = \
+            n / ic.instructions_per_cycle * per_cl
+    taken = getattr(ic, "taken_branches_per_cycle", None)
+    if taken:
+        bounds[f"loop branch: one taken branch per pass at {taken:.3g} per cy"] = per_cl / taken
+    if not bounds:
+        return res
+    what, t = max(bounds.items(), key=lambda kv: kv[1])
+    comps = {**res.components, "front end": max(bounds.values())}
+    if t <= res.T_OL + 1e-9:
+        return dataclasses.replace(res, components=comps)
+    origin = {**(res.origin or {}), "T_OL": f"the {what} (measured on this host)"}
+    return dataclasses.replace(res, T_OL=t, components=comps, origin=origin, notes=res.notes + (
+        f"T_OL set by the {what} (measured): {t:.3g} cy/CL, above the {res.T_OL:.3g} cy/CL of the ports",))
 
 
 def with_split_accesses(res: InCoreResult, info: CompiledInCore, kernel, machine, defines: dict,

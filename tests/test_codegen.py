@@ -52,7 +52,7 @@ def test_cli_codegen_prints_the_program():
     assert p.returncode == 0, p.stderr
     assert "#define M 50" in p.stdout and "#define N 100" in p.stdout
     assert "double (*a)[100] = (void *)(a_loopmodel_block + 0);" in p.stdout
-    assert "double (*b)[100] = (void *)(b_loopmodel_block + 576);" in p.stdout
+    assert "double (*b)[100] = (void *)(b_loopmodel_block + 2048);" in p.stdout
 
 
 def test_cli_codegen_needs_sizes():
@@ -61,13 +61,15 @@ def test_cli_codegen_needs_sizes():
     assert p.stderr.startswith("loopmodel: ") and "no value for M" in p.stderr and p.stderr.count("\n") == 1
 
 
-def test_arrays_start_at_distinct_page_offsets():
-    """Invariant: the harness's arrays are cache-line aligned and no two of up to 7 arrays start at
-    the same offset within a 4 KiB page (a common start makes every load of one array after a store
-    to another at the same index a 4K-aliasing stall, which the model of the kernel does not have)."""
+def test_arrays_start_spread_over_the_page():
+    """Invariant: the harness's arrays are cache-line aligned and their starts are spread evenly
+    over a 4 KiB page (a common start makes every load of one array after a store to another at
+    the same index a 4K-aliasing stall, which the model of the kernel does not have)."""
     from loopmodel.compiled.codegen import array_offset
-    offsets = [array_offset(k) for k in range(7)]
-    assert offsets[0] == 0 and all(o % 64 == 0 for o in offsets)
-    assert len(set(offsets)) == 7
-    # neighbouring arrays also differ by more than a few lines, so unrolled streams do not collide
-    assert min(abs(a - b) for i, a in enumerate(offsets) for b in offsets[i + 1:]) >= 256
+    for n in range(1, 17):
+        offsets = [array_offset(k, n) for k in range(n)]
+        assert offsets[0] == 0 and all(o % 64 == 0 and 0 <= o < 4096 for o in offsets)
+        assert len(set(offsets)) == n
+        gaps = sorted(offsets) + [4096]
+        assert min(b - a for a, b in zip(gaps, gaps[1:])) >= (4096 // n) // 64 * 64
+    assert [array_offset(k, 2) for k in range(2)] == [0, 2048]

@@ -121,18 +121,23 @@ def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | Non
 
 #: suffix of the allocated block of an array (the array starts ``array_offset`` bytes into it)
 BASE = "_loopmodel_block"
-#: bytes between the starts of consecutive arrays modulo the 4 KiB page: 9 cache lines
-ARRAY_STAGGER = 576
+#: bytes of the page whose offsets the arrays' starts are spread over
+PAGE = 4096
 
 
-def array_offset(k: int) -> int:
-    """Bytes the ``k``-th array starts after its page-aligned allocation: ``k`` x 9 cache lines
-    modulo 4 KiB. Arrays that all start on a page boundary have the same address bits 0-11 at the
-    same index, so a load of one array after a store to another at that index is taken for a
-    dependence by the core's store-to-load check (4K aliasing) and waits: a penalty of the
-    harness's layout, not of the kernel; staggered starts keep every array cache-line aligned
-    (what the compiled code may assume) and distinct modulo 4 KiB for up to 7 arrays."""
-    return (k * ARRAY_STAGGER) % 4096
+def array_offset(k: int, n: int) -> int:
+    """Bytes the ``k``-th of ``n`` arrays starts after its page-aligned allocation: ``k`` x the
+    page divided evenly among the arrays, in whole 64 B cache lines.
+
+    Arrays that all start on a page boundary have the same address bits 0-11 at the same index,
+    and a load of one array is then taken for a dependence on a store to another at an index
+    as many elements away as their starts differ modulo 4 KiB (4K aliasing): it waits for the
+    store. Spreading the starts evenly over the page puts the nearest such pair as far apart as
+    the number of arrays allows (2048 B = 256 doubles for two arrays), beyond the stores in
+    flight of the loops the model describes; every array stays cache-line aligned (what the
+    compiled code may assume)."""
+    spacing = (PAGE // max(1, n)) // 64 * 64
+    return (k * spacing) % PAGE
 
 
 def _allocations(kernel, defines: dict, checked: bool = False, threads: bool = False) -> list:
@@ -144,7 +149,7 @@ def _allocations(kernel, defines: dict, checked: bool = False, threads: bool = F
         inner = "".join(f"[{d}]" for d in dims[1:])
         total = " * ".join(str(d) for d in dims)
         ptr = f"(*{name}){inner}" if inner else f"*{name}"
-        offset = array_offset(k)
+        offset = array_offset(k, len(kernel.arrays))
         out.append(f"    char *{name}{BASE} = aligned_alloc(4096, ((sizeof({arr.ctype}) * (size_t){total} + {offset} "
                    "+ 4095) / 4096) * 4096);")
         if checked:

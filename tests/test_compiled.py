@@ -242,7 +242,7 @@ def test_osaca_backend_ports():
 def test_osaca_needs_a_known_architecture():
     from loopmodel.compiled.osaca_backend import arch_for
     m = load_machine(SNB)
-    assert arch_for(m) == "SNB"
+    assert arch_for(m) == ("SNB", "")
     odd = dataclasses.replace(m, in_core=dataclasses.replace(m.in_core, llvm_mca_cpu="pentium4"))
     with pytest.raises(ToolError, match="no OSACA architecture"):
         arch_for(odd)

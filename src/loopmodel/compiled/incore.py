@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from .. import cache
 from ..ir.kernel import coefficient
-from . import isa, llvm_mca, osaca_backend, ports as P
+from . import checked, isa, llvm_mca, osaca_backend, ports as P
 from ..errors import ModelError, OptionError, ToolError
 from ..models.incore import InCoreResult, port_pressure_times
 from ..models.split_access import split_accesses
@@ -123,7 +123,10 @@ class CompiledInCore:
     """What the compiled analysis used and found (for the report); ``port_table`` is the
     port pressure as the ECM counts it (:class:`PortTable`, None until computed);
     ``whole_inner_loops``: the inner loops one pass runs where the compiler unrolled the inner
-    loop into the block (0: the block is the inner loop; :func:`whole_inner_loops`)."""
+    loop into the block (0: the block is the inner loop; :func:`whole_inner_loops`);
+    ``timings``: the analyzer's latency and reciprocal throughput per instruction
+    (:class:`~.llvm_mca.InstrTiming`); ``check``: those figures against the probe's
+    (:class:`~.checked.BackendCheck`, None without probe figures)."""
 
     analyzer: str
     analyzer_version: str
@@ -145,6 +148,8 @@ class CompiledInCore:
     target: str = ""
     port_table: PortTable | None = None
     whole_inner_loops: float = 0.0
+    timings: tuple = ()
+    check: checked.BackendCheck | None = None
 
 
 def whole_inner_loops(info: CompiledInCore, kernel, defines: dict) -> tuple:
@@ -291,18 +296,20 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         tool = llvm_mca.find_llvm_mca()
         if tool is None:
             raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
-        tool_version, target = llvm_mca.version(tool), cpu
+        tool_version = llvm_mca.version(tool)
+        target, target_note = llvm_mca.cpu_for(machine, tool, tool_version)
     elif analyzer == "osaca":
         if not osaca_backend.available():
             raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca")
-        tool, tool_version, target = "osaca", osaca_backend.version(), osaca_backend.arch_for(machine)
+        tool, tool_version = "osaca", osaca_backend.version()
+        target, target_note = osaca_backend.arch_for(machine)
     else:
         raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
     src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
     work_stride = _stride_bytes(kernel, defines) if kernel.work_accesses() else None
     shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)
-    key = cache.make_key("compiled-incore-v4", analyzer, src, choice.command, choice.version, choice.flags, tool,
+    key = cache.make_key("compiled-incore-v5", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64, assume_aligned)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
@@ -314,6 +321,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         if use_cache:
             cache.store("incore", key, info)
     _check_block(info, shape, pointer_increment)
+    info = dataclasses.replace(info, check=checked.check_block(info, machine))
     info, unrolled = whole_inner_loops(info, kernel, defines)
     mismatch, beyond = _isa_mismatch(info, choice, cpu, aarch64)
     bad = unaccounted(info, machine, isa.cpu_isa(cpu))
@@ -328,6 +336,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     res = with_split_accesses(res, info, kernel, machine, defines, iterations_per_unit)
     res = front_end_bound(res, info, machine, iterations_per_unit)
     notes += _given(compiler, flags, asm_block, pointer_increment, assume_aligned)
+    notes += ([target_note] if target_note else []) + (info.check.notes() if info.check else [])
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
 
 
@@ -439,7 +448,8 @@ def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: s
     return CompiledInCore(analyzer, tool_version, choice.command, choice.version, choice.flags, block.label,
                           block.text, block.iterations_per_pass, block.bytes_per_pass, rep.ports,
                           rep.block_throughput, rep.cycles_per_pass, src, rep.instructions, aarch64,
-                          rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target)
+                          rep.unknown, rep.store_ports or _store_ports(rep.instructions, aarch64), target,
+                          timings=rep.timings)
 
 
 def _store_ports(instrs, aarch64: bool) -> tuple:
@@ -529,6 +539,9 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     comps = {k: v * per_cl for k, v in sorted(table.balanced.items())}
     ol_from, nol_from = (f"{src}: {v:.2f} cy per pass x {per_cl:g} passes per CL" if src else ""
                          for src, v in ((table.T_OL_from, table.T_OL), (table.T_nOL_from, table.T_nOL)))
+    t_ol, more, floor = checked.throughput_floor(info, t_ol, per_cl)
+    notes += more
+    ol_from = floor or ol_from
     t_ol, dependency, more, chain = latency_bound(info, t_ol, per_cl)
     notes += more
     ol_from = chain or ol_from

@@ -1,12 +1,16 @@
 """llvm-mca back-end: run it on the kernel's loop block and read its report.
 
 The newest installed ``llvm-mca-NN`` (Debian's llvm packages) is preferred over plain
-``llvm-mca``. Per pass of the block we read: the pressure per resource (port) and per
+``llvm-mca`` (``$LOOPMODEL_LLVM_MCA`` names another), and the CPU model is the newest this
+llvm-mca has for the host's generation (:func:`cpu_for`). Per pass of the block we read: the pressure per resource (port) and per
 instruction, the block reciprocal throughput and the simulated steady-state cycles per
 pass (difference of two runs of different length, so that pipeline fill and drain do not
 count), which exceed the throughput bound when a loop-carried dependency limits the
 loop. A third run, one code region per instruction, shows which ports each instruction
-may use (:func:`_with_eligible`).
+may use (:func:`_with_eligible`). The longer run prints the instruction info table too (each
+instruction's latency and reciprocal throughput, :class:`InstrTiming`), and one more run times
+the register forms of memory-operand FP instructions (:func:`.checked.register_forms`) for the
+check against the probe (:mod:`.checked`).
 """
 from __future__ import annotations
 
@@ -15,9 +19,11 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .. import gate, toolchain
 from ..errors import ToolError
+from .checked import register_forms
 from .ports import InstrPressure
 
 #: two runs; the difference of their total cycles removes the pipeline fill and drain
@@ -44,6 +50,23 @@ class PortReport:
     instructions: tuple = ()
     unknown: tuple = ()
     store_ports: tuple = ()
+    timings: tuple = ()
+
+
+@dataclass(frozen=True)
+class InstrTiming:
+    """The analyzer's figures of one instruction of the block, alone (llvm-mca's "Instruction
+    Info" table, OSACA's instruction form).
+
+    Attributes:
+        text: the instruction line (whitespace normalised).
+        latency: cy from its inputs to its result (a load's latency included for memory forms).
+        rthroughput: reciprocal throughput, cy per instruction.
+    """
+
+    text: str
+    latency: float
+    rthroughput: float
 
 
 class UnknownInstructions(ToolError):
@@ -62,8 +85,18 @@ class UnknownInstructions(ToolError):
 _CPU_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
+#: environment variable naming the llvm-mca to use (a path or a command on PATH)
+ENV = "LOOPMODEL_LLVM_MCA"
+
+
 def find_llvm_mca() -> str | None:
-    """Path of the newest llvm-mca (``llvm-mca-NN`` or ``llvm-mca``), or None."""
+    """Path of the llvm-mca to use, or None: the one ``$LOOPMODEL_LLVM_MCA`` names (a path or
+    a command on PATH; None where it names nothing executable), else the newest
+    ``llvm-mca-NN`` on PATH, else ``llvm-mca``."""
+    chosen = os.environ.get(ENV, "").strip()
+    if chosen:
+        found = shutil.which(chosen)
+        return os.path.abspath(found) if found else None
     cands = []
     for d in os.environ.get("PATH", "").split(os.pathsep):
         for p in glob.glob(os.path.join(d, "llvm-mca-[0-9]*")):
@@ -79,6 +112,89 @@ def find_llvm_mca() -> str | None:
 def version(path: str) -> str:
     """llvm-mca's version number (``'14.0.6'``; ``'unknown'``), by :func:`loopmodel.toolchain.tool_version`."""
     return toolchain.tool_version(path, r"LLVM version ([\d.]+)")
+
+
+def major(version_text: str) -> int:
+    """The major version of an llvm-mca version string (``'19.1.7'`` -> 19; 0 where unknown)."""
+    m = re.match(r"(\d+)", version_text or "")
+    return int(m.group(1)) if m else 0
+
+
+@lru_cache(maxsize=8)
+def known_cpus(path: str) -> frozenset:
+    """CPU names the llvm-mca at ``path`` accepts (its ``-mcpu=help`` list, read once per path);
+    empty where it cannot say."""
+    out = toolchain.tool_output(path, ["-mcpu=help"])
+    return frozenset(m.group(1) for m in re.finditer(r"^\s{2}(\S+)\s+- Select the", out, re.MULTILINE))
+
+
+#: host class (:func:`host_class`) -> (llvm-mca CPU, first LLVM major version with a scheduling
+#: model of its own for it). LLVM 16 accepts ``sapphirerapids`` and ``znver4`` but times them with
+#: the Skylake-server and Zen 3 models; LLVM 17 added X86SchedSapphireRapids.td and
+#: X86ScheduleZnver4.td; ``znver5`` arrives with LLVM 19 (Zen 4's model).
+BETTER_MODEL = {"sapphirerapids": ("sapphirerapids", 17), "emeraldrapids": ("sapphirerapids", 17),
+                "znver4": ("znver4", 17), "znver5": ("znver5", 19)}
+
+#: the machine file's llvm_mca_cpu (gcc's -march=native name) -> host classes it may stand for
+_UPGRADABLE = {"cooperlake": ("sapphirerapids", "emeraldrapids"), "icelake-server": ("sapphirerapids", "emeraldrapids"),
+               "cascadelake": ("sapphirerapids", "emeraldrapids"),
+               "znver3": ("znver4", "znver5"), "znver4": ("znver5",)}
+
+#: model names of the CPU (``/proc/cpuinfo``) -> host class: Xeon Scalable 4th generation (x4xx)
+#: is Sapphire Rapids, 5th (x5xx) Emerald Rapids; EPYC 9xx4 / Ryzen 7000 are Zen 4, EPYC 9xx5 /
+#: Ryzen 9000 Zen 5
+_MODEL_NAMES = ((re.compile(r"Xeon\(R\) (Platinum|Gold|Silver|Bronze) [3-9]4\d\d|Xeon\(R\) w[3-9]-[23]4\d\d"),
+                 "sapphirerapids"),
+                (re.compile(r"Xeon\(R\) (Platinum|Gold|Silver|Bronze) [3-9]5\d\d"), "emeraldrapids"),
+                (re.compile(r"EPYC 9\d\d4|Ryzen \d+ (PRO )?7\d\d\d"), "znver4"),
+                (re.compile(r"EPYC 9\d\d5|Ryzen \d+ (PRO )?9\d\d\d"), "znver5"))
+
+
+def host_class(machine) -> tuple:
+    """``(class, evidence)``: the CPU generation a probed host is of where its machine file's
+    ``llvm_mca_cpu`` (gcc's ``-march=native`` name: gcc 12 says ``cooperlake`` on Sapphire
+    Rapids, ``znver3`` on Zen 4) names an older one; ``(None, '')`` otherwise (bundled machine
+    files, which carry no ``probe`` section, are never upgraded).
+
+    Evidence, in order: the CPU's model name (:data:`_MODEL_NAMES`), else the ISA flags the probe
+    recorded (``probe.topology.isa``): ``avx512_fp16`` arrives with Sapphire Rapids among Xeons,
+    ``avx512f`` on an AMD ``znver3`` host means Zen 4 at least.
+    """
+    cpu = (machine.in_core.llvm_mca_cpu or "").lower()
+    probe = machine.probe if isinstance(machine.probe, dict) else {}
+    if cpu not in _UPGRADABLE or not probe:
+        return None, ""
+    topo = probe.get("topology") if isinstance(probe.get("topology"), dict) else {}
+    name = str(topo.get("model_name") or machine.model_name or "")
+    for pattern, cls in _MODEL_NAMES:
+        if pattern.search(name) and cls in _UPGRADABLE[cpu]:
+            return cls, f"model name '{name}'"
+    flags = {str(f).lower() for f in (topo.get("isa") or ())}
+    if "avx512_fp16" in flags and "sapphirerapids" in _UPGRADABLE[cpu]:
+        return "sapphirerapids", "the probe found avx512_fp16"
+    if "avx512f" in flags and "znver4" in _UPGRADABLE[cpu]:
+        return "znver4", "the probe found avx512f"
+    return None, ""
+
+
+def cpu_for(machine, path: str, tool_version: str) -> tuple:
+    """``(cpu, note)``: the ``-mcpu`` for ``machine`` with the llvm-mca at ``path``.
+
+    The machine file's ``in_core.llvm_mca_cpu``, upgraded where the host is of a newer
+    generation (:func:`host_class`) and this llvm-mca has a scheduling model of that generation
+    (:data:`BETTER_MODEL`, listed by its ``-mcpu=help``); ``note`` names the llvm-mca version,
+    the CPU model used and why ('' where the file's CPU is used as it is).
+    """
+    cpu = machine.in_core.llvm_mca_cpu
+    cls, why = host_class(machine)
+    if cls is None:
+        return cpu, ""
+    better, since = BETTER_MODEL[cls]
+    if major(tool_version) < since or better not in known_cpus(path):
+        return cpu, (f"llvm-mca {tool_version} -mcpu={cpu}: the host is a {cls} ({why}), but this llvm-mca has no "
+                     f"scheduling model of it (LLVM {since} and later: apt-get install llvm-19)")
+    return better, (f"llvm-mca {tool_version} -mcpu={better}: the host is a {cls} ({why}); the machine file's "
+                    f"llvm_mca_cpu '{cpu}' is what gcc calls it")
 
 
 def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = False) -> PortReport:
@@ -97,13 +213,15 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     bad = unsupported(block_text, cpu, path, aarch64)
     if bad:
         raise UnknownInstructions(f"llvm-mca -mcpu={cpu} does not support {len(bad)} instruction(s)", tuple(bad))
-    reports = [_call(path, cpu, block_text, its, aarch64) for its in ITERATIONS]
+    reports = [_call(path, cpu, block_text, its, aarch64, info=its == ITERATIONS[-1]) for its in ITERATIONS]
     rep = parse(reports[-1])
     c0 = int(re.search(r"^Total Cycles:\s+(\d+)", reports[0], re.M).group(1))
     c1 = int(re.search(r"^Total Cycles:\s+(\d+)", reports[-1], re.M).group(1))
     steady = (c1 - c0) / (ITERATIONS[-1] - ITERATIONS[0])
     instrs = _with_eligible(rep.instructions, path, cpu, aarch64)
-    return PortReport(rep.ports, rep.block_throughput, steady, rep.raw, instrs)
+    extra = register_forms(block_text, aarch64)
+    timings = rep.timings + (_timings(_call(path, cpu, "\n".join(extra) + "\n", 1, aarch64, info=True)) if extra else ())
+    return PortReport(rep.ports, rep.block_throughput, steady, rep.raw, instrs, timings=timings)
 
 
 _UNSUPPORTED = "unsupported instruction"
@@ -141,8 +259,8 @@ def unsupported(block_text: str, cpu: str, path: str, aarch64: bool = False) -> 
     return bad
 
 
-def _call(path: str, cpu: str, text: str, its: int, aarch64: bool) -> str:
-    cmd = [path, f"-mcpu={cpu}", f"-iterations={its}", "-instruction-info=false"]
+def _call(path: str, cpu: str, text: str, its: int, aarch64: bool, info: bool = False) -> str:
+    cmd = [path, f"-mcpu={cpu}", f"-iterations={its}", f"-instruction-info={'true' if info else 'false'}"]
     if aarch64:
         cmd.append("-mtriple=aarch64-linux-gnu")
     p = gate.run_tool(cmd[0], cmd[1:], "llvm-mca", 120, input=text)
@@ -181,10 +299,12 @@ def _with_eligible(instrs: tuple, path: str, cpu: str, aarch64: bool) -> tuple:
 
 
 def parse(text: str) -> PortReport:
-    """Parse an llvm-mca report (``-instruction-info=false``).
+    """Parse an llvm-mca report.
 
     The per-instruction table is kept for the mapping to T_OL/T_nOL
-    (:func:`loopmodel.compiled.incore.effective_ports`).
+    (:func:`loopmodel.compiled.incore.effective_ports`), and, where the report has one
+    (``-instruction-info``), each instruction's latency and reciprocal throughput
+    (:class:`InstrTiming`, for :mod:`.checked`).
 
     Raises:
         ToolError: the report lacks the expected sections.
@@ -204,7 +324,17 @@ def parse(text: str) -> PortReport:
         name = res.get(h, h)
         c = 0.0 if v == "-" else float(v)
         ports[name] = max(ports.get(name, 0.0), c)
-    return PortReport(ports, rthr, total / its, text, tuple(_by_instruction(text, res)))
+    return PortReport(ports, rthr, total / its, text, tuple(_by_instruction(text, res)), timings=_timings(text))
+
+
+def _timings(text: str) -> tuple:
+    """Rows of llvm-mca's "Instruction Info" table as :class:`InstrTiming` (empty without one)."""
+    part = text.split("Instruction Info:")
+    if len(part) < 2:
+        return ()
+    body = part[1].split("Resources:")[0]
+    rows = re.findall(r"^\s*\d+\s+(\d+)\s+([\d.]+)\s+(?:[*U]\s+)*(\S.*?)\s*$", body, re.M)
+    return tuple(InstrTiming(" ".join(t.split()), float(lat), float(rt)) for lat, rt, t in rows)
 
 
 def _by_instruction(text: str, res: dict) -> list:

@@ -9,13 +9,23 @@ from functools import lru_cache
 
 from .. import toolchain
 from ..errors import ToolError
-from .llvm_mca import PortReport
+from .checked import register_forms
+from .llvm_mca import InstrTiming, PortReport, host_class
 from .ports import FUSABLE, access_kind
 
-#: loopmodel machine-model micro-architecture -> OSACA architecture code
-ARCH = {"sandybridge": "SNB", "ivybridge": "IVB", "haswell": "HSW", "broadwell": "BDW", "skylake": "SKL",
-        "skylake-avx512": "SKX", "cascadelake": "CSX", "icelake-server": "ICX", "znver1": "ZEN1",
-        "znver2": "ZEN2", "znver3": "ZEN3", "thunderx2t99": "TX2", "a64fx": "A64FX", "neoverse-n1": "N1"}
+#: CPU name (a machine file's ``in_core.llvm_mca_cpu``, gcc's and LLVM's ``-march``/``-mcpu``
+#: names, or a host class of :func:`~.llvm_mca.host_class`) -> OSACA architecture code: every
+#: model OSACA 0.7.1 ships (``osaca/data/*.yml``: SNB IVB HSW BDW SKX CSX ICL ICX SPR ZEN1-4 TX2
+#: N1 V2 A64FX A72 TSV110 M1). ``cooperlake`` is Cascade Lake with BF16 (CSX); Emerald Rapids has
+#: Sapphire Rapids' core. OSACA has no client Skylake, Tiger Lake or Zen 5 model: those are not
+#: mapped (a neighbour's model would be timed as this CPU's, without a word).
+ARCH = {"sandybridge": "SNB", "corei7-avx": "SNB", "ivybridge": "IVB", "core-avx-i": "IVB",
+        "haswell": "HSW", "core-avx2": "HSW", "broadwell": "BDW", "skylake-avx512": "SKX", "skx": "SKX",
+        "cascadelake": "CSX", "cooperlake": "CSX", "icelake-client": "ICL", "icelake-server": "ICX",
+        "sapphirerapids": "SPR", "emeraldrapids": "SPR",
+        "znver1": "ZEN1", "znver2": "ZEN2", "znver3": "ZEN3", "znver4": "ZEN4",
+        "thunderx2t99": "TX2", "neoverse-n1": "N1", "neoverse-v2": "V2", "a64fx": "A64FX",
+        "cortex-a72": "A72", "tsv110": "TSV110", "apple-m1": "M1"}
 
 
 @lru_cache(maxsize=1)
@@ -42,11 +52,23 @@ def version() -> str:
     return toolchain.package_version("osaca")
 
 
-def arch_for(machine) -> str:
-    """OSACA's architecture code for ``machine`` (from ``in_core.llvm_mca_cpu``)."""
+def arch_for(machine) -> tuple:
+    """``(arch, note)``: OSACA's architecture code for ``machine`` (:data:`ARCH` of
+    ``in_core.llvm_mca_cpu``, or of the host's generation where the probe shows a newer one than
+    that name, :func:`~.llvm_mca.host_class`); ``note`` says why where the generation decided
+    ('' otherwise).
+
+    Raises:
+        ToolError: OSACA has no model of that CPU.
+    """
     cpu = (machine.in_core.llvm_mca_cpu or "").lower()
+    cls, why = host_class(machine)
+    if cls is not None:
+        if cls not in ARCH:
+            raise ToolError(f"no OSACA architecture for a {cls} host ({why}; machine model '{machine.name}')")
+        return ARCH[cls], f"OSACA {version()} {ARCH[cls]}: the host is a {cls} ({why}); llvm_mca_cpu says '{cpu}'"
     if cpu in ARCH:
-        return ARCH[cpu]
+        return ARCH[cpu], ""
     raise ToolError(f"no OSACA architecture known for machine model '{machine.name}' (llvm_mca_cpu '{cpu}')")
 
 
@@ -77,6 +99,11 @@ def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
         dg = osaca_semantics.KernelDG(kernel, parser, mm, sem)
         deps = dg.get_loopcarried_dependencies()
         lcd = max((d["latency"] for d in deps.values()), default=0.0) if deps else 0.0
+        extra = register_forms(block_text, aarch64)
+        if extra:
+            more = parser.parse_file("\n".join(extra) + "\n")
+            sem.normalize_instruction_forms(more)
+            sem.add_semantics(more)
     except ToolError:
         raise
     except Exception as exc:  # OSACA raises many kinds; the user gets one line
@@ -89,7 +116,8 @@ def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
     bound = max(ports.values(), default=0.0)
     forms = [f for f in kernel if _mnemonic(f)]
     return PortReport(ports, bound, max(bound, float(lcd)), f"OSACA {version()} {arch}",
-                      unknown=tuple(unknown_forms(forms)), store_ports=tuple(_store_ports(forms, names, aarch64)))
+                      unknown=tuple(unknown_forms(forms)), store_ports=tuple(_store_ports(forms, names, aarch64)),
+                      timings=tuple(_timings(forms + ([f for f in more if _mnemonic(f)] if extra else []))))
 
 
 def _get(form, key):
@@ -132,6 +160,19 @@ def unknown_forms(forms: list) -> list:
                 and not any(access_kind(_text(f))):
             continue
         out.append(_text(f))
+    return out
+
+
+def _timings(forms: list) -> list:
+    """Each timed form's latency and reciprocal throughput (:class:`~.llvm_mca.InstrTiming`); forms
+    OSACA has no figures for are left out."""
+    out = []
+    for f in forms:
+        lat, thr = _get(f, "latency"), _get(f, "throughput")
+        if "tp_unknown" in [str(x) for x in (_get(f, "flags") or [])]:
+            continue
+        if isinstance(lat, (int, float)) and isinstance(thr, (int, float)):
+            out.append(InstrTiming(_text(f), float(lat), float(thr)))
     return out
 
 

@@ -99,6 +99,10 @@ class InCore:
     pass, the in-core overhead of short inner loops that ``machine probe`` measures on a nest of
     short inner loops in L1 (:mod:`loopmodel.models.short_loops`); without them a short inner
     loop is modelled in its steady state, with a note.
+    ``llvm_mca_cpu``: llvm-mca's ``-mcpu`` for the compiled in-core analysis (and, mapped, OSACA's
+    architecture); on a probed host of a newer generation than that name (gcc 12 calls Sapphire
+    Rapids ``cooperlake``) llvm-mca 17 or later uses its own model (``sapphirerapids``, ``znver4``;
+    Debian: ``apt-get install llvm-19``), with a note (:func:`loopmodel.compiled.llvm_mca.cpu_for`).
     """
 
     __pydantic_config__ = _STRICT

@@ -44,9 +44,8 @@ def native_cpu(compiler: str = "gcc", aarch64: bool = False) -> str | None:
 
 
 def llvm_mca_cpus(path: str) -> frozenset:
-    """CPU names the llvm-mca at ``path`` knows (from ``-mcpu=help``); empty if it cannot say."""
-    out = toolchain.tool_output(path, ["-mcpu=help"])
-    return frozenset(m.group(1) for m in re.finditer(r"^\s{2}(\S+)\s+- Select the", out, re.MULTILINE))
+    """CPU names the llvm-mca at ``path`` knows (:func:`loopmodel.compiled.llvm_mca.known_cpus`)."""
+    return llvm_mca.known_cpus(path)
 
 
 def llvm_mca_cpu_for(name: str, known: frozenset) -> tuple:

@@ -175,6 +175,11 @@ def _incore(res) -> dict:
             "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
             "balanced_ports_cy_per_pass": _sorted(bal), "load_ports_cy_per_pass": _sorted(loads),
         }
+        if ci.check is not None:
+            out["compiled"]["probe_check"] = [
+                {"op": r.op, "width_B": r.width, "kind": r.kind, "instruction": r.instruction,
+                 "count_per_pass": r.count, "analyzer_cy": r.analyzer_cy, "probe_cy": r.probe_cy, "agrees": r.agrees}
+                for r in ci.check.rows]
     return out
 
 

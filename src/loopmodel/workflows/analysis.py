@@ -11,6 +11,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
+from ..compiled import checked
 from ..compiled.agreement import disagreement_note
 from ..compiled.compile import fp_reassociation, resolve_compiler
 from ..compiled.incore import compiled_incore
@@ -451,23 +452,30 @@ class Analyzer:
 
         With ``mode='auto'`` an analyzer that fails or leaves instructions unaccounted for
         (:func:`loopmodel.compiled.incore.unaccounted`) is skipped with a note naming why
-        and which instructions; an explicitly requested analyzer raises instead.
+        and which instructions; an explicitly requested analyzer raises instead. With
+        ``mode='auto'`` on a machine the probe measured (:func:`loopmodel.compiled.checked.has_probe`)
+        both llvm-mca and OSACA run and the one whose per-instruction figures agree better with the
+        probe's is used (:meth:`_closest_to_probe`).
         """
         opt = self.options
         analyzers = ("llvm-mca", "osaca") if mode == "auto" else (mode,)
-        skipped = []
+        skipped, done = [], []
         for analyzer in analyzers:
             try:
-                res, info = compiled_incore(self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer,
+                done.append(compiled_incore(self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer,
                                             opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
                                             opt.use_cache, assume_aligned=opt.assume_aligned,
-                                            trust_machine=opt.trust_machine_flags, machine_file=opt.machine_file)
+                                            trust_machine=opt.trust_machine_flags, machine_file=opt.machine_file))
             except ToolError as e:
                 if mode != "auto" or isinstance(e, OptionError):
                     raise
                 skipped.append(e.message)
                 continue
-            extra = tuple(f"{m}; {analyzer} used instead" for m in skipped)
+            if not checked.has_probe(self.machine):
+                break
+        if done:
+            (res, info), picked = self._closest_to_probe(done)
+            extra = tuple(f"{m}; {info.analyzer} used instead" for m in skipped) + picked
             if opt.incore_defines and opt.incore_defines != defines:
                 sizes = ", ".join(f"{k}={v}" for k, v in sorted(opt.incore_defines.items()))
                 extra += (f"compiled in-core analysis done once, at {sizes}, for all points of the sweep",)
@@ -479,6 +487,26 @@ class Analyzer:
         res = self._analytic_for(it_per_unit, defines)
         return dataclasses.replace(res, notes=res.notes + (f"compiled in-core analysis not possible "
                                                            f"({'; '.join(skipped)}); analytic model used",)), None
+
+    @staticmethod
+    def _closest_to_probe(done: list) -> tuple:
+        """``((result, info), notes)``: of the analyzers' ``(InCoreResult, CompiledInCore)``, the one
+        whose figures agree best with the probe's (fewest disagreeing classes, then the smaller summed
+        relative difference: :func:`loopmodel.compiled.checked.score`; the first on a tie, llvm-mca),
+        with a note naming the pick and why; ``(done[0], ())`` for one analyzer."""
+        if len(done) == 1:
+            return done[0], ()
+        scores = [checked.score(info.check) for _, info in done]
+        best = min(range(len(done)), key=lambda i: scores[i])
+
+        def told(i):
+            info, (bad, rel) = done[i][1], scores[i]
+            rows = len(info.check.rows) if info.check else 0
+            return (f"{info.analyzer} {info.analyzer_version} ({info.target}): {bad} of {rows} figures off the probe "
+                    f"by more than {checked.TOLERANCE:.0%}" + (f" (summed {rel:.0%})" if bad else ""))
+        others = "; ".join(told(i) for i in range(len(done)) if i != best)
+        return done[best], (f"--incore auto: {done[best][1].analyzer} used, its latencies and throughputs of the "
+                            f"block's FP instructions agree best with the probe's ({told(best)}; {others})",)
 
     def _option_notes(self, res, compiled, it_per_unit, defines) -> tuple:
         """Notes on the in-core source and the in-core options given that do not change ``res``.

@@ -146,6 +146,20 @@ class TrafficLevel(Strict):
     evicts_cl_per_cl: Annotated[Num, Field(description="cache lines replaced in the level, CL/CL")]
 
 
+class ProbeCheckRow(Strict):
+    """One FP class of the compiled block (operation, register width): the analyzer's figure next to
+    the one the probe measured on the host (:class:`loopmodel.compiled.checked.CheckRow`)."""
+
+    op: Annotated[Literal["ADD", "MUL", "FMA", "DIV", "SQRT"], Field(description="operation class")]
+    width_B: Annotated[int, Field(description="register width, B (8: scalar double)")]
+    kind: Annotated[Literal["latency", "throughput"], Field(description="latency, or reciprocal throughput")]
+    instruction: Annotated[str, Field(description="the instruction whose analyzer figure is used")]
+    count_per_pass: Annotated[int, Field(description="instructions of the class per pass of the block")]
+    analyzer_cy: Annotated[Num, Field(description="analyzer's figure, cy (per instruction for throughput)")]
+    probe_cy: Annotated[Num, Field(description="probe's figure, cy (per instruction for throughput)")]
+    agrees: Annotated[bool, Field(description="within 15 % of the probe's")]
+
+
 class CompiledBlock(Strict):
     """The compiled loop block and the analyzer's (llvm-mca, OSACA) port pressure per pass of it
     (kerncraft-tool-paper.txt §2.3)."""
@@ -166,6 +180,9 @@ class CompiledBlock(Strict):
     balanced_ports_cy_per_pass: Annotated[dict[str, Num], Field(description="port -> pressure balanced as the "
                                                                             "ECM counts it, cy/pass")]
     load_ports_cy_per_pass: Annotated[dict[str, Num], Field(description="port -> pressure of the loads, cy/pass")]
+    probe_check: NotRequired[Annotated[list[ProbeCheckRow], Field(
+        description="the analyzer's latency and reciprocal throughput per FP class of the block next to the "
+                    "probe's (host models only)")]]
 
 
 class Reassociation(Strict):

@@ -177,9 +177,15 @@ def _timings(forms: list) -> list:
 
 
 def _store_ports(forms: list, names: list, aarch64: bool) -> list:
-    """Ports on which the block's store instructions put pressure."""
-    out = set()
+    """Ports on which the block's store instructions put pressure and no instruction without a
+    memory access does: a store that shuffles first (``vextractf128 $1, %ymm, mem``) also uses a
+    shuffle port, which is the arithmetic's (T_OL), not a store port."""
+    stores, other = set(), set()
     for f in forms:
-        if access_kind(_text(f), aarch64)[1]:
-            out |= {n for n, v in zip(names, _get(f, "port_pressure") or []) if float(v) > 0}
-    return sorted(out)
+        used = {n for n, v in zip(names, _get(f, "port_pressure") or []) if float(v) > 0}
+        load, store = access_kind(_text(f), aarch64)
+        if store:
+            stores |= used
+        elif not load:
+            other |= used
+    return sorted(stores - other)

@@ -84,11 +84,16 @@ class Chain:
         registers: the registers carrying its value into the next pass, as spelled in the
             block (``%xmm0``, ``v0``).
         memory: ``(store line, load line, passes)`` of the memory dependencies carrying it.
+        edges: its dependencies ``(from, to, via, passes)``, ``from``/``to`` indices into
+            ``instructions``, ``via`` how the value enters ``to``: ``"register"`` (an operand),
+            ``"address"`` (a register addressing its load) or ``"memory"`` (the load of a
+            store's bytes); ``passes`` 0 within a pass, ``d >= 1`` from ``d`` passes earlier.
     """
 
     instructions: tuple
     registers: tuple
     memory: tuple = ()
+    edges: tuple = ()
 
     def through(self) -> str:
         """What carries the chain into the next pass: ``%xmm0``, ``memory ('store' read 1 pass(es) later
@@ -128,8 +133,141 @@ def loop_carried_chains(lines, aarch64: bool = False) -> list:
         regs = tuple(dict.fromkeys(_spelling(texts[e[1]], e[2], aarch64) for e in inside
                                    if e[3] and e[2] != "memory"))
         mem = tuple(dict.fromkeys((texts[e[0]], texts[e[1]], e[3]) for e in inside if e[2] == "memory" and e[3]))
-        out.append(Chain(tuple(texts[i] for i in sorted(comp)), regs, mem))
+        local = {i: k for k, i in enumerate(sorted(comp))}
+        links = tuple(dict.fromkeys((local[u], local[v], _via(insns[v], texts[v], reg, aarch64), d)
+                                    for u, v, reg, d in inside))
+        out.append(Chain(tuple(texts[i] for i in sorted(comp)), regs, mem, links))
     return sorted(out, key=lambda c: texts.index(c.instructions[0]))
+
+
+def _via(ins: _Insn, text: str, reg: str, aarch64: bool) -> str:
+    """How the value of ``reg`` enters ``ins``: ``"memory"``, ``"address"`` (only a base or index
+    register of its memory operands) or ``"register"``."""
+    if reg == "memory":
+        return "memory"
+    addr = {r for m in ins.loads + ins.stores for r in (m.base, m.index) if r}
+    if reg not in addr:
+        return "register"
+    if aarch64:
+        data = _a64_regs(text[:text.index("[")] if "[" in text else text)
+    else:
+        data = [r for o in operands(text) if "(" not in o for r in _x86_regs(o)]
+    return "register" if reg in data else "address"
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """The critical cycle of a :class:`Chain`: the cycle of its dependencies with the largest
+    latency per pass (:func:`critical_cycle`).
+
+    Attributes:
+        cy_per_pass: total latency over passes crossed (cy per pass of the block).
+        steps: ``(index into Chain.instructions, via, passes, cy)`` per dependency of the
+            cycle, in the order the value travels: the instruction reached, how its input
+            arrives (:attr:`Chain.edges`), the passes the dependency crosses and its latency.
+        passes: passes the whole cycle crosses (1 for an accumulator).
+    """
+
+    cy_per_pass: float
+    steps: tuple
+    passes: int
+
+
+def critical_cycle(chain: Chain, latency) -> Cycle | None:
+    """The cycle of ``chain``'s dependencies with the largest latency per pass.
+
+    A loop-carried chain bounds a pass from below by the latency of its cycles over the
+    passes they cross (the recurrence bound of a loop: a dependency cycle of total latency L
+    crossing d passes allows at most d passes per L cycles; kerncraft-tool-paper.txt §2.3 for
+    the critical-path bound of a loop-carried dependency). Each dependency ``u -> v`` costs
+    ``latency(v, via)``: the time from its input's arrival to ``v``'s result. Cycles are
+    reduced to the heads of the dependencies that cross a pass boundary (longest paths within
+    the pass between them, which go forward in block order), and the largest ratio over those
+    is Karp's maximum mean cycle (passes split into unit steps).
+
+    Args:
+        chain: a :class:`Chain` with its :attr:`Chain.edges`.
+        latency: ``(index into chain.instructions, via) -> cy``, or None where unknown.
+
+    Returns:
+        :class:`Cycle`, or None where a latency on the chain is unknown (None) or the chain
+        has no dependency crossing a pass.
+    """
+    w = {}
+    for u, v, via, d in chain.edges:
+        cy = latency(v, via)
+        if cy is None:
+            return None
+        w[(u, v, via, d)] = float(cy)
+    heads = sorted({e[1] for e in w if e[3] >= 1})
+    arcs = []  # (from head, to head, cy, passes, path of edges)
+    for h in heads:
+        best = _longest_within(h, w, len(chain.instructions))
+        arcs += [(h, e[1], best[e[0]][0] + cy, e[3], best[e[0]][1] + (e,))
+                 for e, cy in w.items() if e[3] >= 1 and e[0] in best]
+    found = _max_mean_cycle(arcs)
+    if found is None:
+        return None
+    mean, picked = found
+    steps = tuple((e[1], e[2], e[3], w[e]) for arc in picked for e in arc[4])
+    steps = steps[-1:] + steps[:-1]  # from the instruction the carried value enters
+    return Cycle(mean, steps, sum(arc[3] for arc in picked))
+
+
+def _longest_within(start: int, w: dict, n: int) -> dict:
+    """node -> (longest latency from ``start`` over dependencies within a pass, their edges)."""
+    best = {start: (0.0, ())}
+    for x in range(start, n):
+        if x not in best:
+            continue
+        for e, cy in w.items():
+            if e[0] == x and e[3] == 0 and e[1] > x and best[x][0] + cy > best.get(e[1], (-1.0,))[0]:
+                best[e[1]] = (best[x][0] + cy, best[x][1] + (e,))
+    return best
+
+
+def _max_mean_cycle(arcs: list) -> tuple | None:
+    """``(largest cy per pass over the cycles of arcs, the arcs of one such cycle)``: Karp's
+    maximum mean cycle, each arc of ``d`` passes split into ``d`` unit steps; None without a cycle."""
+    nodes, steps = {}, []  # steps: (from, to, cy, arc or None for the inner parts of a split arc)
+    for arc in arcs:
+        a, b, cy, d = arc[:4]
+        chain = [("h", a)] + [("s", id(arc), k) for k in range(1, d)] + [("h", b)]
+        for k in range(d):
+            steps.append((chain[k], chain[k + 1], cy if k == d - 1 else 0.0, arc if k == d - 1 else None))
+        for x in chain:
+            nodes.setdefault(x, len(nodes))
+    m = len(nodes)
+    if not m:
+        return None
+    table = [{x: (0.0, None) for x in nodes}]
+    for _ in range(m):
+        prev, cur = table[-1], {}
+        for a, b, cy, arc in steps:
+            if a in prev and prev[a][0] + cy > cur.get(b, (float("-inf"),))[0]:
+                cur[b] = (prev[a][0] + cy, (a, cy, arc))
+        table.append(cur)
+    means = {x: min((table[m][x][0] - table[k][x][0]) / (m - k) for k in range(m) if x in table[k])
+             for x in table[m]}
+    if not means:
+        return None
+    end = max(means, key=lambda x: (means[x], -nodes[x]))
+    walk, x = [], end  # the walk of m steps that reaches ``end``: it holds a cycle of the largest mean
+    for k in range(m, 0, -1):
+        a, cy, arc = table[k][x][1]
+        walk.append((a, x, cy, arc))
+        x = a
+    walk.reverse()
+    best = None
+    for i in range(len(walk)):
+        for j in range(i, len(walk)):
+            if walk[j][1] == walk[i][0]:
+                part = walk[i:j + 1]
+                mean = sum(s[2] for s in part) / len(part)
+                if best is None or mean > best[0] + 1e-12:
+                    best = (mean, tuple(s[3] for s in part if s[3] is not None))
+                break
+    return (means[end], best[1]) if best else None
 
 
 def _induction_edge(insns, edge, written: set) -> bool:

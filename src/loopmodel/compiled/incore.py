@@ -54,13 +54,14 @@ from .. import cache
 from ..ir.kernel import coefficient
 from . import checked, isa, llvm_mca, osaca_backend, ports as P
 from ..errors import ModelError, OptionError, ToolError
+from ..machine.latency import has_op_latencies
 from ..models.incore import InCoreResult, port_pressure_times
 from ..models.split_access import split_accesses
 from ..models.short_loops import block_iterations, inner_shape, inner_trips
 from .asm import KernelShape, calls, find_kernel_block, implausible, packed_bytes
 from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
-from .deps import loop_carried_chains
+from .chain_latency import analyzer_latencies, chain_latencies
 
 
 @dataclass(frozen=True)
@@ -542,7 +543,7 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
     t_ol, more, floor = checked.throughput_floor(info, t_ol, per_cl)
     notes += more
     ol_from = floor or ol_from
-    t_ol, dependency, more, chain = latency_bound(info, t_ol, per_cl)
+    t_ol, dependency, more, chain = latency_bound(info, t_ol, per_cl, machine)
     notes += more
     ol_from = chain or ol_from
     comps["block throughput"] = info.block_throughput * per_cl
@@ -567,46 +568,100 @@ def _advance(info: CompiledInCore) -> str:
     return "from the loop counter: no pointer advances"
 
 
-def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float) -> tuple:
-    """T_OL raised to the analyzer's simulated time where a loop-carried dependency chain limits the loop.
+def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float, machine) -> tuple:
+    """T_OL raised to the latency per pass of the loop-carried dependency chains that limit the loop.
 
-    The ECM's T_OL is the throughput bound of the loop body (kerncraft-tool-paper.txt §2.3).
-    A simulated time per pass more than 10 % above the block's throughput bound means a
-    latency-bound loop only where the block has a loop-carried dependency chain
-    (:func:`.deps.loop_carried_chains`: an accumulator, a recurrence through memory); without
-    one the excess is the analyzer's scheduling of independent iterations (llvm-mca's finite
-    out-of-order window over long chains within one iteration, the 27-point box stencil's 26
-    dependent additions), not a bound of the steady state, and T_OL stays the throughput
-    bound, with a note. llvm-mca assumes loads and stores do not alias, so a chain through
-    memory is missing from its simulated time: a note says so.
+    The ECM's T_OL is the throughput bound of the loop body (kerncraft-tool-paper.txt §2.3); a
+    loop-carried dependency chain (:func:`.deps.loop_carried_chains`: an accumulator, a
+    recurrence through memory) bounds a pass by the latency of its critical cycle. Independent
+    chains (the partial sums of a reassociated reduction, one per vector accumulator) run in
+    parallel: the bound is the longest single chain, not their sum.
+
+    * Where the probe measured the latency of every FP arithmetic instruction on the chains
+      (:mod:`.chain_latency`: the probe's latency at the instruction's width, the analyzer's
+      for moves and integer instructions, the store-to-load forwarding latency through
+      memory), T_OL = max(throughput T_OL, longest chain in cy per pass x cy/CL per cy/pass);
+      a note names the chain, each latency with its source, and the total.
+    * Otherwise the analyzer's simulated time per pass sets it, as its latencies are all there
+      is: only where it is more than 10 % above the block's throughput bound and the block has
+      a chain (without one the excess is the analyzer's scheduling of independent iterations,
+      llvm-mca's finite out-of-order window over long chains within one iteration, not a bound
+      of the steady state: T_OL stays the throughput bound, with a note). llvm-mca assumes
+      loads and stores do not alias, so a chain through memory is missing from its simulated
+      time: it is added from :mod:`.chain_latency` (forwarding latency assumed where not
+      measured), or where its latency is unknown, a note says T_OL may be too low.
 
     Args:
         info: the analysis (cy per pass; ``block`` the instruction lines).
         t_ol: T_OL from the port pressure (cy/CL).
         per_cl: cy/CL per cy per pass.
+        machine: the machine model (the probe's latencies).
 
     Returns:
         ``(T_OL in cy/CL, dependency in cy/it (0 without a chain), notes, source)``; ``source``
         names the chain when it sets T_OL, else ''.
     """
-    chains = loop_carried_chains(info.block.split("\n"), info.aarch64)
-    notes = [f"llvm-mca assumes that loads and stores do not alias, so its simulated time leaves out the "
-             f"{c.describe()}: T_OL may be too low" for c in chains if c.memory and info.analyzer == "llvm-mca"]
-    if info.cycles_per_pass <= 1.1 * info.block_throughput:
-        return t_ol, 0.0, notes, ""
+    lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
+    chains = chain_latencies(lines, info.aarch64, machine, analyzer_latencies(
+        lines, info.analyzer, info.analyzer_version, info.target, info.aarch64)) if lines else []
+    if chains and all(c.measured for c in chains):
+        return _measured_bound(info, t_ol, per_cl, chains)
+    return _simulated_bound(info, t_ol, per_cl, chains, has_op_latencies(machine))
+
+
+def _alias_note(info: CompiledInCore, chain, counted: bool) -> str:
+    return (f"{info.analyzer} assumes that loads and stores do not alias, so its simulated time leaves out the "
+            f"{chain.describe()}: " + ("counted here with the store-to-load forwarding latency" if counted
+                                       else "T_OL may be too low"))
+
+
+def _measured_bound(info: CompiledInCore, t_ol: float, per_cl: float, chains: list) -> tuple:
+    """:func:`latency_bound` from the chains' latencies (the probe's for their arithmetic)."""
+    worst = max(chains, key=lambda c: c.cy_per_pass)
+    cy = worst.cy_per_pass
+    notes = [_alias_note(info, c.chain, True) for c in chains if c.chain.memory and info.analyzer == "llvm-mca"]
+    if cy * per_cl <= t_ol:
+        return t_ol, cy / info.iterations_per_pass, notes, ""
+    more = f" (the longest of {len(chains)} independent chains)" if len(chains) > 1 else ""
+    notes.append(f"latency-bound: {worst.chain.describe()}{more}: {worst.describe()} ({info.analyzer} simulates "
+                 f"{info.cycles_per_pass:.2f} cy per pass with its own latencies); T_OL = {cy:.3g} cy per pass x "
+                 f"{per_cl:g} passes per CL")
+    return (cy * per_cl, cy / info.iterations_per_pass, notes,
+            f"the loop-carried dependency chain through {worst.chain.through()} ({cy:.2f} cy per pass from the "
+            "probe's latencies)")
+
+
+def _simulated_bound(info: CompiledInCore, t_ol: float, per_cl: float, chains: list, probed: bool) -> tuple:
+    """:func:`latency_bound` from the analyzer's simulated time, with the chains through memory it misses."""
+    mem = [c for c in chains if c.chain.memory]
+    notes = [_alias_note(info, c.chain, c.cy_per_pass is not None) for c in mem if info.analyzer == "llvm-mca"]
+    notes += [f"no latency measured by the probe for {'; '.join(c.unmeasured[:3])} on the {c.chain.describe()}: "
+              f"the chain is taken at {info.analyzer}'s latencies" for c in chains if c.unmeasured and probed]
+    bounds = [(c.cy_per_pass, c) for c in mem if c.cy_per_pass is not None and info.analyzer == "llvm-mca"]
     sim = (f"{info.cycles_per_pass:.2f} cy per pass simulated vs {info.block_throughput:.2f} cy throughput "
            "bound")
-    if not chains:
-        notes.append(f"{info.analyzer}: {sim}, but the loop block has no loop-carried dependency chain (only pointer "
-                     "and counter increments carry values into the next pass): T_OL is the throughput bound")
+    if info.cycles_per_pass > 1.1 * info.block_throughput:
+        if not chains:
+            notes.append(f"{info.analyzer}: {sim}, but the loop block has no loop-carried dependency chain (only "
+                         "pointer and counter increments carry values into the next pass): T_OL is the throughput "
+                         "bound")
+        else:
+            bounds.append((info.cycles_per_pass, None))
+    if not bounds:
         return t_ol, 0.0, notes, ""
-    named = chains[0].describe() + (f" (and {len(chains) - 1} more chain(s))" if len(chains) > 1 else "")
-    if info.cycles_per_pass * per_cl <= t_ol:
-        return t_ol, info.cycles_per_pass / info.iterations_per_pass, notes, ""
-    notes.append(f"latency-bound: {named}; {sim}; T_OL is the simulated time")
-    return (info.cycles_per_pass * per_cl, info.cycles_per_pass / info.iterations_per_pass, notes,
-            f"the loop-carried dependency chain through {chains[0].through()} ({info.cycles_per_pass:.2f} cy "
-            "per pass simulated)")
+    cy, worst = max(bounds, key=lambda b: b[0])
+    if cy * per_cl <= t_ol:
+        return t_ol, cy / info.iterations_per_pass, notes, ""
+    if worst is None:
+        named = chains[0].chain.describe() + (f" (and {len(chains) - 1} more chain(s))" if len(chains) > 1 else "")
+        notes.append(f"latency-bound: {named}; {sim}; T_OL is the simulated time")
+        return (cy * per_cl, cy / info.iterations_per_pass, notes,
+                f"the loop-carried dependency chain through {chains[0].chain.through()} ({cy:.2f} cy per pass "
+                "simulated)")
+    notes.append(f"latency-bound: {worst.chain.describe()}: {worst.describe()}; T_OL = {cy:.3g} cy per pass x "
+                 f"{per_cl:g} passes per CL")
+    return (cy * per_cl, cy / info.iterations_per_pass, notes,
+            f"the loop-carried dependency chain through {worst.chain.through()} ({cy:.2f} cy per pass)")
 
 
 def _bound_source(sources: tuple, before: tuple, after: tuple, bound: dict) -> tuple:

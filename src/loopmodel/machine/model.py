@@ -265,7 +265,8 @@ class MachineModel:
     ``contention_p0``: the multi-core contention parameter (0, :data:`P0_MAX`].
     ``probe``: provenance of a model measured on its host (``loopmodel machine probe``): the
     host, date, tools, every benchmark's raw figures with their spread and the fits, as plain
-    data; the model never reads it.
+    data; the model reads only the probe's latencies by width from it
+    (:mod:`loopmodel.machine.latency`, until ``in_core.latency_by_width`` holds them).
     ``coherence``: the measured MESI transition table
     (:class:`~loopmodel.machine.coherence.CoherenceTable`, benchmark-based-coherence-model.txt
     §IV), or None where not measured (``loopmodel machine probe --coherence``).

@@ -28,6 +28,7 @@ from fractions import Fraction
 from ..errors import ModelError
 from ..ir.kernel import coefficient
 from .split_access import split_accesses
+from ..machine.latency import op_latency
 
 _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
@@ -246,13 +247,13 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
     bounds an iteration by its longest latency chain over its distance in iterations
     (kerncraft-tool-paper.txt §2.3; the chain is the longest path over the dependency graph,
     MUL -> ADD contracted to FMA where the machine has FMA), and one shorter than the SIMD
-    width forces scalar code.
+    width forces scalar code. Each operation's latency is the probe's at the width the chain
+    runs (:func:`chain_latency_table`), else the machine model's ``in_core.latency``.
 
     Raises:
         ModelError: the machine gives no latency for an operation on a chain.
     """
-    ic = machine.in_core
-    dep, blocking, notes = 0.0, [], []
+    dep, kept, notes = 0.0, [], []
     for rec in kernel.recurrences:
         if rec.reassociable and reassociate:
             notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums){why}; "
@@ -261,19 +262,51 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
         if rec.reassociable:
             notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
                          "--reassociation to assume partial sums")
-        fma = ic.throughput.get("FMA", 0) > 0  # MUL -> ADD contracted as compilers do
-        for op in rec.graph.operations(fma):
-            if op not in ic.latency:
-                raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
-                                 f"(needed for the loop-carried dependency on '{rec.variable}')")
-        lat, _ = rec.graph.longest_chain(ic.latency, fma)  # longest path over the dependency graph
-        dep = max(dep, lat / rec.distance)
-        if rec.distance < lanes:
-            blocking.append(rec.variable)
+        kept.append(rec)
+    blocking = [rec.variable for rec in kept if rec.distance < lanes]
     if blocking and lanes > 1:
         notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
         lanes = 1
+    fma = machine.in_core.throughput.get("FMA", 0) > 0  # MUL -> ADD contracted as compilers do
+    for rec in kept:
+        width = _element_size(kernel, rec.variable) * lanes
+        table, sources = chain_latency_table(machine, rec.graph.operations(fma), width, rec.variable)
+        lat, _ = rec.graph.longest_chain(table, fma)  # longest path over the dependency graph
+        dep = max(dep, lat / rec.distance)
+        if sources:
+            notes.append(f"loop-carried dependency on '{rec.variable}' at {width} B: " + ", ".join(
+                f"{op} {table[op]:.3g} cy ({src})" for op, src in sources.items()) + " (measured by the probe, "
+                "in place of the machine model's in_core.latency at the widest SIMD width)")
     return dep, lanes, notes
+
+
+def chain_latency_table(machine, ops, width: int, variable: str = "") -> tuple:
+    """``(op -> cy, op -> source)`` for the operations ``ops`` of a dependency chain running on
+    registers of ``width`` bytes: the probe's latency at that width
+    (:func:`loopmodel.machine.latency.op_latency`: a scalar double chain takes the 8 B figure, a
+    float chain the 8 B one where 4 B is not measured), else ``in_core.latency`` (measured at the
+    widest SIMD width, or the machine file's figure); ``source`` only for the probe's figures.
+
+    Raises:
+        ModelError: neither gives a latency for an operation (naming ``variable``).
+    """
+    table, sources = {}, {}
+    for op in ops:
+        got = op_latency(machine, op, width)
+        if got is not None:
+            table[op], sources[op] = got.cy, got.source
+        elif op in machine.in_core.latency:
+            table[op] = machine.in_core.latency[op]
+        else:
+            raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
+                             f"(needed for the loop-carried dependency on '{variable}')")
+    return table, sources
+
+
+def _element_size(kernel, variable: str) -> int:
+    """Bytes per element of the array or scalar ``variable`` (the kernel's widest element if unknown)."""
+    decl = kernel.arrays.get(variable) or kernel.scalars.get(variable)
+    return decl.element_size if decl is not None else kernel.largest_element_size()
 
 
 def _narrow_divide_note(kernel, machine, ops: dict, lanes: int) -> list:
@@ -368,7 +401,8 @@ def missing_data(kernel, machine, reassociate: bool) -> list:
     ``[("throughput" | "latency", op), ...]``: throughputs of the operations after FMA
     fusion (:func:`fused_operations`; FABS/FMIN/FMAX may use the ADD figure), latencies
     of the operations on loop-carried dependency chains that are not reassociated (MUL -> ADD
-    contracted to FMA where the machine has FMA, as in :func:`analytic_incore`)."""
+    contracted to FMA where the machine has FMA, as in :func:`analytic_incore`) that neither
+    ``in_core.latency`` nor the probe (scalar, 8 B: :func:`loopmodel.machine.latency.op_latency`) gives."""
     ic = machine.in_core
     out = [("throughput", op) for op in fused_operations(kernel, machine)
            if not (ic.throughput.get(op) or ic.throughput.get(_PROXY.get(op, "")))]
@@ -377,6 +411,7 @@ def missing_data(kernel, machine, reassociate: bool) -> list:
     for rec in kernel.recurrences:
         if not (rec.reassociable and reassociate):
             chain_ops += rec.graph.operations(fma)
-    out += [("latency", op) for op in dict.fromkeys(chain_ops) if op not in ic.latency]
+    out += [("latency", op) for op in dict.fromkeys(chain_ops)
+            if op not in ic.latency and op_latency(machine, op, 8) is None]
     return out
 

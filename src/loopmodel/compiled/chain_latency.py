@@ -1,0 +1,278 @@
+"""Latency per pass of a loop block's loop-carried dependency chains, from per-instruction latencies.
+
+A chain (:func:`.deps.loop_carried_chains`) bounds a pass of the loop from below by the
+latency of its critical cycle (:func:`.deps.critical_cycle`; kerncraft-tool-paper.txt §2.3:
+a loop-carried dependency makes T_OL its critical-path latency). Each instruction on the
+cycle costs, in this order of preference:
+
+* floating-point arithmetic (:func:`fp_class`: ADD for add/sub, MUL, FMA, DIV, SQRT, at the
+  width of its register: 8 B scalar double, 4 B scalar float, 16/32/64 B xmm/ymm/zmm or
+  AArch64 q/z registers): the probe's latency at that width
+  (:func:`loopmodel.machine.latency.op_latency`), else the analyzer's latency for the
+  instruction (llvm-mca's instruction info, a folded load's latency taken out, :func:`analyzer_latencies`),
+  else the machine model's ``in_core.latency`` of the operation (at the widest width);
+* other instructions (register moves, shuffles, integer operations): the analyzer's latency;
+* how a value enters an instruction adds: through memory (the load of bytes a store wrote
+  in an earlier pass) the store-to-load forwarding latency in place of the store's and the
+  load's (``in_core.store_forward_latency``, measured by the probe; else 5 cy, assumed: the
+  4-7 cy of current x86 and Arm cores); through a load's address register the L1
+  load-to-use latency (the probe's pointer chase; else the analyzer's, else 5 cy assumed);
+  a store itself costs nothing (its time is in the forwarding latency).
+
+On x86 a block with 512-bit (zmm) instructions takes narrower FP additions and the other
+operations at no less than the probe's 64 B latency: Intel cores close port 1's vector unit
+while 512-bit uops are in flight (Intel 64 and IA-32 Architectures Optimization Reference
+Manual, "Port 0 and 1 fusion" for AVX-512), so the 2-cycle adder of Golden Cove / Sapphire
+Rapids serves them no more often than it serves a chain of zmm additions, which is what the
+probe's 64 B figure measured; where the 64 B latency is no larger (AMD Zen 4) nothing changes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .. import cache, gate
+from ..errors import ToolError
+from ..machine import latency as mlat
+from . import llvm_mca
+from .deps import Chain, critical_cycle, loop_carried_chains
+from .ports import access_kind
+
+#: assumed store-to-load forwarding and L1 load-to-use latency (cy) where neither the probe nor the analyzer gives one
+ASSUMED_CY = 5.0
+
+_X86_FP = re.compile(r"^v?(?P<op>add|sub|mul|div|sqrt)(?P<form>[sp][sd])$"
+                     r"|^vf(?:n)?m(?:add|sub|addsub|subadd)(?:132|213|231)(?P<fform>[sp][sd])$")
+_A64_FP = {"fadd": "ADD", "fsub": "ADD", "fmul": "MUL", "fdiv": "DIV", "fsqrt": "SQRT", "fmadd": "FMA",
+           "fmsub": "FMA", "fnmadd": "FMA", "fnmsub": "FMA", "fmla": "FMA", "fmls": "FMA"}
+_X86_LOAD_ONLY = re.compile(r"^v?(mov|movu|mova|movs|movap|movup|movdq|lddqu|pmovzx|pmovsx)|^v?p?broadcast")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One instruction's share of a chain's critical cycle.
+
+    Attributes:
+        text: the instruction line.
+        cy: its latency on the cycle (cy), forwarding or load latency included.
+        source: where it comes from, ``"probe, 8 B"``, ``"llvm-mca"``, ``"machine model"``,
+            ``"store-to-load forwarding 5 cy, assumed"``, ...
+        fp: the FP operation class (``"ADD"``, ...), '' for other instructions.
+        measured: the instruction's own latency (FP arithmetic) comes from the probe.
+    """
+
+    text: str
+    cy: float
+    source: str
+    fp: str = ""
+    measured: bool = False
+
+    def describe(self) -> str:
+        """``vaddsd 2 cy (probe, 8 B)``."""
+        return f"{self.text.split()[0]} {self.cy:.3g} cy ({self.source})"
+
+
+@dataclass(frozen=True)
+class ChainLatency:
+    """A loop-carried chain with the latency of its critical cycle.
+
+    Attributes:
+        chain: the :class:`~.deps.Chain`.
+        cy_per_pass: latency per pass of the block (cy), None where an instruction on the chain
+            has no latency from any source.
+        terms: :class:`Term` per dependency of the critical cycle, in the order the value travels.
+        passes: passes of the block the cycle crosses.
+        measured: every FP arithmetic instruction of the cycle has the probe's latency, or the
+            cycle has none and goes through memory or a load's address (its time is the
+            forwarding or load latency): the figure does not rest on the analyzer's latencies of
+            the arithmetic.
+        unmeasured: the chain's instructions without a latency from the probe (FP arithmetic)
+            or from any source (the others), in block order.
+    """
+
+    chain: Chain
+    cy_per_pass: float | None
+    terms: tuple = ()
+    passes: int = 1
+    measured: bool = False
+    unmeasured: tuple = ()
+
+    def describe(self) -> str:
+        """``3 x vaddsd 1.99 cy (probe, 8 B) + vmulsd 4.03 cy (probe, 8 B) = 10 cy per pass``."""
+        if self.cy_per_pass is None:
+            return "latency unknown"
+        per = f" ({self.passes} passes: the cycle's latency / {self.passes})" if self.passes > 1 else ""
+        runs: list = []  # equal terms in a row once, with their count
+        for t in self.terms:
+            if runs and runs[-1][0].describe() == t.describe():
+                runs[-1][1] += 1
+            else:
+                runs.append([t, 1])
+        text = " + ".join((f"{n} x " if n > 1 else "") + t.describe() for t, n in runs)
+        return f"{text} = {self.cy_per_pass:.3g} cy per pass{per}"
+
+
+def fp_class(text: str, aarch64: bool = False, simd_width: float = 64.0) -> tuple | None:
+    """``(operation, width in B)`` of a floating-point arithmetic instruction, else None.
+
+    x86: ``[v]add/sub/mul/div/sqrt`` + ``sd`` (8 B), ``ss`` (4 B), ``pd``/``ps`` (the register:
+    xmm 16, ymm 32, zmm 64 B), ``vfmadd/vfmsub/vfnmadd/vfnmsub{132,213,231}`` likewise (FMA); sub
+    counts as ADD. AArch64: ``fadd fsub fmul fdiv fsqrt fmadd fmsub fnmadd fnmsub fmla fmls`` on
+    ``d`` (8 B), ``s`` (4 B), ``v.2d``/``v.4s`` (16 B) or SVE ``z`` registers (``simd_width``).
+    """
+    mnem = text.split(None, 1)[0].lower() if text.strip() else ""
+    if aarch64:
+        op = _A64_FP.get(mnem)
+        if op is None:
+            return None
+        first = (re.findall(r"\b([dsvzh])\d+", text.lower()) or ["d"])[0]
+        return op, {"d": 8, "s": 4, "h": 4, "v": 16, "z": int(simd_width)}[first]
+    m = _X86_FP.match(mnem)
+    if not m:
+        return None
+    op = "FMA" if m.group("fform") else {"add": "ADD", "sub": "ADD"}.get(m.group("op"), m.group("op").upper())
+    form = m.group("form") or m.group("fform")
+    if form[0] == "s":
+        return op, 8 if form[1] == "d" else 4
+    regs = re.findall(r"%([xyz])mm\d+", text)
+    return op, {"x": 16, "y": 32, "z": 64}[max(regs, key="xyz".index)] if regs else 16
+
+
+def analyzer_latencies(lines: list, analyzer: str, version: str, target: str, aarch64: bool) -> tuple:
+    """``(latency per line, load latency)`` from the analyzer: llvm-mca's instruction info table
+    (``Latency``: issue to result, a folded load included) for each line of the block (None
+    where not read), and the latency it gives a plain load of the CPU (a ``vmovsd``/``ldr``
+    appended to the block). Empty where the analyzer is not llvm-mca, its version is not the
+    one that analyzed the block, or it fails. Cached per block, tool and CPU."""
+    if analyzer != "llvm-mca" or not target:
+        return (), None
+    path = llvm_mca.find_llvm_mca()
+    if path is None or llvm_mca.version(path) != version:
+        return (), None
+    probe = "ldr d31, [sp]" if aarch64 else "vmovsd (%rsp), %xmm15"
+    key = cache.make_key("analyzer-latency-v1", path, version, target, aarch64, tuple(lines))
+    hit = cache.load("latency", key)
+    if isinstance(hit, tuple):
+        return hit
+    cmd = [f"-mcpu={target}", "-iterations=1", "-resource-pressure=false", "-timeline=false"]
+    if aarch64:
+        cmd.append("-mtriple=aarch64-linux-gnu")
+    try:
+        p = gate.run_tool(path, cmd, "llvm-mca", 120, input="\n".join(list(lines) + [probe]) + "\n")
+    except ToolError:
+        return (), None
+    rows = _instruction_info(p.stdout) if p.returncode == 0 else []
+    if len(rows) != len(lines) + 1:
+        return (), None
+    out = (tuple(rows[:-1]), rows[-1])
+    cache.store("latency", key, out)
+    return out
+
+
+def _instruction_info(text: str) -> list:
+    """Latencies (cy) of llvm-mca's ``Instruction Info`` rows, in block order."""
+    part = text.split("Instruction Info:", 1)
+    if len(part) < 2:
+        return []
+    out, started = [], False
+    for ln in part[1].split("\n"):
+        if "Instructions:" in ln:
+            started = True
+            continue
+        if started:
+            cols = ln.split()
+            if len(cols) < 3 or not cols[0].isdigit():
+                break
+            out.append(float(cols[1]))
+    return out
+
+
+def chain_latencies(lines: list, aarch64: bool, machine, analyzer: tuple = ((), None)) -> list:
+    """The loop-carried chains of a block with their latency per pass (module docstring).
+
+    Args:
+        lines: the block's instruction lines.
+        aarch64: AArch64 syntax (else x86 AT&T).
+        machine: the machine model (probe latencies, ``in_core.latency``).
+        analyzer: :func:`analyzer_latencies` of the block.
+
+    Returns:
+        :class:`ChainLatency` per chain, in block order.
+    """
+    texts = [" ".join(ln.split()) for ln in lines if ln.strip()]
+    chains = loop_carried_chains(texts, aarch64)
+    if not chains:
+        return []
+    by_text = {}
+    for t, cy in zip(texts, analyzer[0]):
+        by_text.setdefault(t, cy)
+    zmm = not aarch64 and any("%zmm" in t for t in texts)
+    own = {t: _own_latency(t, aarch64, machine, by_text.get(t), analyzer[1], zmm) for t in texts}
+    fwd, load = _entry_latencies(machine, analyzer[1])
+    return [_chain_latency(c, own, fwd, load) for c in chains]
+
+
+def _entry_latencies(machine, analyzer_load) -> tuple:
+    """``(store-to-load forwarding, L1 load-to-use)`` as :class:`~loopmodel.machine.latency.Latency`."""
+    fwd = mlat.store_forward(machine) or mlat.Latency(ASSUMED_CY, "assumed")
+    load = mlat.load_to_use(machine) or (mlat.Latency(analyzer_load, "llvm-mca") if analyzer_load else None) \
+        or mlat.Latency(ASSUMED_CY, "assumed")
+    return fwd, load
+
+
+def _chain_latency(chain: Chain, own: dict, fwd, load) -> ChainLatency:
+    """The critical cycle of ``chain`` with each step's :class:`Term`."""
+    terms = {}
+
+    def step(i, via):
+        text = chain.instructions[i]
+        cy, source, fp, measured = own[text]
+        if cy is None:
+            return None
+        if via == "memory":
+            cy, source = cy + fwd.cy, f"store-to-load forwarding {fwd.cy:.3g} cy, {fwd.source}" + (
+                f", + {source}" if cy > fwd.cy else "")
+        elif via == "address" and source != "store":
+            cy, source = cy + load.cy, f"L1 load {load.cy:.3g} cy, {load.source}" + (
+                f", + {source}" if cy > load.cy else "")
+        terms[(i, via)] = Term(text, cy, source, fp, measured)
+        return cy
+
+    cyc = critical_cycle(chain, step)
+    missing = tuple(t for t in chain.instructions if own[t][0] is None or (own[t][2] and not own[t][3]))
+    if cyc is None:
+        return ChainLatency(chain, None, unmeasured=missing)
+    ts = tuple(terms[(i, via)] for i, via, _, _ in cyc.steps)
+    fps = [t for t in ts if t.fp]
+    measured = all(t.measured for t in fps) and (bool(fps) or any(v != "register" for _, v, _, _ in cyc.steps))
+    return ChainLatency(chain, cyc.cy_per_pass, ts, cyc.passes, measured, missing)
+
+
+def _own_latency(text: str, aarch64: bool, machine, analyzer_cy, analyzer_load, zmm: bool) -> tuple:
+    """``(cy or None, source, FP class, from the probe)`` of one instruction, its operation alone
+    (a folded load's latency taken out; a plain load or store 0: the load's latency is charged on
+    the way in, a store's in the forwarding latency to its reload)."""
+    loads, stores = access_kind(text, aarch64)
+    mnem = text.split()[0].lower()
+    if stores and not loads:
+        return 0.0, "store", "", False
+    if loads and (_X86_LOAD_ONLY.match(mnem) if not aarch64 else mnem.startswith("ld")):
+        return 0.0, "load", "", False
+    op_part = None
+    if analyzer_cy is not None:
+        op_part = max(0.0, analyzer_cy - (analyzer_load or 0.0)) if loads else analyzer_cy
+    cls = fp_class(text, aarch64, machine.in_core.simd_width)
+    if cls is None:
+        return op_part, "llvm-mca", "", False
+    op, width = cls
+    got = mlat.op_latency(machine, op, width)
+    if got is not None:
+        wide = mlat.op_latency(machine, op, 64) if zmm and width < 64 else None
+        if wide is not None and wide.cy > got.cy:
+            return wide.cy, f"{wide.source}: the block has 512-bit instructions", op, True
+        return got.cy, got.source, op, True
+    if op_part is not None:
+        return op_part, "llvm-mca", op, False
+    if op in machine.in_core.latency:
+        return machine.in_core.latency[op], "machine model", op, False
+    return None, "", op, False

@@ -187,14 +187,15 @@ def _instruction_info(text: str) -> list:
     return out
 
 
-def chain_latencies(lines: list, aarch64: bool, machine, analyzer: tuple = ((), None)) -> list:
+def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:
     """The loop-carried chains of a block with their latency per pass (module docstring).
 
     Args:
         lines: the block's instruction lines.
         aarch64: AArch64 syntax (else x86 AT&T).
         machine: the machine model (probe latencies, ``in_core.latency``).
-        analyzer: :func:`analyzer_latencies` of the block.
+        analyzer: :func:`analyzer_latencies` of the block, or a function without arguments
+            returning them (called only where the block has a chain), or None (no analyzer).
 
     Returns:
         :class:`ChainLatency` per chain, in block order.
@@ -203,6 +204,7 @@ def chain_latencies(lines: list, aarch64: bool, machine, analyzer: tuple = ((), 
     chains = loop_carried_chains(texts, aarch64)
     if not chains:
         return []
+    analyzer = analyzer() if callable(analyzer) else analyzer or ((), None)
     by_text = {}
     for t, cy in zip(texts, analyzer[0]):
         by_text.setdefault(t, cy)

@@ -184,14 +184,19 @@ def test_zmm_block_takes_narrow_adds_at_the_64_byte_latency():
     assert c.cy_per_pass == pytest.approx(3 * 3.5 + 4.0) and "512-bit" in c.describe()
 
 
-def test_fp_class_by_width():
-    assert CL.fp_class("vaddsd %xmm1, %xmm0, %xmm0") == ("ADD", 8)
-    assert CL.fp_class("vsubps %ymm1, %ymm0, %ymm0") == ("ADD", 32)
-    assert CL.fp_class("vfmadd231pd (%rdi), %zmm3, %zmm0") == ("FMA", 64)
-    assert CL.fp_class("divss %xmm1, %xmm0") == ("DIV", 4)
-    assert CL.fp_class("vmovapd %xmm1, %xmm0") is None
-    assert CL.fp_class("fadd d0, d0, d1", aarch64=True) == ("ADD", 8)
-    assert CL.fp_class("fmla v0.2d, v1.2d, v2.2d", aarch64=True) == ("FMA", 16)
+def test_chain_classes_by_width():
+    """The chains classify FP instructions with the back-end check's classifier; SVE takes the
+    machine's SIMD width."""
+    from loopmodel.compiled.checked import classify
+    assert classify("vaddsd %xmm1, %xmm0, %xmm0") == ("ADD", 8)
+    assert classify("vsubps %ymm1, %ymm0, %ymm0") == ("ADD", 32)
+    assert classify("vfmadd231pd (%rdi), %zmm3, %zmm0") == ("FMA", 64)
+    assert classify("divss %xmm1, %xmm0") == ("DIV", 4)
+    assert classify("vmovapd %xmm1, %xmm0") is None
+    assert classify("fadd d0, d0, d1", aarch64=True) == ("ADD", 8)
+    assert classify("fmla v0.2d, v1.2d, v2.2d", aarch64=True) == ("FMA", 16)
+    assert classify("fmla z0.d, p0/m, z1.d, z2.d", aarch64=True) is None
+    assert classify("fmla z0.d, p0/m, z1.d, z2.d", aarch64=True, simd_width=32) == ("FMA", 32)
 
 
 def test_op_latency_prefers_latency_by_width_and_falls_back_by_width():

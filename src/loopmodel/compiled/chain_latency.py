@@ -5,7 +5,7 @@ latency of its critical cycle (:func:`.deps.critical_cycle`; kerncraft-tool-pape
 a loop-carried dependency makes T_OL its critical-path latency). Each instruction on the
 cycle costs, in this order of preference:
 
-* floating-point arithmetic (:func:`fp_class`: ADD for add/sub, MUL, FMA, DIV, SQRT, at the
+* floating-point arithmetic (:func:`.checked.classify`: ADD for add/sub, MUL, FMA, DIV, SQRT, at the
   width of its register: 8 B scalar double, 4 B scalar float, 16/32/64 B xmm/ymm/zmm or
   AArch64 q/z registers): the probe's latency at that width
   (:func:`loopmodel.machine.latency.op_latency`), else the analyzer's latency for the
@@ -31,20 +31,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import cache, gate
-from ..errors import ToolError
 from ..machine import latency as mlat
-from . import llvm_mca
+from .checked import analyzer_latency, classify
 from .deps import Chain, critical_cycle, loop_carried_chains
 from .ports import access_kind
 
 #: assumed store-to-load forwarding and L1 load-to-use latency (cy) where neither the probe nor the analyzer gives one
 ASSUMED_CY = 5.0
 
-_X86_FP = re.compile(r"^v?(?P<op>add|sub|mul|div|sqrt)(?P<form>[sp][sd])$"
-                     r"|^vf(?:n)?m(?:add|sub|addsub|subadd)(?:132|213|231)(?P<fform>[sp][sd])$")
-_A64_FP = {"fadd": "ADD", "fsub": "ADD", "fmul": "MUL", "fdiv": "DIV", "fsqrt": "SQRT", "fmadd": "FMA",
-           "fmsub": "FMA", "fnmadd": "FMA", "fnmsub": "FMA", "fmla": "FMA", "fmls": "FMA"}
 _X86_LOAD_ONLY = re.compile(r"^v?(mov|movu|mova|movs|movap|movup|movdq|lddqu|pmovzx|pmovsx)|^v?p?broadcast")
 
 
@@ -112,79 +106,17 @@ class ChainLatency:
         return f"{text} = {self.cy_per_pass:.3g} cy per pass{per}"
 
 
-def fp_class(text: str, aarch64: bool = False, simd_width: float = 64.0) -> tuple | None:
-    """``(operation, width in B)`` of a floating-point arithmetic instruction, else None.
-
-    x86: ``[v]add/sub/mul/div/sqrt`` + ``sd`` (8 B), ``ss`` (4 B), ``pd``/``ps`` (the register:
-    xmm 16, ymm 32, zmm 64 B), ``vfmadd/vfmsub/vfnmadd/vfnmsub{132,213,231}`` likewise (FMA); sub
-    counts as ADD. AArch64: ``fadd fsub fmul fdiv fsqrt fmadd fmsub fnmadd fnmsub fmla fmls`` on
-    ``d`` (8 B), ``s`` (4 B), ``v.2d``/``v.4s`` (16 B) or SVE ``z`` registers (``simd_width``).
-    """
-    mnem = text.split(None, 1)[0].lower() if text.strip() else ""
-    if aarch64:
-        op = _A64_FP.get(mnem)
-        if op is None:
-            return None
-        first = (re.findall(r"\b([dsvzh])\d+", text.lower()) or ["d"])[0]
-        return op, {"d": 8, "s": 4, "h": 4, "v": 16, "z": int(simd_width)}[first]
-    m = _X86_FP.match(mnem)
-    if not m:
-        return None
-    op = "FMA" if m.group("fform") else {"add": "ADD", "sub": "ADD"}.get(m.group("op"), m.group("op").upper())
-    form = m.group("form") or m.group("fform")
-    if form[0] == "s":
-        return op, 8 if form[1] == "d" else 4
-    regs = re.findall(r"%([xyz])mm\d+", text)
-    return op, {"x": 16, "y": 32, "z": 64}[max(regs, key="xyz".index)] if regs else 16
-
-
-def analyzer_latencies(lines: list, analyzer: str, version: str, target: str, aarch64: bool) -> tuple:
-    """``(latency per line, load latency)`` from the analyzer: llvm-mca's instruction info table
-    (``Latency``: issue to result, a folded load included) for each line of the block (None
-    where not read), and the latency it gives a plain load of the CPU (a ``vmovsd``/``ldr``
-    appended to the block). Empty where the analyzer is not llvm-mca, its version is not the
-    one that analyzed the block, or it fails. Cached per block, tool and CPU."""
-    if analyzer != "llvm-mca" or not target:
-        return (), None
-    path = llvm_mca.find_llvm_mca()
-    if path is None or llvm_mca.version(path) != version:
-        return (), None
-    probe = "ldr d31, [sp]" if aarch64 else "vmovsd (%rsp), %xmm15"
-    key = cache.make_key("analyzer-latency-v1", path, version, target, aarch64, tuple(lines))
-    hit = cache.load("latency", key)
-    if isinstance(hit, tuple):
-        return hit
-    cmd = [f"-mcpu={target}", "-iterations=1", "-resource-pressure=false", "-timeline=false"]
-    if aarch64:
-        cmd.append("-mtriple=aarch64-linux-gnu")
-    try:
-        p = gate.run_tool(path, cmd, "llvm-mca", 120, input="\n".join(list(lines) + [probe]) + "\n")
-    except ToolError:
-        return (), None
-    rows = _instruction_info(p.stdout) if p.returncode == 0 else []
-    if len(rows) != len(lines) + 1:
-        return (), None
-    out = (tuple(rows[:-1]), rows[-1])
-    cache.store("latency", key, out)
-    return out
-
-
-def _instruction_info(text: str) -> list:
-    """Latencies (cy) of llvm-mca's ``Instruction Info`` rows, in block order."""
-    part = text.split("Instruction Info:", 1)
-    if len(part) < 2:
-        return []
-    out, started = [], False
-    for ln in part[1].split("\n"):
-        if "Instructions:" in ln:
-            started = True
-            continue
-        if started:
-            cols = ln.split()
-            if len(cols) < 3 or not cols[0].isdigit():
-                break
-            out.append(float(cols[1]))
-    return out
+def analyzer_latencies(info) -> tuple:
+    """``(latency per line, load latency)`` from the analyzer's figures of the analyzed block
+    (``info.timings``, :class:`~.incore.CompiledInCore`: llvm-mca's instruction info, OSACA's
+    forms; issue to result, a folded load included): per instruction line of the block (None where
+    the analyzer gave none), and the latency of the block's plain loads (None without one)."""
+    lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
+    rows = tuple(analyzer_latency(info, t) for t in lines)
+    loads = [cy for t, cy in zip(lines, rows) if cy is not None and access_kind(t, info.aarch64)[0]
+             and (info.aarch64 and t.split()[0].lower().startswith("ld")
+                  or not info.aarch64 and _X86_LOAD_ONLY.match(t.split()[0].lower()))]
+    return rows, (max(loads) if loads else None)
 
 
 def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:
@@ -263,7 +195,7 @@ def _own_latency(text: str, aarch64: bool, machine, analyzer_cy, analyzer_load, 
     op_part = None
     if analyzer_cy is not None:
         op_part = max(0.0, analyzer_cy - (analyzer_load or 0.0)) if loads else analyzer_cy
-    cls = fp_class(text, aarch64, machine.in_core.simd_width)
+    cls = classify(text, aarch64, machine.in_core.simd_width)
     if cls is None:
         return op_part, "llvm-mca", "", False
     op, width = cls

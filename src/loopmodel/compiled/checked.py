@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..machine import latency as mlat
 from .ports import access_kind
 
 #: relative difference up to which an analyzer's figure agrees with the probe's
@@ -33,18 +34,19 @@ _A64_NAMES = {"fadd": "ADD", "fsub": "ADD", "fmul": "MUL", "fdiv": "DIV", "fsqrt
 _X86_REG_BYTES = {"xmm": 16, "ymm": 32, "zmm": 64}
 
 
-def classify(text: str, aarch64: bool = False) -> tuple | None:
+def classify(text: str, aarch64: bool = False, simd_width: float | None = None) -> tuple | None:
     """``(op, width in B)`` of a floating-point arithmetic instruction, None for anything else.
 
     op: ADD (additions and subtractions), MUL, FMA (fused multiply-add and -subtract forms), DIV,
     SQRT. Width: x86 scalar ``sd`` 8, ``ss`` 4, packed the register (xmm 16, ymm 32, zmm 64;
     AT&T syntax, the destination last); AArch64 scalar ``d`` 8, ``s`` 4, NEON ``v.2d``/``v.4s``
-    16; SVE (``z`` registers, length not in the text) None.
+    16; SVE (``z`` registers, length not in the text) ``simd_width`` (the machine model's), None
+    without it.
     """
     words = text.strip().lower().split(None, 1)
     if not words:
         return None
-    return _classify_a64(words) if aarch64 else _classify_x86(words)
+    return _classify_a64(words, simd_width) if aarch64 else _classify_x86(words)
 
 
 def _classify_x86(words: list) -> tuple | None:
@@ -80,7 +82,7 @@ def register_forms(block_text: str, aarch64: bool = False) -> list:
     return out
 
 
-def _classify_a64(words: list) -> tuple | None:
+def _classify_a64(words: list, simd_width: float | None = None) -> tuple | None:
     m = _A64_OP.match(" ".join(words))
     if not m or len(words) < 2:
         return None
@@ -92,44 +94,22 @@ def _classify_a64(words: list) -> tuple | None:
         return op, 4
     if re.fullmatch(r"v\d+\.(2d|4s|8h)", dest):
         return op, 16
-    return None
-
-
-def _width_map(section, op: str) -> dict:
-    """``{width in B: value}`` of ``op`` in a ``*_by_width`` section (YAML keys may be strings)."""
-    row = (section or {}).get(op) or {}
-    return {int(k): float(v) for k, v in row.items()}
-
-
-def _probe_point(machine, op: str, width: int, kind: str) -> float | None:
-    """cy per instruction of the probe's raw point (``probe.in_core.points``: fastest repetition)."""
-    raw = machine.probe.get("in_core", {}) if isinstance(machine.probe, dict) else {}
-    for p in raw.get("points", []) if isinstance(raw, dict) else []:
-        if isinstance(p, dict) and p.get("op") == op and p.get("width_bytes") == width and p.get("kind") == kind:
-            cy = p.get("cy_per_instruction_min")
-            return float(cy) if isinstance(cy, (int, float)) and cy > 0 else None
+    if re.fullmatch(r"z\d+(\.[bhsd])?", dest) and simd_width:
+        return op, int(simd_width)
     return None
 
 
 def probe_latency(machine, op: str, width: int) -> float | None:
-    """The host's latency of ``op`` (ADD, MUL, FMA, DIV, SQRT) at ``width`` B in cy, measured by
-    the probe: ``in_core.latency_by_width`` where the machine model has it, else the raw point of
-    the model's probe provenance (``probe.in_core.points``, fastest repetition); None where the
-    probe did not measure it (bundled machine files)."""
-    by_width = _width_map(getattr(machine.in_core, "latency_by_width", None), op)
-    if width in by_width:
-        return by_width[width]
-    return _probe_point(machine, op, width, "latency")
+    """The host's latency of ``op`` (ADD, MUL, FMA, DIV, SQRT) at exactly ``width`` B in cy,
+    measured by the probe (:func:`loopmodel.machine.latency.measured`); None where the probe did
+    not measure it (bundled machine files)."""
+    return mlat.measured(machine, op, width, "latency")
 
 
 def probe_rthroughput(machine, op: str, width: int) -> float | None:
-    """The host's reciprocal throughput of ``op`` at ``width`` B, cy per instruction, measured by
-    the probe: 1 / ``in_core.throughput_by_width`` (instructions/cy), else the raw point of the
-    probe provenance as in :func:`probe_latency`; None where not measured."""
-    by_width = _width_map(getattr(machine.in_core, "throughput_by_width", None), op)
-    if by_width.get(width, 0.0) > 0:
-        return 1.0 / by_width[width]
-    return _probe_point(machine, op, width, "throughput")
+    """The host's reciprocal throughput of ``op`` at exactly ``width`` B, cy per instruction,
+    measured by the probe (:func:`loopmodel.machine.latency.measured`); None where not measured."""
+    return mlat.measured(machine, op, width, "throughput")
 
 
 def has_probe(machine) -> bool:

@@ -602,8 +602,7 @@ def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float, machine) -> 
         names the chain when it sets T_OL, else ''.
     """
     lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
-    chains = chain_latencies(lines, info.aarch64, machine, lambda: analyzer_latencies(
-        lines, info.analyzer, info.analyzer_version, info.target, info.aarch64))
+    chains = chain_latencies(lines, info.aarch64, machine, lambda: analyzer_latencies(info))
     if chains and all(c.measured for c in chains):
         return _measured_bound(info, t_ol, per_cl, chains)
     return _simulated_bound(info, t_ol, per_cl, chains, has_op_latencies(machine))

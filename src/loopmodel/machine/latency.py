@@ -50,22 +50,41 @@ def _number(x) -> float | None:
     return x if math.isfinite(x) and 0 < x <= 1000 else None
 
 
-def _by_width(machine, op: str) -> dict:
-    """width (B) -> cy of ``op`` from ``in_core.latency_by_width``, else from the probe's points."""
-    table = getattr(machine.in_core, "latency_by_width", None) or {}
-    given = table.get(op) or {}
-    out = {int(w): float(v) for w, v in given.items() if _number(v) is not None and int(w) in WIDTHS}
+#: kind of figure -> (the model's ``in_core`` section by width, its unit is instructions/cy: invert)
+_SECTIONS = {"latency": ("latency_by_width", False), "throughput": ("throughput_by_width", True)}
+
+
+def _by_width(machine, op: str, kind: str = "latency") -> dict:
+    """width (B) -> cy (latency, or cy per instruction for ``kind="throughput"``) of ``op`` from
+    ``in_core.latency_by_width`` / ``throughput_by_width``, else from the probe's points."""
+    key, invert = _SECTIONS[kind]
+    table = getattr(machine.in_core, key, None) or {}
+    out = {}
+    for w, v in (table.get(op) or {}).items():
+        cy = _number(1.0 / v if invert and _number(v) else v)
+        if cy is not None and int(w) in WIDTHS:
+            out[int(w)] = cy
     if out:
         return out
     probe = machine.probe if isinstance(machine.probe, dict) else {}
     points = (probe.get("in_core") or {}).get("points") if isinstance(probe.get("in_core"), dict) else None
     for p in points if isinstance(points, list) else []:
-        if not isinstance(p, dict) or p.get("op") != op or p.get("kind") != "latency":
+        if not isinstance(p, dict) or p.get("op") != op or p.get("kind") != kind:
             continue
         w, cy = p.get("width_bytes"), _number(p.get("cy_per_instruction_min"))
         if isinstance(w, int) and w in WIDTHS and cy is not None:
             out[w] = min(cy, out.get(w, cy))
     return out
+
+
+def measured(machine, op: str, width: int, kind: str = "latency") -> float | None:
+    """The probe's figure of ``op`` at exactly ``width`` B: latency in cy (``kind="latency"``) or
+    cycles per instruction in a throughput loop (``kind="throughput"``); None where not measured.
+
+    Raises:
+        KeyError: an unknown ``kind``.
+    """
+    return _by_width(machine, op, kind).get(width)
 
 
 def has_op_latencies(machine) -> bool:

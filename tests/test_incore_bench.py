@@ -206,8 +206,8 @@ def section_result(clock=2e9):
     # per-instruction cycles chosen so that the figures are known: ADD 0.5 cy (2/cy), DIV 16 cy
     cy = {"ADD": 0.5, "MUL": 0.5, "FMA": 0.5, "DIV": 16.0, "LOAD": 0.5, "STORE": 1.0,
           "LOAD_SPLIT": 1.0, "STORE_SPLIT": 2.0, "LOAD_UNALIGNED": 0.5, "STORE_UNALIGNED": 1.0,
-          "LOAD_LINE": 0.25, "STORE_LINE": 0.75}
-    lat = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 23.3333}
+          "LOAD_LINE": 0.25, "STORE_LINE": 0.75, "SQRT": 18.0, "BRANCH": 1.0, "ISSUE": 0.2}
+    lat = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 23.3333, "SQRT": 20.0, "STORE_FORWARD": 6.5}
     pts = []
     for f in ib.instruction_forms("x86", SKX):
         c = lat[f.op] if f.kind == "latency" else cy[f.op]
@@ -218,8 +218,13 @@ def section_result(clock=2e9):
 def test_in_core_section_validates_in_a_machine_file():
     sec = ib.in_core_section(section_result(), 64)
     assert sec["simd_width"] == "64 B"
-    assert sec["throughput"] == {"ADD": 2.0, "MUL": 2.0, "FMA": 2.0, "DIV": 0.0625}
-    assert sec["latency"] == {"ADD": "4 cy", "MUL": "4 cy", "FMA": "4 cy", "DIV": "23.3 cy"}
+    assert sec["throughput"] == {"ADD": 2.0, "MUL": 2.0, "FMA": 2.0, "DIV": 0.0625, "SQRT": 0.0556}
+    assert sec["latency"] == {"ADD": "4 cy", "MUL": "4 cy", "FMA": "4 cy", "DIV": "23.3 cy", "SQRT": "20 cy"}
+    # every width measured, and the pipeline figures
+    assert sec["latency_by_width"]["ADD"] == {8: 4.0, 16: 4.0, 32: 4.0, 64: 4.0}
+    assert sec["throughput_by_width"]["SQRT"][8] == pytest.approx(1 / 18.0, rel=1e-2)
+    assert sec["store_forward_latency"] == 6.5 and sec["taken_branches_per_cycle"] == 1.0
+    assert sec["instructions_per_cycle"] == 5.0
     assert sec["load"] == {"instructions_per_cycle": 2.0, "bytes_per_cycle": "128 B/cy"}
     assert sec["store"] == {"instructions_per_cycle": 1.0, "bytes_per_cycle": "64 B/cy"}
     assert sec["flops_per_cycle"]["DP"] == {"total": 32.0, "ADD": 16.0, "MUL": 16.0, "FMA": 32.0}
@@ -230,6 +235,7 @@ def test_in_core_section_validates_in_a_machine_file():
     data["in_core"] = {**sec, **keep}
     model = validate_mapping(data, "probed.yml")
     assert model.in_core.throughput["DIV"] == 0.0625 and model.in_core.load.bytes_per_cycle == 128
+    assert model.in_core.latency_by_width["FMA"][64] == 4.0 and model.in_core.store_forward_latency == 6.5
     assert model.in_core.latency["DIV"] == pytest.approx(23.3)
     # an AVX2 host: the section speaks of 32 B registers
     avx2 = ib.InCoreBenchResult("x86", 2e9, tuple(p for p in section_result().points if p.width <= 32), ())

@@ -369,7 +369,7 @@ def front_end_bound(res: InCoreResult, info: CompiledInCore, machine, iterations
         n = issued_instructions(info.block, info.aarch64)
         bounds[f"front end: {n} instructions per pass at {ic.instructions_per_cycle:.3g} per cy"] = \
             n / ic.instructions_per_cycle * per_cl
-    taken = getattr(ic, "taken_branches_per_cycle", None)
+    taken = ic.taken_branches_per_cycle
     if taken:
         bounds[f"loop branch: one taken branch per pass at {taken:.3g} per cy"] = per_cl / taken
     if not bounds:

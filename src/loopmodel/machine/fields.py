@@ -166,6 +166,55 @@ def latencies(v):
     return out
 
 
+#: register widths (B) an in-core figure by width may be given for
+WIDTHS = (4, 8, 16, 32, 64)
+
+
+def _by_width(v, what: str, check):
+    """``{op: {width in B: value}}`` with known operation types, widths in :data:`WIDTHS` (YAML
+    keys may be strings) and each value through ``check(value, name)``."""
+    if not isinstance(v, dict):
+        return v
+    out = {}
+    for op, row in v.items():
+        _known_op(op)
+        if not isinstance(row, dict):
+            raise ValueError(f"{what} of {op} must map register widths in B to numbers")
+        out[op] = {}
+        for w, val in row.items():
+            try:
+                width = int(w)
+            except (TypeError, ValueError):
+                width = None
+            if isinstance(w, bool) or width not in WIDTHS:
+                raise ValueError(f"{what} of {op}: width {w!r} is not one of {', '.join(map(str, WIDTHS))} B")
+            out[op][width] = check(val, f"{what} of {op} at {width} B")
+    return out
+
+
+def _latency_value(val, name: str) -> float:
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        raise ValueError(f"{name} must be a number of cycles")
+    return _in_range(LATENCY, float(val), name)
+
+
+def _throughput_value(val, name: str) -> float:
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or val <= 0:
+        raise ValueError(f"{name} must be a number > 0 (instructions per cycle)")
+    return _in_range(THROUGHPUT, float(val), name)
+
+
+def latencies_by_width(v):
+    """``in_core.latency_by_width``: ``{op: {width in B: cy}}`` (measured by ``machine probe``)."""
+    return _by_width(v, "latency", _latency_value)
+
+
+def throughputs_by_width(v):
+    """``in_core.throughput_by_width``: ``{op: {width in B: instructions per cy}}`` (measured by
+    ``machine probe``)."""
+    return _by_width(v, "throughput", _throughput_value)
+
+
 def port_groups(v):
     """A list of lists of operation types sharing execution ports (``in_core.port_groups``)."""
     return _operation_groups(v, "port group")

@@ -129,5 +129,5 @@ def load_to_use(machine) -> Latency | None:
 def store_forward(machine) -> Latency | None:
     """Store-to-load forwarding latency (``in_core.store_forward_latency``: store issue to load
     data, measured by the probe on a chain through memory); None where not measured."""
-    cy = _number(getattr(machine.in_core, "store_forward_latency", None))
+    cy = _number(machine.in_core.store_forward_latency)
     return Latency(cy, "probe") if cy is not None else None

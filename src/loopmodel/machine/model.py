@@ -94,6 +94,13 @@ class InCore:
     ``load_store_per_cycle``: combined LD+ST (AGU) limit, instructions/cy.
     ``flops_per_cycle``: ``{"DP": FlopsPerCycle, "SP": ...}``; ``analyzer_ports``: per
     analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names.
+    ``latency_by_width`` / ``throughput_by_width``: ``{op: {width in B: cy}}`` and ``{op: {width
+    in B: instructions/cy}}`` for every register width the probe measured (8 B scalar double,
+    16/32/64 B vectors): a chain of scalar additions runs at the scalar latency, which differs
+    from the widest width's on some cores (:mod:`loopmodel.machine.latency`).
+    ``store_forward_latency``: cy from a store to the data of a load of its address (a
+    dependency chain through memory), and ``taken_branches_per_cycle``: the loop branch's
+    throughput; both measured by ``machine probe`` and bounds of the compiled in-core model.
     ``inner_loop_entry_cy``: cycles per entry of an inner loop (setup and exit), and
     ``inner_loop_remainder_ratio``: the cost of one remainder iteration relative to a full SIMD
     pass, the in-core overhead of short inner loops that ``machine probe`` measures on a nest of
@@ -120,6 +127,10 @@ class InCore:
     flops_per_cycle: dict[str, FlopsPerCycle] = field(default_factory=dict)
     analyzer_ports: dict = field(default_factory=dict)
     llvm_mca_cpu: Optional[str] = None
+    latency_by_width: Annotated[dict, Convert(fx.latencies_by_width)] = field(default_factory=dict)
+    throughput_by_width: Annotated[dict, Convert(fx.throughputs_by_width)] = field(default_factory=dict)
+    store_forward_latency: Optional[Annotated[float, fx.LATENCY]] = None
+    taken_branches_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     inner_loop_entry_cy: Optional[Annotated[float, fx.LATENCY]] = None
     inner_loop_remainder_ratio: Optional[Annotated[float, fx.REMAINDER_RATIO]] = None
 

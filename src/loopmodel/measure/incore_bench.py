@@ -78,29 +78,46 @@ SRC_A, SRC_B = 14, 15
 BUFFER_BYTES = 4096
 #: bytes of the cache line the split forms cross
 LINE = 64
-ARITH_OPS = ("ADD", "MUL", "FMA", "DIV")
+ARITH_OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT")
+#: forms of the front end and the memory pipeline, each measured once (x86 and AArch64):
+#: STORE_FORWARD (latency: a scalar double stored and loaded back, the loaded value stored
+#: next: cy per store-load pair = store-to-load forwarding latency), BRANCH (throughput: a loop
+#: of two nops, so its cycles per pass are those of the loop's taken branch, the bound of a tight
+#: loop; runs of jumps to the next instruction measure the branch predictor's capacity instead,
+#: and a loop of one nop ran at 1.9 cy per pass on a Sapphire-Rapids-class host where two or
+#: three nops ran at 1.0-1.06, like the compiled loops),
+#: ISSUE (throughput: nops, which need no execution port: what the front end and the rename stage
+#: issue per cycle)
+PIPELINE_OPS = ("STORE_FORWARD", "BRANCH", "ISSUE")
 
 #: x86 with AVX (VEX/EVEX, three operands; AT&T order: sources reversed, destination last)
 _X86_AVX = {
     "arith": {"ADD": ("vaddpd", "vaddsd"), "MUL": ("vmulpd", "vmulsd"),
-              "FMA": ("vfmadd231pd", None), "DIV": ("vdivpd", "vdivsd")},
+              "FMA": ("vfmadd231pd", None), "DIV": ("vdivpd", "vdivsd"), "SQRT": ("vsqrtpd", "vsqrtsd")},
     "op3": "{m} {b}, {a}, {d}",
     "load": "vmovapd {off}(%[buf]), {d}", "load_u": "vmovupd {off}(%[buf]), {d}",
     "store": "vmovapd {s}, {off}(%[buf])", "store_u": "vmovupd {s}, {off}(%[buf])",
     "init": "vmovupd (%[ones]), {d}",
+    "sqrt": ("{m} {b}, {d}", "{m} {b}, {b}, {d}"),
+    "forward": "vmovsd %%xmm0, 64(%[buf]); vmovsd 64(%[buf]), %%xmm0",
 }
 #: x86 SSE2 only (two operands: the destination is also a source; no FMA)
-_X86_SSE = dict(_X86_AVX, arith={"ADD": ("addpd", "addsd"), "MUL": ("mulpd", "mulsd"), "DIV": ("divpd", "divsd")},
+_X86_SSE = dict(_X86_AVX, arith={"ADD": ("addpd", "addsd"), "MUL": ("mulpd", "mulsd"), "DIV": ("divpd", "divsd"),
+                                 "SQRT": ("sqrtpd", "sqrtsd")},
+                sqrt=("{m} {b}, {d}", "{m} {b}, {d}"), forward="movsd %%xmm0, 64(%[buf]); movsd 64(%[buf]), %%xmm0",
                 op3="{m} {b}, {d}", load="movapd {off}(%[buf]), {d}", load_u="movupd {off}(%[buf]), {d}",
                 store="movapd {s}, {off}(%[buf])", store_u="movupd {s}, {off}(%[buf])",
                 init="movupd (%[ones]), {d}")
 #: AArch64 NEON / scalar FP
 _AARCH64 = {
-    "arith": {"ADD": ("fadd", "fadd"), "MUL": ("fmul", "fmul"), "FMA": ("fmla", None), "DIV": ("fdiv", "fdiv")},
+    "arith": {"ADD": ("fadd", "fadd"), "MUL": ("fmul", "fmul"), "FMA": ("fmla", None), "DIV": ("fdiv", "fdiv"),
+              "SQRT": ("fsqrt", "fsqrt")},
     "op3": "{m} {d}, {a}, {b}",
     "load": "ldr {q}, [%[buf], #{off}]", "load_u": "ldur {q}, [%[buf], #{off}]",
     "store": "str {q}, [%[buf], #{off}]", "store_u": "stur {q}, [%[buf], #{off}]",
     "init": "ld1r {{{d}}}, [%[ones]]",
+    "sqrt": ("{m} {d}, {b}", "{m} {d}, {b}"),
+    "forward": "str d0, [%[buf], #64]; ldr d0, [%[buf], #64]",
 }
 _X86_REG = {8: "xmm", 16: "xmm", 32: "ymm", 64: "zmm"}
 
@@ -222,6 +239,11 @@ def _reg(family: str, width: int, i: int, load_store: bool = False) -> str:
 def _arith_body(table: dict, family: str, op: str, width: int, kind: str) -> tuple:
     m = table["arith"][op][0 if width > 8 else 1]
     r = lambda i: _reg(family, width, i)  # noqa: E731
+    if op == "SQRT":  # one source: the latency chain feeds each result to the next square root
+        tmpl = table["sqrt"][0 if width > 8 else 1].replace("{m}", m)
+        if kind == "latency":
+            return (tmpl.format(d=r(0), b=r(0)),) * UNROLL
+        return tuple(tmpl.format(d=r(k % ACCUMULATORS), b=r(SRC_B)) for k in range(UNROLL))
     if kind == "latency":
         a = SRC_A if op == "FMA" else 0  # FMA chains through its accumulator
         line = table["op3"].format(m=m, d=r(0), a=r(a), b=r(SRC_B))
@@ -278,13 +300,20 @@ def _make_form(table: dict, family: str, op: str, width: int, kind: str) -> Inst
     if op in ARITH_OPS:
         body = _arith_body(table, family, op, width, kind)
         m = table["arith"][op][0 if width > 8 else 1]
-        form = _form_text(family, table["op3"].replace("{m}", m), width, False)
+        tmpl = table["sqrt"][0 if width > 8 else 1] if op == "SQRT" else table["op3"]
+        form = _form_text(family, tmpl.replace("{m}", m), width, False)
+    elif op in PIPELINE_OPS:
+        line = table["forward"] if op == "STORE_FORWARD" else "nop"
+        body = ("nop; nop",) if op == "BRANCH" else (line,) * UNROLL
+        form = "loop of two nops (cy per taken branch)" if op == "BRANCH" else \
+            line.replace("%%", "%").replace("%[buf]", "mem")
     else:
         body = _memory_body(table, family, op, width)
         key = ("load" if op.startswith("LOAD") else "store") + ("_u" if op.endswith(("_SPLIT", "_UNALIGNED")) else "")
         form = _form_text(family, table[key], width, True)
     init_width = 16 if width == 8 else width
-    init = tuple(table["init"].format(d=_reg(family, init_width, i)) for i in range(SRC_B + 1))
+    init = tuple(table["init"].format(d=_reg(family, init_width, i)) for i in range(SRC_B + 1)) \
+        if op not in ("BRANCH", "ISSUE") else ()  # nothing to set up: no vector state before the loop
     name = f"{op.lower()}_{width}_{'lat' if kind == 'latency' else 'tp'}"
     return InstructionForm(name, op, width, kind, form, family, body, init)
 
@@ -321,6 +350,8 @@ def instruction_forms(isa: str, features) -> list:
                     (op == "FMA" and family == "x86" and width < 64 and "fma" not in feats):
                 continue
             forms += [_make_form(table, family, op, width, k) for k in ("latency", "throughput")]
+    forms += [_make_form(table, family, "STORE_FORWARD", 8, "latency")]
+    forms += [_make_form(table, family, op, 8, "throughput") for op in ("BRANCH", "ISSUE")]
     forms += [_make_form(table, family, op, w, "throughput") for op in ("LOAD", "STORE") for w in widths]
     forms += [_make_form(table, family, op, max(widths), "throughput") for op in ("LOAD_SPLIT", "STORE_SPLIT")]
     narrow = [w for w in widths if w < LINE]
@@ -431,8 +462,8 @@ _CLOBBER = {"x86": "xmm", "aarch64": "v"}
 
 def _function(form: InstructionForm) -> str:
     """``static long bench_NAME(long n)``: the form's loop in GCC extended asm."""
-    after = ("vzeroupper",) if form.isa == "x86" and form.init[0].startswith("v") else ()
-    lines = [*form.init, "1:", *form.body, *_LOOP[form.isa], *after]
+    after = ("vzeroupper",) if form.isa == "x86" and form.init and form.init[0].startswith("v") else ()
+    lines = [*form.init, ".p2align 6", "1:", *form.body, *_LOOP[form.isa], *after]  # loop on a 64 B line
     asm = "\n".join(f'        "{ln}\\n\\t"' for ln in lines)
     clobbers = ", ".join(f'"{_CLOBBER[form.isa]}{i}"' for i in range(SRC_B + 1))
     return (f"/* {form.op} {form.width} B {form.kind}: {form.form} */\n"
@@ -641,12 +672,14 @@ def in_core_section(result: InCoreBenchResult, simd_width: int) -> dict:
         w = _widest(result, simd_width, op, "throughput")
         if w is not None and result.throughput(op, w):
             throughput[op] = _sig3(result.throughput(op, w))
-            if op != "DIV":
+            if op not in ("DIV", "SQRT"):  # not counted as FLOPs (kerncraft-tool-paper.txt §2.3)
                 flops[op] = result.throughput(op, w) * w / 8 * (2 if op == "FMA" else 1)
         w = _widest(result, simd_width, op, "latency")
         if w is not None:
             latency[op] = f"{_sig3(result.latency(op, w)):g} cy"
     section = {"simd_width": f"{simd_width} B", "throughput": throughput, "latency": latency}
+    section.update(_by_width_section(result))
+    section.update(_pipeline_section(result))
     for key, op in (("load", "LOAD"), ("store", "STORE")):
         w = _widest(result, simd_width, op, "throughput")
         ipc = result.throughput(op, w) if w is not None else None
@@ -658,6 +691,33 @@ def in_core_section(result: InCoreBenchResult, simd_width: int) -> dict:
         section["flops_per_cycle"] = {"DP": {"total": max(dp.values()), **dp},
                                       "SP": {"total": 2 * max(dp.values()), **{k: 2 * v for k, v in dp.items()}}}
     return section
+
+
+def _by_width_section(result: InCoreBenchResult) -> dict:
+    """``latency_by_width`` ``{op: {width: cy}}`` and ``throughput_by_width`` ``{op: {width:
+    instructions/cy}}`` of every arithmetic form measured (3 significant digits)."""
+    out = {"latency_by_width": {}, "throughput_by_width": {}}
+    for p in result.points:
+        if p.op not in ARITH_OPS or p.cycles_min <= 0:
+            continue
+        key, value = ("latency_by_width", p.cycles_min) if p.kind == "latency" else \
+            ("throughput_by_width", 1.0 / p.cycles_min)
+        out[key].setdefault(p.op, {})[p.width] = _sig3(value)
+    return {k: v for k, v in out.items() if v}
+
+
+def _pipeline_section(result: InCoreBenchResult) -> dict:
+    """``store_forward_latency`` (cy per store-load pair), ``taken_branches_per_cycle`` (1 / cy per
+    pass of the BRANCH loop) and ``instructions_per_cycle`` (1 / cy per nop) where measured."""
+    out = {}
+    fwd = result.point("STORE_FORWARD", 8, "latency")
+    if fwd is not None and fwd.cycles_min > 0:
+        out["store_forward_latency"] = _sig3(fwd.cycles_min)
+    for op, key in (("BRANCH", "taken_branches_per_cycle"), ("ISSUE", "instructions_per_cycle")):
+        p = result.point(op, 8, "throughput")
+        if p is not None and p.cycles_min > 0:
+            out[key] = _sig3(1.0 / p.cycles_min)
+    return out
 
 
 def access_costs(result: InCoreBenchResult) -> dict:

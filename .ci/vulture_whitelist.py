@@ -37,7 +37,3 @@ from_file, layer_conditions, _repr_html_
 # `loopmodel sweep STUDY` (which writes rows as they come), used by the tests and benchmarks
 run_study
 
-# the analyzer's latency of one instruction of a compiled block (compiled.checked): for the
-# loop-carried chain latency from per-instruction figures (compiled.deps), which takes it next to
-# checked.probe_latency
-analyzer_latency

@@ -50,15 +50,15 @@ def _number(x) -> float | None:
     return x if math.isfinite(x) and 0 < x <= 1000 else None
 
 
-#: kind of figure -> (the model's ``in_core`` section by width, its unit is instructions/cy: invert)
-_SECTIONS = {"latency": ("latency_by_width", False), "throughput": ("throughput_by_width", True)}
 
 
 def _by_width(machine, op: str, kind: str = "latency") -> dict:
     """width (B) -> cy (latency, or cy per instruction for ``kind="throughput"``) of ``op`` from
     ``in_core.latency_by_width`` / ``throughput_by_width``, else from the probe's points."""
-    key, invert = _SECTIONS[kind]
-    table = getattr(machine.in_core, key, None) or {}
+    if kind not in ("latency", "throughput"):
+        raise KeyError(kind)
+    invert = kind == "throughput"  # the section's unit is instructions/cy
+    table = (machine.in_core.throughput_by_width if invert else machine.in_core.latency_by_width) or {}
     out = {}
     for w, v in (table.get(op) or {}).items():
         cy = _number(1.0 / v if invert and _number(v) else v)

@@ -25,6 +25,10 @@ class ValidationRow:
         bench: :class:`~loopmodel.measure.bench.BenchResult`.
         parts: ``(name, cy/CL, overlapping)`` of T_OL, T_nOL and each transfer for that
             location (what the plot stacks).
+        incore_modelled: the model's in-core time (T_ECM with data in L1), cy/CL.
+        incore_measured: the kernel measured with its data in L1, cy/CL (the measurement itself
+            for data in L1; None where not measured): whether an error comes from the core or
+            from the transfers.
     """
     defines: dict
     level: str
@@ -32,6 +36,8 @@ class ValidationRow:
     ecm: str
     bench: object
     parts: tuple = ()
+    incore_modelled: float = 0.0
+    incore_measured: float | None = None
 
     @property
     def measured(self) -> tuple:
@@ -48,7 +54,8 @@ class ValidationRow:
         lo, med, hi = self.measured
         return {"defines": dict(self.defines), "data_location": self.level, "predicted_cy_per_cl": self.predicted,
                 "measured_min_cy_per_cl": lo, "measured_median_cy_per_cl": med, "measured_max_cy_per_cl": hi,
-                "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz}
+                "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz,
+                "incore_modelled_cy_per_cl": self.incore_modelled, "incore_measured_cy_per_cl": self.incore_measured}
 
 
 def summary(rows) -> dict:

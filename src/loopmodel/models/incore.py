@@ -118,6 +118,8 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     t_ldst = (n_ld + n_st) / lanes / ic.load_store_per_cycle if ic.load_store_per_cycle else 0.0
     if ic.instructions_per_cycle:
         comp["issue"] = (sum(ops.values()) + n_ld + n_st) / lanes / ic.instructions_per_cycle
+    if ic.taken_branches_per_cycle:  # one pass of ``lanes`` iterations ends in the loop branch (measured)
+        comp["branch"] = 1.0 / lanes / ic.taken_branches_per_cycle
     if dep:
         comp["dependency"] = dep
     if machine.stores_overlap():  # Intel's ECM: only the loads' L1 cycles are T_nOL

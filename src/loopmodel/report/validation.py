@@ -36,12 +36,14 @@ def render(kernel: str, machine: str, rows, summary: dict, notes, console) -> No
     """The table of ``rows`` (cy/CL) on ``console`` (rich), the ``summary`` per data location
     (:func:`~loopmodel.measure.validation.summary`) and the notes."""
     t = Table(title=f"{kernel} on {machine}: ECM prediction vs measurement (cy/CL)")
-    for col in ("sizes", "data in", "ECM", "predicted", "measured min", "median", "max", "error"):
+    for col in ("sizes", "data in", "ECM", "predicted", "measured min", "median", "max", "error",
+                "in-core model", "in-core measured"):
         t.add_column(col, justify="left" if col in ("sizes", "data in", "ECM") else "right")
     for r in rows:
         lo, med, hi = r.measured
         t.add_row(" ".join(f"{k}={v}" for k, v in r.defines.items()), r.level, r.ecm, f"{r.predicted:.2f}",
-                  f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}", f"{100 * r.error:+.1f} %")
+                  f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}", f"{100 * r.error:+.1f} %", f"{r.incore_modelled:.2f}",
+                  "-" if r.incore_measured is None else f"{r.incore_measured:.2f}")
     console.print(t)
     for level, s in summary.items():
         console.print(f"{level}: {s['points']} point(s), median |error| {100 * s['median_abs_error']:.1f} %, "

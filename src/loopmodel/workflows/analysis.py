@@ -8,6 +8,7 @@ the symbolic work.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import functools
 from dataclasses import dataclass, field
 
@@ -58,7 +59,8 @@ class AnalyzerSettings:
         sweeps: ``"repeated"`` (steady state of a kernel run again and again:
             a cache holding the whole data set keeps it between sweeps) or
             ``"single"`` (a kernel run once), for both traffic predictors.
-        incore: ``"analytic"``, ``"llvm-mca"``, ``"osaca"`` or ``"auto"`` (default, as
+        incore: ``"analytic"``, ``"llvm-mca"``, ``"osaca"``, ``"measured"`` (the kernel benchmarked on
+            this host with its data in L1, :mod:`.incore_measured`) or ``"auto"`` (default, as
             ``loopmodel analyze``'s: the first analyzer that works for the machine,
             analytic as last resort).
         compiler, compiler_flags, asm_block, pointer_increment: for the
@@ -191,7 +193,7 @@ def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_u
     Unchanged: n unknown (triangular nest) or long, T_OL unknown.
     """
     n = inner_trips(kernel, defines)
-    if n is None or incore.T_OL is None or n < 1:
+    if n is None or incore.T_OL is None or n < 1 or incore.source == "measured":  # measured: as it ran
         return incore
     if compiled is not None and (compiled.whole_inner_loops or compiled.iterations_per_pass > n):
         return incore  # a pass runs whole inner loops: entry and remainder are in the block
@@ -386,7 +388,15 @@ class Analyzer:
             return self._analytic_for(it_per_unit, defines), None
         key = (tuple(sorted(defines.items())), it_per_unit)  # the in-core analysis does not depend on cores
         if self._last_compiled[0] != key:
-            self._last_compiled = (key, self._compiled_incore(defines, it_per_unit))
+            if opt.incore == "measured":  # the model's result splits the time measured on the host
+                # the measuring code is loaded only when asked for ('analyze' alone does not import it)
+                measured_incore = importlib.import_module(f"{__package__}.incore_measured").measured_incore
+                modelled, _ = self._compiled_incore(defines, it_per_unit, "auto")
+                self._last_compiled = (key, (measured_incore(
+                    self.kernel, opt.kernel_text, self.machine, opt.incore_defines or defines, it_per_unit, modelled,
+                    opt.compiler, opt.compiler_flags, opt.machine_file), None))
+            else:
+                self._last_compiled = (key, self._compiled_incore(defines, it_per_unit))
         return self._last_compiled[1]
 
     def _analytic_for(self, it_per_unit, defines, vectorize=None, reassociate=None):
@@ -590,9 +600,9 @@ def check_incore_options(opt: AnalyzerSettings) -> None:
     Raises:
         OptionError: the first conflict found.
     """
-    if opt.incore not in ("auto", "llvm-mca", "osaca", "analytic"):
-        raise OptionError(f"--incore {opt.incore}: choose auto, llvm-mca, osaca or analytic")
-    compiled = opt.incore in ("llvm-mca", "osaca")
+    if opt.incore not in ("auto", "llvm-mca", "osaca", "analytic", "measured"):
+        raise OptionError(f"--incore {opt.incore}: choose auto, llvm-mca, osaca, analytic or measured")
+    compiled = opt.incore in ("llvm-mca", "osaca", "measured")
     if compiled and not opt.vectorize:
         raise OptionError(f"--scalar is the analytic in-core model without SIMD; --incore {opt.incore} times the "
                           "compiled kernel, whose SIMD the compiler chooses (for scalar code give --compiler-flags, "

@@ -35,7 +35,8 @@ PEER_MODEL_NOTES = {
     "ecmcpu": "-p ECMCPU (Kerncraft): the in-core part is T_OL || T_nOL, the first two terms of the ECM line",
 }
 #: Kerncraft's -i/--incore-model values -> loopmodel's --incore
-INCORE_NAMES = {"auto": "auto", "llvm-mca": "llvm-mca", "osaca": "osaca", "analytic": "analytic"}
+INCORE_NAMES = {"auto": "auto", "llvm-mca": "llvm-mca", "osaca": "osaca", "analytic": "analytic",
+                "measured": "measured"}
 DEFAULT_MODELS = ("LC", "ECM", "Roofline")
 
 
@@ -97,8 +98,9 @@ class AnalysisOptions:
     incore: str | None = option(
         None, "in-core time from llvm-mca or OSACA on the compiled kernel, or from the analytic model (default auto: "
               "llvm-mca, else OSACA, else analytic; case-insensitive, so Kerncraft's OSACA and LLVM-MCA work; IACA is "
-              "not supported); --scalar selects the analytic model and is an error with llvm-mca or osaca (their SIMD "
-              "is the compiler's: see --compiler-flags)", "--incore", "-i", "--incore-model",
+              "not supported); 'measured': the kernel benchmarked on this host with its data in L1 (a '-m host' model), "
+              "its time split into T_OL and T_nOL by the model's loads and stores; --scalar selects the analytic "
+              "model and is an error with llvm-mca or osaca (their SIMD is the compiler's: see --compiler-flags)", "--incore", "-i", "--incore-model",
         choices=tuple(INCORE_NAMES), type=incore_name)
     compiler: str | None = option(
         None, "compiler for the in-core analysis (default: the machine file's gcc entry, e.g. gcc-12, else gcc; the "

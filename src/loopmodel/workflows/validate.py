@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import DefineError, ModelError, OptionError
+from ..errors import DefineError, LoopmodelError, ModelError, OptionError
 from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
 from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
@@ -22,6 +22,7 @@ from ..measure import bench as measure_bench
 from ..measure.validation import ValidationRow, summary, validation_notes
 from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
+from .incore_measured import measured_incore
 from .options import option
 
 #: runs per case of ``--corpus --quick`` at most (min-of-K over fewer runs)
@@ -115,8 +116,23 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
         res = analyzer.run(pt)
         level, predicted = ecm_at_data_level(res, f" at {pt}")
         bench = measure_bench.run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
-        rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level)))
+        core = res.ecm.T_ECM.get("L1", predicted)
+        measured_core = bench.figures()["cy_per_CL"][0] if level == "L1" else \
+            _measured_core(analyzer, pt, res, machine_file)
+        rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level),
+                                  core, measured_core))
     return rows
+
+
+def _measured_core(analyzer, pt: dict, res, machine_file: str | None) -> float | None:
+    """The kernel's in-core time measured with its data in L1 (:mod:`.incore_measured`), cy/CL;
+    None where the sizes cannot be brought into L1 (a note of the benchmark says why not)."""
+    try:
+        m = measured_incore(analyzer.kernel, analyzer.options.kernel_text, res.machine, dict(pt),
+                            res.traffic.iterations_per_unit, res.incore, None, None, machine_file)
+    except LoopmodelError:
+        return None
+    return m.T_OL
 
 
 def run(kernel: str | None, machine: str, options: ValidateOptions) -> ValidateRun:

@@ -1,7 +1,7 @@
 """Document types of ``bench``, ``validate`` (and ``validate --corpus``), ``measure``, ``roofline`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Optional, Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import NotRequired
@@ -156,6 +156,12 @@ class ValidatePoint(Strict):
     ecm: Annotated[str, Field(description="the ECM notation of the prediction ({ T_OL || T_nOL | T_L1L2 | ... } "
                                           "cy/CL)")]
     clock_Hz: Annotated[Num, Field(description="core clock measured around the runs of this size, Hz")]
+    incore_modelled_cy_per_cl: Annotated[Num, Field(description="the model's in-core time, T_ECM with the data in "
+                                                                "L1 = max(T_OL, T_nOL), cy/CL")]
+    incore_measured_cy_per_cl: Annotated[Optional[Num], Field(
+        description="the kernel benchmarked with its data in L1 (sizes scaled down, --incore measured), cy/CL: "
+                    "the measured in-core time beside the modelled one; the measurement itself where the data "
+                    "are in L1; null where it could not be measured")]
 
 
 class ValidateDocument(Envelope):

@@ -36,8 +36,12 @@ def fake_bench(monkeypatch):
 def test_rows_give_location_prediction_measurement_and_error(fake_bench):
     machine = load_machine(MACHINE)
     rows = measure_rows("examples/kernels/daxpy.c", machine, [{"N": 1000}, {"N": 100_000_000}], repeat=3)
-    assert [r.level for r in rows] == ["L1", "MEM"] and fake_bench == [{"N": 1000}, {"N": 100_000_000}]
+    # the MEM row's in-core time is measured too, at sizes that put the data in half of L1
+    assert [r.level for r in rows] == ["L1", "MEM"] and fake_bench == [{"N": 1000}, {"N": 100_000_000}, {"N": 1024}]
     assert rows[0].measured[0] == pytest.approx(10.0)
+    assert rows[0].incore_measured == rows[0].measured[0] and rows[0].incore_defines == {"N": 1000}
+    assert rows[1].incore_measured == pytest.approx(10.0) and rows[1].incore_defines == {"N": 1024}
+    assert rows[1].incore_modelled == pytest.approx(rows[0].incore_modelled)
     assert rows[0].error == pytest.approx(rows[0].predicted / 10 - 1)
     d = rows[1].to_dict()
     assert d["data_location"] == "MEM" and d["measured_min_cy_per_cl"] == pytest.approx(10.0)

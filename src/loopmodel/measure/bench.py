@@ -147,7 +147,8 @@ def earlier_key(text: str, defines: dict, compiler: str, flags, cpu, cold: bool 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,
               cpu: int | None = 0, use_cache: bool = True, timeout_s: float = 120, machine_file=None,
               measure=None, clock=None, cold: bool = False, threads: int | None = None, blocks: int = BLOCKS,
-              tolerance: float = TOLERANCE, sleep=None, spread_s: float = SPREAD_S, now=None) -> BenchResult:
+              tolerance: float = TOLERANCE, sleep=None, spread_s: float = SPREAD_S, now=None,
+              compiler: str = "gcc", flags=None) -> BenchResult:
     """Measure the kernel in ``path`` at ``defines`` (see the module docstring).
 
     Args:
@@ -166,6 +167,8 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
             last fresh measurement of the case, and one more round measured where the two
             disagree (:func:`loopmodel.measure.stability.against_earlier`; also with
             ``use_cache=False``, which only skips reading the stored result).
+        compiler, flags: the compiler and flags (str or tuple) to build with; ``flags`` None: the
+            machine model's (the host's without one; :func:`~.kernel_bench.choose_build`).
         measure, clock, sleep, now: injectable ``measure_kernel``, ``() -> Hz``, the pause
             between blocks and the monotonic clock, for tests.
     Raises:
@@ -174,7 +177,8 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     """
     kernel, _ = parse_kernel_file(path)
     text = read_kernel_text(path)
-    compiler, flags, _ = choose_build("gcc", None, machine, machine_file)
+    asked = dict(compiler=compiler, flags=flags)  # what the measurement resolves again
+    compiler, flags, _ = choose_build(compiler, flags, machine, machine_file)
     key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads,
                     (blocks, tolerance, spread_s))
     hit = cache.load("bench", key) if use_cache else None
@@ -188,9 +192,9 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
 
     def block(runs: int):  # hardware counters once, with the first block
         first.append(runs)
-        return measure(path, defines, machine=machine, machine_file=machine_file, runs=runs, min_time_s=min_time_s,
-                       cpu=cpu, timeout_s=timeout_s, reps_per_run=1 if cold else None, flush_bytes=flush_bytes,
-                       threads=threads, counters=len(first) == 1)
+        return measure(path, defines, **asked, machine=machine, machine_file=machine_file, runs=runs,
+                       min_time_s=min_time_s, cpu=cpu, timeout_s=timeout_s, reps_per_run=1 if cold else None,
+                       flush_bytes=flush_bytes, threads=threads, counters=len(first) == 1)
     timing = dict(sleep=sleep or time.sleep, now=now or time.monotonic, spread_s=spread_s)
     ekey = earlier_key(text, defines, compiler, flags, cpu, cold, threads)
     m, stability = against_earlier(measure_in_blocks(block, repeat, blocks, tolerance, **timing),

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 #: the first note of ``validate``: how the measurement was made
 MEASUREMENT_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock "
-                    "measured around each size; error = predicted / measured min - 1")
+                    "measured around each size; error = predicted / measured min - 1; in-core model = the ECM "
+                    "prediction with the data in L1, in-core measured = the kernel benchmarked with its data in L1 "
+                    "(min-of-K; sizes scaled down to fit in half of L1 where the row's data are not in L1)")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class ValidationRow:
         incore_measured: the kernel measured with its data in L1, cy/CL (the measurement itself
             for data in L1; None where not measured): whether an error comes from the core or
             from the transfers.
+        incore_defines: the sizes ``incore_measured`` was measured at (None: not measured).
+        incore_note: why the in-core time was not measured ("" where it was).
     """
     defines: dict
     level: str
@@ -38,6 +42,8 @@ class ValidationRow:
     parts: tuple = ()
     incore_modelled: float = 0.0
     incore_measured: float | None = None
+    incore_defines: dict | None = None
+    incore_note: str = ""
 
     @property
     def measured(self) -> tuple:
@@ -55,7 +61,8 @@ class ValidationRow:
         return {"defines": dict(self.defines), "data_location": self.level, "predicted_cy_per_cl": self.predicted,
                 "measured_min_cy_per_cl": lo, "measured_median_cy_per_cl": med, "measured_max_cy_per_cl": hi,
                 "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz,
-                "incore_modelled_cy_per_cl": self.incore_modelled, "incore_measured_cy_per_cl": self.incore_measured}
+                "incore_modelled_cy_per_cl": self.incore_modelled, "incore_measured_cy_per_cl": self.incore_measured,
+                "incore_measured_defines": None if self.incore_defines is None else dict(self.incore_defines)}
 
 
 def summary(rows) -> dict:
@@ -70,5 +77,15 @@ def summary(rows) -> dict:
 def validation_notes(rows, extra_notes: tuple = ()) -> list:
     """The notes of the table and of the JSON document: how the measurement was made
     (:data:`MEASUREMENT_NOTE`), then ``extra_notes`` (e.g. which probe ``-m host`` rests on) and
-    every size's benchmark notes, each once."""
-    return list(dict.fromkeys([MEASUREMENT_NOTE, *extra_notes, *(n for r in rows for n in r.bench.notes)]))
+    every size's benchmark notes and why an in-core time was not measured, each once."""
+    scaled = {}  # sizes measured in L1 -> the rows' sizes they stand for
+    for r in rows:
+        if r.incore_defines is not None and r.incore_defines != r.defines:
+            scaled.setdefault(_sizes(r.incore_defines), []).append(_sizes(r.defines))
+    in_l1 = [f"in-core measured at {k} for {'; '.join(v)}" for k, v in scaled.items()]
+    return list(dict.fromkeys([MEASUREMENT_NOTE, *extra_notes, *(n for r in rows for n in r.bench.notes),
+                               *in_l1, *(r.incore_note for r in rows if r.incore_note)]))
+
+
+def _sizes(defines: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(defines.items()))

@@ -34,11 +34,43 @@ _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
 
 @dataclass(frozen=True)
+class InCoreMeasurement:
+    """The benchmark behind a measured in-core time (``--incore measured``): the kernel run on
+    its host with its data in L1 (benchmark mode, kerncraft-tool-paper.txt §2.3).
+
+    Attributes:
+        defines: the sizes it ran at (scaled down from the requested ones to fit in L1).
+        data_set_B: the kernel's arrays at those sizes, B; l1_B: the L1 capacity, B.
+        cy_per_cl: ``(min, median, max)`` over the runs, cy/CL at ``clock_hz``.
+        runs: runs taken (min-of-K, K = runs); spread: max / min - 1 (no unit).
+        clock_hz: the core clock measured around the runs, Hz.
+        inner_trips: inner-loop iterations per pass at ``defines`` (None: not a constant).
+        compiler, flags: how the benchmark was built. cached: read from the per-user cache.
+        model_t_nol: the in-core model's T_nOL that splits the measured time, cy/CL (before
+            the cap that keeps the ECM time in L1 the measured time; None: no split).
+    """
+
+    defines: dict
+    data_set_B: float
+    l1_B: float
+    cy_per_cl: tuple
+    runs: int
+    spread: float
+    clock_hz: float
+    inner_trips: int | None = None
+    compiler: str = ""
+    flags: tuple = ()
+    cached: bool = False
+    model_t_nol: float | None = None
+
+
+@dataclass(frozen=True)
 class InCoreResult:
     """In-core execution time per unit of work.
 
     Attributes:
-        source: ``"analytic"`` (later: ``"llvm-mca"``, ``"osaca"``).
+        source: ``"analytic"``, ``"llvm-mca"``, ``"osaca"`` or ``"measured"`` (the kernel
+            benchmarked on its host, :attr:`measurement`).
         T_OL: cycles per CL that overlap with data transfers: arithmetic (and, where the
             machine's stores overlap, :meth:`~loopmodel.machine.model.MachineModel.stores_overlap`,
             stores and address generation).
@@ -52,7 +84,9 @@ class InCoreResult:
         reassociation: ``{"assumed": bool, "source": str}``: whether reductions were taken
             as split into partial sums and why (analytic model only; None otherwise).
         origin: ``{"T_OL": str, "T_nOL": str}``: what sets each (the port, the loop-carried
-            chain or the L1 data path; compiled analyzers only, None otherwise).
+            chain or the L1 data path; compiled analyzers and the measured in-core time only,
+            None otherwise).
+        measurement: :class:`InCoreMeasurement` (source ``"measured"`` only, None otherwise).
     """
 
     source: str
@@ -65,6 +99,7 @@ class InCoreResult:
     notes: tuple = field(default=())
     reassociation: dict | None = None
     origin: dict | None = None
+    measurement: InCoreMeasurement | None = None
 
     @property
     def core_time(self) -> float:

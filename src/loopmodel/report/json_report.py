@@ -164,6 +164,8 @@ def _incore(res) -> dict:
         out["reassociation"] = dict(ic.reassociation)
     if getattr(ic, "origin", None):  # compiled analyzers: the port, chain or data path giving T_OL, T_nOL
         out["origin"] = dict(ic.origin)
+    if getattr(ic, "measurement", None) is not None:  # --incore measured: the benchmark behind T_OL
+        out["measurement"] = _measurement(ic.measurement)
     if res.compiled is not None:
         ci = res.compiled
         bal, loads = ci.port_table.balanced, ci.port_table.loads
@@ -181,6 +183,15 @@ def _incore(res) -> dict:
                  "count_per_pass": r.count, "analyzer_cy": r.analyzer_cy, "probe_cy": r.probe_cy, "agrees": r.agrees}
                 for r in ci.check.rows]
     return out
+
+
+def _measurement(m) -> dict:
+    """The benchmark of a measured in-core time (:class:`~loopmodel.models.incore.InCoreMeasurement`)."""
+    lo, med, hi = m.cy_per_cl
+    return {"defines": dict(m.defines), "data_set_B": m.data_set_B, "l1_B": m.l1_B, "inner_trips": m.inner_trips,
+            "time_min_cy_per_cl": lo, "time_median_cy_per_cl": med, "time_max_cy_per_cl": hi, "spread": m.spread,
+            "repetitions": m.runs, "clock_Hz": m.clock_hz, "compiler": m.compiler, "flags": list(m.flags),
+            "cached": m.cached, "model_T_nOL_cy_per_cl": m.model_t_nol}
 
 
 def _roofline(r, res) -> dict:

@@ -175,6 +175,8 @@ def _ecm_section(res, console, unit: str, verbose: int):
     if verbose:
         comps = ", ".join(f"{n} = {format_fixed(v, 2)}" for n, v in ic.components.items())
         console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
+        if getattr(ic, "measurement", None) is not None:
+            _measured_line(ic.measurement, console)
         if res.compiled is not None:
             _port_table(res, console)
         for c in e.contributions:
@@ -348,6 +350,15 @@ def _port_table(res, console) -> None:
     console.print(f"compiled with {ci.compiler} {' '.join(ci.flags)}; loop block:")
     for ln in ci.block.rstrip("\n").split("\n"):
         console.print("    " + ln, markup=False, highlight=False)
+
+
+def _measured_line(m, console) -> None:
+    """The benchmark of a measured in-core time: min / median / max cy/CL, spread, sizes."""
+    lo, med, hi = m.cy_per_cl
+    sizes = ", ".join(f"{k}={v}" for k, v in sorted(m.defines.items()))
+    console.print(f"  measured with the data in L1: min {lo:.2f} / median {med:.2f} / max {hi:.2f} cy/CL (spread "
+                  f"{m.spread:.0%}, {m.runs} runs, {m.clock_hz / 1e9:.2f} GHz) at {sizes} ({m.data_set_B / 1024:.3g} "
+                  f"KiB of {m.l1_B / 1024:.3g} KiB L1)", markup=False, highlight=False)
 
 
 def _roofline(res, r, title, console, unit) -> None:

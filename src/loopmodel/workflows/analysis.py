@@ -72,6 +72,8 @@ class AnalyzerSettings:
         trust_machine_flags: take compiler flags and names from the machine file without
             the allow-list check (``--trust-machine-flags``).
         machine_file: the machine file's path or built-in name (for error messages).
+        measure_repeat, measure_cpu: ``incore="measured"``: runs of the benchmark (min-of-K)
+            and the CPU it is pinned to.
         use_cache: read and write the per-user cache of compiled analyses.
         kernel_text: the kernel file's text (needed by compiled analyses; None for a YAML kernel
             description, which has no C code: analytic in-core model).
@@ -102,6 +104,8 @@ class AnalyzerSettings:
     assume_aligned: int | None = None
     trust_machine_flags: bool = False
     machine_file: str | None = None
+    measure_repeat: int = 10
+    measure_cpu: int | None = 0
     notes: tuple = ()
 
 
@@ -293,6 +297,8 @@ class Analyzer:
         self._incore = {}  # (it per CL of work, non-contiguous accesses, SIMD, reassociation) -> analytic result
         self._compiled_memo = {}
         self._last_compiled = (None, None)  # the last point's compiled analysis (runs at other core counts)
+        if options.incore == "measured":  # refused before any point: a bundled model is not this host
+            _measuring().host_model_note(machine)
 
     def run(self, defines: dict, cores: int | None = None) -> AnalysisResult:
         """Evaluate all models for ``defines`` (constant -> int).
@@ -345,6 +351,8 @@ class Analyzer:
         if "RooflineASM" in opt.models:
             roof_asm, asm_incore, asm_compiled = self._roofline_asm(defines, traffic, incore, compiled)
             incore, compiled = incore or asm_incore, compiled or asm_compiled
+        if incore is not None and incore.source == "measured":  # the ECM time in L1 = the time measured there
+            incore = _measuring().fit_to_l1(incore, traffic, self.machine, opt.memory_bandwidth)
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth, unknown) if "ECM" in opt.models else None
         roof = None
         notes += list(opt.notes) + list(traffic.notes) + (list(incore.notes) if incore is not None else [])
@@ -388,16 +396,24 @@ class Analyzer:
             return self._analytic_for(it_per_unit, defines), None
         key = (tuple(sorted(defines.items())), it_per_unit)  # the in-core analysis does not depend on cores
         if self._last_compiled[0] != key:
-            if opt.incore == "measured":  # the model's result splits the time measured on the host
-                # the measuring code is loaded only when asked for ('analyze' alone does not import it)
-                measured_incore = importlib.import_module(f"{__package__}.incore_measured").measured_incore
-                modelled, _ = self._compiled_incore(defines, it_per_unit, "auto")
-                self._last_compiled = (key, (measured_incore(
-                    self.kernel, opt.kernel_text, self.machine, opt.incore_defines or defines, it_per_unit, modelled,
-                    opt.compiler, opt.compiler_flags, opt.machine_file), None))
-            else:
-                self._last_compiled = (key, self._compiled_incore(defines, it_per_unit))
+            measured = opt.incore == "measured"
+            self._last_compiled = (key, self._measured_for(defines, it_per_unit) if measured
+                                   else self._compiled_incore(defines, it_per_unit))
         return self._last_compiled[1]
+
+    def _measured_for(self, defines, it_per_unit):
+        """``(InCoreResult, None)``: the kernel benchmarked on this host with its data in L1
+        (:func:`.incore_measured.measured_incore`), its time split by the ``auto`` in-core
+        model's T_nOL; once per set of sizes measured (a sweep: the largest point's)."""
+        opt = self.options
+        at = opt.incore_defines or defines
+        memo_key = ("measured", tuple(sorted(at.items())), it_per_unit)
+        if memo_key not in self._compiled_memo:
+            modelled, _ = self._compiled_incore(defines, it_per_unit, "auto")
+            self._compiled_memo[memo_key] = (_measuring().measured_incore(
+                self.kernel, opt.kernel_text, self.machine, at, it_per_unit, modelled, opt.compiler,
+                opt.compiler_flags, opt.machine_file, opt.measure_repeat, opt.measure_cpu, opt.use_cache), None)
+        return self._compiled_memo[memo_key]
 
     def _analytic_for(self, it_per_unit, defines, vectorize=None, reassociate=None):
         """The analytic in-core result at ``it_per_unit`` iterations per CL and ``defines``, with the
@@ -589,7 +605,8 @@ def _flags_reassociation(machine, compiler, flags) -> tuple:
 def check_incore_options(opt: AnalyzerSettings) -> None:
     """Refuse in-core options that cannot be honoured together, in one line.
 
-    * ``incore`` other than ``auto``, ``llvm-mca``, ``osaca``, ``analytic``;
+    * ``incore`` other than ``auto``, ``llvm-mca``, ``osaca``, ``analytic``, ``measured``;
+    * ``measure_repeat`` below 1 (``--incore measured``);
     * ``vectorize=False`` (``--scalar``, the analytic model without SIMD) with an explicit
       compiled analyzer, whose SIMD is the compiler's (``--compiler-flags`` chooses it);
     * an explicit compiled analyzer without the kernel's C source (``kernel_text``);
@@ -602,6 +619,8 @@ def check_incore_options(opt: AnalyzerSettings) -> None:
     """
     if opt.incore not in ("auto", "llvm-mca", "osaca", "analytic", "measured"):
         raise OptionError(f"--incore {opt.incore}: choose auto, llvm-mca, osaca, analytic or measured")
+    if opt.incore == "measured" and opt.measure_repeat < 1:
+        raise OptionError(f"--repeat must be >= 1, got {opt.measure_repeat}")
     compiled = opt.incore in ("llvm-mca", "osaca", "measured")
     if compiled and not opt.vectorize:
         raise OptionError(f"--scalar is the analytic in-core model without SIMD; --incore {opt.incore} times the "
@@ -619,3 +638,9 @@ def check_incore_options(opt: AnalyzerSettings) -> None:
                else "no C code to compile")
         raise OptionError(f"{', '.join(named)}: no compiled in-core analysis with {why} (they name a part of "
                           "the compiled kernel)")
+
+
+def _measuring():
+    """:mod:`.incore_measured`, loaded when ``--incore measured`` asks for it (the benchmark code
+    is not imported by an ``analyze`` that does not measure)."""
+    return importlib.import_module(f"{__package__}.incore_measured")

@@ -98,10 +98,12 @@ class AnalysisOptions:
     incore: str | None = option(
         None, "in-core time from llvm-mca or OSACA on the compiled kernel, or from the analytic model (default auto: "
               "llvm-mca, else OSACA, else analytic; case-insensitive, so Kerncraft's OSACA and LLVM-MCA work; IACA is "
-              "not supported); 'measured': the kernel benchmarked on this host with its data in L1 (a '-m host' model), "
-              "its time split into T_OL and T_nOL by the model's loads and stores; --scalar selects the analytic "
-              "model and is an error with llvm-mca or osaca (their SIMD is the compiler's: see --compiler-flags)", "--incore", "-i", "--incore-model",
-        choices=tuple(INCORE_NAMES), type=incore_name)
+              "not supported); measured: the kernel benchmarked on this host with its data in L1 (needs a model of this "
+              "host, -m host), T_OL the measured time, T_nOL the model's; --scalar selects the analytic model and is "
+              "an error with llvm-mca, osaca or measured (their SIMD is the compiler's: see --compiler-flags)",
+        "--incore", "-i", "--incore-model", choices=tuple(INCORE_NAMES), type=incore_name)
+    repeat: int = option(10, "--incore measured: runs of the benchmark (default 10; min-of-K)", "--repeat",
+                         type=int)
     compiler: str | None = option(
         None, "compiler for the in-core analysis (default: the machine file's gcc entry, e.g. gcc-12, else gcc; the "
               "cross compiler for another ISA)", "--compiler")
@@ -179,8 +181,8 @@ def _kernel_parts(kernel, incore: str, models: tuple) -> tuple:
     refuses a compiling analysis of a YAML description (no C code)."""
     parts = getattr(kernel, "parts", None)  # a loopmodel.Kernel (Python API) carries what load_kernel_file reads
     model, defaults, text, notes = parts() if parts else load_kernel_file(kernel)
-    if text is None and (incore in ("llvm-mca", "osaca") or "RooflineASM" in models):
-        what = f"--incore {incore}" if incore in ("llvm-mca", "osaca") else "-p RooflineASM"
+    if text is None and (incore in ("llvm-mca", "osaca", "measured") or "RooflineASM" in models):
+        what = f"--incore {incore}" if incore in ("llvm-mca", "osaca", "measured") else "-p RooflineASM"
         raise DefineError(f"{what} compiles the kernel and needs C code; a YAML kernel description has "
                           "none (use --incore analytic, or the C kernel)", file=str(kernel))
     return model, defaults, text, notes
@@ -218,7 +220,7 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
         pointer_increment=options.pointer_increment, use_cache=not options.no_cache, kernel_text=text,
         notes=notes + tuple(kernel_notes), incore_defines=points.largest() if len(points) > 1 else None,
         assume_aligned=alignment_bytes(options.assume_aligned), trust_machine_flags=options.trust_machine_flags,
-        machine_file=machine_name(machine))
+        machine_file=machine_name(machine), measure_repeat=options.repeat)
     return Analyzer(model, machine_model_, settings), points
 
 

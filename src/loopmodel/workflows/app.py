@@ -25,7 +25,7 @@ class AppOptions:
     model: str = option("contention", None, "--model", choices=("contention", "saturation"))
     p0: float | None = option(None, "contention parameter p0 (default: the machine model's)", "--p0", type=float)
     clock: str | None = option(None, "core clock override, e.g. '2.2 GHz'", "--clock", metavar="FREQ")
-    incore: str = option("auto", None, "--incore", choices=("auto", "llvm-mca", "osaca", "analytic"))
+    incore: str = option("auto", None, "--incore", choices=("auto", "llvm-mca", "osaca", "analytic", "measured"))
     no_cache: bool = option(False, "do not read or write the per-user cache", "--no-cache")
     trust_machine_flags: bool = option(
         False, "use the machine file's compiler flags and name without the allow-list check", "--trust-machine-flags")

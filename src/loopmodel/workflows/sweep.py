@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .. import cache
-from ..errors import DefineError, LoopmodelError
+from ..errors import DefineError, LoopmodelError, OptionError
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from ..fileio.result_file import ResultFile, RowBatch
 from ..report.json_report import to_dict
@@ -129,6 +129,19 @@ def check(options: SweepOptions) -> None:
     sweep_dask.dask_timeout()
 
 
+def check_measured(study: Study, options: SweepOptions) -> None:
+    """A study whose ``incore`` takes ``measured`` (the kernel benchmarked on the host that
+    computes the point, :mod:`.incore_measured`) runs in one local worker: benchmarks side by
+    side disturb each other's times, and a Dask worker is not the host the model was probed on.
+
+    Raises:
+        OptionError: ``--dask``, or ``--workers`` other than 1 (one line).
+    """
+    if "measured" in study.settings.get("incore", ()) and (options.dask or options.workers != 1):
+        raise OptionError("sweep: incore 'measured' benchmarks every point on the host that computes it; run it "
+                          "with --workers 1 and without --dask (benchmarks side by side disturb each other)")
+
+
 def run(study, options: SweepOptions, output: str | None = None, *, force: bool = False, advance=None,
         on_rows=None) -> SweepStats:
     """Run ``loopmodel sweep``: every point of the study, on the Dask scheduler of
@@ -152,6 +165,7 @@ def run(study, options: SweepOptions, output: str | None = None, *, force: bool 
     check(options)
     if not isinstance(study, Study):
         study = read_study(study, options.trust_machine_flags)
+    check_measured(study, options)
     return write_study(study, output, lambda: sweep_dask.dask_client(options.dask, options.workers),
                        not options.no_cache, advance, force, on_rows)
 

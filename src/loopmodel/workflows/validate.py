@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import DefineError, LoopmodelError, ModelError, OptionError
+from ..errors import DefineError, ModelError, OptionError
 from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
 from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
@@ -22,7 +22,7 @@ from ..measure import bench as measure_bench
 from ..measure.validation import ValidationRow, summary, validation_notes
 from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
-from .incore_measured import measured_incore
+from .incore_measured import l1_time
 from .options import option
 
 #: runs per case of ``--corpus --quick`` at most (min-of-K over fewer runs)
@@ -104,7 +104,10 @@ def kernel_analyzer(path: str, machine, machine_file: str | None = None, use_cac
 def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None = 0, use_cache: bool = True,
                  machine_file: str | None = None) -> list:
     """:class:`~loopmodel.measure.validation.ValidationRow` per set of sizes in ``points``
-    (``machine``: the machine model).
+    (``machine``: the machine model), each with the modelled in-core time (T_ECM with the data
+    in L1) beside the measured one (the kernel benchmarked at sizes that put its data in L1,
+    :func:`.incore_measured.l1_time`; the row's own measurement where its data are in L1), so
+    that an error shows whether it comes from the core or from the transfers.
 
     Raises:
         LoopmodelError: a kernel the model or the benchmark cannot take (one line).
@@ -116,23 +119,15 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
         res = analyzer.run(pt)
         level, predicted = ecm_at_data_level(res, f" at {pt}")
         bench = measure_bench.run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
-        core = res.ecm.T_ECM.get("L1", predicted)
-        measured_core = bench.figures()["cy_per_CL"][0] if level == "L1" else \
-            _measured_core(analyzer, pt, res, machine_file)
+        if level == "L1":
+            core, core_defines, note = bench.figures()["cy_per_CL"][0], dict(pt), ""
+        else:
+            meas, note = l1_time(analyzer.kernel, analyzer.options.kernel_text, res.machine, dict(pt),
+                                 res.traffic.iterations_per_unit, machine_file, repeat, cpu, use_cache)
+            core, core_defines = (meas.cy_per_cl[0], meas.defines) if meas is not None else (None, None)
         rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level),
-                                  core, measured_core))
+                                  res.ecm.T_ECM.get("L1", predicted), core, core_defines, note or ""))
     return rows
-
-
-def _measured_core(analyzer, pt: dict, res, machine_file: str | None) -> float | None:
-    """The kernel's in-core time measured with its data in L1 (:mod:`.incore_measured`), cy/CL;
-    None where the sizes cannot be brought into L1 (a note of the benchmark says why not)."""
-    try:
-        m = measured_incore(analyzer.kernel, analyzer.options.kernel_text, res.machine, dict(pt),
-                            res.traffic.iterations_per_unit, res.incore, None, None, machine_file)
-    except LoopmodelError:
-        return None
-    return m.T_OL
 
 
 def run(kernel: str | None, machine: str, options: ValidateOptions) -> ValidateRun:

@@ -192,11 +192,36 @@ class Reassociation(Strict):
     source: Annotated[str, Field(description="why: the option given, or the compiler and flags in use")]
 
 
+class IncoreMeasurement(Strict):
+    """The benchmark behind a measured in-core time (``--incore measured``): the kernel run on this
+    host with its data in L1 (kerncraft-tool-paper.txt §2.3, benchmark mode)."""
+
+    defines: Annotated[dict[str, int], Field(description="the sizes it ran at (scaled down from the requested "
+                                                         "ones so that the data set fits in half of L1)")]
+    data_set_B: Annotated[Num, Field(description="the kernel's arrays at those sizes, B")]
+    l1_B: Annotated[Num, Field(description="the L1 capacity of the machine model, B")]
+    inner_trips: Annotated[int | None, Field(description="inner-loop iterations per pass at those sizes (null: "
+                                                         "they depend on an outer index)")]
+    time_min_cy_per_cl: Annotated[Num, Field(description="fastest run (min-of-K), cy/CL: T_OL")]
+    time_median_cy_per_cl: Annotated[Num, Field(description="median run, cy/CL")]
+    time_max_cy_per_cl: Annotated[Num, Field(description="slowest run, cy/CL")]
+    spread: Annotated[Num, Field(description="max / min - 1 over the runs")]
+    repetitions: Annotated[int, Field(description="runs taken (K)")]
+    clock_Hz: Annotated[Num, Field(description="core clock measured around the runs, Hz")]
+    compiler: Annotated[str, Field(description="compiler command of the benchmark")]
+    flags: Annotated[list[str], Field(description="its flags")]
+    cached: Annotated[bool, Field(description="read from the per-user cache of benchmarks")]
+    model_T_nOL_cy_per_cl: Annotated[Num, Field(description="the in-core model's T_nOL that splits the measured "
+                                                             "time, cy/CL (T_nOL is it, capped so that the ECM time "
+                                                             "in L1 is the measured time)")]
+
+
 class Incore(Strict):
     """In-core execution time per unit of work (kerncraft-tool-paper.txt §2.3, eq. 1-2): analytic
-    model or llvm-mca/OSACA on the compiled kernel."""
+    model, llvm-mca/OSACA on the compiled kernel, or the kernel measured with its data in L1."""
 
-    source: Annotated[Literal["analytic", "llvm-mca", "osaca"], Field(description="in-core analysis used")]
+    source: Annotated[Literal["analytic", "llvm-mca", "osaca", "measured"], Field(
+        description="in-core analysis used (measured: the kernel benchmarked on this host with its data in L1)")]
     T_OL_cy_per_cl: Annotated[Num, Field(description="overlapping in-core time T_OL, cy/CL (null: unknown, "
                                                      "the machine model lacks a throughput or latency)")]
     T_nOL_cy_per_cl: Annotated[Num, Field(description="non-overlapping (load/store) time T_nOL, cy/CL")]
@@ -214,7 +239,9 @@ class Incore(Strict):
     origin: NotRequired[Annotated[dict[str, str], Field(description="T_OL, T_nOL -> what sets it: the port(s) "
                                                                     "and cy per pass, the loop-carried dependency "
                                                                     "chain, or the L1 data path (compiled analyses "
-                                                                    "only)")]]
+                                                                    "and measured only)")]]
+    measurement: NotRequired[Annotated[IncoreMeasurement, Field(description="the benchmark of the measured in-core "
+                                                                            "time (measured only)")]]
 
 
 class EcmContribution(Strict):

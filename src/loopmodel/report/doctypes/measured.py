@@ -1,7 +1,7 @@
 """Document types of ``bench``, ``validate`` (and ``validate --corpus``), ``measure``, ``roofline`` (see :mod:`loopmodel.report.doctypes`)."""
 from __future__ import annotations
 
-from typing import Optional, Annotated, Literal
+from typing import Annotated, Literal, Optional
 
 from pydantic import Field
 from typing_extensions import NotRequired
@@ -162,6 +162,8 @@ class ValidatePoint(Strict):
         description="the kernel benchmarked with its data in L1 (sizes scaled down, --incore measured), cy/CL: "
                     "the measured in-core time beside the modelled one; the measurement itself where the data "
                     "are in L1; null where it could not be measured")]
+    incore_measured_defines: Annotated[Optional[dict[str, int]], Field(
+        description="the sizes incore_measured_cy_per_cl was measured at (null where not measured)")]
 
 
 class ValidateDocument(Envelope):

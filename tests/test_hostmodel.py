@@ -474,3 +474,85 @@ def test_latency_estimate_counts_the_copy_benchmark_s_write_allocate_from_its_st
     other = dataclasses.replace(m, benchmarks=dataclasses.replace(
         m.benchmarks, kernels={**m.benchmarks.kernels, "copy": in_place}))
     assert _latency_estimate(data, other)["single_core_B_per_cy"] == round(8e9 / m.clock, 3)
+
+
+# ------------------------------------------------------------------ the in-core section: every width, pipeline, splits
+#: cy per instruction of the fake AVX2 host's forms (throughput loops) and latencies
+FAKE_TP = {"ADD": 0.5, "MUL": 0.5, "FMA": 0.5, "DIV": 4.0, "SQRT": 4.5, "LOAD": 0.5, "STORE": 1.0,
+           "LOAD_LINE": 0.5, "STORE_LINE": 1.0, "LOAD_SPLIT": 1.5, "STORE_SPLIT": 2.0, "LOAD_UNALIGNED": 0.5,
+           "STORE_UNALIGNED": 1.0, "LOAD_SPLIT_MIXED": 0.5 * (1 + 1 / 3 * 0.8), "LOAD_SPLIT_2STREAMS": 1.4,
+           "BRANCH": 1.0, "LOOP_BRANCH": 1.0, "ISSUE": 0.25}
+FAKE_LAT = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 13.0, "SQRT": 15.0, "STORE_FORWARD": 5.0,
+            "STORE_FORWARD_GPR": 1.0}
+
+
+def fake_full_incore(clock=CLOCK):
+    """Every form of an AVX2 host (32 B), scalar ADD at 3 cy: split loads cost 2 extra aligned
+    loads' time alone and 0.8 in the mixed pattern (1 of its 3 streams splits at 32 B)."""
+    from loopmodel.measure import incore_bench as ib
+    pts = []
+    for f in ib.instruction_forms("x86", ("sse2", "avx", "fma", "avx2")):
+        cy = (3.0 if (f.op, f.width) == ("ADD", 8) else FAKE_LAT[f.op]) if f.kind == "latency" else FAKE_TP[f.op]
+        pts.append(ib.InstructionPoint(f.op, f.width, f.kind, f.form, cy, cy, cy * 1.01))
+    return ib.InCoreBenchResult("x86", clock, tuple(pts), (), True)
+
+
+def test_builder_writes_every_width_the_pipeline_figures_and_the_mixed_split_cost():
+    data = dataclasses.replace(synthetic_probe(), incore=fake_full_incore())
+    data.host["simd_width_B"] = 32
+    built = build_host_model(data)
+    ic = built.machine.in_core
+    assert ic.latency["ADD"] == 4.0 and ic.latency_by_width["ADD"] == {8: 3.0, 16: 4.0, 32: 4.0}
+    assert ic.throughput_by_width["SQRT"] == {8: pytest.approx(0.222), 16: pytest.approx(0.222),
+                                              32: pytest.approx(0.222)}
+    assert ic.store_forward_latency == 5.0 and ic.instructions_per_cycle == 4.0
+    assert ic.taken_branches_per_cycle == pytest.approx(1.02)
+    # load.split_extra from the mixed streams (0.8), not from the loop of split loads alone (2.0)
+    assert ic.load.split_extra == pytest.approx(0.8) and ic.store.split_extra == pytest.approx(1.0)
+    derived = built.mapping["probe"]["in_core"]["derived"]
+    assert derived["load_split_extra"]["LOAD_SPLIT"] == pytest.approx(2.0)
+    assert derived["load_split_extra"]["LOAD_SPLIT_2STREAMS"] == pytest.approx(1.8)
+    assert derived["store_forward_gpr_cy"] == 0.0
+
+
+def test_probe_command_writes_and_shows_the_in_core_keys(monkeypatch, tmp_path, capsys):
+    import yaml
+
+    import loopmodel.measure.probe as probe
+    from loopmodel.cli import main
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "cache"))
+
+    def run_probe(options, progress=None, root="/"):
+        data = dataclasses.replace(synthetic_probe(), incore=fake_full_incore())
+        data.host["simd_width_B"] = 32
+        return data
+    monkeypatch.setattr(probe, "run_probe", run_probe)
+    out = tmp_path / "host.yml"
+    assert main(["machine", "probe", "-o", str(out), "--quick", "--no-store"]) == 0
+    written = yaml.safe_load(out.read_text())["in_core"]
+    assert written["latency_by_width"]["ADD"] == {8: 3.0, 16: 4.0, 32: 4.0}  # widths as numbers
+    assert written["load"]["split_extra"] == pytest.approx(0.8) and written["store_forward_latency"] == 5.0
+    capsys.readouterr()
+    assert main(["machine", "show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "    ADD: {8: 3.0, 16: 4.0, 32: 4.0}\n" in shown and "  store_forward_latency: 5.0\n" in shown
+    assert "  taken_branches_per_cycle: 1.02\n" in shown and "  instructions_per_cycle: 4.0\n" in shown
+    shown_ic = yaml.safe_load(shown)["in_core"]  # the self-check lines are YAML comments
+    assert shown_ic["latency_by_width"] == written["latency_by_width"]
+    assert shown_ic["throughput_by_width"] == written["throughput_by_width"]
+
+
+def test_machine_files_load_with_and_without_the_in_core_keys():
+    from loopmodel.fileio.machine_files import load_machine
+    from loopmodel.fileio.machine_writer import machine_mapping
+    plain = load_machine("SkylakeSP_Gold-6148").in_core
+    assert plain.latency_by_width == {} and plain.throughput_by_width == {}
+    assert plain.store_forward_latency is None and plain.taken_branches_per_cycle is None
+    assert "latency_by_width" not in machine_mapping(load_machine("SkylakeSP_Gold-6148"))["in_core"]
+    data = dataclasses.replace(synthetic_probe(), incore=fake_full_incore())
+    data.host["simd_width_B"] = 32
+    m = build_host_model(data).machine
+    mapping = machine_mapping(m)
+    assert mapping["in_core"]["throughput_by_width"]["ADD"] == {8: 2.0, 16: 2.0, 32: 2.0}
+    from loopmodel.fileio.machine_schema import validate_mapping
+    assert validate_mapping(mapping, "shown.yml").in_core == m.in_core  # loads back to an equal model

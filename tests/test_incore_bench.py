@@ -206,8 +206,12 @@ def section_result(clock=2e9):
     # per-instruction cycles chosen so that the figures are known: ADD 0.5 cy (2/cy), DIV 16 cy
     cy = {"ADD": 0.5, "MUL": 0.5, "FMA": 0.5, "DIV": 16.0, "LOAD": 0.5, "STORE": 1.0,
           "LOAD_SPLIT": 1.0, "STORE_SPLIT": 2.0, "LOAD_UNALIGNED": 0.5, "STORE_UNALIGNED": 1.0,
-          "LOAD_LINE": 0.25, "STORE_LINE": 0.75, "SQRT": 18.0, "BRANCH": 1.0, "ISSUE": 0.2}
-    lat = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 23.3333, "SQRT": 20.0, "STORE_FORWARD": 6.5}
+          "LOAD_LINE": 0.25, "STORE_LINE": 0.75, "SQRT": 18.0, "BRANCH": 1.0, "ISSUE": 0.2, "LOOP_BRANCH": 1.25,
+          # the mixed pattern: 2 of 3 loads split at 64 B, each 1 aligned load's time more (extra 1.0);
+          # the 2-stream pattern: every load split, extra 1.0; the single stream: extra 3.0
+          "LOAD_SPLIT_MIXED": 0.25 * (1 + 2 / 3), "LOAD_SPLIT_2STREAMS": 0.5}
+    lat = {"ADD": 4.0, "MUL": 4.0, "FMA": 4.0, "DIV": 23.3333, "SQRT": 20.0, "STORE_FORWARD": 6.5,
+           "STORE_FORWARD_GPR": 1.25}
     pts = []
     for f in ib.instruction_forms("x86", SKX):
         c = lat[f.op] if f.kind == "latency" else cy[f.op]
@@ -223,7 +227,8 @@ def test_in_core_section_validates_in_a_machine_file():
     # every width measured, and the pipeline figures
     assert sec["latency_by_width"]["ADD"] == {8: 4.0, 16: 4.0, 32: 4.0, 64: 4.0}
     assert sec["throughput_by_width"]["SQRT"][8] == pytest.approx(1 / 18.0, rel=1e-2)
-    assert sec["store_forward_latency"] == 6.5 and sec["taken_branches_per_cycle"] == 1.0
+    # 49 taken branches (48 jumps and the loop's) per 48 jumps at 1 cy each
+    assert sec["store_forward_latency"] == 6.5 and sec["taken_branches_per_cycle"] == 1.02
     assert sec["instructions_per_cycle"] == 5.0
     assert sec["load"] == {"instructions_per_cycle": 2.0, "bytes_per_cycle": "128 B/cy"}
     assert sec["store"] == {"instructions_per_cycle": 1.0, "bytes_per_cycle": "64 B/cy"}
@@ -271,3 +276,143 @@ def test_real_add_and_load_on_this_host():
     assert 0.5 <= r.throughput("ADD", 16) <= 5.0
     assert 0.5 <= r.throughput("LOAD", 16) <= 5.0
     assert r.calibrated  # counted against the reference chain run beside each repetition
+
+
+# ------------------------------------------------------------------ pipeline and split-stream forms
+def offsets_of(body, family="x86"):
+    if family == "x86":
+        return [int(line.split()[1].split("(")[0]) for line in body]
+    return [int(line.split("#")[1].rstrip("]")) for line in body]
+
+
+def test_pipeline_forms_x86():
+    forms = ib.instruction_forms("x86", SKX)
+    src = ib.incore_source(forms)
+    fwd, gpr = by_name(forms, "store_forward_8_lat"), by_name(forms, "store_forward_gpr_8_lat")
+    assert set(fwd.body) == {"vmovsd %%xmm0, 64(%[buf]); vmovsd 64(%[buf]), %%xmm0"} and fwd.kind == "latency"
+    # the GPR chain: store, load of the same address, one dependent 1-cy add (subtracted later)
+    assert set(gpr.body) == {"mov %%rax, 64(%[buf]); mov 64(%[buf]), %%rax; add %%rcx, %%rax"}
+    assert {"rax", "rcx"} <= set(gpr.clobbers) and gpr.init == ()
+    # taken jumps, each to the next one on a 32 B boundary; the loop's own branch is one more
+    branch = by_name(forms, "branch_8_tp")
+    assert set(branch.body) == {"jmp 2f; .p2align 5; 2:"} and len(branch.body) == ib.UNROLL
+    assert by_name(forms, "loop_branch_8_tp").body == ("nop; nop",)
+    # issue: moves of an immediate to 9 registers in turn, 4-byte nops between them
+    issue = by_name(forms, "issue_8_tp")
+    assert issue.body[:4] == ("mov $1, %%eax", "nopl 0(%%rax)", "mov $1, %%ecx", "nopl 0(%%rax)")
+    movs = [line for line in issue.body if line.startswith("mov")]
+    assert len(movs) == ib.UNROLL // 2 and len(set(movs)) == 9
+    assert all(line == "nopl 0(%%rax)" for line in issue.body[1::2])
+    # the clobbers name every general-purpose register these forms write, and only there
+    fn = src.split("static long bench_issue_8_tp")[1].split("static long")[0]
+    assert '"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"' in fn
+    assert '"rax"' not in src.split("static long bench_add_64_lat")[1].split("static long")[0]
+    sse = ib.instruction_forms("x86", ("sse2",))
+    assert by_name(sse, "store_forward_8_lat").body[0] == "movsd %%xmm0, 64(%[buf]); movsd 64(%[buf]), %%xmm0"
+    assert by_name(sse, "issue_8_tp").body == issue.body
+
+
+def test_pipeline_forms_aarch64():
+    forms = ib.instruction_forms("aarch64", ("asimd",))
+    assert by_name(forms, "store_forward_gpr_8_lat").body[0] == \
+        "str x9, [%[buf], #64]; ldr x9, [%[buf], #64]; add x9, x9, x10"
+    assert by_name(forms, "branch_8_tp").body[0] == "b 2f; .p2align 5; 2:"
+    assert by_name(forms, "issue_8_tp").body[:3] == ("mov w9, #1", "nop", "mov w10, #1")
+    src = ib.incore_source(forms)
+    assert '"x9", "x10"' in src and "%%" not in src.split("int main")[0]
+
+
+def test_split_stream_forms_follow_the_stencil_pattern():
+    forms = ib.instruction_forms("x86", SKX)
+    mixed = by_name(forms, "load_split_mixed_64_tp")
+    offs = offsets_of(mixed.body)
+    # three streams in turn: at the line start, 8 B below the line end, 8 B into the line
+    assert [o % 64 for o in offs[:6]] == [0, 56, 8, 0, 56, 8]
+    assert all(line.startswith("vmovupd") for line in mixed.body) and len(set(offs)) == ib.UNROLL
+    # each stream moves through its own lines, one line per group
+    assert [o // 64 for o in offs[0::3][:3]] == [0, 1, 2] and offs[1] // 64 == 16 and offs[2] // 64 == 32
+    assert max(offs) + 64 <= ib.BUFFER_BYTES
+    assert ib.split_share("LOAD_SPLIT_MIXED", 64) == pytest.approx(2 / 3)  # 8 B into the line splits a zmm too
+    assert ib.split_share("LOAD_SPLIT_MIXED", 32) == pytest.approx(1 / 3)
+    assert ib.split_share("LOAD_SPLIT_MIXED", 16) == pytest.approx(1 / 3)
+    two = offsets_of(by_name(forms, "load_split_2streams_64_tp").body)
+    assert all(o % 64 == 56 for o in two) and two[1] // 64 == 24 and len(set(two)) == ib.UNROLL
+    assert ib.split_share("LOAD_SPLIT_2STREAMS", 64) == 1.0 == ib.split_share("LOAD_SPLIT", 64)
+    assert ib.split_share("LOAD_LINE", 64) == 0.0 and "3 streams at 0, 56, 8 B" in mixed.form
+    # AVX2 and SSE hosts: at their widest width; AArch64 within ldur's reach
+    hsw = ib.instruction_forms("x86", HSW)
+    assert by_name(hsw, "load_split_mixed_32_tp").body[0] == "vmovupd 0(%[buf]), %%ymm0"
+    arm = by_name(ib.instruction_forms("aarch64", ("asimd",)), "load_split_mixed_16_tp")
+    arm_offs = offsets_of(arm.body, "aarch64")
+    assert arm.body[0].startswith("ldur q0") and max(arm_offs) <= 255
+    assert [o % 64 for o in arm_offs[:3]] == [0, 56, 8]
+
+
+# ------------------------------------------------------------------ figures derived from the points
+def test_split_extra_from_the_mixed_pattern_and_its_fallback():
+    r = section_result()
+    extras = ib.split_extras(r, "load")
+    assert extras["LOAD_SPLIT"] == pytest.approx(3.0)
+    assert extras["LOAD_SPLIT_MIXED"] == pytest.approx(1.0)
+    assert extras["LOAD_SPLIT_2STREAMS"] == pytest.approx(1.0)
+    assert ib.split_extra(r, "load") == (pytest.approx(1.0), "LOAD_SPLIT_MIXED")
+    assert ib.split_extra(r, "store") == (pytest.approx(2.0 / 0.75 - 1), "STORE_SPLIT")
+    # an older probe without the mixed form: the single stream; without the reference: nothing
+    old = dataclasses.replace(r, points=tuple(p for p in r.points if p.op not in ib.SPLIT_STREAMS))
+    assert ib.split_extra(old, "load") == (pytest.approx(3.0), "LOAD_SPLIT")
+    bare = dataclasses.replace(r, points=tuple(p for p in r.points if p.op != "LOAD_LINE"))
+    assert ib.split_extra(bare, "load") == (None, None)
+    # a split load faster than the aligned reference (noise) costs nothing extra, not less than nothing
+    fast = dataclasses.replace(r, points=tuple(dataclasses.replace(p, cycles_min=0.2) if p.op == "LOAD_SPLIT_MIXED"
+                                               else p for p in r.points))
+    assert ib.split_extras(fast)["LOAD_SPLIT_MIXED"] == 0.0
+
+
+def test_pipeline_figures_and_provenance():
+    r = section_result()
+    assert ib.gpr_forward_cy(r) == pytest.approx(0.25)  # 1.25 cy per pass less the add's 1 cy
+    # the higher of the two rates: jumps 49/48 per cy, the tight loop 0.8
+    assert ib.taken_branches_per_cycle(r) == pytest.approx(49 / 48)
+    loop_only = dataclasses.replace(r, points=tuple(p for p in r.points if p.op != "BRANCH"))
+    assert ib.taken_branches_per_cycle(loop_only) == pytest.approx(0.8)
+    slow_jumps = dataclasses.replace(r, points=tuple(dataclasses.replace(p, cycles_min=1.5) if p.op == "BRANCH"
+                                                     else p for p in r.points))
+    assert ib.taken_branches_per_cycle(slow_jumps) == pytest.approx(0.8)  # the jumps: 49/48/1.5 = 0.68
+    fast_loop = dataclasses.replace(r, points=tuple(dataclasses.replace(p, cycles_min=0.9) if p.op == "LOOP_BRANCH"
+                                                    else p for p in r.points))
+    assert ib.taken_branches_per_cycle(fast_loop) == pytest.approx(1 / 0.9)
+    bare = dataclasses.replace(r, points=tuple(p for p in r.points if "BRANCH" not in p.op))
+    assert ib.taken_branches_per_cycle(bare) is None
+    derived = r.to_dict()["derived"]
+    assert derived["load_split_extra"] == {"LOAD_SPLIT": 3.0, "LOAD_SPLIT_MIXED": 1.0, "LOAD_SPLIT_2STREAMS": 1.0}
+    assert derived["store_split_extra"] == {"STORE_SPLIT": pytest.approx(1.6667)}
+    assert derived["store_forward_gpr_cy"] == 0.25 and derived["loop_branches_per_cycle"] == 0.8
+    assert derived["taken_jumps_per_cycle"] == pytest.approx(1.0208)
+    assert derived["load_split_mixed_cy"] == pytest.approx(0.4167, abs=1e-4)
+    # a renamed memory operand: the chain reads the add alone, and the figure is 0, not negative
+    renamed = dataclasses.replace(r, points=tuple(dataclasses.replace(p, cycles_min=0.9)
+                                                  if p.op == "STORE_FORWARD_GPR" else p for p in r.points))
+    assert ib.gpr_forward_cy(renamed) == 0.0
+    # figures out of their physical range are left out of the section, not written
+    wild_cy = {"STORE_FORWARD": 2000.0, "ISSUE": 0.01}  # 1000 instructions per cy: a clock misread
+    wild = dataclasses.replace(r, points=tuple(dataclasses.replace(p, cycles_min=wild_cy.get(p.op, p.cycles_min))
+                                               for p in r.points))
+    sec = ib.in_core_section(wild, 64)
+    assert "store_forward_latency" not in sec and "instructions_per_cycle" not in sec
+    assert "taken_branches_per_cycle" in sec
+
+
+@needs_gcc
+@on_x86
+def test_pipeline_and_split_stream_forms_build_and_run_on_this_host():
+    from loopmodel.measure.topology import read_topology
+
+    isa = read_topology().isa
+    ops = (*ib.PIPELINE_OPS, *ib.SPLIT_STREAMS, "LOAD_LINE")
+    forms = [f for f in ib.instruction_forms("x86", isa) if f.op in ops]
+    r = ib.run_incore("x86", isa, 2e9, repetitions=1, min_time_s=0.0005, forms=forms)
+    assert not any("left out" in n for n in r.notes), r.notes  # the assembler took every form
+    assert {p.op for p in r.points} == set(ops)
+    # loose physical bounds (a forwarded double takes cycles; no core takes 8 taken branches per cy)
+    assert 1.0 <= r.latency("STORE_FORWARD", 8) <= 100
+    assert 0.05 <= ib.taken_branches_per_cycle(r) <= 8

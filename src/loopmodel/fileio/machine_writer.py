@@ -131,6 +131,8 @@ def machine_mapping(model) -> dict:
     for key in ("load", "store"):
         d["in_core"][key]["bytes_per_cycle"] = q(d["in_core"][key]["bytes_per_cycle"], "B/cy")
     d["in_core"]["latency"] = {k: q(v, "cy") for k, v in model.in_core.latency.items()}
+    for k in ("latency_by_width", "throughput_by_width"):  # widths as numbers, as the probe writes them
+        d["in_core"][k] = {op: {int(w): v for w, v in row.items()} for op, row in getattr(model.in_core, k).items()}
     for k in ("inner_loop_entry_cy", "inner_loop_remainder_ratio", "store_forward_latency",
               "taken_branches_per_cycle", "latency_by_width", "throughput_by_width"):
         if d["in_core"].get(k) in (None, {}):

@@ -45,7 +45,10 @@ class LoadStore:
 
     ``split_extra``: the port time a vector access that crosses a cache line costs beyond an
     aligned one, in instructions' worth (0: not charged); measured by ``loopmodel machine
-    probe`` as split / aligned cycles per instruction - 1.
+    probe`` as split / aligned cycles per instruction - 1, per split access: for loads in the
+    pattern of a stencil (an aligned, a split and an unaligned stream at the widest width),
+    for stores in a loop of split stores
+    (:func:`loopmodel.measure.incore_bench.split_extra`).
     """
 
     __pydantic_config__ = _STRICT
@@ -92,15 +95,21 @@ class InCore:
     in Kerncraft's overlapping ports), for every in-core analyzer
     (:meth:`MachineModel.stores_overlap`).
     ``load_store_per_cycle``: combined LD+ST (AGU) limit, instructions/cy.
+    ``instructions_per_cycle``: the front end's issue width, instructions per cy sustained from a
+    loop body of independent 1-uop instructions (``machine probe``: integer moves of an
+    immediate and 4-byte nops in turn, :mod:`loopmodel.measure.incore_bench`).
     ``flops_per_cycle``: ``{"DP": FlopsPerCycle, "SP": ...}``; ``analyzer_ports``: per
     analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names.
     ``latency_by_width`` / ``throughput_by_width``: ``{op: {width in B: cy}}`` and ``{op: {width
-    in B: instructions/cy}}`` for every register width the probe measured (8 B scalar double,
-    16/32/64 B vectors): a chain of scalar additions runs at the scalar latency, which differs
-    from the widest width's on some cores (:mod:`loopmodel.machine.latency`).
+    in B: instructions/cy}}`` for every register width the probe measured (op: ADD, MUL, FMA,
+    DIV, SQRT or another known type; width: 4 float scalar, 8 scalar double, 16/32/64 B
+    vectors; latencies > 0 and <= 1000 cy, throughputs > 0 and <= 64 per cy): a chain of scalar
+    additions runs at the scalar latency, which differs from the widest width's on some cores
+    (:mod:`loopmodel.machine.latency`). Absent in the bundled files (empty).
     ``store_forward_latency``: cy from a store to the data of a load of its address (a
-    dependency chain through memory), and ``taken_branches_per_cycle``: the loop branch's
-    throughput; both measured by ``machine probe`` and bounds of the compiled in-core model.
+    dependency chain through memory, scalar double), and ``taken_branches_per_cycle``: taken
+    branches per cy (a tight loop, or a loop body of taken jumps if faster); both measured by
+    ``machine probe`` and bounds of the compiled in-core model (None where not measured).
     ``inner_loop_entry_cy``: cycles per entry of an inner loop (setup and exit), and
     ``inner_loop_remainder_ratio``: the cost of one remainder iteration relative to a full SIMD
     pass, the in-core overhead of short inner loops that ``machine probe`` measures on a nest of
@@ -129,7 +138,7 @@ class InCore:
     llvm_mca_cpu: Optional[str] = None
     latency_by_width: Annotated[dict, Convert(fx.latencies_by_width)] = field(default_factory=dict)
     throughput_by_width: Annotated[dict, Convert(fx.throughputs_by_width)] = field(default_factory=dict)
-    store_forward_latency: Optional[Annotated[float, fx.LATENCY]] = None
+    store_forward_latency: Optional[Annotated[float, fx.MEASURED_LATENCY]] = None
     taken_branches_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     inner_loop_entry_cy: Optional[Annotated[float, fx.LATENCY]] = None
     inner_loop_remainder_ratio: Optional[Annotated[float, fx.REMAINDER_RATIO]] = None

@@ -29,7 +29,13 @@ Method (one C program, generated from a data table, compiled once with ``-O1`` a
   ``STORE_UNALIGNED``: a width below 64 B at offset 8 in the line (misaligned, one line);
   ``LOAD_LINE`` / ``STORE_LINE``: aligned at the start of each line, the same access pattern
   as split and unaligned, their reference (the aligned LOAD/STORE loops fill each line and
-  may be faster for that reason alone).
+  may be faster for that reason alone). ``LOAD_SPLIT_MIXED``: the loads of a stencil's
+  neighbours, three streams in turn at the widest width, one aligned at the line start, one
+  8 B below the line end (split), one 8 B into the line (at 64 B split too, as ``a[i+1]`` of
+  zmm vectors); ``LOAD_SPLIT_2STREAMS``: two streams of split loads in turn. The machine
+  model's ``load.split_extra`` comes from the mixed form (:func:`split_extra`).
+* **pipeline** (:data:`PIPELINE_OPS`): store-to-load forwarding through a scalar double and
+  a general-purpose register, taken jumps, a tight loop's branch, the front end's issue width.
 
 Registers are initialised with 1.0 from memory, and DIV divides by 1.0: values stay normal
 (no denormal slow path). The loop overhead (decrement, branch) is 2 of 50 instructions
@@ -79,16 +85,46 @@ BUFFER_BYTES = 4096
 #: bytes of the cache line the split forms cross
 LINE = 64
 ARITH_OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT")
-#: forms of the front end and the memory pipeline, each measured once (x86 and AArch64):
-#: STORE_FORWARD (latency: a scalar double stored and loaded back, the loaded value stored
-#: next: cy per store-load pair = store-to-load forwarding latency), BRANCH (throughput: a loop
-#: of two nops, so its cycles per pass are those of the loop's taken branch, the bound of a tight
-#: loop; runs of jumps to the next instruction measure the branch predictor's capacity instead,
-#: and a loop of one nop ran at 1.9 cy per pass on a Sapphire-Rapids-class host where two or
-#: three nops ran at 1.0-1.06, like the compiled loops),
-#: ISSUE (throughput: nops, which need no execution port: what the front end and the rename stage
-#: issue per cycle)
-PIPELINE_OPS = ("STORE_FORWARD", "BRANCH", "ISSUE")
+#: forms of the front end and the memory pipeline, each measured once (x86 and AArch64, 8 B):
+#:
+#: * STORE_FORWARD (latency: a scalar double stored and loaded back, the loaded value stored
+#:   next: cy per store-load pair = store-to-load forwarding latency, ``in_core.store_forward_latency``);
+#: * STORE_FORWARD_GPR (latency, provenance only: the same chain through a 64-bit integer
+#:   register with one dependent 1-cy integer add, cy per pass - 1). Cores with memory renaming
+#:   (Intel since Ice Lake, AMD since Zen 2) forward a general-purpose register through a store
+#:   and a load of the same address in the rename stage: a chain of the pair alone broke into
+#:   independent pairs on a Sapphire-Rapids-class host (0.5 cy per pair, a throughput, not a
+#:   latency); the add keeps a chain, so the figure reads ~0 cy there and the forwarding
+#:   latency elsewhere;
+#: * BRANCH (throughput: 48 taken jumps per pass, each to the next one on a 32 B boundary, plus
+#:   the loop's own taken branch: 49 taken branches per pass). The targets are aligned because
+#:   jumps to the very next instruction pack many branches into one 32 B block of code, which
+#:   the branch predictor serves at a fraction of its rate (7 cy per jump on a
+#:   Sapphire-Rapids-class host, against 1.1-1.25 aligned);
+#: * LOOP_BRANCH (throughput: a loop of two nops, cy per pass = cy per loop branch, the bound of
+#:   a tight loop; a loop of one nop ran at 1.9 cy per pass on the same host where two or three
+#:   nops ran at 1.0-1.06, like the compiled loops). ``in_core.taken_branches_per_cycle`` is the
+#:   higher rate of the two (:func:`taken_branches_per_cycle`);
+#: * ISSUE (throughput: ``in_core.instructions_per_cycle``, the front end's issue width): 48
+#:   independent instructions alternating ``mov $1, r32`` (9 registers in turn) and a 4-byte
+#:   ``nopl``. Half need an integer ALU port, half none, so neither the ALU ports (a body of
+#:   ``mov $imm`` alone reads the 5 integer ALUs of Golden Cove: 4.9 per cy) nor a port of any
+#:   kind bounds the loop below the rename width; their 4-6 bytes are the length of real
+#:   instructions, where 1-byte nops pack 32 instructions into a 32 B block and fall out of
+#:   the decoded-uop cache (2.4-5.2 per cy on the same host, against 5.6-5.9 for the mix).
+#:   Counted per body instruction: the loop's decrement and branch (2 of 50) are left out, so
+#:   the figure is a bound within 4 % below the issue rate.
+PIPELINE_OPS = ("STORE_FORWARD", "STORE_FORWARD_GPR", "BRANCH", "LOOP_BRANCH", "ISSUE")
+#: taken branches per pass of the BRANCH loop per body instruction: 48 jumps and the loop's branch
+BRANCH_TAKEN_PER_JUMP = (UNROLL + 1) / UNROLL
+#: the 1-cy integer add of the STORE_FORWARD_GPR chain, subtracted from its cycles per pass
+GPR_FORWARD_ADD_CY = 1.0
+#: loads of several streams at the widest width, the pattern of a stencil's neighbours
+#: (``a[i-1], a[i], a[i+1]``): byte offsets of each stream's accesses within their lines;
+#: LOAD_SPLIT_MIXED: one stream aligned at the line start, one 8 B below the line end (split),
+#: one 8 B into the line (unaligned, split too at 64 B vectors: the stencil a[i-1], a[i], a[i+1]
+#: of zmm registers); LOAD_SPLIT_2STREAMS: two streams, every access split
+SPLIT_STREAMS = {"LOAD_SPLIT_MIXED": (0, LINE - 8, 8), "LOAD_SPLIT_2STREAMS": (LINE - 8, LINE - 8)}
 
 #: x86 with AVX (VEX/EVEX, three operands; AT&T order: sources reversed, destination last)
 _X86_AVX = {
@@ -100,6 +136,10 @@ _X86_AVX = {
     "init": "vmovupd (%[ones]), {d}",
     "sqrt": ("{m} {b}, {d}", "{m} {b}, {b}, {d}"),
     "forward": "vmovsd %%xmm0, 64(%[buf]); vmovsd 64(%[buf]), %%xmm0",
+    "forward_gpr": "mov %%rax, 64(%[buf]); mov 64(%[buf]), %%rax; add %%rcx, %%rax",
+    "jump": "jmp 2f; .p2align 5; 2:",
+    "issue": ("mov $1, {r}", "nopl 0(%%rax)"),
+    "gprs": tuple(f"%%{r}" for r in ("eax", "ecx", "edx", "esi", "edi", "r8d", "r9d", "r10d", "r11d")),
 }
 #: x86 SSE2 only (two operands: the destination is also a source; no FMA)
 _X86_SSE = dict(_X86_AVX, arith={"ADD": ("addpd", "addsd"), "MUL": ("mulpd", "mulsd"), "DIV": ("divpd", "divsd"),
@@ -118,8 +158,16 @@ _AARCH64 = {
     "init": "ld1r {{{d}}}, [%[ones]]",
     "sqrt": ("{m} {d}, {b}", "{m} {d}, {b}"),
     "forward": "str d0, [%[buf], #64]; ldr d0, [%[buf], #64]",
+    "forward_gpr": "str x9, [%[buf], #64]; ldr x9, [%[buf], #64]; add x9, x9, x10",
+    "jump": "b 2f; .p2align 5; 2:",
+    "issue": ("mov {r}, #1", "nop"),
+    "gprs": ("w9", "w10", "w11", "w12", "w13", "w14", "w15", "w16", "w17"),
 }
 _X86_REG = {8: "xmm", 16: "xmm", 32: "ymm", 64: "zmm"}
+#: per family: the general-purpose registers of the pipeline forms as clobbers (the table's
+#: ``gprs`` and the STORE_FORWARD_GPR chain's registers, rax/rcx and x9/x10, among them)
+_GPR_CLOBBERS = {"x86": ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"),
+                 "aarch64": tuple(f"x{i}" for i in range(9, 18))}
 
 
 @dataclass(frozen=True)
@@ -131,7 +179,8 @@ class InstructionForm:
         op, width, kind: operation type, bytes per instruction, ``latency``/``throughput``.
         form: the instruction with register classes (``vaddpd zmm, zmm, zmm``).
         isa: ``x86`` or ``aarch64``; ``body``: the UNROLL instructions of one loop pass;
-        ``init``: instructions setting the registers to 1.0 first.
+        ``init``: instructions setting the registers to 1.0 first; ``clobbers``: the
+        general-purpose registers the body writes (asm clobber names).
     """
     name: str
     op: str
@@ -141,6 +190,7 @@ class InstructionForm:
     isa: str
     body: tuple
     init: tuple
+    clobbers: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -219,7 +269,8 @@ class InCoreBenchResult:
     def to_dict(self) -> dict:
         """JSON-ready dictionary; units are in the key names."""
         return {"isa": self.isa, "clock_Hz": self.clock_hz, "calibrated": self.calibrated,
-                "points": [p.to_dict() for p in self.points], "notes": list(self.notes)}
+                "points": [p.to_dict() for p in self.points], "derived": derived_figures(self),
+                "notes": list(self.notes)}
 
 
 def _family(isa: str) -> str | None:
@@ -251,26 +302,46 @@ def _arith_body(table: dict, family: str, op: str, width: int, kind: str) -> tup
     return tuple(table["op3"].format(m=m, d=r(k % ACCUMULATORS), a=r(SRC_A), b=r(SRC_B)) for k in range(UNROLL))
 
 
-def _offsets(family: str, variant: str, width: int) -> list:
-    """Byte offsets of the UNROLL accesses in the buffer.
+def _offsets(family: str, op: str, width: int) -> list:
+    """Byte offsets of the UNROLL accesses of memory form ``op`` in the buffer.
 
-    aligned: consecutive ``width``-byte slots; split: 8 B below each line's end;
-    unaligned: 8 B into each line; line: the start of each line (the aligned access pattern
-    of the other two). AArch64 unscaled offsets (``ldur``) reach 255 B only, so its
-    split, unaligned and line forms cycle over 4 lines.
+    LOAD/STORE (aligned): consecutive ``width``-byte slots; _SPLIT: 8 B below each line's end;
+    _UNALIGNED: 8 B into each line; _LINE: the start of each line (the aligned access pattern
+    of the other two); :data:`SPLIT_STREAMS`: n streams in turn, each in its own UNROLL/n
+    consecutive lines at its offset into the line. AArch64 unscaled offsets (``ldur``) reach
+    255 B only, so its forms other than the aligned ones cycle over 4 lines.
     """
-    if variant == "aligned":
+    if op in ("LOAD", "STORE"):
         return [(k * width) % BUFFER_BYTES for k in range(UNROLL)]
-    shift = {"split": LINE - 8, "unaligned": 8, "line": 0}[variant]
+    if op in SPLIT_STREAMS:
+        shifts = SPLIT_STREAMS[op]
+        n = len(shifts)
+        line = [k % 4 if family == "aarch64" else (k % n) * (UNROLL // n) + k // n for k in range(UNROLL)]
+        return [line[k] * LINE + shifts[k % n] for k in range(UNROLL)]
+    shift = {"SPLIT": LINE - 8, "UNALIGNED": 8, "LINE": 0}[op.partition("_")[2]]
     lines = 4 if family == "aarch64" else UNROLL
     return [(k % lines) * LINE + shift for k in range(UNROLL)]
 
 
+def split_share(op: str, width: int) -> float:
+    """Share of the accesses of memory form ``op`` at ``width`` B that cross a cache line
+    (:data:`LINE`): an access of W bytes at offset x splits where ``x mod LINE + W > LINE``
+    (the same on x86 and AArch64: their forms differ in lines, not in offsets into the line)."""
+    offsets = _offsets("x86", op, width)
+    return sum(1 for x in offsets if x % LINE + width > LINE) / len(offsets)
+
+
+def _access_key(op: str) -> str:
+    """The table's template of memory form ``op``: ``load``/``store`` (aligned: LOAD, STORE and
+    the _LINE forms), else ``load_u``/``store_u`` (unaligned instructions)."""
+    aligned = op in ("LOAD", "STORE") or op.endswith("_LINE")
+    return ("load" if op.startswith("LOAD") else "store") + ("" if aligned else "_u")
+
+
 def _memory_body(table: dict, family: str, op: str, width: int) -> tuple:
-    variant = op.partition("_")[2].lower() or "aligned"
-    key = ("load" if op.startswith("LOAD") else "store") + ("_u" if variant in ("split", "unaligned") else "")
+    key = _access_key(op)
     out = []
-    for k, off in enumerate(_offsets(family, variant, width)):
+    for k, off in enumerate(_offsets(family, op, width)):
         reg = _reg(family, width, k % ACCUMULATORS if key.startswith("load") else SRC_A, True)
         out.append(table[key].format(off=off, d=reg, s=reg, q=reg))
     return tuple(out)
@@ -295,27 +366,42 @@ def _widths(family: str, features: set) -> list:
             if flag in features or (w == 16 and "avx" in features)]
 
 
+def _pipeline_body(table: dict, op: str) -> tuple:
+    """``(body, form text)`` of a :data:`PIPELINE_OPS` form."""
+    if op == "ISSUE":
+        mov, nop = table["issue"]
+        gprs = table["gprs"]
+        body = tuple(nop if k % 2 else mov.format(r=gprs[k // 2 % len(gprs)]) for k in range(UNROLL))
+        return body, f"{mov.format(r='r32')} and {nop.replace('%%', '%')} alternating"
+    if op == "BRANCH":
+        return (table["jump"],) * UNROLL, table["jump"].split(";")[0] + " (to the next, 32 B aligned)"
+    if op == "LOOP_BRANCH":
+        return ("nop; nop",), "loop of two nops (cy per taken branch)"
+    line = table["forward" if op == "STORE_FORWARD" else "forward_gpr"]
+    return (line,) * UNROLL, line.replace("%%", "%").replace("%[buf]", "mem")
+
+
 def _make_form(table: dict, family: str, op: str, width: int, kind: str) -> InstructionForm:
     """The :class:`InstructionForm` of ``op`` at ``width`` bytes for one ISA table."""
+    clobbers = ()
     if op in ARITH_OPS:
         body = _arith_body(table, family, op, width, kind)
         m = table["arith"][op][0 if width > 8 else 1]
         tmpl = table["sqrt"][0 if width > 8 else 1] if op == "SQRT" else table["op3"]
         form = _form_text(family, tmpl.replace("{m}", m), width, False)
     elif op in PIPELINE_OPS:
-        line = table["forward"] if op == "STORE_FORWARD" else "nop"
-        body = ("nop; nop",) if op == "BRANCH" else (line,) * UNROLL
-        form = "loop of two nops (cy per taken branch)" if op == "BRANCH" else \
-            line.replace("%%", "%").replace("%[buf]", "mem")
+        body, form = _pipeline_body(table, op)
+        clobbers = _GPR_CLOBBERS[family] if op in ("ISSUE", "STORE_FORWARD_GPR") else ()
     else:
         body = _memory_body(table, family, op, width)
-        key = ("load" if op.startswith("LOAD") else "store") + ("_u" if op.endswith(("_SPLIT", "_UNALIGNED")) else "")
-        form = _form_text(family, table[key], width, True)
+        form = _form_text(family, table[_access_key(op)], width, True)
+        form += f" ({len(SPLIT_STREAMS[op])} streams at {', '.join(map(str, SPLIT_STREAMS[op]))} B into the line)" \
+            if op in SPLIT_STREAMS else ""
     init_width = 16 if width == 8 else width
     init = tuple(table["init"].format(d=_reg(family, init_width, i)) for i in range(SRC_B + 1)) \
-        if op not in ("BRANCH", "ISSUE") else ()  # nothing to set up: no vector state before the loop
+        if op not in ("BRANCH", "LOOP_BRANCH", "ISSUE", "STORE_FORWARD_GPR") else ()  # no vector state to set up
     name = f"{op.lower()}_{width}_{'lat' if kind == 'latency' else 'tp'}"
-    return InstructionForm(name, op, width, kind, form, family, body, init)
+    return InstructionForm(name, op, width, kind, form, family, body, init, clobbers)
 
 
 def instruction_forms(isa: str, features) -> list:
@@ -332,8 +418,9 @@ def instruction_forms(isa: str, features) -> list:
         throughput; LOAD and STORE per SIMD width; LOAD_SPLIT/STORE_SPLIT at the widest width;
         LOAD_UNALIGNED/STORE_UNALIGNED at the widest width below 64 B; LOAD_LINE/STORE_LINE
         (aligned, one access per cache line: the reference of the split and unaligned forms,
-        whose access pattern they share) at both of these widths. Empty for an unknown
-        ISA or an x86 host without SSE2.
+        whose access pattern they share) at both of these widths; LOAD_SPLIT_MIXED and
+        LOAD_SPLIT_2STREAMS (:data:`SPLIT_STREAMS`) at the widest width; the pipeline forms
+        (:data:`PIPELINE_OPS`, 8 B). Empty for an unknown ISA or an x86 host without SSE2.
     """
     family = _family(isa)
     feats = {str(f).lower() for f in features or ()}
@@ -350,10 +437,11 @@ def instruction_forms(isa: str, features) -> list:
                     (op == "FMA" and family == "x86" and width < 64 and "fma" not in feats):
                 continue
             forms += [_make_form(table, family, op, width, k) for k in ("latency", "throughput")]
-    forms += [_make_form(table, family, "STORE_FORWARD", 8, "latency")]
-    forms += [_make_form(table, family, op, 8, "throughput") for op in ("BRANCH", "ISSUE")]
+    forms += [_make_form(table, family, op, 8, "latency") for op in ("STORE_FORWARD", "STORE_FORWARD_GPR")]
+    forms += [_make_form(table, family, op, 8, "throughput") for op in ("BRANCH", "LOOP_BRANCH", "ISSUE")]
     forms += [_make_form(table, family, op, w, "throughput") for op in ("LOAD", "STORE") for w in widths]
-    forms += [_make_form(table, family, op, max(widths), "throughput") for op in ("LOAD_SPLIT", "STORE_SPLIT")]
+    forms += [_make_form(table, family, op, max(widths), "throughput")
+              for op in ("LOAD_SPLIT", "STORE_SPLIT", *SPLIT_STREAMS)]
     narrow = [w for w in widths if w < LINE]
     forms += [_make_form(table, family, op, max(narrow), "throughput")
               for op in ("LOAD_UNALIGNED", "STORE_UNALIGNED") if narrow]
@@ -465,7 +553,7 @@ def _function(form: InstructionForm) -> str:
     after = ("vzeroupper",) if form.isa == "x86" and form.init and form.init[0].startswith("v") else ()
     lines = [*form.init, ".p2align 6", "1:", *form.body, *_LOOP[form.isa], *after]  # loop on a 64 B line
     asm = "\n".join(f'        "{ln}\\n\\t"' for ln in lines)
-    clobbers = ", ".join(f'"{_CLOBBER[form.isa]}{i}"' for i in range(SRC_B + 1))
+    clobbers = ", ".join([f'"{_CLOBBER[form.isa]}{i}"' for i in range(SRC_B + 1)] + [f'"{r}"' for r in form.clobbers])
     return (f"/* {form.op} {form.width} B {form.kind}: {form.form} */\n"
             f"static long bench_{form.name}(long n)\n{{\n    __asm__ volatile(\n{asm}\n"
             f'        : [n] "+r"(n)\n        : [buf] "r"(lm_buf), [ones] "r"(lm_ones)\n'
@@ -707,17 +795,89 @@ def _by_width_section(result: InCoreBenchResult) -> dict:
 
 
 def _pipeline_section(result: InCoreBenchResult) -> dict:
-    """``store_forward_latency`` (cy per store-load pair), ``taken_branches_per_cycle`` (1 / cy per
-    pass of the BRANCH loop) and ``instructions_per_cycle`` (1 / cy per nop) where measured."""
+    """``store_forward_latency`` (cy per store-load pair of the STORE_FORWARD chain),
+    ``taken_branches_per_cycle`` (:func:`taken_branches_per_cycle`) and ``instructions_per_cycle``
+    (1 / cy per instruction of the ISSUE loop) where measured and in range (latency 0 < x <=
+    1000 cy, rates 0 < x <= 64 per cy: :mod:`loopmodel.machine.fields`)."""
     out = {}
     fwd = result.point("STORE_FORWARD", 8, "latency")
-    if fwd is not None and fwd.cycles_min > 0:
+    if fwd is not None and 0 < fwd.cycles_min <= 1000:
         out["store_forward_latency"] = _sig3(fwd.cycles_min)
-    for op, key in (("BRANCH", "taken_branches_per_cycle"), ("ISSUE", "instructions_per_cycle")):
-        p = result.point(op, 8, "throughput")
-        if p is not None and p.cycles_min > 0:
-            out[key] = _sig3(1.0 / p.cycles_min)
+    issue = result.point("ISSUE", 8, "throughput")
+    rates = {"taken_branches_per_cycle": taken_branches_per_cycle(result),
+             "instructions_per_cycle": 1.0 / issue.cycles_min if issue and issue.cycles_min > 0 else None}
+    out.update({k: _sig3(v) for k, v in rates.items() if v is not None and 1e-4 <= v <= 64})
     return out
+
+
+def taken_branches_per_cycle(result: InCoreBenchResult) -> float | None:
+    """Taken branches per cy (``in_core.taken_branches_per_cycle``): the higher of the two
+    measured rates, the BRANCH loop's (49 taken branches per pass of 48 jumps:
+    :data:`BRANCH_TAKEN_PER_JUMP` / cy per jump) and the LOOP_BRANCH loop's (one per pass);
+    None where neither was measured.
+
+    The model uses the figure as a bound of a loop's passes per cy (one taken branch each), so
+    it must not lie below a rate a loop reaches: on a Sapphire-Rapids-class host the tight loop
+    ran one taken branch per 1.0 cy and the body of 48 distinct jumps one per 1.1-1.25 cy (the
+    branch predictor's fastest level holds few branches); on a core that takes two branches per
+    cy the jumps read higher (measured by the probe)."""
+    rates = [taken / p.cycles_min
+             for taken, p in ((BRANCH_TAKEN_PER_JUMP, result.point("BRANCH", 8, "throughput")),
+                             (1.0, result.point("LOOP_BRANCH", 8, "throughput")))
+             if p is not None and p.cycles_min > 0]
+    return max(rates, default=None)
+
+
+def gpr_forward_cy(result: InCoreBenchResult) -> float | None:
+    """Store-to-load forwarding through a 64-bit integer register (cy, provenance): cy per pass
+    of the STORE_FORWARD_GPR chain less its 1-cy add (:data:`GPR_FORWARD_ADD_CY`), at least 0
+    (a core that renames the memory operand forwards in ~0 cy); None where not measured."""
+    p = result.point("STORE_FORWARD_GPR", 8, "latency")
+    return max(p.cycles_min - GPR_FORWARD_ADD_CY, 0.0) if p is not None else None
+
+
+def split_extras(result: InCoreBenchResult, kind: str = "load") -> dict:
+    """Extra port time of one cache-line-split access, in units of an aligned access of the
+    same width (``in_core.load.split_extra``'s unit), per split form measured.
+
+    For a form whose accesses split with share s (:func:`split_share`: 1 for _SPLIT and
+    _SPLIT_2STREAMS, 2/3 for _SPLIT_MIXED at 64 B) and cost c cy each on average, against c0 cy
+    per aligned access at the start of a line (_LINE, the same width): ``extra = (c / c0 - 1) / s``
+    (an aligned access costs 1 unit, a split one 1 + extra), at least 0. Measured by the probe.
+
+    Args:
+        result: the measurements; kind: ``"load"`` or ``"store"``.
+
+    Returns:
+        ``{op: extra}`` for ``{KIND}_SPLIT``, ``{KIND}_SPLIT_MIXED``, ``{KIND}_SPLIT_2STREAMS``
+        where the form and its _LINE reference were measured.
+    """
+    out = {}
+    for op in (f"{kind.upper()}_SPLIT", *(o for o in SPLIT_STREAMS if o.startswith(kind.upper()))):
+        p = next((q for q in result.points if q.op == op and q.kind == "throughput"), None)
+        ref = result.point(f"{kind.upper()}_LINE", p.width, "throughput") if p is not None else None
+        share = split_share(op, p.width) if p is not None else 0.0
+        if ref is not None and ref.cycles_min > 0 and share > 0:
+            out[op] = max((p.cycles_min / ref.cycles_min - 1.0) / share, 0.0)
+    return out
+
+
+def split_extra(result: InCoreBenchResult, kind: str = "load") -> tuple:
+    """``(extra, op)``: the split cost the machine model takes (``in_core.{kind}.split_extra``)
+    and the form it comes from: {KIND}_SPLIT_MIXED where measured, else {KIND}_SPLIT;
+    ``(None, None)`` without either.
+
+    The mixed pattern (an aligned, a split and an unaligned stream, :data:`SPLIT_STREAMS`) is
+    what stencils compiled without peeling run: their split loads share the load ports with
+    aligned ones, and a split load's second line access overlaps with them. A loop of split
+    loads alone charges every access both lines back to back and read 1.2-1.6 extra units on a
+    Sapphire-Rapids-class host where the mixed pattern reads 0.8-1.0, the cost the models
+    charge per split load of a kernel (:mod:`loopmodel.models.split_access`)."""
+    extras = split_extras(result, kind)
+    for op in (f"{kind.upper()}_SPLIT_MIXED", f"{kind.upper()}_SPLIT"):
+        if op in extras:
+            return extras[op], op
+    return None, None
 
 
 def access_costs(result: InCoreBenchResult) -> dict:
@@ -727,7 +887,8 @@ def access_costs(result: InCoreBenchResult) -> dict:
         ``{"load_aligned_cy": widest aligned load (consecutive slots),
         "load_split_cy", "load_split_width_bytes", "load_split_reference_cy" (aligned, one
         access per line, same width: LOAD_LINE), "load_unaligned_cy",
-        "load_unaligned_width_bytes", "load_unaligned_reference_cy", and the same for
+        "load_unaligned_width_bytes", "load_unaligned_reference_cy", "load_split_mixed_cy",
+        "load_split_2streams_cy" (their reference: load_split_reference_cy), and the same for
         store}``: cycles per instruction in the throughput loops; keys of forms not measured
         are left out.
     """
@@ -736,13 +897,38 @@ def access_costs(result: InCoreBenchResult) -> dict:
         widest = max((q.width for q in result.points if q.op == kind.upper()), default=None)
         if widest is not None:
             out[f"{kind}_aligned_cy"] = result.point(kind.upper(), widest, "throughput").cycles_min
-        for variant in ("split", "unaligned"):
+        for variant in ("split", "unaligned", "split_mixed", "split_2streams"):
             p = next((q for q in result.points if q.op == f"{kind.upper()}_{variant.upper()}"), None)
             if p is None:
                 continue
             out[f"{kind}_{variant}_cy"] = p.cycles_min
+            if variant.startswith("split_"):
+                continue
             out[f"{kind}_{variant}_width_bytes"] = p.width
             ref = result.point(f"{kind.upper()}_LINE", p.width, "throughput")
             if ref is not None:
                 out[f"{kind}_{variant}_reference_cy"] = ref.cycles_min
+    return out
+
+
+def derived_figures(result: InCoreBenchResult) -> dict:
+    """The figures derived from the points for the provenance (``probe.in_core.derived``):
+    :func:`access_costs`, ``load_split_extra`` / ``store_split_extra`` per split form
+    (:func:`split_extras`, ``{op: extra}``), ``store_forward_gpr_cy`` (:func:`gpr_forward_cy`),
+    ``loop_branches_per_cycle`` (1 / cy per pass of the LOOP_BRANCH loop) and
+    ``taken_jumps_per_cycle`` (the BRANCH loop's taken branches per cy); rounded to 4 decimals,
+    keys of forms not measured left out."""
+    out = {k: round(v, 4) if isinstance(v, float) else v for k, v in access_costs(result).items()}
+    for kind in ("load", "store"):
+        extras = split_extras(result, kind)
+        if extras:
+            out[f"{kind}_split_extra"] = {op: round(v, 4) for op, v in extras.items()}
+    gpr, loop = gpr_forward_cy(result), result.point("LOOP_BRANCH", 8, "throughput")
+    jumps = result.point("BRANCH", 8, "throughput")
+    if gpr is not None:
+        out["store_forward_gpr_cy"] = round(gpr, 4)
+    if loop is not None and loop.cycles_min > 0:
+        out["loop_branches_per_cycle"] = round(1.0 / loop.cycles_min, 4)
+    if jumps is not None and jumps.cycles_min > 0:
+        out["taken_jumps_per_cycle"] = round(BRANCH_TAKEN_PER_JUMP / jumps.cycles_min, 4)
     return out

@@ -41,7 +41,7 @@ from ..fileio.machine_schema import validate_mapping
 from ..fileio.machine_writer import coherence_mapping, power_mapping
 from ..machine.bandwidth import write_allocate_factor
 from ..measure.host_cpu import llvm_mca_cpu_for, llvm_mca_cpus, mca_latency_check
-from ..measure.incore_bench import access_costs, in_core_section
+from ..measure.incore_bench import in_core_section, split_extra
 from ..measure import probe as measure_probe
 from ..measure.probe import (BENCH_KERNELS, ELEMENT, KERNELS, TRAINING_SOURCE, cy_per_cl, data_caches,
                              effective_sizes, host_flags, point_seconds_per_it)
@@ -240,21 +240,36 @@ def _in_core(data, notes: list) -> dict:
     return section
 
 
+def measured_in_core(incore, width: int) -> dict:
+    """The ``in_core`` section of the measured figures ``incore``
+    (:class:`~loopmodel.measure.incore_bench.InCoreBenchResult`) at ``width`` B
+    (:func:`~loopmodel.measure.incore_bench.in_core_section`) with ``load.split_extra`` and
+    ``store.split_extra`` (:func:`~loopmodel.measure.incore_bench.split_extra`, measured by the
+    probe). The load figure comes from the mixed-stream pattern of a stencil (an aligned, a split
+    and an unaligned stream, LOAD_SPLIT_MIXED) because that is how a kernel's split loads run,
+    between aligned ones, and what the models charge per split load
+    (:mod:`loopmodel.models.split_access`); a loop of split loads alone charges each both lines
+    back to back and reads higher (its figure stays in ``probe.in_core.derived.load_split_extra``).
+    Measurements without the mixed form (older probes) give the single-stream figure; the store
+    figure is the single-stream one.
+
+    Raises:
+        ToolError: LOAD or STORE throughput was not measured.
+    """
+    section = in_core_section(incore, width)
+    for kind in ("load", "store"):
+        extra, _ = split_extra(incore, kind)
+        if extra is not None:
+            section[kind] = {**section[kind], "split_extra": round(extra, 3)}
+    return section
+
+
 def _measured_in_core(data, width: int, notes: list) -> dict:
     if data.incore is not None:
         try:
-            section = in_core_section(data.incore, width)
+            return measured_in_core(data.incore, width)
         except LoopmodelError as exc:
             notes.append(f"in-core figures incomplete ({exc})")
-        else:
-            costs = access_costs(data.incore)
-            if costs.get("load_split_cy") and costs.get("load_split_reference_cy"):
-                extra = max(costs["load_split_cy"] / costs["load_split_reference_cy"] - 1, 0.0)
-                section["load"] = {**section["load"], "split_extra": round(extra, 3)}
-            if costs.get("store_split_cy") and costs.get("store_split_reference_cy"):
-                extra = max(costs["store_split_cy"] / costs["store_split_reference_cy"] - 1, 0.0)
-                section["store"] = {**section["store"], "split_extra": round(extra, 3)}
-            return section
     notes.append("in-core figures not measured: one ADD, MUL and FMA, two loads and one store of full SIMD "
                  "width per cycle are ASSUMED; treat T_OL and T_nOL with care")
     return {"simd_width": f"{width} B", "throughput": {"ADD": 1, "MUL": 1, "FMA": 1, "DIV": 0.1},

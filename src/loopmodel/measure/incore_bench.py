@@ -100,7 +100,7 @@ ARITH_OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT")
 #:   the loop's own taken branch: 49 taken branches per pass). The targets are aligned because
 #:   jumps to the very next instruction pack many branches into one 32 B block of code, which
 #:   the branch predictor serves at a fraction of its rate (7 cy per jump on a
-#:   Sapphire-Rapids-class host, against 1.1-1.25 aligned);
+#:   Sapphire-Rapids-class host, against 1.0-1.3 aligned);
 #: * LOOP_BRANCH (throughput: a loop of two nops, cy per pass = cy per loop branch, the bound of
 #:   a tight loop; a loop of one nop ran at 1.9 cy per pass on the same host where two or three
 #:   nops ran at 1.0-1.06, like the compiled loops). ``in_core.taken_branches_per_cycle`` is the
@@ -108,10 +108,11 @@ ARITH_OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT")
 #: * ISSUE (throughput: ``in_core.instructions_per_cycle``, the front end's issue width): 48
 #:   independent instructions alternating ``mov $1, r32`` (9 registers in turn) and a 4-byte
 #:   ``nopl``. Half need an integer ALU port, half none, so neither the ALU ports (a body of
-#:   ``mov $imm`` alone reads the 5 integer ALUs of Golden Cove: 4.9 per cy) nor a port of any
-#:   kind bounds the loop below the rename width; their 4-6 bytes are the length of real
-#:   instructions, where 1-byte nops pack 32 instructions into a 32 B block and fall out of
-#:   the decoded-uop cache (2.4-5.2 per cy on the same host, against 5.6-5.9 for the mix).
+#:   ``mov $imm`` alone read 4.3-4.9 per cy on a Sapphire-Rapids-class host, at most its 5
+#:   integer ALU ports) nor a port of any kind bounds the loop below the rename width; their
+#:   4-6 bytes are the length of real instructions, where 1-byte nops pack 32 instructions into
+#:   a 32 B block and fall out of the decoded-uop cache (2.4-5.4 per cy on the same host, against
+#:   5.1-5.9 for the mix, 5.9 in a quiet run: the 6-wide rename).
 #:   Counted per body instruction: the loop's decrement and branch (2 of 50) are left out, so
 #:   the figure is a bound within 4 % below the issue rate.
 PIPELINE_OPS = ("STORE_FORWARD", "STORE_FORWARD_GPR", "BRANCH", "LOOP_BRANCH", "ISSUE")
@@ -818,7 +819,7 @@ def taken_branches_per_cycle(result: InCoreBenchResult) -> float | None:
 
     The model uses the figure as a bound of a loop's passes per cy (one taken branch each), so
     it must not lie below a rate a loop reaches: on a Sapphire-Rapids-class host the tight loop
-    ran one taken branch per 1.0 cy and the body of 48 distinct jumps one per 1.1-1.25 cy (the
+    ran one taken branch per 1.0 cy and the body of 48 distinct jumps one per 1.0-1.3 cy (the
     branch predictor's fastest level holds few branches); on a core that takes two branches per
     cy the jumps read higher (measured by the probe)."""
     rates = [taken / p.cycles_min
@@ -870,9 +871,10 @@ def split_extra(result: InCoreBenchResult, kind: str = "load") -> tuple:
     The mixed pattern (an aligned, a split and an unaligned stream, :data:`SPLIT_STREAMS`) is
     what stencils compiled without peeling run: their split loads share the load ports with
     aligned ones, and a split load's second line access overlaps with them. A loop of split
-    loads alone charges every access both lines back to back and read 1.2-1.6 extra units on a
-    Sapphire-Rapids-class host where the mixed pattern reads 0.8-1.0, the cost the models
-    charge per split load of a kernel (:mod:`loopmodel.models.split_access`)."""
+    loads alone charges every access both lines back to back: on a Sapphire-Rapids-class host it
+    read 1.0-1.6 extra units over six runs and the mixed pattern 0.8-1.2, lower in every run;
+    the mixed figure is the cost the models charge per split load of a kernel
+    (:mod:`loopmodel.models.split_access`)."""
     extras = split_extras(result, kind)
     for op in (f"{kind.upper()}_SPLIT_MIXED", f"{kind.upper()}_SPLIT"):
         if op in extras:

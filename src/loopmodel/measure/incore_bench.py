@@ -90,8 +90,8 @@ ARITH_OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT")
 #: * STORE_FORWARD (latency: a scalar double stored and loaded back, the loaded value stored
 #:   next: cy per store-load pair = store-to-load forwarding latency, ``in_core.store_forward_latency``);
 #: * STORE_FORWARD_GPR (latency, provenance only: the same chain through a 64-bit integer
-#:   register with one dependent 1-cy integer add, cy per pass - 1). Cores with memory renaming
-#:   (Intel since Ice Lake, AMD since Zen 2) forward a general-purpose register through a store
+#:   register with one dependent 1-cy integer add, cy per pass - 1). Cores that rename memory
+#:   operands (recent Intel and AMD cores) forward a general-purpose register through a store
 #:   and a load of the same address in the rename stage: a chain of the pair alone broke into
 #:   independent pairs on a Sapphire-Rapids-class host (0.5 cy per pair, a throughput, not a
 #:   latency); the add keeps a chain, so the figure reads ~0 cy there and the forwarding

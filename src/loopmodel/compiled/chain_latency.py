@@ -113,10 +113,15 @@ def analyzer_latencies(info) -> tuple:
     the analyzer gave none), and the latency of the block's plain loads (None without one)."""
     lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
     rows = tuple(analyzer_latency(info, t) for t in lines)
-    loads = [cy for t, cy in zip(lines, rows) if cy is not None and access_kind(t, info.aarch64)[0]
-             and (info.aarch64 and t.split()[0].lower().startswith("ld")
-                  or not info.aarch64 and _X86_LOAD_ONLY.match(t.split()[0].lower()))]
+    loads = [cy for t, cy in zip(lines, rows) if cy is not None and _plain_load(t, info.aarch64)]
     return rows, (max(loads) if loads else None)
+
+
+def _plain_load(text: str, aarch64: bool) -> bool:
+    """Whether ``text`` only loads (a move or broadcast from memory, ``ld*`` on AArch64), with no
+    arithmetic on the loaded value."""
+    mnem = text.split()[0].lower()
+    return access_kind(text, aarch64)[0] and bool(mnem.startswith("ld") if aarch64 else _X86_LOAD_ONLY.match(mnem))
 
 
 def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:
@@ -187,10 +192,9 @@ def _own_latency(text: str, aarch64: bool, machine, analyzer_cy, analyzer_load, 
     (a folded load's latency taken out; a plain load or store 0: the load's latency is charged on
     the way in, a store's in the forwarding latency to its reload)."""
     loads, stores = access_kind(text, aarch64)
-    mnem = text.split()[0].lower()
     if stores and not loads:
         return 0.0, "store", "", False
-    if loads and (_X86_LOAD_ONLY.match(mnem) if not aarch64 else mnem.startswith("ld")):
+    if _plain_load(text, aarch64):
         return 0.0, "load", "", False
     op_part = None
     if analyzer_cy is not None:

@@ -344,11 +344,10 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
 def issued_instructions(block: str, aarch64: bool = False) -> int:
     """Instructions the front end issues per pass: the block's instruction lines, an x86 compare
     (or ALU instruction) directly followed by a conditional jump counted once (macro-fusion,
-    :data:`.ports.FUSABLE`)."""
+    :func:`.ports.macro_fused`)."""
     lines = [ln.strip() for ln in block.split("\n") if ln.strip()]
     mnems = [ln.split(None, 1)[0].lower() for ln in lines]
-    fused = 0 if aarch64 else sum(1 for a, b in zip(mnems, mnems[1:])
-                                  if P.FUSABLE.match(a) and b.startswith("j") and b != "jmp")
+    fused = 0 if aarch64 else sum(1 for a, b in zip(mnems, mnems[1:]) if P.macro_fused(a, b))
     return len(lines) - fused
 
 
@@ -375,7 +374,7 @@ def front_end_bound(res: InCoreResult, info: CompiledInCore, machine, iterations
     if not bounds:
         return res
     what, t = max(bounds.items(), key=lambda kv: kv[1])
-    comps = {**res.components, "front end": max(bounds.values())}
+    comps = {**res.components, "front end": t}
     if t <= res.T_OL + 1e-9:
         return dataclasses.replace(res, components=comps)
     origin = {**(res.origin or {}), "T_OL": f"the {what} (measured on this host)"}
@@ -555,7 +554,8 @@ def to_incore_result(info: CompiledInCore, machine, iterations_per_unit: float,
         comps.update(bound)
         ol_from, nol_from = _bound_source((ol_from, nol_from), before, (t_ol, t_nol), bound)
     notes.append(f"in-core from {info.analyzer} {info.analyzer_version} on block {info.block_label} "
-                 f"({info.iterations_per_pass:g} it per pass, {_advance(info)}), compiled with {info.compiler} {' '.join(info.flags)}")
+                 f"({info.iterations_per_pass:g} it per pass, {_advance(info)}), compiled with {info.compiler} "
+                 f"{' '.join(info.flags)}")
     origin = {"T_OL": ol_from or "no port listed", "T_nOL": nol_from or "no port listed"}
     return InCoreResult(info.analyzer, t_ol, t_nol, comps, int(round(info.iterations_per_pass)), {}, dependency,
                         tuple(notes), origin=origin)

@@ -80,13 +80,20 @@ def access_kind(text: str, aarch64: bool = False) -> tuple:
     return load, store
 
 
+def macro_fused(mnem: str, next_mnem: str) -> bool:
+    """Whether x86 instruction ``mnem`` fuses with the next one, ``next_mnem``, into one uop: a
+    compare, test or ALU instruction (:data:`FUSABLE`) directly followed by a conditional jump."""
+    return bool(FUSABLE.match(mnem)) and next_mnem.startswith("j") and next_mnem != "jmp"
+
+
 def fuse_compare_branch(instrs: list) -> list:
-    """Drop the pressure of an x86 compare/test/ALU uop directly followed by a conditional jump."""
+    """Drop the pressure of an x86 compare/test/ALU uop directly followed by a conditional jump
+    (:func:`macro_fused`)."""
     out = []
     for i, ins in enumerate(instrs):
         mnem = ins.text.split(None, 1)[0].lower() if ins.text.strip() else ""
         nxt = instrs[i + 1].text.split(None, 1)[0].lower() if i + 1 < len(instrs) else ""
-        if FUSABLE.match(mnem) and nxt.startswith("j") and nxt != "jmp":
+        if macro_fused(mnem, nxt):
             out.append(InstrPressure(ins.text, {}, ins.eligible))
         else:
             out.append(ins)

@@ -17,6 +17,7 @@ from ..errors import DefineError, LoopmodelError
 from ..fileio.output import check_new_output, write_new_output
 from ..report.ecm_plot import ecm_point, plot
 from ..report.figures import check_picture_path
+from ..report import sweep_compact
 from ..report.json_report import to_dict
 from ..report.text import SweepPrinter, render
 from ..workflows import analyze as workflow
@@ -30,7 +31,9 @@ EPILOG = ("Kerncraft spellings accepted: -D/--define N 1000, -P/--cache-predicto
 JSON_HELP = ("print one JSON document; for -D ranges one document per line as it is computed (JSON Lines); "
              "'--json FILE' or '--json=FILE' (Kerncraft's spelling) writes that to FILE, a new file (an existing one "
              "is not overwritten), and prints the text report; the word after --json is FILE unless it starts with "
-             "'-', ends in .c/.yml/.yaml, or names an existing file other than *.json")
+             "'-', ends in .c/.yml/.yaml, or names an existing file other than *.json; '--json compact': one "
+             "document for the whole sweep, the points as columns (sizes, piece) and each piece's analysis once "
+             "(points with the same figures form a piece; docs/schema/analyze-compact.schema.json)")
 
 
 def add_parser(sub) -> None:
@@ -38,7 +41,8 @@ def add_parser(sub) -> None:
     a = sub.add_parser("analyze", help=COMMANDS["analyze"].help, epilog=EPILOG)
     kernel_and_machine(a)
     add_options_around_json(a, workflow.AnalyzeOptions, workflow.AnalysisOptions, JSON_HELP,
-                            before_json=[(("--json-file",), {"metavar": "FILE", "help": argparse.SUPPRESS})])
+                            before_json=[(("--json-file",), {"metavar": "FILE", "help": argparse.SUPPRESS}),
+                                         (("--json-compact",), {"action": "store_true", "help": argparse.SUPPRESS})])
     a.add_argument("-v", "--verbose", action="count", default=0)
     a.add_argument("--no-progress", action="store_true", help="no progress bar for sweeps")
     plot_arguments(a, "with a -D range: write the ECM contributions over the size, layer-condition transitions "
@@ -56,7 +60,14 @@ def run(args) -> int:
     if args.plot:
         check_picture_path(args.plot)
         check_new_output(args.plot, "--plot", args.force)
+    if args.json_compact and args.plot:
+        raise DefineError("--json compact writes the sweep's document only; --plot needs the per-point output "
+                          "(give --json FILE or no --json)")
     prepared = workflow.run(args.kernel, args.machine, options_from_args(workflow.AnalyzeOptions, args))
+    if args.json_compact:
+        pieces, reason = prepared.pieces()
+        sweep_compact.write(pieces, reason, prepared.constants(), sys.stdout.write)
+        return 0
     variable = plot_variable(prepared.points, prepared.models) if args.plot else None
     if len(prepared.points) > 1:
         return _analyze_sweep(args, prepared, variable)

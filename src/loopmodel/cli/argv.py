@@ -9,7 +9,8 @@ KERNEL_SUFFIXES = (".c", ".yml", ".yaml")
 
 
 def json_file_argv(argv: list) -> list:
-    """``analyze ... --json FILE`` / ``--json=FILE`` (Kerncraft's spelling) -> ``--json --json-file FILE``.
+    """``analyze ... --json FILE`` / ``--json=FILE`` (Kerncraft's spelling) -> ``--json --json-file FILE``;
+    ``--json compact`` / ``--json=compact`` -> ``--json --json-compact`` (a file named so: ``./compact``).
 
     The word after ``--json`` is the output file unless it starts with ``-``, ends in a kernel
     suffix (:data:`KERNEL_SUFFIXES`) or names an existing file other than ``*.json`` (then it is
@@ -20,7 +21,10 @@ def json_file_argv(argv: list) -> list:
     out, i = [], 0
     while i < len(argv):
         a = argv[i]
-        if a.startswith("--json="):
+        if a == "--json=compact" or (a == "--json" and argv[i + 1:i + 2] == ["compact"]):
+            out += ["--json", "--json-compact"]
+            i += a == "--json"
+        elif a.startswith("--json="):
             out += ["--json", "--json-file", a.split("=", 1)[1]]
         elif a == "--json" and i + 1 < len(argv) and _is_json_file(argv[i + 1]):
             out += ["--json", "--json-file", argv[i + 1]]

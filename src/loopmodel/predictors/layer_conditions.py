@@ -343,7 +343,7 @@ class LayerConditionAnalysis:
             share = min(max(cores, 1), cache.cores_per_group)
             csize = cache.size * cache_factor / share
             states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes, low)
-            capacity = _data_set_capacity(cache, csize, capacity if li else 0.0)
+            capacity = data_set_capacity(cache, csize, capacity if li else 0.0)
             together = capacity * parts  # each core keeps its part of the data set in its share
             whole = self._data_set_state(defines, together, var, sizes, low) \
                 if sweeps == "repeated" and self.accesses else None
@@ -466,7 +466,7 @@ def _of_cores(cores: int) -> str:
     return f" in the shares of {cores} cores, each sweeping its part" if cores > 1 else ""
 
 
-def _data_set_capacity(cache, csize: float, above: float) -> float:
+def data_set_capacity(cache, csize: float, above: float) -> float:
     """Bytes of the whole data set a level can keep across sweeps.
 
     ``csize`` is the level's effective size; ``above`` the capacity computed

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import DefineError, LoopmodelError
 from ..fileio.defines import Sweep, sweep
 from ..fileio.host_models import machine_notes
@@ -21,6 +23,7 @@ from ..machine.fields import BANDWIDTH_S
 from ..report.output_units import UNITS
 from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
+from .pieces import Pieces, piecewise, point_columns, varying
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
 
@@ -239,6 +242,29 @@ class AnalyzeRun:
     def results(self) -> Iterator:
         """The results, one per point, each computed when it is read."""
         return (self.analyzer.run(pt) for pt in self.points)
+
+    def pieces(self) -> tuple:
+        """``(Pieces, reason)``: the sweep split into pieces of equal figures, one analysis per piece
+        (:func:`loopmodel.workflows.pieces.piecewise`; ``reason`` None), or, where that cannot be
+        shown exact, every point analysed and a piece of its own (``reason`` says why; memory then
+        grows with the points).
+
+        Raises:
+            LoopmodelError: as :meth:`~loopmodel.workflows.analysis.Analyzer.run` at a point.
+        """
+        found, reason = piecewise(self.analyzer, self.points)
+        if found is not None:
+            return found, None
+        results = tuple(self.results())
+        cols = point_columns(self.points)
+        index = np.arange(len(results))
+        names = varying(self.points)
+        return Pieces(names, {n: cols[n] for n in names}, index, index, results), reason
+
+    def constants(self) -> dict:
+        """The size constants with one value at every point (defaults and single ``-D`` values)."""
+        names = varying(self.points)
+        return {**self.points.base, **{n: seq[0] for n, seq in self.points.values.items() if n not in names}}
 
 
 def run(kernel, machine, options: AnalyzeOptions) -> AnalyzeRun:

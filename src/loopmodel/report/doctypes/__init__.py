@@ -20,6 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..schema import SCHEMA_VERSION
 from .analyze import AnalyzeDocument
 from .base import Count, Envelope, Num, NumOrInf, Strict
+from .compact import AnalyzeCompactDocument
 from .measured import BenchDocument, CorpusDocument, MeasureDocument, RooflineDocument, ValidateDocument
 from .multicore import AppDocument, EnergyDocument, ScalingDocument
 from .omp import OmpDocument
@@ -29,6 +30,7 @@ __all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "DOCUMENTS", "docum
 #: command -> the type of its document
 DOCUMENTS = {
     "analyze": AnalyzeDocument,
+    "analyze-compact": AnalyzeCompactDocument,
     "scaling": ScalingDocument,
     "app": AppDocument,
     "energy": EnergyDocument,

@@ -18,6 +18,7 @@ row to row, so it is averaged over :data:`ROWS` consecutive rows of the next out
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..ir.kernel import coefficient
@@ -79,6 +80,22 @@ def _row_starts(kernel, defines: dict) -> list:
         return rows
     except (KeyError, TypeError, ValueError):
         return []
+
+
+def alignment_modulus(kernel, line: int) -> int | None:
+    """The modulus m such that :func:`split_accesses` at any sizes depends on each size only modulo
+    m: the cache line over the smallest power of two dividing every element size (``line / 8``
+    for doubles), where every loop start and access offset is a polynomial with integer
+    coefficients (an integer polynomial of the sizes modulo L depends only on the sizes modulo L,
+    and a misalignment is such a polynomial times the element size, modulo the line); None where
+    one is not, or the line is not a power of two."""
+    if line < 1 or line & (line - 1):
+        return None
+    polys = [lp.start for lp in kernel.loops] + [a.offset for a in kernel.streamed_reads() + kernel.streamed_writes()]
+    if any(getattr(c, "denominator", 1) != 1 for p in polys for c in p.terms.values()):
+        return None
+    grain = min((kernel.arrays[a].element_size & -kernel.arrays[a].element_size for a in kernel.arrays), default=line)
+    return max(1, line // math.gcd(line, grain))
 
 
 def split_accesses(kernel, defines: dict, width: int, line: int) -> SplitAccesses | None:

@@ -23,6 +23,7 @@ from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import InCoreResult
 from ..models.roofline import RooflineResult, roofline_model
+from ..models.split_access import alignment_modulus
 from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.simulation import SimulationInfo, SimulationPredictor
@@ -423,7 +424,8 @@ class Analyzer:
         opt = self.options
         reassociation = self._reassociation if reassociate is None else (reassociate, "")
         vectorize = opt.vectorize if vectorize is None else vectorize
-        key = (it_per_unit, tuple(_incore_model.strided_accesses(self.kernel, defines)), vectorize, reassociation)
+        key = (it_per_unit, tuple(_incore_model.strided_accesses(self.kernel, defines)), vectorize, reassociation,
+               self._alignment(defines))
         if key not in self._incore:
             self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize,
                                                 *reassociation, defines)
@@ -582,6 +584,18 @@ class Analyzer:
         ``reassociate`` other than the options' (:meth:`_analytic_for`)."""
         other = self._analytic_for(it_per_unit, defines, vectorize, reassociate)
         return (other.T_OL, other.T_nOL) == (res.T_OL, res.T_nOL)
+
+    def _alignment(self, defines: dict) -> tuple:
+        """What the split vector accesses at ``defines`` depend on (the analytic model charges them,
+        :func:`~loopmodel.models.split_access.split_accesses`): the sizes modulo
+        :func:`~loopmodel.models.split_access.alignment_modulus`, else the sizes themselves."""
+        m = self.alignment_modulus
+        return tuple(sorted((k, v % m if m else v) for k, v in defines.items()))
+
+    @functools.cached_property
+    def alignment_modulus(self) -> int | None:
+        """:func:`~loopmodel.models.split_access.alignment_modulus` of the kernel on the machine's cache line."""
+        return alignment_modulus(self.kernel, int(self.machine.cacheline_size))
 
     @functools.cached_property
     def _reassociation(self) -> tuple:

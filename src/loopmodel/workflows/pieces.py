@@ -202,6 +202,8 @@ def why_not_piecewise(analyzer, points) -> str | None:
     for loop in kernel.loops:
         if (loop.start.symbols | loop.stop.symbols) & indices:
             return f"the bounds of loop '{loop.index}' depend on an outer index"
+    if analyzer.alignment_modulus is None:
+        return "the split vector accesses depend on the sizes beyond their residues"
     inner = kernel.inner_loop.index
     for access in kernel.accesses if hasattr(kernel, "accesses") else tuple(kernel.reads) + tuple(kernel.writes):
         if not coefficient(access.offset, inner).is_constant():
@@ -285,6 +287,32 @@ def _segments(keys: np.ndarray) -> tuple:
     return np.repeat(seg_piece, lengths), starts[first_seg[order]]
 
 
+def _residue_count(analyzer, points) -> int:
+    """Distinct values of :func:`_residues`."""
+    return analyzer.alignment_modulus ** len(varying(points))
+
+
+def _residues(analyzer, points, cols: dict) -> np.ndarray:
+    """The varying sizes modulo the alignment modulus, as one number per point: the analytic in-core
+    model's split vector accesses depend on them
+    (:func:`~loopmodel.models.split_access.alignment_modulus`)."""
+    m = analyzer.alignment_modulus
+    out = np.zeros(len(points), dtype=np.int64)
+    for n in varying(points):
+        out = out * m + cols[n] % m
+    return out
+
+
+def _renumbered(key: np.ndarray) -> tuple:
+    """``(piece per point, first point of each piece)`` of one int64 key per point, the pieces
+    numbered by their first point."""
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order]
+
+
 def _key_columns(analyzer, points, cols: dict, size: int, first) -> list:
     """The columns whose values decide a point's piece (see the module docstring)."""
     names = set(varying(points))
@@ -320,7 +348,8 @@ def piecewise(analyzer, points) -> tuple:
         return None, "the kernel cannot run at some of the points"
     first = analyzer.run(points[0])
     keys = _key_columns(analyzer, points, cols, size, first)
-    piece, firsts = _segments(np.column_stack(keys))
+    base, _ = _segments(np.column_stack(keys))
+    piece, firsts = _renumbered(base * _residue_count(analyzer, points) + _residues(analyzer, points, cols))
     results = (first,) + tuple(analyzer.run(points[int(i)]) for i in firsts[1:])
     names = varying(points)
     return Pieces(names, {n: cols[n] for n in names}, piece, firsts, results), None

@@ -35,7 +35,7 @@ class Poly:
     mapping ``{symbol: number}`` (:meth:`evaluate`).
     """
 
-    __slots__ = ("_terms", "_hash")
+    __slots__ = ("_terms", "_hash", "_text")
 
     def __init__(self, terms: Mapping[Monomial, Number] | None = None):
         clean = {}
@@ -46,6 +46,7 @@ class Poly:
                 clean[m] = c
         self._terms = clean
         self._hash = None
+        self._text = None
 
     # construction -------------------------------------------------------
     @classmethod
@@ -179,6 +180,11 @@ class Poly:
 
     # printing -----------------------------------------------------------
     def __str__(self) -> str:
+        if self._text is None:
+            self._text = self._render()
+        return self._text
+
+    def _render(self) -> str:
         if not self._terms:
             return "0"
         parts = []

@@ -54,6 +54,7 @@ sizes, fast enough for sweeps of thousands of sizes.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -189,6 +190,7 @@ class LayerConditionAnalysis:
         #: write-only arrays with non-temporal stores: bytes per inner iteration, by array
         self.nt_bytes = {}
         self._nt = set(kernel.write_only_arrays) if nt_stores else set()
+        self._low_memo = {}
         self.accesses = self._accesses()
         finite = [a.distance for a in self.accesses if a.distance is not INF]
         uniq = {}
@@ -331,7 +333,7 @@ class LayerConditionAnalysis:
         cand_vals = [0.0] + [float(d.evaluate(defines)) for d in self.distances]
         req_vals = [float(r.evaluate(defines)) for r in self.requirements]
         sizes = {s: v for s, v in defines.items() if s != var}
-        low = _smallest_nonempty(self.kernel, var, defines)
+        low = self._smallest_nonempty(var, sizes, defines)
         cl = machine.cacheline_size
         it_per_unit = self.kernel.iterations_per_cacheline(cl, defines)  # one CL of the written array
         levels = []
@@ -370,6 +372,16 @@ class LayerConditionAnalysis:
         tp = TrafficPrediction("LC", it_per_unit, tuple(traffic), notes)
         return tp, levels
 
+    def _smallest_nonempty(self, var, sizes: dict, defines: dict):
+        """:func:`_smallest_nonempty`, once per value of the sizes other than ``var`` (it does not
+        depend on ``var``'s value: a sweep of ``var`` solves it once)."""
+        key = (var, tuple(sorted(sizes.items())))
+        if key not in self._low_memo:
+            if len(self._low_memo) > 4096:
+                self._low_memo.clear()
+            self._low_memo[key] = _smallest_nonempty(self.kernel, var, defines)
+        return self._low_memo[key]
+
     def _selected_traffic(self, machine, li: int, lcl, dvals, tval: float, allocates: bool,
                           it_per_unit) -> LevelTraffic:
         """Traffic between cache level ``li`` and the next from its selected layer-condition state:
@@ -404,7 +416,7 @@ class LayerConditionAnalysis:
         dbytes = float(self.data_set.evaluate(defines))
         n = len(self.accesses)
         return LCState(self.sweep_iterations, len(self.kernel.loops) + 1, self.data_set, n, 0,
-                       dbytes <= capacity, dbytes, *_limit(self.data_set, var, sizes, capacity, low))
+                       dbytes <= capacity, dbytes, *_limit_of(self.data_set, var, sizes, capacity, low))
 
     def _states(self, dvals, cand_vals, req_vals, csize, var, sizes, low):
         """The reuse-distance states of a cache of ``csize`` bytes and the index of the selected one."""
@@ -418,7 +430,7 @@ class LayerConditionAnalysis:
             if ok:
                 best = ci
             states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
-                                  ok, req_vals[ci], *_limit(self.requirements[ci], var, sizes, csize, low)))
+                                  ok, req_vals[ci], *_limit_of(self.requirements[ci], var, sizes, csize, low)))
         # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
         return states, best
 
@@ -737,6 +749,17 @@ def _solve_max(req: Poly, var, sizes: dict, csize: float, low=1):
     return float(k) if lo < k and f(k) <= csize else lo
 
 
+def _limit_of(req: Poly, var, sizes: dict, csize: float, low) -> tuple:
+    """:func:`_limit`, remembered: it depends on the sizes other than ``var`` only, so a sweep of
+    ``var`` solves each condition once per cache."""
+    return _limit_memo(req, var, tuple(sorted(sizes.items())), csize, low)
+
+
+@functools.lru_cache(maxsize=8192)
+def _limit_memo(req: Poly, var, sizes: tuple, csize: float, low) -> tuple:
+    return _limit(req, var, dict(sizes), csize, low)
+
+
 def _limit(req: Poly, var, sizes: dict, csize: float, low) -> tuple:
     """``(max_size, limit_note)`` of a condition ``req <= csize`` for :class:`LCState`.
 
@@ -769,6 +792,7 @@ def _limit_notes(levels, var) -> list:
     return notes
 
 
+@functools.lru_cache(maxsize=8192)
 def transition_size(max_size):
     """Transition size as printed in kerncraft-tool-paper.txt Listing 5 (nearest integer)."""
     if max_size is None or max_size == math.inf:

@@ -17,6 +17,7 @@ from ..compiled.agreement import disagreement_note
 from ..compiled.compile import fp_reassociation, resolve_compiler
 from ..compiled.incore import compiled_incore
 from ..errors import DefineError, ModelError, OptionError, ToolError
+from ..ir.kernel import coefficient
 from ..ir.point import check_point
 from ..models import incore as _incore_model
 from ..models.accuracy import from_mapping
@@ -424,8 +425,7 @@ class Analyzer:
         opt = self.options
         reassociation = self._reassociation if reassociate is None else (reassociate, "")
         vectorize = opt.vectorize if vectorize is None else vectorize
-        key = (it_per_unit, tuple(_incore_model.strided_accesses(self.kernel, defines)), vectorize, reassociation,
-               self._alignment(defines))
+        key = (it_per_unit, self._strided(defines), vectorize, reassociation, self._alignment(defines))
         if key not in self._incore:
             self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize,
                                                 *reassociation, defines)
@@ -562,14 +562,14 @@ class Analyzer:
         same = functools.partial(self._same_analytic, res, it_per_unit, defines)
         if not opt.vectorize and same(vectorize=True):
             notes.append("--scalar: no effect here: the analytic model gives the same T_OL and T_nOL with SIMD")
-        unset = _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)  # without the option
+        unset = self._flags_default  # without the option
         if flag and (same(reassociate=not opt.reassociate) or opt.reassociate == unset[0]):
             why = ("the kernel has no reduction whose latency bounds T_OL" if opt.reassociate != unset[0]
                    else f"it is the default ({unset[1]})")
             notes.append(f"{flag}: no effect here: {why}")
         given = " and ".join(f for f, v in (("--compiler", opt.compiler), ("--compiler-flags", opt.compiler_flags))
                              if v)
-        machine_default = _flags_reassociation(self.machine, None, None)[0]
+        machine_default = self._machine_default
         if given and (flag or unset[0] == machine_default or same(reassociate=machine_default)):
             notes.append(f"{given}: no effect on the analytic in-core model here (it compiles nothing; the "
                          "compiler and flags decide only whether it takes reductions as reassociated"
@@ -584,6 +584,33 @@ class Analyzer:
         ``reassociate`` other than the options' (:meth:`_analytic_for`)."""
         other = self._analytic_for(it_per_unit, defines, vectorize, reassociate)
         return (other.T_OL, other.T_nOL) == (res.T_OL, res.T_nOL)
+
+    @functools.cached_property
+    def _flags_default(self) -> tuple:
+        """``(reassociate, why)`` of the compiler and flags in use without ``--reassociation``."""
+        opt = self.options
+        return _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)
+
+    @functools.cached_property
+    def _machine_default(self) -> bool:
+        """Whether the machine model's compiler and flags reassociate reductions."""
+        return _flags_reassociation(self.machine, None, None)[0]
+
+    def _strided(self, defines: dict) -> tuple:
+        """:func:`~loopmodel.models.incore.strided_accesses` at ``defines``; computed once where no
+        inner-loop stride depends on a size."""
+        if self._fixed_strides is not None:
+            return self._fixed_strides
+        return tuple(_incore_model.strided_accesses(self.kernel, defines))
+
+    @functools.cached_property
+    def _fixed_strides(self) -> tuple | None:
+        """The strided accesses where they do not depend on the sizes, else None."""
+        k = self.kernel
+        if all(coefficient(a.offset, k.inner_loop.index).is_constant()
+               for a in tuple(k.streamed_writes()) + tuple(k.streamed_reads())):
+            return tuple(_incore_model.strided_accesses(k, None))
+        return None
 
     def _alignment(self, defines: dict) -> tuple:
         """What the split vector accesses at ``defines`` depend on (the analytic model charges them,

@@ -10,10 +10,9 @@ see :mod:`loopmodel.workflows.analysis`.
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import numpy as np
 
 from ..errors import DefineError, LoopmodelError
 from ..fileio.defines import Sweep, sweep
@@ -23,7 +22,6 @@ from ..machine.fields import BANDWIDTH_S
 from ..report.output_units import UNITS
 from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
-from .pieces import Pieces, piecewise, point_columns, varying
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
 
@@ -252,19 +250,21 @@ class AnalyzeRun:
         Raises:
             LoopmodelError: as :meth:`~loopmodel.workflows.analysis.Analyzer.run` at a point.
         """
-        found, reason = piecewise(self.analyzer, self.points)
+        pieces = _pieces()
+        found, reason = pieces.piecewise(self.analyzer, self.points)
         if found is not None:
             return found, None
-        results = tuple(self.results())
-        cols = point_columns(self.points)
-        index = np.arange(len(results))
-        names = varying(self.points)
-        return Pieces(names, {n: cols[n] for n in names}, index, index, results), reason
+        return pieces.point_by_point(self.points, tuple(self.results())), reason
 
     def constants(self) -> dict:
         """The size constants with one value at every point (defaults and single ``-D`` values)."""
-        names = varying(self.points)
-        return {**self.points.base, **{n: seq[0] for n, seq in self.points.values.items() if n not in names}}
+        return {**self.points.base, **{n: seq[0] for n, seq in self.points.values.items() if len(seq) == 1}}
+
+
+def _pieces():
+    """:mod:`.pieces`, loaded when a sweep is evaluated piece by piece (it needs numpy, which an
+    analysis of one point does not import)."""
+    return importlib.import_module(f"{__package__}.pieces")
 
 
 def run(kernel, machine, options: AnalyzeOptions) -> AnalyzeRun:

@@ -64,6 +64,15 @@ class Pieces:
         return np.bincount(self.piece, minlength=len(self.first))
 
 
+def point_by_point(points, results: tuple) -> Pieces:
+    """The :class:`Pieces` of a sweep analysed point by point: each point a piece of its own
+    (``results``: one per point, in sweep order)."""
+    cols = point_columns(points)
+    names = varying(points)
+    index = np.arange(len(results))
+    return Pieces(names, {n: cols[n] for n in names}, index, index, results)
+
+
 def point_columns(points) -> dict:
     """The values of every constant of a :class:`~loopmodel.fileio.defines.Sweep` at each of its
     points, in its order (cartesian product, the last constant fastest): name -> int64 array."""

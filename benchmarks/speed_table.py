@@ -9,7 +9,7 @@ same cases, alternating case by case so that both see the same machine state:
 * ``analyze in-process``: the same analysis through the Python API (``loopmodel.analyze``) in a
   process that has run it once; min over 20 calls.
 * ``sweep 1e4 JSON Lines``: ``analyze 2d-5pt.c -D M=1000 -D N=3:10002:1 -p LC -p ECM --incore
-  analytic --json``; wall time and peak RSS (``/usr/bin/time``), output bytes.
+  analytic --json``; wall time and peak RSS (the process's own, ``os.wait4``), output bytes.
 * ``sweep 1e5 JSON Lines`` (``--full``): the same, 10^5 points.
 * ``sweep 1e4 / 1e6 compact`` (trees that have it): ``--json compact``.
 * ``sim analysis`` and the peer: ``--cache-predictor sim -p ECM --incore analytic`` of the 3-D
@@ -71,14 +71,15 @@ class Tree:
 
 
 def timed(cmd: list, env: dict, out=subprocess.DEVNULL) -> tuple:
-    """``(wall s, peak RSS MiB)`` of one process (``/usr/bin/time``)."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        t0 = time.perf_counter()
-        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], check=True, env=env, stdout=out,
-                       stderr=subprocess.DEVNULL)
-        wall = time.perf_counter() - t0
-        rss = int(open(tf.name).read().split()[-1]) / 1024
-    return wall, rss
+    """``(wall s, peak RSS MiB)`` of one process (its own resource usage, ``os.wait4``)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return wall, usage.ru_maxrss / 1024
 
 
 def sweep_case(tree: Tree, points: int, compact: bool) -> dict:

@@ -7,7 +7,7 @@ Two studies, written to a temporary folder:
 * sim: 500 points = 2 kernels x 2 machines x 125 sizes, ``cache_predictor: [sim]``.
 
 Each is run in this process without Dask (the serial baseline), then on a ``LocalCluster`` of
-1, 2 and 4 worker processes (one thread each), min of ``--repeat`` runs (spread = max - min),
+1, 2 and 4 worker processes (``--workers``; one thread each), min of ``--repeat`` runs (spread = max - min),
 the result cache off (:func:`loopmodel.workflows.sweep.run_study` with ``use_cache=False``) so the
 figures are compute. ``start`` is the cluster's start-up, ``run`` the study on the running
 cluster (tasks sent, results received, table built). Finally each study is run with the
@@ -16,7 +16,10 @@ cache and starts no cluster. The process (and so its workers) is pinned to the C
 use; on 2 vCPUs, 4 worker processes cannot be faster than 2 (they show that nothing assumes
 one process).
 
-    PYTHONPATH=src python benchmarks/sweep_scaling.py [--repeat 3] [--json out.json]
+    PYTHONPATH=src python benchmarks/sweep_scaling.py [--repeat 3] [--workers 1,2,4] [--studies lc,sim]
+        [--json out.json]
+
+Each configuration reports points/s per worker (points / run time / workers).
 """
 from __future__ import annotations
 
@@ -112,6 +115,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per configuration (min reported)")
     ap.add_argument("--studies", default="lc,sim")
+    ap.add_argument("--workers", default="1,2,4", help="worker counts of the local clusters (comma-separated)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     a = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
@@ -123,7 +127,8 @@ def main() -> int:
         for name in a.studies.split(","):
             study = st.read_study(write_study(folder, name))
             res = {"points": study.points(), "serial": min_of(study, None, a.repeat)}
-            for workers in (1, 2, 4):
+            res["worker_counts"] = [int(w) for w in a.workers.split(",")]
+            for workers in res["worker_counts"]:
                 res[f"workers_{workers}"] = min_of(study, workers, a.repeat)
             res["cache"] = cache_rerun(study)
             results[name] = res
@@ -137,12 +142,13 @@ def main() -> int:
 def report(name: str, res: dict) -> None:
     base = res["workers_1"]["total_s"]
     print(f"{name}: {res['points']} points; serial (no Dask) {res['serial']['total_s']:.2f} s "
-          f"(spread {res['serial']['spread_s']:.2f} s)")
-    for w in (1, 2, 4):
+          f"(spread {res['serial']['spread_s']:.2f} s, {res['points'] / res['serial']['total_s']:.0f} points/s)")
+    for w in res["worker_counts"]:
         r = res[f"workers_{w}"]
         print(f"  {w} worker(s): total {r['total_s']:.2f} s (start {r['start_s']:.2f} s + run {r['run_s']:.2f} s; "
               f"spread {r['spread_s']:.2f} s), speed-up vs 1 worker {base / r['total_s']:.2f}x "
-              f"(run only {res['workers_1']['run_s'] / r['run_s']:.2f}x)")
+              f"(run only {res['workers_1']['run_s'] / r['run_s']:.2f}x), "
+              f"{res['points'] / r['run_s'] / w:.0f} points/s per worker")
     c = res["cache"]
     print(f"  with the result cache (2 workers): first run {c['first_s']:.2f} s, re-run {c['rerun_s']:.2f} s "
           f"({c['rerun_cached_points']} points from the cache, {c['first_s'] / c['rerun_s']:.0f}x faster)", flush=True)

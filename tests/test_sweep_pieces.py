@@ -204,3 +204,25 @@ def test_a_point_of_a_sweep_has_the_split_accesses_of_its_own_sizes():
     in_sweep = {n: times(sweep.run({"M": 1000, "N": n})) for n in (1000, 1001, 1002, 1003)}
     alone = {n: times(Analyzer(kernel, machine, settings_).run({"M": 1000, "N": n})) for n in in_sweep}
     assert in_sweep == alone and len(set(in_sweep.values())) > 1
+
+
+def test_api_compact_sweep_matches_the_command_line():
+    """``loopmodel.sweep(..., compact=True)``: the points and pieces of ``analyze --json compact``."""
+    import json
+
+    import loopmodel
+    from helpers import run_cli
+
+    from loopmodel.errors import ApiValueError
+
+    res = loopmodel.sweep(str(KERNELS / "2d-5pt.c"), IVB, {"M": 500, "N": range(3, 600, 3)}, incore="analytic",
+                          compact=True)
+    doc = json.loads(run_cli("analyze", KERNELS / "2d-5pt.c", "-m", IVB, "-D", "M=500", "-D", "N=3:597:3",
+                             "--incore", "analytic", "--json", "compact").stdout)
+    assert res.piecewise and dict(res.constants) == {"M": 500}
+    assert res.points["N"].tolist() == doc["columns"]["N"] and res.points["piece"].tolist() == doc["columns"]["piece"]
+    assert res.pieces["points"].tolist() == [p["points"] for p in doc["pieces"]]
+    mem = [p["result"]["ecm"]["T_ECM_cy_per_cl"]["MEM"] for p in doc["pieces"]]
+    assert res.pieces["ecm.T_ECM_cy_per_cl.MEM"].tolist() == mem
+    with pytest.raises(ApiValueError):
+        loopmodel.sweep(str(KERNELS / "2d-5pt.c"), IVB, {"M": 5, "N": 9}, compact=True, output="x.csv")

@@ -18,6 +18,7 @@ from .version import __version__
 _LAZY = {
     "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api",
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
+    "CompactSweep": "api",
     "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",
     "ModelError": "errors", "ToolError": "errors", "OptionError": "errors", "UsageError": "errors",
     "ApiTypeError": "errors", "ApiValueError": "errors",

@@ -580,7 +580,47 @@ def _model_names(models) -> tuple:
     return tuple(models)
 
 
-def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), output=None, **options):
+@dataclass(frozen=True)
+class CompactSweep:
+    """A size sweep split into pieces of equal figures (:func:`sweep` with ``compact=True``; the
+    Python form of ``loopmodel analyze --json compact``).
+
+    Attributes:
+        points: ``pandas.DataFrame``, one row per point in sweep order: the varying sizes and
+            ``piece`` (the row of :attr:`pieces` holding the point's figures).
+        pieces: ``pandas.DataFrame``, one row per piece: ``first_point``, ``points`` and the
+            columns of :func:`sweep`'s table at the piece's first point (every figure holds for
+            every point of the piece; the defines, ``requirement_B``/``data_set_B`` in
+            ``layer_conditions`` and the sizes named in ``notes`` are the first point's).
+            ``points.join(pieces, on="piece")`` gives a figure per point.
+        constants: size constant -> the value it has at every point.
+        piecewise: False where the sweep had to be analysed point by point (each point a
+            piece); :attr:`note` says why.
+        note: None, or why the sweep was analysed point by point.
+    """
+    points: object
+    pieces: object
+    constants: MappingProxyType
+    piecewise: bool
+    note: str | None = None
+
+
+def _compact_sweep(kernel, machine, opts) -> CompactSweep:
+    """:class:`CompactSweep` of the prepared ``analyze`` options ``opts``."""
+    run_ = analyze_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts)
+    found, reason = run_.pieces()
+    pd = _pandas()
+    points = pd.DataFrame({**found.columns, "piece": found.piece})
+    counts = found.counts()
+    rows = [{"first_point": int(first), "points": int(n),
+             **sweep_workflow.flatten({k: v for k, v in json.loads(json.dumps(json_report.to_dict(res))).items()
+                                       if k not in ("schema_version", "loopmodel_version")})}
+            for first, n, res in zip(found.first, counts, found.results)]
+    return CompactSweep(points, pd.DataFrame(rows), MappingProxyType(run_.constants()), reason is None, reason)
+
+
+def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), output=None, compact=False,
+          **options):
     """Analyze every point of a size sweep, as ``loopmodel sweep`` does for a study of one
     kernel, one machine and one option set.
 
@@ -589,6 +629,8 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
         defines: size constant -> int, ``range`` (e.g. ``range(100, 2001, 100)``), list of
             ints or ``-D`` range text (``"100:2000:100"``, stop included); the product of all
             is swept, the last constant fastest.
+        compact: True: the sweep split into pieces of equal figures, one analysis per piece
+            (:class:`CompactSweep`; a million points in seconds); not with ``output``.
         output: None (a DataFrame, of at most :data:`loopmodel.workflows.sweep.MAX_TABLE_ROWS` = 10^7
             rows), or a file path ending in ``.parquet``, ``.pq`` or ``.csv``: the rows are
             written there as they are computed, with the columns and types ``loopmodel
@@ -617,9 +659,14 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
             cannot be written.
     """
     _check_inputs(kernel, machine, defines, models)
+    _check_type("compact", compact, bool, "a bool")
+    if compact and output is not None:
+        raise ApiValueError("sweep: compact=True returns the pieces; output= writes one row per point (give one)")
     path = None if output is None else _output_path(output)
     opts = command_options(AnalyzeOptions, "analyze", options, define=define_argv(defines),
                            pmodel=_model_names(models))
+    if compact:
+        return _compact_sweep(kernel, machine, opts)
     given = dict(options)
     if tuple(models) != ("LC", "ECM", "Roofline"):
         given["pmodel"] = list(models) if not isinstance(models, str) else models

@@ -515,8 +515,8 @@ def _loopmodel_ir():
     if importlib.util.find_spec("loopmodel") is None and src not in sys.path:
         sys.path.append(src)
     from loopmodel.fileio.c_kernel import parse_kernel, parse_kernel_file
-    from loopmodel.fileio.kernel_yaml import parse_kernel_yaml_file
-    return parse_kernel, parse_kernel_file, parse_kernel_yaml_file
+    from loopmodel.fileio.kernel_file import load_kernel
+    return parse_kernel, parse_kernel_file, load_kernel
 
 
 def array_sizes_bytes(kernel, sizes) -> dict:

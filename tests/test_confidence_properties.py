@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 import kernel_strategies as ks
 from helpers import KERNELS
 from loopmodel.errors import LoopmodelError
-from loopmodel.fileio.c_kernel import parse_kernel_file
-from loopmodel.fileio.kernel_yaml import parse_kernel_yaml_file
+from loopmodel.fileio.kernel_file import load_kernel
 from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.workflows.confidence import REGIMES, regime_tags
 
@@ -23,7 +22,7 @@ EXAMPLES = tuple(sorted(p.name for p in KERNELS.iterdir() if p.suffix in (".c", 
 @lru_cache(maxsize=None)
 def example(name: str):
     path = str(KERNELS / name)
-    return (parse_kernel_yaml_file(path) if name.endswith(".yml") else parse_kernel_file(path))[0]
+    return load_kernel(path, use_cache=False)[0]
 
 
 def check(kernel, machine, defines: dict, **options) -> None:

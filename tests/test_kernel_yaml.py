@@ -16,7 +16,7 @@ import pytest
 
 from loopmodel.cli import main
 from loopmodel.fileio.c_kernel import parse_kernel_file
-from loopmodel.fileio.kernel_yaml import load_kernel_file, parse_kernel_yaml_file
+from loopmodel.fileio.kernel_file import load_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "kernels"
@@ -64,7 +64,7 @@ def _data_terms(doc) -> dict:
 
 @pytest.mark.parametrize("yml, c, defines", OWN, ids=lambda x: getattr(x, "name", ""))
 def test_own_yaml_examples_match_their_c_twins(capsys, yml, c, defines):
-    ky, _ = parse_kernel_yaml_file(str(yml))
+    ky = load_kernel(str(yml), use_cache=False)[0]
     kc, _ = parse_kernel_file(str(c))
     assert _facts(ky) == _facts(kc)
     assert _data_terms(_doc(capsys, yml, defines)) == _data_terms(_doc(capsys, c, defines))
@@ -74,7 +74,7 @@ def test_own_yaml_examples_match_their_c_twins(capsys, yml, c, defines):
 @pytest.mark.parametrize("sizes", [{"N": 1000, "M": 50}, {"N": 2000, "M": 2000}])
 def test_peer_yaml_descriptions_match_their_c_twins(capsys, sizes):
     for yml, c in _peer_twins():
-        ky, _ = parse_kernel_yaml_file(str(yml))
+        ky = load_kernel(str(yml), use_cache=False)[0]
         kc, _ = parse_kernel_file(str(c))
         assert _facts(ky) == _facts(kc), yml
         y, cc = _doc(capsys, yml, sizes), _doc(capsys, c, sizes)
@@ -137,9 +137,9 @@ def test_bad_yaml_kernels_give_one_line_errors(capsys, tmp_path, name):
 
 
 def test_kernel_loader_picks_the_front_end_by_suffix():
-    k, defaults, text, notes = load_kernel_file(str(EXAMPLES / "daxpy.c"))
+    k, defaults, text, notes = load_kernel(str(EXAMPLES / "daxpy.c"))
     assert text.startswith("/* daxpy") and notes == ()
-    k, defaults, text, notes = load_kernel_file(str(EXAMPLES / "daxpy.yml"))
+    k, defaults, text, notes = load_kernel(str(EXAMPLES / "daxpy.yml"))
     assert text is None and defaults == {} and any("FMA" in n for n in notes)
 
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import KERNELS, run_cli
 
 from loopmodel.errors import KernelError, LoopmodelError, MachineError
-from loopmodel.fileio import reader
+from loopmodel.fileio import reader, yaml_reader
 
 DAXPY = str(KERNELS / "daxpy.c")
 SKL = "SkylakeSP_Gold-6148"
@@ -52,11 +52,11 @@ def test_text_only(tmp_path):
 ])
 def test_duplicate_keys(text, line):
     with pytest.raises(MachineError, match=rf"^m.yml:{line}:\d+: not valid YAML: key '\w+' is given twice"):
-        reader.load_yaml(text, "m.yml", MachineError)
+        yaml_reader.load_yaml(text, "m.yml", MachineError)
 
 
 def test_merge_keys_may_be_overridden():
-    assert reader.load_yaml("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  x: 3\n", "m.yml") == {
+    assert yaml_reader.load_yaml("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  x: 3\n", "m.yml") == {
         "base": {"x": 1, "y": 2}, "d": {"x": 3, "y": 2}}
 
 
@@ -65,16 +65,16 @@ def test_alias_bomb_and_recursion():
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8))
     t0 = time.monotonic()
     with pytest.raises(LoopmodelError, match="more than 1000000 nodes"):
-        reader.load_yaml(bomb, "b.yml")
+        yaml_reader.load_yaml(bomb, "b.yml")
     assert time.monotonic() - t0 < 5
     with pytest.raises(LoopmodelError, match="recursive alias"):
-        reader.load_yaml("a: &a [1, *a]\n", "r.yml")
+        yaml_reader.load_yaml("a: &a [1, *a]\n", "r.yml")
 
 
 def test_no_python_objects():
     with pytest.raises(LoopmodelError, match="not valid YAML"):
-        reader.load_yaml("!!python/object/apply:os.system ['true']\n", "p.yml")
-    assert reader.load_yaml("x: !!python/tuple [1, 2]\n", "k.yml", tuples=True) == {"x": [1, 2]}
+        yaml_reader.load_yaml("!!python/object/apply:os.system ['true']\n", "p.yml")
+    assert yaml_reader.load_yaml("x: !!python/tuple [1, 2]\n", "k.yml", tuples=True) == {"x": [1, 2]}
 
 
 @pytest.mark.parametrize("command", [

@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
 from .fileio.c_kernel import parse_kernel
-from .fileio.kernel_yaml import load_kernel_file
+from .fileio.kernel_file import load_kernel
 from .fileio.machine_files import builtin_names, load_machine
 from .fileio.output import check_new_output
 from .fileio.result_file import output_format
@@ -97,7 +97,7 @@ class Kernel:
             ApiValueError: ``path`` is empty or holds a NUL character (a ValueError too).
             KernelError: unreadable, malformed or unsupported (one line naming the file).
         """
-        kernel, defaults, text, notes = load_kernel_file(_path_arg("path", path))
+        kernel, defaults, text, notes = load_kernel(_path_arg("path", path))
         return cls(kernel, text, MappingProxyType(dict(defaults)), tuple(notes))
 
     @classmethod
@@ -114,7 +114,7 @@ class Kernel:
         return cls(kernel, text, MappingProxyType(dict(defaults)))
 
     def parts(self) -> tuple:
-        """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_yaml.load_kernel_file`
+        """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_file.load_kernel`
         returns them."""
         return self.model, dict(self.defaults), self.text, self.notes
 

@@ -23,7 +23,6 @@ import re
 import shlex
 import shutil
 import tempfile
-from importlib import metadata
 
 from . import cache, gate
 from .errors import ToolError
@@ -231,7 +230,12 @@ def tool_output(path: str, args) -> str:
 def package_version(name: str) -> str:
     """Version of the Python package ``name`` (a tool used as a library, such as OSACA): its
     distribution metadata, else the module's ``__version__`` (a source checkout on the path);
-    ``'not installed'`` if it cannot be imported, ``'unknown'`` if it says no version."""
+    ``'not installed'`` if it cannot be imported, ``'unknown'`` if it says no version.
+
+    importlib.metadata (with the email package it reads metadata with) is loaded here, by name:
+    only a tool used as a library needs it, and importing it costs more than a warm analysis's
+    other work (benchmarks/import_time.py)."""
+    metadata = importlib.import_module("importlib.metadata")
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -6,23 +6,21 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 
-from rich.console import Console
-from rich.progress import Progress
-
 from ..errors import DefineError, LoopmodelError
 from ..fileio.output import check_new_output, write_new_output
-from ..report.ecm_plot import ecm_point, plot
 from ..report.figures import check_picture_path
 from ..report import sweep_compact
 from ..report.json_report import to_dict
 from ..report.text import SweepPrinter, render
 from ..workflows import analyze as workflow
 from .commands import COMMANDS
-from .arguments import add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments
+from .arguments import (add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments,
+                        progress_bar)
 
 EPILOG = ("Kerncraft spellings accepted: -D/--define N 1000, -P/--cache-predictor LC|SIM, -i/--incore-model "
           "OSACA|LLVM-MCA, --unit cy/It|It/s|FLOP/s|cy/CL, -p ECMData (= ECM, data-transfer terms; analytic in-core "
@@ -117,7 +115,7 @@ def _analyze_sweep(args, prepared, variable: str | None) -> int:
         emit = _collecting(emit, plot_points, variable)
     # rows on a terminal show the progress themselves; the bar is for output sent elsewhere
     if not args.no_progress and sys.stderr.isatty() and not out.isatty():
-        with Progress(transient=True, console=Console(stderr=True)) as prog:
+        with progress_bar() as prog:
             task = prog.add_task("analyzing", total=len(points))
             for res in prepared.results():
                 emit(res)
@@ -138,7 +136,7 @@ def _collecting(emit, plot_points: list, variable: str):
     """``emit`` that also keeps the :class:`~loopmodel.report.ecm_plot.EcmPoint` of each result."""
     def both(res):
         emit(res)
-        plot_points.append(ecm_point(res, variable))
+        plot_points.append(_ecm_plot().ecm_point(res, variable))
     return both
 
 
@@ -169,6 +167,12 @@ def _write_ecm_plot(args, variable: str, plot_points: list, analyzer, first: dic
     title = f"{os.path.basename(str(args.kernel))} on {analyzer.machine.name}: single-core ECM contributions"
     title += f" ({fixed})" if fixed else ""
     try:
-        plot(plot_points, variable, args.plot, title)
+        _ecm_plot().plot(plot_points, variable, args.plot, title)
     except OSError as exc:
         raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
+
+
+def _ecm_plot():
+    """:mod:`loopmodel.report.ecm_plot`, loaded for ``--plot`` only (an analysis without a picture
+    does not import it; benchmarks/speed_check.py)."""
+    return importlib.import_module("loopmodel.report.ecm_plot")

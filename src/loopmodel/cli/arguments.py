@@ -4,10 +4,8 @@ take their option names, defaults, choices and help from the same fields."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from rich.console import Console
-
+from ..report.plain import rich_module, text_console
 from ..workflows.options import fields, names
 
 
@@ -101,5 +99,11 @@ def plot_arguments(parser, help_text: str, metavar: str = "FILE") -> None:
 
 
 def console(width: int = 120):
-    """The rich console of text reports: the terminal's width, else ``width`` columns."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else width)
+    """The console of text reports (:func:`loopmodel.report.plain.text_console`): rich's on a
+    terminal (its width), else ``width`` columns of plain text, as rich would write them."""
+    return text_console(width)
+
+
+def progress_bar():
+    """A transient rich progress bar on standard error (rich loaded only when one is shown)."""
+    return rich_module("progress").Progress(transient=True, console=rich_module("console").Console(stderr=True))

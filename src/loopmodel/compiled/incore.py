@@ -25,7 +25,9 @@ registers into L1"; cross-architecture paper §3.4.1):
   is T_nOL: cross-architecture-machine-models.txt §3.4.1 eq. (1) in port terms.
 * Both come from :func:`loopmodel.models.incore.port_pressure_times`, the one definition of
   "port pressure -> (T_OL, T_nOL)", through :func:`port_table`, which computes the balanced
-  port table once; it is kept in :attr:`CompiledInCore.port_table` for the reports.
+  port table once; it is kept in :attr:`CompiledInCore.port_table` for the reports. The
+  balancing itself (:func:`effective_ports`, the slow part) is cached per user with the
+  compiled analysis (:func:`balanced_ports`).
 * Both are bounded from below by the L1 data paths of the machine model
   (:func:`data_path_bound`: 16 B per load port and cycle on Sandy/Ivy Bridge), and an
   analyzer result that leaves instructions unaccounted for is refused
@@ -330,7 +332,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
         raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, mismatch if beyond else ""), tuple(bad))
     notes = unrolled + ([mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond
                                     else "")] if mismatch else [])
-    info = dataclasses.replace(info, port_table=port_table(info, machine, iterations_per_unit))
+    info = dataclasses.replace(info, port_table=port_table(info, machine, iterations_per_unit, use_cache))
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
     res = to_incore_result(info, machine, iterations_per_unit, bytes_per_cl)
@@ -675,7 +677,7 @@ def _bound_source(sources: tuple, before: tuple, after: tuple, bound: dict) -> t
     return tuple(out)
 
 
-def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> PortTable:
+def port_table(info: CompiledInCore, machine, iterations_per_unit: float, use_cache: bool = False) -> PortTable:
     """The port pressure of ``info``'s block as the ECM counts it, and T_OL/T_nOL per pass.
 
     Balances the analyzer's pressure once (:func:`effective_ports`), classifies the ports
@@ -694,6 +696,7 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
         info: the analysis (cy per pass).
         machine: machine model.
         iterations_per_unit: inner-loop iterations per CL of work.
+        use_cache: take the balanced pressure from the per-user cache (:func:`balanced_ports`).
 
     Returns:
         :class:`PortTable` (cy per pass; ``cy_per_cl_per_pass`` converts to cy/CL).
@@ -704,7 +707,7 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float) -> Por
     if not listed:
         counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
     per_cl = iterations_per_unit / info.iterations_per_pass
-    bal, loads = effective_ports(info, machine)
+    bal, loads = balanced_ports(info, machine, use_cache)
     if machine.stores_overlap():  # Intel's ECM: the loads' pressure on the load ports is T_nOL
         memory, nol, what = loads, non, "loads"
     else:  # eq. (1): every uop of a load or store on the memory ports (store ports too) is T_nOL
@@ -828,6 +831,31 @@ def shared_ports(machine, analyzer: str) -> set:
     """
     ports = machine.in_core.analyzer_ports.get(analyzer, {})
     return set(ports.get("overlapping", [])) & set(ports.get("non_overlapping", []))
+
+
+def balanced_ports(info: CompiledInCore, machine, use_cache: bool = True) -> tuple:
+    """:func:`effective_ports` of ``info`` on ``machine``, from the per-user cache
+    (:mod:`loopmodel.cache`) where it was computed before: the balancing takes longer than the
+    rest of an analysis whose compiled block is cached. The key is everything the balancing
+    reads (the analyzer, the ISA, the per-instruction and per-port pressure, the machine's port
+    lists for the analyzer), so any other input is another entry; the entry is the computed
+    pair itself.
+
+    Returns:
+        ``(ports, load_ports)`` as :func:`effective_ports`.
+    """
+    if not use_cache:
+        return effective_ports(info, machine)
+    ports = machine.in_core.analyzer_ports.get(info.analyzer, {})
+    key = cache.make_key("balanced-ports-v1", info.analyzer, info.aarch64, info.instructions,
+                         sorted(info.ports_cy_per_pass.items()), bool(ports), sorted(ports.get("overlapping", [])),
+                         sorted(ports.get("non_overlapping", [])))
+    hit = cache.load("ports", key)
+    if isinstance(hit, tuple) and len(hit) == 2:
+        return hit
+    out = effective_ports(info, machine)
+    cache.store("ports", key, out)
+    return out
 
 
 def effective_ports(info: CompiledInCore, machine) -> tuple:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import DefineError, LoopmodelError
 from ..ir.application import AppKernel, AppSpec
 from .defines import MAX_SIZE, size_problem
-from .reader import read_yaml
+from .yaml_reader import read_yaml
 
 #: the largest magnitude of a value inside a size expression: the product of two sizes
 _MAX_PARTIAL = MAX_SIZE ** 2

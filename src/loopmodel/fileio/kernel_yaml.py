@@ -18,7 +18,7 @@ directly (kerncraft-tool-paper.txt §2.1 names the same facts for the C front-en
     flops: {"+": 3, "*": 1}      # arithmetic operations per iteration
     code: ...                    # decorative (unused, as in Kerncraft)
 
-The file is read by :mod:`loopmodel.fileio.reader` (bounded, a safe loader, duplicate keys
+The file is read by :mod:`loopmodel.fileio.yaml_reader` (bounded, a safe loader, duplicate keys
 refused; Kerncraft's ``!!python/tuple`` tag is read as a plain list; no other Python tag is
 accepted), and every expression (dimensions,
 bounds, indices) with the C front-end's integer-expression grammar
@@ -39,9 +39,9 @@ from pycparser import c_parser
 from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel, read_kernel_text
+from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel
 from .c_limits import check_depth, check_statement_tokens
-from .reader import load_yaml
+from .yaml_reader import load_yaml
 
 #: file suffixes read as YAML kernel descriptions (anything else is C)
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -52,8 +52,10 @@ _OPTIONAL = ("code",)
 
 
 
-def load_kernel_file(path: str) -> tuple:
-    """Read a kernel file, C or YAML description by suffix (:data:`YAML_SUFFIXES`).
+def kernel_from_text(text: str, path: str) -> tuple:
+    """A kernel file's ``text`` parsed, C or YAML description by the suffix of ``path``
+    (:data:`YAML_SUFFIXES`); :func:`loopmodel.fileio.kernel_file.load_kernel` reads the file
+    and caches this.
 
     Returns:
         ``(kernel, defaults, text, notes)``: the :class:`Kernel`, ``#define`` defaults
@@ -61,23 +63,13 @@ def load_kernel_file(path: str) -> tuple:
         and notes on what the description leaves out (a tuple of one-line strings).
 
     Raises:
-        KernelError: unreadable, malformed or unsupported file (one line naming it).
+        KernelError: malformed or unsupported (one line naming ``path``).
     """
-    if not str(path).lower().endswith(YAML_SUFFIXES):
-        text = read_kernel_text(path)
-        kernel, defaults = parse_kernel(text, str(path))
+    if not path.lower().endswith(YAML_SUFFIXES):
+        kernel, defaults = parse_kernel(text, path)
         return kernel, defaults, text, ()
-    kernel, notes = parse_kernel_yaml_file(path)
+    kernel, notes = parse_kernel_yaml(load_yaml_text(text, path), path)
     return kernel, {}, None, notes
-
-
-def parse_kernel_yaml_file(path: str) -> tuple:
-    """Read a YAML kernel description; ``(kernel, notes)``, see :func:`parse_kernel_yaml`.
-
-    Raises:
-        KernelError: the file cannot be read or is not valid YAML of the described form.
-    """
-    return parse_kernel_yaml(load_yaml_text(read_kernel_text(path), str(path)), str(path))
 
 
 def load_yaml_text(text: str, filename: str):

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from pathlib import Path
@@ -18,8 +19,7 @@ from ..errors import MachineError
 from ..machine import fields as fx
 from ..machine.model import MachineModel
 from .host_models import HOST_NAME, resolve_host
-from .machine_schema import validate_mapping
-from .reader import decode, load_yaml, read_bytes
+from .reader import decode, read_bytes
 from ..units import UnitError, parse_quantity
 
 # built-in models ship as package data (installed as plain files)
@@ -46,10 +46,10 @@ def _read_bytes(path) -> bytes:
 
 
 def read_yaml(path: str, raw: bytes | None = None) -> dict:
-    """Load a YAML mapping (from ``raw`` if given) with :func:`loopmodel.fileio.reader.load_yaml`
+    """Load a YAML mapping (from ``raw`` if given) with :func:`loopmodel.fileio.yaml_reader.load_yaml`
     (safe, duplicate keys refused, bounded); errors carry ``file:line:col``."""
     text = decode(_read_bytes(path) if raw is None else raw, str(path), "machine file", MachineError)
-    data = load_yaml(text, str(path), MachineError)
+    data = _parsing("yaml_reader").load_yaml(text, str(path), MachineError)
     if not isinstance(data, dict):
         raise MachineError("machine file must contain a YAML mapping", file=str(path))
     return data
@@ -114,7 +114,15 @@ def validate(data: dict, source: str) -> MachineModel:
     Raises:
         MachineError: one line naming ``source``, the key path and the problem.
     """
-    return validate_mapping(data, source)
+    return _parsing("machine_schema").validate_mapping(data, source)
+
+
+def _parsing(name: str):
+    """The module ``name`` of this package that parses a machine file: :mod:`.yaml_reader`
+    (PyYAML) or :mod:`.machine_schema` (pydantic). Loaded here when a file is read and
+    validated, not when this module is: :func:`load_machine` of an unchanged file takes the
+    validated model from the cache and needs neither (benchmarks/import_time.py)."""
+    return importlib.import_module(f"{__package__}.{name}")
 
 
 # --- Kerncraft format --------------------------------------------------------

@@ -17,7 +17,6 @@ import re
 import sys
 import typing
 
-from annotated_types import Ge, Gt, Le
 
 from ..machine import fields as fx
 from ..machine.model import BenchmarkKernel, MachineModel
@@ -52,11 +51,11 @@ def _unwrap(tp):
             for m in meta:
                 if hasattr(m, "fn"):
                     conv = m.fn
-                elif isinstance(m, Gt):
+                elif isinstance(m, fx.Gt):
                     cons.append(f"> {m.gt}")
-                elif isinstance(m, Ge):
+                elif isinstance(m, fx.Ge):
                     cons.append(f">= {m.ge}")
-                elif isinstance(m, Le):
+                elif isinstance(m, fx.Le):
                     cons.append(f"<= {m.le}")
                 elif isinstance(m, fx.Range):
                     cons.append(f"physical range {m}")

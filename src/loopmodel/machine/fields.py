@@ -8,11 +8,19 @@ and return the value in base units (Hz, bytes, B/cy, B/s, cycles), or raise
 ``ValueError`` with a one-line message. :mod:`loopmodel.fileio.machine_schema`
 validates a machine file against the dataclasses with pydantic, which runs these
 conversions before its type checks (the markers give pydantic its validation hooks through
-``pydantic_core.core_schema``; the models themselves never call pydantic).
+``pydantic_core.core_schema``; the models themselves never call pydantic). The bounds
+:class:`Gt`, :class:`Ge` and :class:`Le` stand for annotated_types' constraints of the same
+names, which pydantic applies as its own.
+
+pydantic_core and annotated_types are loaded only when pydantic builds a validator
+(:func:`schema_modules`): a machine model read back from the per-user cache
+(:mod:`loopmodel.cache`) needs neither, so an analysis of an unchanged machine file does not
+import them (benchmarks/import_time.py).
 """
 from __future__ import annotations
 
-from pydantic_core import core_schema
+import importlib
+from typing import Annotated
 
 from ..units import UnitError, parse_power, parse_quantity
 from .coherence import CoherenceTable
@@ -39,7 +47,45 @@ class Convert:
 
     def __get_pydantic_core_schema__(self, source, handler):
         """Pydantic hook: run ``fn`` before the schema of the annotated type."""
-        return core_schema.no_info_before_validator_function(self.fn, handler(source))
+        return schema_modules()[0].no_info_before_validator_function(self.fn, handler(source))
+
+
+def schema_modules() -> tuple:
+    """``(pydantic_core.core_schema, annotated_types)``, loaded here when pydantic asks a marker
+    of this module for its schema (validating a machine file, :mod:`loopmodel.fileio.machine_schema`),
+    not when the machine model is imported: a model read from the cache needs neither."""
+    return importlib.import_module("pydantic_core.core_schema"), importlib.import_module("annotated_types")
+
+
+class _Bound:
+    """``Annotated`` marker: a bound of a number, validated by pydantic exactly as annotated_types'
+    constraint of the subclass's name (``Gt(0)``: > 0, ``Ge(0)``: >= 0, ``Le(64)``: <= 64); the
+    bound is the attribute of that constraint's name (``gt``, ``ge``, ``le``)."""
+
+    def __init__(self, bound):
+        setattr(self, type(self).__name__.lower(), bound)
+
+    def __repr__(self) -> str:
+        name = type(self).__name__
+        return f"{name}({getattr(self, name.lower())!r})"
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        """Pydantic hook: the schema of ``source`` with annotated_types' constraint of this name."""
+        name = type(self).__name__
+        constraint = getattr(schema_modules()[1], name)(getattr(self, name.lower()))
+        return handler(Annotated[source, constraint])
+
+
+class Gt(_Bound):
+    """The value is greater than ``gt`` (annotated_types.Gt)."""
+
+
+class Ge(_Bound):
+    """The value is at least ``ge`` (annotated_types.Ge)."""
+
+
+class Le(_Bound):
+    """The value is at most ``le`` (annotated_types.Le)."""
 
 
 class Range:
@@ -85,7 +131,7 @@ class Range:
 
     def __get_pydantic_core_schema__(self, source, handler):
         """Pydantic hook: check the range after the annotated type's own validation."""
-        return core_schema.no_info_after_validator_function(self.check, handler(source))
+        return schema_modules()[0].no_info_after_validator_function(self.check, handler(source))
 
 
 #: physical ranges of the machine model's quantities (base units), shared by the fields and

@@ -21,11 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, Optional
 
-from annotated_types import Ge, Gt, Le
-
 from . import fields as fx
 from .coherence import CoherenceTable
-from .fields import OPS, Convert
+from .fields import OPS, Convert, Ge, Gt, Le
 from .power import PowerSection
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",

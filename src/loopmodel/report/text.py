@@ -1,15 +1,14 @@
-"""Terminal rendering (rich) of analysis results; the notation follows the papers."""
+"""Terminal rendering of analysis results (rich's markup and tables; written without rich where
+the output is no terminal, :mod:`loopmodel.report.plain`); the notation follows the papers."""
 from __future__ import annotations
 
 import math
-
-from rich.markup import escape
-from rich.table import Table
 
 from ..models.scaling import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
 from .output_units import convert
+from .plain import Table, escape
 
 _DIM = {1: "1D", 2: "2D", 3: "3D"}
 

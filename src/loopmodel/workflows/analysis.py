@@ -27,7 +27,6 @@ from ..models.roofline import RooflineResult, roofline_model
 from ..models.split_access import alignment_modulus
 from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
 from ..predictors.layer_conditions import LayerConditionAnalysis
-from ..predictors.simulation import SimulationInfo, SimulationPredictor
 from ..predictors.traffic import TrafficPrediction
 from .confidence import Confidence, assess, kernel_facts
 
@@ -127,7 +126,7 @@ class AnalysisResult:
     roofline: RooflineResult | None
     lc_variable: str | None
     notes: tuple = field(default=())
-    simulation: SimulationInfo | None = None
+    simulation: object = None  # SimulationInfo (predictors.simulation) of a cache simulation, else None
     compiled: object = None
     roofline_asm: RooflineResult | None = None
     confidence: Confidence | None = None
@@ -289,7 +288,8 @@ class Analyzer:
             if options.models == ("LC",):
                 raise
             self.lc_error = exc  # e.g. transposed access: fall back to cache simulation
-        self.sim = SimulationPredictor(kernel) if (options.cache_predictor == "sim" or self.lc is None) else None
+        self.sim = _simulation().SimulationPredictor(kernel) \
+            if (options.cache_predictor == "sim" or self.lc is None) else None
         if options.solve_for and options.solve_for not in kernel.constants:
             raise DefineError(f"--lc-variable {options.solve_for}: the kernel has no constant of that name "
                               f"(constants: {', '.join(sorted(kernel.constants)) or 'none'})")
@@ -679,6 +679,13 @@ def check_incore_options(opt: AnalyzerSettings) -> None:
                else "no C code to compile")
         raise OptionError(f"{', '.join(named)}: no compiled in-core analysis with {why} (they name a part of "
                           "the compiled kernel)")
+
+
+def _simulation():
+    """:mod:`loopmodel.predictors.simulation`, loaded when a cache simulation runs (``--cache-predictor
+    sim``, or layer conditions that do not apply): an analysis that does not simulate does not
+    import the simulator (a C extension and its loop-nest types; benchmarks/speed_check.py)."""
+    return importlib.import_module("..predictors.simulation", __package__)
 
 
 def _measuring():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..errors import DefineError, LoopmodelError
 from ..fileio.defines import Sweep, sweep
 from ..fileio.host_models import machine_notes
-from ..fileio.kernel_yaml import load_kernel_file
+from ..fileio.kernel_file import load_kernel
 from ..machine.fields import BANDWIDTH_S
 from ..report.output_units import UNITS
 from ..units import parse_quantity
@@ -177,11 +177,12 @@ def _memory_bandwidth(text: str | None) -> float | None:
         raise DefineError(f"--mem-bw: {exc}") from None
 
 
-def _kernel_parts(kernel, incore: str, models: tuple) -> tuple:
-    """``(kernel, defaults, text, notes)`` of a kernel file or a :class:`loopmodel.Kernel`;
+def _kernel_parts(kernel, incore: str, models: tuple, use_cache: bool = True) -> tuple:
+    """``(kernel, defaults, text, notes)`` of a kernel file (its parse cached per user where
+    ``use_cache``, :func:`~loopmodel.fileio.kernel_file.load_kernel`) or a :class:`loopmodel.Kernel`;
     refuses a compiling analysis of a YAML description (no C code)."""
-    parts = getattr(kernel, "parts", None)  # a loopmodel.Kernel (Python API) carries what load_kernel_file reads
-    model, defaults, text, notes = parts() if parts else load_kernel_file(kernel)
+    parts = getattr(kernel, "parts", None)  # a loopmodel.Kernel (Python API) carries what load_kernel reads
+    model, defaults, text, notes = parts() if parts else load_kernel(kernel, use_cache)
     if text is None and (incore in ("llvm-mca", "osaca", "measured") or "RooflineASM" in models):
         what = f"--incore {incore}" if incore in ("llvm-mca", "osaca", "measured") else "-p RooflineASM"
         raise DefineError(f"{what} compiles the kernel and needs C code; a YAML kernel description has "
@@ -204,7 +205,7 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
     alignment = byte_count("--array-alignment", options.array_alignment, minimum=1)
     padding = byte_count("--array-padding", options.array_padding, minimum=0)
     incore = options.incore or incore_default
-    model, defaults, text, kernel_notes = _kernel_parts(kernel, incore, models)
+    model, defaults, text, kernel_notes = _kernel_parts(kernel, incore, models, not options.no_cache)
     points = sweep(list(options.define), defaults)
     unknown = sorted(points.names() - set(model.constants))
     if unknown:

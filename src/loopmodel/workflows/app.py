@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..fileio.app_file import read_app
 from ..fileio.defines import one_point, sweep
 from ..fileio.host_models import machine_notes
-from ..fileio.kernel_yaml import load_kernel_file
+from ..fileio.kernel_file import load_kernel
 from ..models.application import predict
 from .analysis import Analyzer, AnalyzerSettings
 from .inputs import check_p0, core_list, machine_model
@@ -47,7 +47,7 @@ def run(app_file: str, machine, options: AppOptions):
     check_p0(options.p0)
     analyses, per_cores = [], []
     for k in spec.kernels:
-        kernel, _, text, notes = load_kernel_file(k.path)
+        kernel, _, text, notes = load_kernel(k.path, not options.no_cache)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
         settings = AnalyzerSettings(models=("ECM",), incore=options.incore, use_cache=not options.no_cache,
                                     kernel_text=text, notes=notes, machine_file=str(machine),

@@ -24,7 +24,8 @@ from ..fileio.c_kernel import parse_kernel
 from ..fileio.defines import sweep
 from ..fileio.kernel_yaml import YAML_SUFFIXES, load_yaml_text, parse_kernel_yaml
 from ..fileio.machine_files import load_machine
-from ..fileio.reader import KERNEL_MAX_BYTES, decode, read_bytes, read_yaml
+from ..fileio.reader import KERNEL_MAX_BYTES, decode, read_bytes
+from ..fileio.yaml_reader import read_yaml
 from .analyze import AnalyzeOptions, model_names
 from .options import fields, from_values
 
@@ -62,7 +63,7 @@ class StudyKernel:
     raw: bytes = dataclasses.field(default=b"", repr=False, compare=False)
 
     def parts(self) -> tuple:
-        """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_yaml.load_kernel_file`
+        """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_file.load_kernel`
         gives them for the file, from :attr:`raw` (``loopmodel analyze`` takes this in place of
         the path).
 

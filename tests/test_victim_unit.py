@@ -17,7 +17,7 @@ from helpers import SNB, analyze, reference_dir, run_cli
 from loopmodel.cachesim.hierarchy import Hierarchy, LevelSpec
 from loopmodel.errors import ModelError
 from loopmodel.fileio.c_kernel import parse_kernel
-from loopmodel.fileio.machine_files import convert_kerncraft
+from loopmodel.fileio.kerncraft_machine import convert_kerncraft
 
 ZEN = "Zen_EPYC-7451"
 

@@ -12,10 +12,7 @@ import importlib
 import functools
 from dataclasses import dataclass, field
 
-from ..compiled import checked
-from ..compiled.agreement import disagreement_note
 from ..compiled.compile import fp_reassociation, resolve_compiler
-from ..compiled.incore import compiled_incore
 from ..errors import DefineError, ModelError, OptionError, ToolError
 from ..ir.kernel import coefficient
 from ..ir.point import check_point
@@ -439,7 +436,7 @@ class Analyzer:
         if analytic.T_OL is None:
             return []
         other = ecm_model(traffic, analytic, self.machine, self.options.memory_bandwidth)
-        note = disagreement_note(other, ecm, analytic, incore, compiled, self.kernel)
+        note = _compiled("agreement").disagreement_note(other, ecm, analytic, incore, compiled, self.kernel)
         return [note] if note else []
 
     def _unknown_incore(self, incore) -> str:
@@ -490,16 +487,17 @@ class Analyzer:
         skipped, done = [], []
         for analyzer in analyzers:
             try:
-                done.append(compiled_incore(self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer,
-                                            opt.compiler, opt.compiler_flags, opt.asm_block, opt.pointer_increment,
-                                            opt.use_cache, assume_aligned=opt.assume_aligned,
-                                            trust_machine=opt.trust_machine_flags, machine_file=opt.machine_file))
+                done.append(_compiled("incore").compiled_incore(
+                    self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer, opt.compiler,
+                    opt.compiler_flags, opt.asm_block, opt.pointer_increment, opt.use_cache,
+                    assume_aligned=opt.assume_aligned, trust_machine=opt.trust_machine_flags,
+                    machine_file=opt.machine_file))
             except ToolError as e:
                 if mode != "auto" or isinstance(e, OptionError):
                     raise
                 skipped.append(e.message)
                 continue
-            if not checked.has_probe(self.machine):
+            if not _compiled("checked").has_probe(self.machine):
                 break
         if done:
             (res, info), picked = self._closest_to_probe(done)
@@ -524,6 +522,7 @@ class Analyzer:
         with a note naming the pick and why; ``(done[0], ())`` for one analyzer."""
         if len(done) == 1:
             return done[0], ()
+        checked = _compiled("checked")
         scores = [checked.score(info.check) for _, info in done]
         best = min(range(len(done)), key=lambda i: scores[i])
 
@@ -679,6 +678,13 @@ def check_incore_options(opt: AnalyzerSettings) -> None:
                else "no C code to compile")
         raise OptionError(f"{', '.join(named)}: no compiled in-core analysis with {why} (they name a part of "
                           "the compiled kernel)")
+
+
+def _compiled(name: str):
+    """The module ``name`` of :mod:`loopmodel.compiled` (``incore``, ``checked``, ``agreement``),
+    loaded when a compiled in-core analysis runs: an analysis with the analytic in-core model does
+    not import the assembly parsers and analyzer back-ends (benchmarks/speed_check.py)."""
+    return importlib.import_module(f"..compiled.{name}", __package__)
 
 
 def _simulation():

@@ -3,7 +3,8 @@ and a Kerncraft machine file converted to loopmodel YAML (``machine probe`` is
 :mod:`loopmodel.workflows.probe`)."""
 from __future__ import annotations
 
-from ..fileio.machine_files import builtin_names, convert_kerncraft, load_machine, read_yaml, validate
+from ..fileio.kerncraft_machine import convert_kerncraft
+from ..fileio.machine_files import builtin_names, load_machine, read_yaml, validate
 from ..fileio.machine_writer import machine_mapping, plain_yaml
 from ..measure.probe_check import self_check_lines
 from .probe import validation_lines

@@ -69,17 +69,24 @@ def package_dir() -> str:
     return probe.stdout.strip()
 
 
-def command(*args: str):
-    """A timer of the fresh process ``python -m loopmodel ARGS`` (output discarded).
+def command(*args: str, cold: bool = False):
+    """A timer of the fresh process ``python -m loopmodel ARGS`` (output discarded); ``cold``: with
+    an empty per-user cache of its own (machine file validated, kernel parsed, nothing read back).
 
     Raises:
         RuntimeError: the command fails (its standard error's last line).
     """
     def run(env: dict) -> float:
-        t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "loopmodel", *args], env=env, cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        elapsed = time.perf_counter() - t0
+        own = tempfile.mkdtemp(prefix="loopmodel-speed-cold-") if cold else None
+        try:
+            t0 = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "loopmodel", *args], cwd=ROOT, text=True,
+                                  env={**env, "LOOPMODEL_CACHE_DIR": own} if own else env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            elapsed = time.perf_counter() - t0
+        finally:
+            if own:
+                shutil.rmtree(own, ignore_errors=True)
         if proc.returncode != 0:
             raise RuntimeError(f"loopmodel {' '.join(args)}: exit {proc.returncode}: "
                                f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
@@ -155,6 +162,8 @@ CASES = (
     Case("analyze-warm-analytic", "the same with --incore analytic",
          command(*ANALYZE, "-D", "N=1015", "--incore", "analytic")),
     Case("analyze-warm-json", "the same (--incore auto) with --json", command(*ANALYZE, "-D", "N=1015", "--json")),
+    Case("analyze-cold-analytic", "analyze --incore analytic with an empty cache (file validation, parsing)",
+         command(*ANALYZE, "-D", "N=1015", "--incore", "analytic", cold=True), k=5),
     Case("analyze-api", "loopmodel.analyze(...) in process (--incore auto), after a warm-up call",
          in_process(api_analyze)),
     Case("sweep-1000-analytic-json", "analyze -D N=10:10000:10 --incore analytic --json (1000 points)",

@@ -64,16 +64,30 @@ def make_key(*parts) -> str:
 def code_digest() -> bytes:
     """SHA-256 (32 bytes) over the relative path and bytes of every ``.py`` and ``.c`` file
     of the package (:data:`PACKAGE_ROOT`), in path order; computed once per process
-    (about 2 ms for the 0.4 MB of source)."""
+    (about 6 ms for the 1.8 MB of source on a 2-vCPU guest: reading and hashing, the folders
+    walked with ``os.scandir``, ``__pycache__`` skipped)."""
     return _digest_of(str(PACKAGE_ROOT))
+
+
+def _source_files(folder: str, parts: tuple = ()) -> list:
+    """``(relative path parts, Path)`` of the ``.py`` and ``.c`` files under ``folder`` (symbolic
+    links to folders not followed, ``__pycache__`` skipped)."""
+    out = []
+    with os.scandir(folder) as entries:
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                if e.name != "__pycache__":
+                    out += _source_files(e.path, parts + (e.name,))
+            elif e.name.endswith((".py", ".c")) and e.is_file():
+                out.append((parts + (e.name,), Path(e.path)))
+    return out
 
 
 @functools.lru_cache(maxsize=None)
 def _digest_of(root: str) -> bytes:
-    base = Path(root)
     h = hashlib.sha256()
-    for p in sorted(q for q in base.rglob("*") if q.suffix in (".py", ".c") and q.is_file()):
-        rel = p.relative_to(base).as_posix().encode()
+    for parts, p in sorted(_source_files(root)):
+        rel = "/".join(parts).encode()
         try:
             data = p.read_bytes()
         except OSError:

@@ -14,7 +14,6 @@ check against the probe (:mod:`.checked`).
 """
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shutil
@@ -99,7 +98,7 @@ def find_llvm_mca() -> str | None:
         return os.path.abspath(found) if found else None
     cands = []
     for d in os.environ.get("PATH", "").split(os.pathsep):
-        for p in glob.glob(os.path.join(d, "llvm-mca-[0-9]*")):
+        for p in _versioned_names(d):
             m = re.search(r"llvm-mca-(\d+)$", p)
             if m and os.access(p, os.X_OK):
                 cands.append((int(m.group(1)), p))
@@ -107,6 +106,17 @@ def find_llvm_mca() -> str | None:
         return os.path.abspath(max(cands)[1])
     found = shutil.which("llvm-mca")
     return os.path.abspath(found) if found else None
+
+
+def _versioned_names(folder: str) -> list:
+    """The paths ``folder/llvm-mca-<digit>...`` (what ``glob(folder/llvm-mca-[0-9]*)`` finds, the
+    folder name taken literally): one listing of the folder, names compared as text, not matched
+    against a pattern each (a ``/usr/bin`` of thousands of names)."""
+    try:
+        names = os.listdir(folder or os.curdir)
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if n.startswith("llvm-mca-") and n[9:10] and n[9:10] in "0123456789"]
 
 
 def version(path: str) -> str:

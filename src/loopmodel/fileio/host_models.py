@@ -8,8 +8,8 @@ is the one the probe wrote, kept until the next probe of the same host replaces 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
-import socket
 from pathlib import Path
 
 from .. import cache
@@ -34,7 +34,7 @@ def host_cpu_model(root: str = "/") -> str:
 def host_model_path(hostname: str | None = None, cpu_model: str | None = None) -> Path:
     """Where the probed model of this host (or of ``hostname`` with ``cpu_model``) is kept:
     ``<cache dir>/hosts/<host name>-<8 hex digits of the CPU model's SHA-256>.yml``."""
-    hostname = hostname if hostname is not None else socket.gethostname()
+    hostname = hostname if hostname is not None else _hostname()
     cpu_model = cpu_model if cpu_model is not None else host_cpu_model()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", hostname) or "unknown"
     digest = hashlib.sha256(cpu_model.encode()).hexdigest()[:8]
@@ -77,7 +77,7 @@ def host_note(machine) -> str:
     """The note that goes with results for ``-m host``: which probe they rest on."""
     probe = machine.probe or {}
     when = probe.get("date", "an unknown date")
-    return (f"machine model: the probe of this host '{probe.get('hostname', socket.gethostname())}' "
+    return (f"machine model: the probe of this host '{probe.get('hostname', _hostname())}' "
             f"from {when} ({host_model_path()})")
 
 
@@ -85,3 +85,9 @@ def machine_notes(name, machine) -> tuple:
     """The notes every command adds for ``-m NAME``: which probe ``-m host`` rests on (:func:`host_note`);
     none for a built-in model or a file."""
     return (host_note(machine),) if str(name) == HOST_NAME else ()
+
+
+def _hostname() -> str:
+    """This host's name (``socket.gethostname``; the socket module loaded here, by name: only the
+    host's own model needs it, and importing it is a noticeable part of a warm analysis)."""
+    return importlib.import_module("socket").gethostname()

@@ -60,7 +60,7 @@ def test_escape_is_rich_escape(text):
 @settings(max_examples=400, deadline=None)
 @given(st.data(), st.integers(5, 70))
 def test_a_table_is_drawn_as_rich_draws_it(data, width):
-    columns = data.draw(st.lists(st.tuples(CELL, st.sampled_from(["left", "right"])), max_size=5))
+    columns = data.draw(st.lists(st.tuples(CELL, st.sampled_from(["left", "right", "right", "center"])), max_size=5))
     table = plain.Table(title=data.draw(st.one_of(st.none(), MARKUP)),
                         title_justify=data.draw(st.sampled_from(["left", "left", "center"])))
     for header, justify in columns:

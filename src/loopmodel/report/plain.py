@@ -158,7 +158,8 @@ class Table:
     def lines(self, width: int) -> list | None:
         """The table as rich draws it on a console ``width`` columns wide (without colours), or
         None where only rich can tell (see the module text)."""
-        if not self.columns or self.title_justify != "left" or any(len(r) != len(self.columns) for r in self.rows):
+        if not self.columns or self.title_justify != "left" or any(len(r) != len(self.columns) for r in self.rows) \
+                or any(justify not in ("left", "right") for _, justify in self.columns):
             return None
         if not all(isinstance(c, str) for c in [self.title or "", *(h for h, _ in self.columns), *sum(self.rows, ())]):
             return None

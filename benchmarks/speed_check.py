@@ -168,6 +168,11 @@ CASES = (
          in_process(api_analyze)),
     Case("sweep-1000-analytic-json", "analyze -D N=10:10000:10 --incore analytic --json (1000 points)",
          command(*ANALYZE, "-D", "N=10:10000:10", "--incore", "analytic", "--json"), k=3),
+    Case("sweep-1e6-compact", "analyze 2d-5pt -D M=1000 -D N=3:1000002:1 -p LC -p ECM --incore analytic --json "
+         "compact (10^6 points, piece by piece)",
+         command("analyze", str(ROOT / "examples" / "kernels" / "2d-5pt.c"), "-m", "IvyBridgeEP_E5-2690v2", "-D",
+                 "M=1000", "-D", "N=3:1000002:1", "-p", "LC", "-p", "ECM", "--incore", "analytic", "--json",
+                 "compact"), k=3),
 )
 
 

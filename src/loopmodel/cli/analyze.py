@@ -14,8 +14,6 @@ import sys
 from ..errors import DefineError, LoopmodelError
 from ..fileio.output import check_new_output, write_new_output
 from ..report.figures import check_picture_path
-from ..report import sweep_compact
-from ..report.json_report import to_dict
 from ..report.text import SweepPrinter, render
 from ..workflows import analyze as workflow
 from .commands import COMMANDS
@@ -32,6 +30,12 @@ JSON_HELP = ("print one JSON document; for -D ranges one document per line as it
              "'-', ends in .c/.yml/.yaml, or names an existing file other than *.json; '--json compact': one "
              "document for the whole sweep, the points as columns (sizes, piece) and each piece's analysis once "
              "(points with the same figures form a piece; docs/schema/analyze-compact.schema.json)")
+
+
+def _report(name: str):
+    """``loopmodel.report.<name>``, loaded when the output asks for it: the JSON reports import the
+    multicore model, which a text report does not need."""
+    return importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.report.{name}")
 
 
 def add_parser(sub) -> None:
@@ -64,14 +68,14 @@ def run(args) -> int:
     prepared = workflow.run(args.kernel, args.machine, options_from_args(workflow.AnalyzeOptions, args))
     if args.json_compact:
         pieces, reason = prepared.pieces()
-        sweep_compact.write(pieces, reason, prepared.constants(), sys.stdout.write)
+        _report("sweep_compact").write(pieces, reason, prepared.constants(), sys.stdout.write)
         return 0
     variable = plot_variable(prepared.points, prepared.models) if args.plot else None
     if len(prepared.points) > 1:
         return _analyze_sweep(args, prepared, variable)
     res = prepared.analyzer.run(prepared.points[0])
     if args.json:
-        text = json.dumps(to_dict(res), indent=1) + "\n"
+        text = json.dumps(_report("json_report").to_dict(res), indent=1) + "\n"
         if not args.json_file:
             sys.stdout.write(text)
             return 0
@@ -85,7 +89,7 @@ def _emitters(args, out, largest: dict) -> tuple:
     the JSON Lines written to ``--json FILE`` at the end."""
     if args.json and not args.json_file:
         def emit(res):
-            out.write(json.dumps(to_dict(res)) + "\n")
+            out.write(json.dumps(_report("json_report").to_dict(res)) + "\n")
             out.flush()
         return emit, None
     printer = SweepPrinter(out.write, out.flush, args.unit, largest)
@@ -94,7 +98,7 @@ def _emitters(args, out, largest: dict) -> tuple:
     lines = []
 
     def emit_both(res):
-        lines.append(json.dumps(to_dict(res)) + "\n")
+        lines.append(json.dumps(_report("json_report").to_dict(res)) + "\n")
         printer.add(res)
 
     def close():

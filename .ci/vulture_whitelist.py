@@ -26,12 +26,14 @@ stopped, first_line, max_element_bytes, memory_contribution, sweep_mode, micro_a
 OPERATION_TYPES
 
 # inspection API: the cache simulator's (trace, contents: used by benchmarks/pycachesim_suite.py and
-# the equivalence tests), the coherence chunk states' (assign, state_at) and the bandwidth
-# benchmark's build flags (bandwidth_flags), read by tests and benchmarks to check the model
-trace, contents, assign, state_at, bandwidth_flags
+# the equivalence tests), the coherence chunk states' (assign, state_at), the bandwidth
+# benchmark's build flags (bandwidth_flags) and the size columns of per-size programs
+# (ir.omp_sizes.program_sizes), read by tests and benchmarks to check the model
+trace, contents, assign, state_at, bandwidth_flags, program_sizes
 
-# the Python API: a documented constructor, a property of Result, and Jupyter's display hook
-from_file, layer_conditions, _repr_html_
+# the Python API: a documented constructor, a property of Result, Jupyter's display hook, and a
+# function reached through the package root's lazy names only (loopmodel.omp_sweep)
+from_file, layer_conditions, _repr_html_, omp_sweep
 
 # a study's table in memory (workflows.sweep.run_study): the library counterpart of
 # `loopmodel sweep STUDY` (which writes rows as they come), used by the tests and benchmarks

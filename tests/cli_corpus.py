@@ -113,6 +113,8 @@ COMMANDS = [
     ("omp", "examples/omp/cg_banded.c", "-m", "{coherence}", "-D", "N=20000", "--json", "--threads", "1:2"),
     ("omp", "examples/omp/dot_mkl.yml", "-m", "{coherence}", "--threads", "1:2"),
     ("omp", "examples/omp/dot_thread0.c", "-m", SKX, "-D", "N=1000"),
+    ("omp", "examples/omp/cg_banded.c", "-m", "{coherence}", "-D", "N=1000:3000:1000", "--threads", "1:2"),
+    ("omp", "examples/omp/dot_firsttouch.c", "-m", "{coherence}", "-D", "N=1000", "-D", "N=5000", "--json"),
     # measuring commands: what they refuse before running anything
     ("bench", K + "no-such-kernel.c", "-D", "N=1000"),
     ("bench", K + "daxpy.yml", "-D", "N=1000"),

@@ -16,7 +16,7 @@ from .version import __version__
 
 #: public name -> the module that defines it
 _LAZY = {
-    "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api",
+    "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api", "omp_sweep": "api",
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
     "CompactSweep": "api",
     "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",

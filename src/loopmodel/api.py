@@ -42,6 +42,7 @@ from .report.output_units import UNIT_KEYS, convert_all
 from .report.schema import document
 from .workflows import analyze as analyze_workflow
 from .workflows import bench as bench_workflow
+from .workflows import omp as omp_workflow
 from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
@@ -49,6 +50,7 @@ from .models.scaling import multicore_time
 from .workflows.analysis import AnalysisResult
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
+from .workflows.omp import OmpOptions
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
 from .workflows.scaling import ScalingOptions
@@ -679,6 +681,60 @@ def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), ou
                             f"{sweep_workflow.MAX_TABLE_ROWS} rows: pass output='FILE.parquet' (or .csv) to write the "
                             "rows to a file as they are computed")
     df = _pandas().DataFrame(sweep_workflow.table(points).columns)
+    df.attrs.update(document({}))
+    return df
+
+
+def omp_sweep(program, machine, defines=None, *, threads=None):
+    """Predict an OpenMP program at every point of a size sweep on every thread count, as
+    ``loopmodel omp PROGRAM -D N=a:b:step`` does (the coherence-aware model of
+    benchmark-based-coherence-model.txt: per-thread chunks, their MESI states across the
+    phases, each phase timed from the host's transition benchmarks).
+
+    The sizes are predicted a block at a time, all at once (numpy), with the same numbers as
+    ``loopmodel omp -D N=...`` at each size alone; 10^4 sizes take seconds.
+
+    Args:
+        program: an OpenMP C file or a YAML program model (path).
+        machine: a machine name or path, or a :class:`Machine`, with a ``coherence`` section
+            (``'host'`` after ``loopmodel machine probe --coherence``).
+        defines: as for :func:`sweep`: size constant -> int, ``range``, list of ints or ``-D``
+            range text; the product of all is swept, the last constant fastest.
+        threads: thread counts: ``"1:16"``, ``"1,2,4"``, an int or a list (default: 1 .. the
+            most threads the coherence section measured).
+
+    Returns:
+        ``pandas.DataFrame``, one row per point and thread count: one column per define,
+        ``threads``, ``total_time_s`` (one execution, s), ``speedup`` (the point's time on the
+        first thread count / this one) and ``phase_<k>_time_s`` per executed phase k (the
+        order of ``omp --json``'s ``phases``; NaN where a point executes fewer). ``attrs`` holds
+        the document envelope.
+
+    Raises:
+        LoopmodelError: bad inputs (one line, as the command line prints).
+        ApiTypeError, ApiValueError: arguments of the wrong type or value; more than
+            :data:`loopmodel.workflows.sweep.MAX_TABLE_ROWS` rows.
+    """
+    path = _path_arg("program", program, "an OpenMP C or YAML program path")
+    model = _machine_arg(machine)
+    options = {}
+    if threads is not None:
+        if isinstance(threads, (list, tuple, range)):
+            for t in threads:
+                _check_type("threads", t, numbers.Integral, "thread counts (int) in the list")
+            threads = ",".join(str(t) for t in threads)
+        elif isinstance(threads, numbers.Integral):
+            threads = str(int(threads))
+        options["threads"] = threads
+    opts = command_options(OmpOptions, "omp", options, define=define_argv(defines))
+    points = omp_workflow.size_points(opts)
+    sizes = omp_workflow.sizes_workflow()
+    study = sizes.prepare(path, model, opts, points)
+    if len(points) * len(study.threads) > sweep_workflow.MAX_TABLE_ROWS:
+        raise ApiValueError(f"omp_sweep: {len(points) * len(study.threads)} rows, and a DataFrame holds at most "
+                            f"{sweep_workflow.MAX_TABLE_ROWS}; use the command line (loopmodel omp -D ... --json), "
+                            "which streams the points")
+    df = _pandas().DataFrame(sizes.table(study))
     df.attrs.update(document({}))
     return df
 

@@ -64,6 +64,7 @@ from ..ir.poly import Poly
 from .c_kernel import COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, parse_source, \
     read_kernel_text, wrap_source
 from .kernel_yaml import YAML_SUFFIXES, load_yaml_text, read_expression
+from .omp_swept import SweptResolver
 
 #: label length limit (characters)
 LABEL_MAX = 48
@@ -130,9 +131,28 @@ def check_program_size(program: OmpProgram) -> OmpProgram:
     return program
 
 
-def parse_omp_c(text: str, filename: str = "<program.c>", defines: dict | None = None) -> OmpProgram:
+def read_omp_form(path, defines: dict, swept) -> OmpProgram:
+    """The form of an OpenMP program (:mod:`loopmodel.fileio.omp_swept`): read once with the
+    constants named in ``swept`` kept as symbols, the others at their ``defines`` values (which
+    give every swept constant one of its values too: the form is read at that size).
+
+    Raises:
+        KernelError: what :func:`read_omp_program` raises at that size for the file.
+        SizeDependent: a program whose integers are not plain polynomials of the swept
+            constants (read it size by size).
+    """
+    text = read_kernel_text(path)
+    swept = frozenset(swept)
+    if str(path).lower().endswith(YAML_SUFFIXES):
+        return parse_omp_yaml(text, str(path), defines, swept)
+    return parse_omp_c(text, str(path), defines, swept)
+
+
+def parse_omp_c(text: str, filename: str = "<program.c>", defines: dict | None = None,
+                swept: frozenset = frozenset()) -> OmpProgram:
     """C program text -> :class:`OmpProgram` (see the module text); ``defines`` as in
-    :func:`read_omp_program`."""
+    :func:`read_omp_program`; ``swept``: the form with those constants kept as symbols
+    (:func:`read_omp_form`)."""
     text = _join_pragma_continuations(text)
     source, defaults = wrap_source(text, filename)
     parser = c_parser.CParser()
@@ -145,10 +165,13 @@ def parse_omp_c(text: str, filename: str = "<program.c>", defines: dict | None =
             raise KernelError(exc.message, file=filename, line=_stop_line(parser, last)) from None
         raise
     values = _merge_defines(defaults, defines, filename)
-    return _CProgram(filename, values).build(items)
+    builder = _SweptC(filename, values) if swept else _CProgram(filename, values)
+    builder.swept = swept
+    return builder.build(items)
 
 
-def parse_omp_yaml(text: str, filename: str = "<program.yml>", defines: dict | None = None) -> OmpProgram:
+def parse_omp_yaml(text: str, filename: str = "<program.yml>", defines: dict | None = None,
+                   swept: frozenset = frozenset()) -> OmpProgram:
     """YAML program description text -> :class:`OmpProgram`::
 
         arrays:  {x: {length: N, type: double}, A: {dims: [N, M], type: float}}
@@ -162,13 +185,16 @@ def parse_omp_yaml(text: str, filename: str = "<program.yml>", defines: dict | N
 
     ``index``: an affine expression over loop variables and defines (the flat element index),
     or a list with one per dimension. ``label`` is the phase's ``name``; ``code`` is empty.
+    ``swept`` as for :func:`parse_omp_c`.
     """
     data = load_yaml_text(text, filename)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:  # tags the SafeLoader does not know (already loaded): no line numbers
         root = None
-    return _YamlProgram(filename, root).build(data, defines)
+    builder = _SweptYaml(filename, root) if swept else _YamlProgram(filename, root)
+    builder.swept = swept
+    return builder.build(data, defines)
 
 
 # -- shared helpers ---------------------------------------------------------------------------
@@ -235,8 +261,11 @@ class _Resolver:
     """Integer expressions (:class:`Poly` over defines and loop variables) -> concrete values.
 
     ``scope`` is the list of enclosing :class:`LoopBound` (outermost first); a bound that
-    depends on one of them is widened to the box it spans (a note is recorded).
+    depends on one of them is widened to the box it spans (a note is recorded). ``swept``: the
+    defines kept as symbols (none here; :class:`~loopmodel.fileio.omp_swept.SweptResolver`).
     """
+
+    swept: frozenset = frozenset()
 
     def __init__(self, defines: dict):
         self.defines = defines
@@ -299,6 +328,39 @@ class _Resolver:
             notes.append(f"'{text}' reaches element {lo if lo < 0 else hi} of '{array.name}' "
                          f"({array.length} elements)")
         return AffineAccess(array.name, kind, coeffs, int(value.terms.get((), 0)))
+
+    def dimension(self, value: Poly, where, name: str) -> int:
+        """An array dimension (``value`` resolved): its size in elements.
+
+        Raises:
+            KernelError: not above 0 (naming ``where``).
+        """
+        v = value.constant_value()
+        if v <= 0:
+            raise self.fail(where, f"array '{name}' has a dimension of {v} elements")
+        return int(v)
+
+    def merged(self, old: LoopBound, lb: LoopBound, notes: list) -> LoopBound:
+        """Two loops over one variable in one nest: their union (noted where they differ)."""
+        if old == lb:
+            return old
+        notes.append(f"over-approximated: loops over '{lb.var}' with different bounds; widened to their union")
+        return LoopBound(lb.var, min(old.lo, lb.lo), max(old.hi, lb.hi), math.gcd(old.step, lb.step))
+
+    def count(self, lb: LoopBound) -> int:
+        """The iterations of a repeat loop ``lb``."""
+        return lb.trips
+
+    def repeat_count(self, value: Poly, where) -> int:
+        """A repeat count given as a number (``value`` resolved).
+
+        Raises:
+            KernelError: below 0 (naming ``where``).
+        """
+        count = value.constant_value()
+        if count < 0:
+            raise self.fail(where, f"repeat count {count} is negative")
+        return int(count)
 
 
 # -- C ----------------------------------------------------------------------------------------
@@ -436,12 +498,7 @@ class _CProgram(_Resolver):
             arr = self.b.arrays[decl.name]
             if decl.init is not None:
                 raise self.fail(decl, f"array '{decl.name}' cannot be initialised in its declaration")
-            dims = []
-            for d in arr.dims:
-                v = self.resolve(d, decl, "array dimension").constant_value()
-                if v <= 0:
-                    raise self.fail(decl, f"array '{decl.name}' has a dimension of {v} elements")
-                dims.append(int(v))
+            dims = [self.dimension(self.resolve(d, decl, "array dimension"), decl, decl.name) for d in arr.dims]
             self.arrays[decl.name] = OmpArray(decl.name, arr.ctype, ELEMENT_SIZES[arr.ctype], tuple(dims))
         else:
             self.scalars[decl.name] = self.b.scalars[decl.name].ctype
@@ -621,7 +678,7 @@ class _CProgram(_Resolver):
         if trailing:
             body[-1] = _with_code(body[-1], body[-1].code + "\n" + "\n".join(trailing))
         head = self.code_text(node, head_only=True)
-        return Repeat(count=lb.trips, body=tuple(body), var=lb.var, line=self.line(node),
+        return Repeat(count=self.count(lb), body=tuple(body), var=lb.var, line=self.line(node),
                       code_head="\n".join(pre + [head]))
 
     def parallel_block(self, node, region: _Directive, pre: list) -> list:
@@ -705,11 +762,7 @@ class _CProgram(_Resolver):
         lb = self.header(node, notes)
         same = [k for k, o in enumerate(nest.loops) if o.var == lb.var]
         if same:
-            old = nest.loops[same[0]]
-            if old != lb:
-                nest.loops[same[0]] = LoopBound(lb.var, min(old.lo, lb.lo), max(old.hi, lb.hi),
-                                                math.gcd(old.step, lb.step))
-                notes.append(f"over-approximated: loops over '{lb.var}' with different bounds; widened to their union")
+            nest.loops[same[0]] = self.merged(nest.loops[same[0]], lb, notes)
         else:
             nest.loops.append(lb)
         self.scope.append(nest.loops[same[0]] if same else lb)
@@ -1034,13 +1087,8 @@ class _YamlProgram(_Resolver):
             dims = spec["dims"] if "dims" in spec else [spec["length"]]
             if not isinstance(dims, list) or not dims:
                 raise self.fail(path + ("dims",), "expected a list of sizes such as [N, M]")
-            values = []
-            for k, d in enumerate(dims):
-                v = int(self.expr(d, path + ("dims" if "dims" in spec else "length",), "array size")
-                        .constant_value())
-                if v <= 0:
-                    raise self.fail(path, f"array '{name}' has a dimension of {v} elements")
-                values.append(v)
+            key = "dims" if "dims" in spec else "length"
+            values = [self.dimension(self.expr(d, path + (key,), "array size"), path, name) for d in dims]
             self.arrays[name] = OmpArray(name, ctype, ELEMENT_SIZES[ctype], tuple(values))
 
     def items(self, phases, path: tuple, repeat) -> list:
@@ -1059,18 +1107,16 @@ class _YamlProgram(_Resolver):
 
     def repeat(self, spec, path: tuple) -> Repeat:
         self.mapping(spec, path, _REPEAT_KEYS, ("repeat", "phases"))
-        count = self.expr(spec["repeat"], path + ("repeat",), "repeat count").constant_value()
-        if count < 0:
-            raise self.fail(path + ("repeat",), f"repeat count {count} is negative")
+        count = self.repeat_count(self.expr(spec["repeat"], path + ("repeat",), "repeat count"), path + ("repeat",))
         var = spec.get("var", "iter")
         if not isinstance(var, str) or not var.isidentifier():
             raise self.fail(path + ("var",), f"'{var}' is not a valid variable name")
-        self.scope.append(LoopBound(var, 0, int(count)))
+        self.scope.append(LoopBound(var, 0, count))
         try:
             body = self.items(spec["phases"], path + ("phases",), repeat=var)
         finally:
             self.scope.pop()
-        return Repeat(count=int(count), body=tuple(body), var=var, line=self.line_of(path) or 0)
+        return Repeat(count=count, body=tuple(body), var=var, line=self.line_of(path) or 0)
 
     def phase(self, spec, path: tuple) -> Phase:
         self.mapping(spec, path, _PHASE_KEYS, ("kind", "loops", "accesses"))
@@ -1136,12 +1182,20 @@ class _YamlProgram(_Resolver):
                 raise
             raise KernelError(f"phase '{phase}': {exc.message}", file=exc.file, line=exc.line,
                               where=exc.where) from None
-        repeats = sorted(flat.symbols - {lb.var for lb in self.phase_loops})
+        repeats = sorted(flat.symbols - {lb.var for lb in self.phase_loops} - self.swept)
         if repeats:
             raise self.fail(path + ("index",), f"phase '{phase}': the repeat variable '{repeats[0]}' cannot "
                                                "index an array (a repeat is a loop whose variable indexes none)")
         text = f"{name}[{index}]" if not isinstance(index, list) else name + "".join(f"[{i}]" for i in index)
         return self.access(arr, flat, acc["kind"], path + ("index",), text, notes)
+
+
+class _SweptC(SweptResolver, _CProgram):
+    """:class:`_CProgram` reading the form of a program (:func:`read_omp_form`)."""
+
+
+class _SweptYaml(SweptResolver, _YamlProgram):
+    """:class:`_YamlProgram` reading the form of a program (:func:`read_omp_form`)."""
 
 
 def _path_text(path: tuple) -> str | None:

@@ -9,6 +9,7 @@ per thread count (:func:`analyse`), rendered by :mod:`loopmodel.report.omp_repor
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from dataclasses import dataclass
 
 from .. import toolchain
@@ -34,7 +35,9 @@ class OmpOptions:
 
     threads: str | None = option(None, "thread counts, e.g. 1:4, 1,2,4 (default: 1..the largest measured)",
                                  "--threads", "-t", metavar="LIST")
-    define: tuple = option((), "size constant (one value each)", "-D", "--define", metavar="NAME=VALUE")
+    define: tuple = option((), "size constant; a range (e.g. N=1000:1000000:1000) is a size study: one row "
+                                   "(or with --json one JSON document) per size point, streamed", "-D", "--define",
+                           metavar="NAME=VALUE")
     measure: bool = option(False, "also compile and run the program (pinned, flushed, min-of-K per phase)",
                            "--measure")
     min_time: float = option(0.2, "--measure: repeat each thread count for at least this long (default 0.2 s)",
@@ -78,18 +81,47 @@ def run(program: str, machine, options: OmpOptions) -> OmpResult:
             measurement failed (one line each).
     """
     check(options)
-    prog = read_omp_program(program, one_point(sweep(list(options.define), {}), "omp"))
+    prog = read_omp_program(program, one_point(size_points(options), "omp"))
     model = machine_model(machine)
     name = machine_name(machine)
     if options.measure:
         toolchain.chosen_compiler(options.compiler)
-    if options.threads:
-        threads = count_list(options.threads, "--threads")
-    else:
-        threads = list(range(1, coherence_timing(model, name).table.threads[-1] + 1))
+    threads = thread_counts(model, name, options.threads)
     rows = analyse(prog, model, threads, machine_name=name, measure=options.measure, compiler=options.compiler,
                    min_time_s=options.min_time)
     return OmpResult(rows, prog, model, name, machine_notes(name, model))
+
+
+def sizes_workflow():
+    """:mod:`loopmodel.workflows.omp_sizes` (``omp`` over a ``-D`` range), loaded when a range is
+    given: it computes with numpy, whose import a single size need not pay for."""
+    return importlib.import_module("loopmodel.workflows.omp_sizes")
+
+
+def size_points(options: OmpOptions):
+    """The size points of ``options.define`` (a :class:`~loopmodel.fileio.defines.Sweep`: one
+    point, or the product of ``-D`` ranges).
+
+    Raises:
+        DefineError: a malformed ``-D`` (one line).
+    """
+    return sweep(list(options.define), {})
+
+
+def thread_counts(machine: MachineModel, machine_name: str, text: str | None) -> list:
+    """The thread counts of ``--threads`` (default: 1 .. the most threads the coherence section
+    measured), each within the measured ones.
+
+    Raises:
+        DefineError: an unreadable list. ModelError: no coherence section, or a count outside it.
+    """
+    threads = count_list(text, "--threads") if text else None
+    top = coherence_timing(machine, machine_name).table.threads[-1]
+    threads = threads or list(range(1, top + 1))
+    for t in threads:
+        if not 1 <= t <= top:
+            raise ModelError(f"--threads {t}: the coherence table of '{machine_name}' covers 1..{top} threads")
+    return threads
 
 
 def coherence_timing(machine: MachineModel, machine_name: str) -> Timing:

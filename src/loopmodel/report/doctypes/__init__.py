@@ -23,7 +23,7 @@ from .base import Count, Envelope, Num, NumOrInf, Strict
 from .compact import AnalyzeCompactDocument
 from .measured import BenchDocument, CorpusDocument, MeasureDocument, RooflineDocument, ValidateDocument
 from .multicore import AppDocument, EnergyDocument, ScalingDocument
-from .omp import OmpDocument
+from .omp import OmpDocument, OmpSizesDocument
 
 __all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "DOCUMENTS", "document_type", "json_schema", "check"]
 
@@ -35,6 +35,7 @@ DOCUMENTS = {
     "app": AppDocument,
     "energy": EnergyDocument,
     "omp": OmpDocument,
+    "omp-sizes": OmpSizesDocument,
     "bench": BenchDocument,
     "validate": ValidateDocument,
     "validate-corpus": CorpusDocument,

@@ -115,3 +115,26 @@ class OmpDocument(Envelope):
                                                   "parts, fallback transitions)")]
     threads: Annotated[list[OmpThreadCount], Field(description="one entry per thread count, in the order asked "
                                                                "for")]
+
+
+class OmpSizeThreadCount(Strict):
+    """One thread count at one size point of ``omp -D`` over a range
+    (:class:`loopmodel.workflows.omp_sizes.ThreadTime`)."""
+
+    threads: Annotated[Count, Field(description="OpenMP threads")]
+    total_time_s: Annotated[Num, Field(description="predicted time of one execution (sum of the phases), s")]
+    speedup: Annotated[Num, Field(description="predicted time on the first thread count / this one, at this size")]
+    phase_time_s: Annotated[list[Num], Field(description="predicted time of every executed phase, in the order of "
+                                                         "'omp --json' phases (fork/join overhead included), s")]
+    repeats: Annotated[list[OmpRepeat], Field(description="repeated blocks, in program order")]
+
+
+class OmpSizesDocument(Envelope):
+    """One line of ``loopmodel omp -D N=a:b:step --json`` (JSON Lines, one per size point): the program
+    predicted at that size per thread count, the numbers of ``omp --json`` at that one size."""
+
+    program: Annotated[str, Field(description="the program file (OpenMP C or YAML program model)")]
+    machine: Annotated[str, Field(description="the machine model as given to -m (name or file)")]
+    defines: Annotated[dict[str, Count], Field(description="the size constants of this point, as -D gave them")]
+    threads: Annotated[list[OmpSizeThreadCount], Field(description="one entry per thread count, in the order asked "
+                                                                   "for")]

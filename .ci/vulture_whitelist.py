@@ -27,8 +27,9 @@ OPERATION_TYPES
 
 # inspection API: the cache simulator's (trace, contents: used by benchmarks/pycachesim_suite.py and
 # the equivalence tests), the coherence chunk states' (assign, state_at), the bandwidth
-# benchmark's build flags (bandwidth_flags) and the size columns of per-size programs
-# (ir.omp_sizes.program_sizes), read by tests and benchmarks to check the model
+# benchmark's build flags (bandwidth_flags) and the size columns built from per-size programs
+# (ir.omp_sizes.program_sizes: tests/test_omp_sizes.py), read by tests and benchmarks to check
+# the model
 trace, contents, assign, state_at, bandwidth_flags, program_sizes
 
 # the Python API: a documented constructor, a property of Result, Jupyter's display hook, and a

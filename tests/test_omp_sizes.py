@@ -76,6 +76,16 @@ for (int i = 0; i < N; ++i)
 for (int i = 0; i < 2 * N; i += 2)
     x[2 * i] = 1.0;
 """,
+    "edges.c": """#define N 100
+float f[N];
+double d[N + 4];
+#pragma omp parallel for schedule(static)
+for (int i = 0; i < N; ++i)
+    f[i] = d[i - 2] + d[i + 5];
+#pragma omp parallel for schedule(static)
+for (int i = 0; i < N; ++i)
+    d[i + 1] = f[i] * 2.0f;
+""",
     "triangle.c": """#define N 50
 double a[N][N];
 #pragma omp parallel for schedule(static)
@@ -173,11 +183,12 @@ def test_the_study_of_an_example_equals_each_size_alone(machine, path, ns, threa
 
 @pytest.mark.parametrize("name,defines,one_by_one", [
     ("rows.c", ["N=3:40:1", "M=1:17:8"], 0), ("columns.c", ["N=1:70:3"], 8), ("strided.c", ["N=1:30:1", "N=9000"], 0),
-    ("triangle.c", ["N=1:12:1"], 12), ("sweeps.yml", ["N=1:9:2", "ITERS=1:4:1"], 0)])
+    ("edges.c", ["N=1:150:1"], 0), ("triangle.c", ["N=1:12:1"], 12), ("sweeps.yml", ["N=1:9:2", "ITERS=1:4:1"], 0)])
 def test_the_study_of_other_programs_equals_each_size_alone(machine, extra, name, defines, one_by_one):
     """2D arrays, strides beyond a line (a thread with one column of 9 doubles or more: those
-    sizes predicted one by one), master and single phases, a swept repeat count, a triangular
-    nest and a descending loop (read size by size)."""
+    sizes predicted one by one), master and single phases, indices outside the arrays, float
+    and double arrays, a swept repeat count, a triangular nest and a descending loop (read size
+    by size)."""
     model = load_machine(machine)
     alone: list = []
     for res in _study(extra[name], machine, defines, [1, 3, 16], alone):
@@ -213,6 +224,25 @@ def test_every_phase_equals_predict_program(machine, path, ns, threads):
                     if pred.transitions[row, k, s] > 0})
             assert got == (ph.seconds, ph.memory_seconds, ph.core_seconds, ph.bound, ph.overhead_seconds,
                            ph.iteration, {t.benchmark: t.seconds for t in ph.transitions}), (ns[s], p)
+
+
+def test_more_threads_than_the_state_masks_hold_are_predicted_size_by_size(tmp_path):
+    """65 threads: the holders' bit mask has 64 bits, so the sizes go to the per-size path, with
+    its numbers (64 threads: the vectorised path, thread 63 in the mask's top bit)."""
+    secs = {k: {t: tuple(s / RATE[k] for s in SIZES) for t in (1, 65)} for k in TRANSITION_KEYS}
+    data = yaml.safe_load(open("src/loopmodel/machines/SkylakeSP_Gold-6148.yml"))
+    path = tmp_path / "coh65.yml"
+    path.write_text(machine_text({**data, "coherence": coherence_mapping(CoherenceTable(SIZES, (1, 65), secs))},
+                                 ["test"]))
+    model = load_machine(str(path))
+    timing = Timing(model.coherence, int(model.cacheline_size))
+    programs = [read_omp_program(EXAMPLES[1], {"N": n}) for n in (100, 1000)]
+    assert not predict_sizes(program_sizes(programs), timing, 65).done.any()
+    assert predict_sizes(program_sizes(programs), timing, 64).done.all()
+    alone: list = []
+    for res in _study(EXAMPLES[1], str(path), ["N=100", "N=1000"], [64, 65], alone):
+        assert _vectorised(res) == _per_size(EXAMPLES[1], model, res.defines, [64, 65])
+    assert len(alone) == 2
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

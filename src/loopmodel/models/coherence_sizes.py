@@ -3,13 +3,14 @@
 
 Per array, the cache lines are cut at every start and stop of the line runs that any chunk of
 the program will touch (at each size its own cuts): between two cuts every line has one state,
-and a chunk covers whole segments. A segment's state is one integer: the MESI state in the top
-two bits, the set of threads holding the line as a bit mask below (so at most
-:data:`MAX_THREADS` threads). :meth:`SegmentStates.apply` is :func:`~loopmodel.models.coherence.delta`
-and :func:`~loopmodel.models.coherence.transition` of one chunk at every size, the bytes taken
-by each transition counted as :meth:`~loopmodel.models.coherence.Chunk.bytes_in` counts them.
-The results equal those of :class:`~loopmodel.models.coherence.ChunkStates` line for line
-(tests/test_omp_sizes.py compares them over programs, sizes and thread counts).
+and a chunk covers whole segments. A segment's state is its MESI state (int8) and the set of
+threads holding the line as a bit mask (uint64, so at most :data:`MAX_THREADS` threads).
+:meth:`SegmentStates.apply` is :func:`~loopmodel.models.coherence.delta` and
+:func:`~loopmodel.models.coherence.transition` of one chunk at every size, the bytes taken by
+each transition counted as :meth:`~loopmodel.models.coherence.Chunk.bytes_in` counts them (in
+elements: the bytes are the elements x the element size). The results equal those of
+:class:`~loopmodel.models.coherence.ChunkStates` line for line (tests/test_omp_sizes.py
+compares them over programs, sizes and thread counts).
 
 Pure functions over numpy arrays; no I/O.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 #: most threads whose holder sets fit the state's bit mask
-MAX_THREADS = 63
+MAX_THREADS = 64
 #: state codes: the order of :data:`~loopmodel.machine.coherence.LOAD_KEYS` gives the key index
 #: 0 for I and 2 x code - own for M, E, S (M own 1, M other 2, E own 3, ...)
 _I, _M, _E, _S = range(4)

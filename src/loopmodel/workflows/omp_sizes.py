@@ -58,9 +58,10 @@ class SizeResult:
 
 @dataclass(frozen=True)
 class OmpSizes:
-    """A prepared size study: ``points`` (:class:`~loopmodel.fileio.defines.Sweep`),
-    ``threads``, the ``program`` at the first point, the ``machine`` model and its
-    ``machine_name``, the machine's ``notes``; :meth:`results` computes it."""
+    """A prepared size study of the program file ``path`` at ``points``
+    (:class:`~loopmodel.fileio.defines.Sweep`) for ``threads``: the ``program`` at the first
+    point, the ``machine`` model and its ``machine_name``, the machine's ``notes``;
+    :meth:`results` computes it."""
     path: str
     points: Sweep
     threads: tuple

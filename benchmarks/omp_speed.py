@@ -12,8 +12,8 @@ transition table of 33 sizes (on the SkylakeSP_Gold-6148 model, for its in-core 
      with numpy);
    * before: the per-size path ``omp -D N=...`` takes at each size (read the program, analyse
      its in-core times, predict every thread count), timed on ``--sample`` sizes spread over the
-     range and extrapolated to 10^4 sizes (all of them would take about a quarter of an hour at
-     T = 16); its peak RSS is that of the sample's process (it keeps nothing between sizes).
+     range and extrapolated to 10^4 sizes (all of them would take about 8 minutes at T = 16);
+     its peak RSS is that of the sample's process (it keeps nothing between sizes).
 
     python benchmarks/omp_speed.py [--k 5] [--sample 40] [--quick]
 """

@@ -24,7 +24,7 @@ from loopmodel.fileio.defines import count_list
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.fileio.omp_program import read_omp_program
 from loopmodel.models.omp_program import measured_iterations
-from loopmodel.workflows.omp_analysis import analyse_omp
+from loopmodel.workflows.omp import analyse as analyse_omp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples", "omp")

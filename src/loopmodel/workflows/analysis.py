@@ -598,12 +598,12 @@ class Analyzer:
     def _strided(self, defines: dict) -> tuple:
         """:func:`~loopmodel.models.incore.strided_accesses` at ``defines``; computed once where no
         inner-loop stride depends on a size."""
-        if self._fixed_strides is not None:
-            return self._fixed_strides
+        if self.fixed_strides is not None:
+            return self.fixed_strides
         return tuple(_incore_model.strided_accesses(self.kernel, defines))
 
     @functools.cached_property
-    def _fixed_strides(self) -> tuple | None:
+    def fixed_strides(self) -> tuple | None:
         """The strided accesses where they do not depend on the sizes, else None."""
         k = self.kernel
         if all(coefficient(a.offset, k.inner_loop.index).is_constant()

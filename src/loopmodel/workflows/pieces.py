@@ -27,7 +27,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..ir.kernel import coefficient
 from ..ir.point import MAX_DATA_BYTES
 from ..ir.poly import Poly
 from ..models.incore import full_simd_lanes
@@ -92,8 +91,20 @@ def varying(points) -> tuple:
     return tuple(n for n, seq in points.values.items() if len(seq) > 1)
 
 
-def evaluate(poly, cols: dict, size: int) -> np.ndarray:
-    """``poly`` (:class:`~loopmodel.ir.poly.Poly`) at every point, float64 (shape ``(size,)``).
+def power_table(cols: dict):
+    """``power(sym, exp)``: the float64 column of ``sym`` raised to ``exp``, computed once per pair."""
+    memo = {}
+
+    def power(sym: str, exp: int) -> np.ndarray:
+        if (sym, exp) not in memo:
+            memo[sym, exp] = cols[sym].astype(np.float64) ** exp
+        return memo[sym, exp]
+    return power
+
+
+def evaluate(poly, size: int, power) -> np.ndarray:
+    """``poly`` (:class:`~loopmodel.ir.poly.Poly`) at every point, float64 (shape ``(size,)``);
+    ``power``: :func:`power_table` of the columns.
 
     Raises:
         KeyError: a symbol of ``poly`` without a column.
@@ -102,7 +113,7 @@ def evaluate(poly, cols: dict, size: int) -> np.ndarray:
     for mono, coef in poly.terms.items():
         term = np.full(size, float(coef))
         for sym, exp in mono:
-            term = term * cols[sym].astype(np.float64) ** exp
+            term *= power(sym, exp)
         out += term
     return out
 
@@ -121,34 +132,24 @@ class _Comparisons:
 
     def __init__(self, cols: dict, size: int, constants: dict):
         self.cols, self.size, self.constants = cols, size, constants
-        self.words, self.count, self._powers = [], 0, {}
-
-    def _power(self, sym: str, exp: int) -> np.ndarray:
-        key = (sym, exp)
-        if key not in self._powers:
-            self._powers[key] = self.cols[sym].astype(np.float64) ** exp
-        return self._powers[key]
+        self.words, self.count, self._power = [], 0, power_table(cols)
+        self._top = {n: float(np.abs(c).max()) for n, c in cols.items()}
 
     def _magnitude(self, poly) -> float:
         """An upper bound of the terms of ``poly`` (sizes substituted) over all points, in magnitude."""
-        top = {n: float(np.abs(c).max()) for n, c in self.cols.items()}
-        return sum(abs(float(c)) * float(np.prod([top[s] ** e for s, e in m])) for m, c in poly.terms.items())
+        return sum(abs(float(c)) * float(np.prod([self._top[s] ** e for s, e in m])) for m, c in poly.terms.items())
 
     def _difference(self, lhs, rhs) -> tuple:
-        """``(values of lhs - rhs at every point or a number where it is the same everywhere, exact)``."""
+        """``(values of lhs - rhs at every point or a number where it is the same everywhere, exact,
+        magnitude of both sides' terms)``."""
         sides = [_poly(x).subs(self.constants) for x in (lhs, rhs)]
         poly = sides[0] - sides[1]
         whole = all(Fraction(c).denominator == 1 for p in sides for c in p.terms.values())
-        exact = whole and sum(self._magnitude(p) for p in sides) < 2.0 ** 53
+        magnitude = sum(self._magnitude(p) for p in sides)
+        exact = whole and magnitude < 2.0 ** 53
         if poly.is_constant():
-            return float(poly.constant_value()), exact
-        out = np.zeros(self.size)
-        for mono, coef in poly.terms.items():
-            term = np.full(self.size, float(coef))
-            for sym, exp in mono:
-                term *= self._power(sym, exp)
-            out += term
-        return out, exact
+            return float(poly.constant_value()), exact, magnitude
+        return evaluate(poly, self.size, self._power), exact, magnitude
 
     def _exact(self, side, i: int) -> float:
         if isinstance(side, (int, float)):
@@ -156,25 +157,16 @@ class _Comparisons:
         return float(side.evaluate({**self.constants, **{n: int(c[i]) for n, c in self.cols.items()}}))
 
     def leq(self, lhs, rhs) -> None:
-        """Append the column ``lhs <= rhs``."""
-        diff, exact = self._difference(lhs, rhs)
+        """Append the column ``lhs <= rhs`` (a number where it is the same at every point)."""
+        diff, exact, magnitude = self._difference(lhs, rhs)
+        bit = diff <= 0
         if not exact:  # decided again where the difference is within the band of the terms' size
-            size = sum(self._magnitude(_poly(x).subs(self.constants)) for x in (lhs, rhs))
-            bit = np.full(self.size, diff <= 0) if isinstance(diff, float) else diff <= 0
-            for i in np.flatnonzero(np.abs(np.broadcast_to(diff, (self.size,))) <= EXACT_BAND * size):
+            bit = np.array(np.broadcast_to(bit, (self.size,)))
+            for i in np.flatnonzero(np.abs(np.broadcast_to(diff, (self.size,))) <= EXACT_BAND * magnitude):
                 bit[i] = self._exact(lhs, i) <= self._exact(rhs, i)
-        elif isinstance(diff, float):
-            if self.count % 62 == 0:
-                self.words.append(np.zeros(self.size, dtype=np.int64))
-            if diff <= 0:
-                self.words[-1] |= np.int64(1) << (self.count % 62)
-            self.count += 1
-            return
-        else:
-            bit = diff <= 0
         if self.count % 62 == 0:
             self.words.append(np.zeros(self.size, dtype=np.int64))
-        self.words[-1] |= bit.astype(np.int64) << (self.count % 62)
+        self.words[-1] |= np.asarray(bit, dtype=np.int64) << (self.count % 62)
         self.count += 1
 
     def within(self, poly, capacity: float) -> None:
@@ -213,10 +205,8 @@ def why_not_piecewise(analyzer, points) -> str | None:
             return f"the bounds of loop '{loop.index}' depend on an outer index"
     if analyzer.alignment_modulus is None:
         return "the split vector accesses depend on the sizes beyond their residues"
-    inner = kernel.inner_loop.index
-    for access in kernel.accesses if hasattr(kernel, "accesses") else tuple(kernel.reads) + tuple(kernel.writes):
-        if not coefficient(access.offset, inner).is_constant():
-            return "a stride depends on the sizes"
+    if analyzer.fixed_strides is None:
+        return "a stride depends on the sizes"
     return None
 
 
@@ -224,21 +214,21 @@ def _validity(kernel, cols: dict, size: int) -> bool:
     """Whether the kernel can run at every point (:func:`~loopmodel.ir.point.check_point` for loop
     bounds that depend on sizes only): every dimension at least 1, the arrays within 2**62 bytes,
     every loop running at least once."""
-    total = np.zeros(size)
+    total, power = np.zeros(size), power_table(cols)
     for arr in kernel.arrays.values():
         for dim in arr.dims:
-            if (evaluate(dim, cols, size) < 1).any():
+            if (evaluate(dim, size, power) < 1).any():
                 return False
-        total += evaluate(arr.size_elements, cols, size) * arr.element_size
+        total += evaluate(arr.size_elements, size, power) * arr.element_size
     if (total > MAX_DATA_BYTES / 2).any():  # near 2**62 the exact check decides: analyse per point
         return False
-    return all((_trips(loop, cols, size) >= 1).all() for loop in kernel.loops)
+    return all((_trips(loop, size, power) >= 1).all() for loop in kernel.loops)
 
 
-def _trips(loop, cols: dict, size: int) -> np.ndarray:
+def _trips(loop, size: int, power) -> np.ndarray:
     """Iterations of a loop whose bounds depend on sizes only: ceil(span / |step|), at least 0."""
     span = loop.stop - loop.start if loop.step > 0 else loop.start - loop.stop
-    value = np.ceil(evaluate(span, cols, size) / abs(loop.step)).astype(np.int64)
+    value = np.ceil(evaluate(span, size, power) / abs(loop.step)).astype(np.int64)
     return np.maximum(0, value)
 
 
@@ -278,22 +268,18 @@ def _short_bound(result, kernel, machine) -> int:
     return bound
 
 
-def _segments(keys: np.ndarray) -> tuple:
-    """``(piece per point, index of each piece's first point)`` of a key matrix (points x columns):
-    equal rows make one piece, numbered by first point; runs of equal rows are found first, so
-    a sweep whose pieces are intervals costs one comparison per point and column."""
+def _segments(keys: np.ndarray) -> np.ndarray:
+    """The piece of each point of a key matrix (points x columns), equal rows one piece, numbered
+    by first point (:func:`_renumbered`); runs of equal rows are found first, so a sweep whose
+    pieces are intervals costs one comparison per point and column."""
     size = keys.shape[0]
     change = np.ones(size, dtype=bool)
     if size > 1:
         change[1:] = (keys[1:] != keys[:-1]).any(axis=1)
     starts = np.flatnonzero(change)
-    _, first_seg, seg_piece = np.unique(keys[starts], axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first_seg)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    seg_piece = rank[seg_piece.reshape(-1)]
-    lengths = np.diff(np.append(starts, size))
-    return np.repeat(seg_piece, lengths), starts[first_seg[order]]
+    _, run_key = np.unique(keys[starts], axis=0, return_inverse=True)
+    run_piece, _ = _renumbered(run_key.reshape(-1))
+    return np.repeat(run_piece, np.diff(np.append(starts, size)))
 
 
 def _residue_count(analyzer, points) -> int:
@@ -331,7 +317,7 @@ def _key_columns(analyzer, points, cols: dict, size: int, first) -> list:
     keys = comps.packed()
     var = analyzer.options.solve_for or analyzer.lc.variable
     keys += [cols[n] for n, seq in points.values.items() if len(seq) > 1 and n != var]
-    trips = _trips(analyzer.kernel.loops[-1], cols, size)
+    trips = _trips(analyzer.kernel.loops[-1], size, power_table(cols))
     keys.append(np.where(trips < _short_bound(first, analyzer.kernel, analyzer.machine), trips, -1))
     at = analyzer.options.incore_defines
     if at:  # the compiled analysis is done once, at the largest point; the others say so
@@ -357,7 +343,7 @@ def piecewise(analyzer, points) -> tuple:
         return None, "the kernel cannot run at some of the points"
     first = analyzer.run(points[0])
     keys = _key_columns(analyzer, points, cols, size, first)
-    base, _ = _segments(np.column_stack(keys))
+    base = _segments(np.column_stack(keys))
     piece, firsts = _renumbered(base * _residue_count(analyzer, points) + _residues(analyzer, points, cols))
     results = (first,) + tuple(analyzer.run(points[int(i)]) for i in firsts[1:])
     names = varying(points)

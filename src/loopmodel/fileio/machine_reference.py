@@ -83,12 +83,64 @@ def _type_name(tp) -> str:
             dict: "mapping"}.get(tp, getattr(tp, "__name__", str(tp)))
 
 
+#: the papers the docstrings cite by file name: (the short name the reference prints, the title)
+PAPERS = {
+    "kerncraft-tool-paper.txt": ("Kerncraft paper", "J. Hammer, J. Eitzinger, G. Hager, G. Wellein: Kerncraft: "
+                                 "A Tool for Analytic Performance Modeling of Loop Kernels"),
+    "cross-architecture-machine-models.txt": ("cross-architecture paper", "J. Hofmann et al.: Bridging the "
+                                              "Architecture Gap: Abstracting Performance-Relevant Properties "
+                                              "of Modern Server Processors"),
+    "ecm-model-slides.txt": ("ECM slides", "G. Hager: Performance Engineering, tutorial slides, ISC 2015 "
+                             "(the ECM model)"),
+    "benchmark-based-coherence-model.txt": ("coherence paper", "B. Putigny, B. Goglin, D. Barthou: A "
+                                            "Benchmark-based Performance Model for Memory-bound HPC "
+                                            "Applications"),
+    "roofline-measurement-thesis.txt": ("Roofline thesis", "R. Steinmann: Applying the Roofline Model (thesis, 2012)"),
+}
+
+_ROLE = re.compile(r":(?:class|mod|func|meth|data|attr):`(~?)([^`]+)`")
+
+
+def plain(text: str) -> str:
+    """Docstring text as Markdown on one line: Sphinx roles and ````literals```` as `` `code` ``
+    (``~a.b.C`` as ``C``), the papers' file names as their short names (:data:`PAPERS`)."""
+    text = " ".join(text.split())
+    text = _ROLE.sub(lambda m: f"`{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}`", text)
+    text = text.replace("``", "`")
+    for name, (short, _) in PAPERS.items():
+        text = text.replace(name, short)
+    return text
+
+
+def _attributes(cls) -> dict:
+    """``{field: description}`` from the ``Attributes:`` section of ``cls``'s docstring
+    (Google style: ``name: text`` at the section's indent, continued on deeper lines)."""
+    lines = (inspect.getdoc(cls) or "").splitlines()
+    out, name, indent = {}, None, None
+    for line in lines[lines.index("Attributes:") + 1:] if "Attributes:" in lines else ():
+        depth = len(line) - len(line.lstrip())
+        if line.strip() and depth == 0:
+            break
+        indent = depth if indent is None and line.strip() else indent
+        entry = re.match(r"(\w+)(?: \([^)]*\))?: (.*)", line.strip()) if depth == indent else None
+        if entry:
+            name = entry.group(1)
+            out[name] = entry.group(2)
+        elif name and line.strip():
+            out[name] += " " + line.strip()
+    return out
+
+
 def _description(cls, name: str) -> str:
-    """The sentences of ``cls``'s docstring that name the field ``name`` (one line)."""
-    doc = " ".join((inspect.getdoc(cls) or "").split())
-    sentences = re.split(r"(?<=[.;])\s+(?=[A-Z`(])", doc)
-    hits = [s for s in sentences if re.search(rf"``{re.escape(name)}(``|[=:(])", s)]
-    return " ".join(hits).replace("|", "\\|")
+    """The description of field ``name`` from ``cls``'s ``Attributes:`` section, as Markdown.
+
+    Raises:
+        ValueError: the section does not describe ``name`` (every key must be documented).
+    """
+    text = _attributes(cls).get(name)
+    if not text:
+        raise ValueError(f"{cls.__name__}.{name}: no entry in the docstring's Attributes section")
+    return plain(text).replace("|", "\\|")
 
 
 def _default(f) -> str:
@@ -145,7 +197,7 @@ def _written(name: str, conv, out: list) -> tuple:
     table of its keys where :mod:`loopmodel.machine.fields` declares them. Returns the
     dataclass written as-is inside it and its key path, or ``(None, "")``."""
     doc = (inspect.getdoc(conv) or "").split("\nRaises:")[0].strip()
-    out += [f"## `{name}` (as written in a file)", "", " ".join(doc.split()), ""]
+    out += [f"## `{name}` (as written in a file)", "", plain(doc), ""]
     rows, inner, path = _written_keys().get(conv.__name__, ((), None, ""))
     if rows:
         out += ["| key | type | unit / constraint | required | default | description |", "|---|---|---|---|---|---|"]
@@ -161,7 +213,7 @@ def _section(cls, path: str, out: list, seen: set, paths: dict) -> None:
         return
     seen.add(cls)
     hints = typing.get_type_hints(cls, include_extras=True)
-    summary = " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
+    summary = plain((inspect.getdoc(cls) or "").split("\n\n")[0])
     title = ", ".join(f"`{p}`" for p in paths.get(cls, [path]))
     out += [f"## {title} ({cls.__name__})", "", summary, "",
             "| key | type | unit / constraint | required | default | description |",
@@ -172,9 +224,6 @@ def _section(cls, path: str, out: list, seen: set, paths: dict) -> None:
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         unit = _CONVERSION_UNITS.get(getattr(conv, "__name__", ""), "")
         text = _description(cls, f.name)
-        if conv is not None and not unit and not text:
-            first = (inspect.getdoc(conv) or "").split("\n\n")[0]
-            text = (text + " " if text else "") + "Written as: " + " ".join(first.split()).replace("|", "\\|")
         typ = _type_name(tp) + (" or null" if optional else "")
         out.append(f"| `{f.name}` | {typ} | {'; '.join([unit] + cons if unit else cons)} | "
                    f"{'yes' if required else 'no'} | {_default(f)} | {text} |")
@@ -201,6 +250,7 @@ def reference() -> str:
            "(Hz, B, B/cy, B/s, cy).", ""]
     _section(MachineModel, "", out, set(), _paths(MachineModel, "", {}))
     out[7] = out[7].replace("## ``", "## top level")
+    out += ["", "## Papers", ""] + [f"* {short}: {title}" for short, title in PAPERS.values()]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

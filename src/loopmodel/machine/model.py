@@ -41,12 +41,17 @@ _STRICT = {"extra": "forbid"}
 class LoadStore:
     """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy, ``"64 B/cy"`` in a file).
 
-    ``split_extra``: the port time a vector access that crosses a cache line costs beyond an
-    aligned one, in instructions' worth (0: not charged); measured by ``loopmodel machine
-    probe`` as split / aligned cycles per instruction - 1, per split access: for loads in the
-    pattern of a stencil (an aligned, a split and an unaligned stream at the widest width),
-    for stores in a loop of split stores
-    (:func:`loopmodel.measure.incore_bench.split_extra`).
+    Attributes:
+        instructions_per_cycle: load (or store) instructions the core issues per cycle, at any
+            width (cross-architecture paper §3.4.1 eq. 1, f_LD or f_ST).
+        bytes_per_cycle: bytes per cycle the L1 delivers to loads (or accepts from stores), B/cy:
+            a wide vector access counts as several instructions where this is the limit.
+        split_extra: the port time a vector access that crosses a cache line costs beyond an
+            aligned one, in instructions' worth (0: not charged); measured by ``loopmodel
+            machine probe`` as split / aligned cycles per instruction - 1, per split access: for
+            loads in the pattern of a stencil (an aligned, a split and an unaligned stream at the
+            widest width), for stores in a loop of split stores
+            (:func:`loopmodel.measure.incore_bench.split_extra`).
     """
 
     __pydantic_config__ = _STRICT
@@ -58,7 +63,15 @@ class LoadStore:
 
 @dataclass(frozen=True)
 class FlopsPerCycle:
-    """Peak FLOPs per cycle by operation type (kerncraft paper Listing 2 ``FLOPs per cycle``)."""
+    """Peak FLOPs per cycle by operation type (kerncraft paper Listing 2 ``FLOPs per cycle``).
+
+    Attributes:
+        total: peak floating-point operations per cycle of one core at full SIMD width (the
+            Roofline CPU roof, FLOP/cy).
+        ADD: peak FLOP/cy of additions alone; None where not given.
+        MUL: peak FLOP/cy of multiplications alone; None where not given.
+        FMA: peak FLOP/cy of fused multiply-adds (two FLOPs each); None where not given.
+    """
 
     __pydantic_config__ = _STRICT
 
@@ -72,51 +85,66 @@ class FlopsPerCycle:
 class InCore:
     """In-core execution model (cross-architecture paper §3.3, §3.4.1 eq. 1-2).
 
-    ``simd_width`` in bytes. ``throughput``: instructions per cycle at full SIMD
-    width per operation type (the per-element throughput is that times the SIMD
-    lanes, paper eq. 6). ``latency`` in cycles. ``port_groups``: sets of
-    operation types sharing execution ports (their times add up).
-    ``shared_units``: sets of operation types executed by one unit that is not fully
-    pipelined, such as the divider that divisions and square roots share: their times add up
-    as a port group's do (cross-architecture-machine-models.txt §3.3 and §3.4.1 eq. 2, units
-    served by one port), by default (``shared_units`` not given) the ISA's rule, ``[[DIV,
-    SQRT]]`` on x86 (one divide/square-root unit per core from Intel Sandy Bridge on and in AMD
-    Zen) and none on other ISAs, and none with ``shared_units: []``
-    (:meth:`MachineModel.summed_groups`).
-    ``stores_in``: where the L1 cycles of stores count, ``T_nOL`` (default: with the loads,
-    T_nOL = max(n_LD/f_LD, n_ST/f_ST, (n_LD+n_ST)/f_LDST), cross-architecture-machine-models.txt
-    §3.4.1 eq. 1, "cycles in which at least one load or store operation takes place") or
-    ``T_OL`` (Intel's ECM model: "T_OL is the overlapping time for computations and stores,
-    T_nOL is the time for the loads from registers into L1", kerncraft-tool-paper.txt §2.3;
-    ecm-model-slides.txt, basic rules: only loads in L1 do not overlap; the address
-    generation of loads and stores, the LD+ST limit, is then in T_OL too, as ports 2/3 are
-    in Kerncraft's overlapping ports), for every in-core analyzer
-    (:meth:`MachineModel.stores_overlap`).
-    ``load_store_per_cycle``: combined LD+ST (AGU) limit, instructions/cy.
-    ``instructions_per_cycle``: the front end's issue width, instructions per cy sustained from a
-    loop body of independent 1-uop instructions (``machine probe``: integer moves of an
-    immediate and 4-byte nops in turn, :mod:`loopmodel.measure.incore_bench`).
-    ``flops_per_cycle``: ``{"DP": FlopsPerCycle, "SP": ...}``; ``analyzer_ports``: per
-    analyzer ``{overlapping: [...], non_overlapping: [...]}`` port names.
-    ``latency_by_width`` / ``throughput_by_width``: ``{op: {width in B: cy}}`` and ``{op: {width
-    in B: instructions/cy}}`` for every register width the probe measured (op: ADD, MUL, FMA,
-    DIV, SQRT or another known type; width: 4 float scalar, 8 scalar double, 16/32/64 B
-    vectors; latencies > 0 and <= 1000 cy, throughputs > 0 and <= 64 per cy): a chain of scalar
-    additions runs at the scalar latency, which differs from the widest width's on some cores
-    (:mod:`loopmodel.machine.latency`). Absent in the bundled files (empty).
-    ``store_forward_latency``: cy from a store to the data of a load of its address (a
-    dependency chain through memory, scalar double), and ``taken_branches_per_cycle``: taken
-    branches per cy (a tight loop, or a loop body of taken jumps if faster); both measured by
-    ``machine probe`` and bounds of the compiled in-core model (None where not measured).
-    ``inner_loop_entry_cy``: cycles per entry of an inner loop (setup and exit), and
-    ``inner_loop_remainder_ratio``: the cost of one remainder iteration relative to a full SIMD
-    pass, the in-core overhead of short inner loops that ``machine probe`` measures on a nest of
-    short inner loops in L1 (:mod:`loopmodel.models.short_loops`); without them a short inner
-    loop is modelled in its steady state, with a note.
-    ``llvm_mca_cpu``: llvm-mca's ``-mcpu`` for the compiled in-core analysis (and, mapped, OSACA's
-    architecture); on a probed host of a newer generation than that name (gcc 12 calls Sapphire
-    Rapids ``cooperlake``) llvm-mca 17 or later uses its own model (``sapphirerapids``, ``znver4``;
-    Debian: ``apt-get install llvm-19``), with a note (:func:`loopmodel.compiled.llvm_mca.cpu_for`).
+    Attributes:
+        simd_width: the widest SIMD register the compiler uses, bytes (``32 B`` for AVX).
+        throughput: instructions per cycle at full SIMD width per operation type (ADD, MUL, FMA,
+            DIV, SQRT, EXP, FABS, FMIN, FMAX); the per-element throughput is that times the SIMD
+            lanes (cross-architecture paper eq. 6).
+        load: the L1 load limit (:class:`LoadStore`).
+        store: the L1 store limit (:class:`LoadStore`).
+        latency: cycles from an instruction's inputs to its result per operation type, used for
+            loop-carried dependency chains (a reduction that is not reassociated).
+        port_groups: sets of operation types sharing execution ports: their times add up in T_OL.
+        shared_units: sets of operation types executed by one unit that is not fully pipelined,
+            such as the divider that divisions and square roots share: their times add up as a
+            port group's do (cross-architecture-machine-models.txt §3.3 and §3.4.1 eq. 2, units
+            served by one port). Not given: the ISA's rule, ``[[DIV, SQRT]]`` on x86 (one
+            divide/square-root unit per core from Intel Sandy Bridge on and in AMD Zen) and none
+            on other ISAs; ``[]``: none (:meth:`MachineModel.summed_groups`).
+        stores_in: where the L1 cycles of stores count. ``T_nOL`` (default): with the loads,
+            T_nOL = max(n_LD/f_LD, n_ST/f_ST, (n_LD+n_ST)/f_LDST), cross-architecture-machine-models.txt
+            §3.4.1 eq. 1, "cycles in which at least one load or store operation takes place".
+            ``T_OL``: Intel's ECM model, "T_OL is the overlapping time for computations and
+            stores, T_nOL is the time for the loads from registers into L1" (kerncraft-tool-paper.txt
+            §2.3; ecm-model-slides.txt, basic rules: only loads in L1 do not overlap); the address
+            generation of loads and stores, the LD+ST limit, is then in T_OL too, as ports 2/3
+            are in Kerncraft's overlapping ports. Every in-core analyzer follows it
+            (:meth:`MachineModel.stores_overlap`).
+        load_store_per_cycle: the combined limit of loads and stores per cycle (address
+            generation units), instructions/cy; None: no combined limit.
+        instructions_per_cycle: the front end's issue width, instructions per cy sustained from a
+            loop body of independent 1-uop instructions (``machine probe``: integer moves of an
+            immediate and 4-byte nops in turn, :mod:`loopmodel.measure.incore_bench`); a lower
+            bound of T_OL. None where not measured.
+        flops_per_cycle: peak FLOPs per cycle by precision, ``{DP: {...}, SP: {...}}``
+            (:class:`FlopsPerCycle`).
+        analyzer_ports: per in-core analyzer (``llvm-mca``, ``osaca``, ``iaca``) the port names
+            whose cycles make T_OL and T_nOL: ``{overlapping: [...], non_overlapping: [...]}``.
+        llvm_mca_cpu: llvm-mca's ``-mcpu`` for the compiled in-core analysis (and, mapped, OSACA's
+            architecture); on a probed host of a newer generation than that name (gcc 12 calls
+            Sapphire Rapids ``cooperlake``) llvm-mca 17 or later uses its own model
+            (``sapphirerapids``, ``znver4``; Debian: ``apt-get install llvm-19``), with a note
+            (:func:`loopmodel.compiled.llvm_mca.cpu_for`).
+        latency_by_width: ``{op: {width in B: cy}}``, the latency of every register width the
+            probe measured (op: ADD, MUL, FMA, DIV, SQRT or another known type; width: 4 float
+            scalar, 8 scalar double, 16/32/64 B vectors; > 0 and <= 1000 cy): a chain of scalar
+            additions runs at the scalar latency, which differs from the widest width's on some
+            cores (:mod:`loopmodel.machine.latency`). Written by ``machine probe`` only.
+        throughput_by_width: ``{op: {width in B: instructions/cy}}``, the throughput of every
+            register width the probe measured (> 0 and <= 64 per cy), as ``latency_by_width``.
+            Written by ``machine probe`` only.
+        store_forward_latency: cycles from a store to the data of a load of its address (a
+            dependency chain through memory, scalar double), measured by ``machine probe``; a
+            bound of the compiled in-core model. None where not measured.
+        taken_branches_per_cycle: taken branches per cycle (a tight loop, or a loop body of taken
+            jumps if faster), measured by ``machine probe``; one taken branch per pass bounds
+            T_OL from below. None where not measured.
+        inner_loop_entry_cy: cycles per entry of an inner loop (setup and exit), the in-core
+            overhead of short inner loops that ``machine probe`` measures on a nest of short
+            inner loops in L1 (:mod:`loopmodel.models.short_loops`); None: a short inner loop is
+            modelled in its steady state, with a note.
+        inner_loop_remainder_ratio: the cost of one remainder iteration of a short inner loop
+            relative to a full SIMD pass, measured with ``inner_loop_entry_cy``.
     """
 
     __pydantic_config__ = _STRICT
@@ -146,19 +174,33 @@ class InCore:
 class CacheLevel:
     """One level of the memory hierarchy (``MEM`` last, without size).
 
-    ``size`` in bytes. ``type``: ``non-inclusive`` (default), ``inclusive``
-    (evictions back-invalidate the levels above) or ``victim``
-    (filled only by evictions of the level above, clean and dirty; misses of
-    the level above are served from the next level directly,
-    cross-architecture paper §3.3). ``write_back=False``: write-through, every
-    store goes to the next level. ``cores_per_group``: cores sharing one instance.
-    Victim levels: ``memory_bypass`` (memory delivers the misses of the level above
-    directly to it; only evictions cross this level's upper link, cross-architecture
-    paper §5.2.1 for EPYC, TX2, PWR9) and
-    ``victim_clean`` (clean evictions from the level above are transfers into
-    it; False: they are placed in it without a transfer, semantics in
-    :mod:`loopmodel.cachesim`); ``victim_clean_note``: where ``victim_clean``
-    came from when a converter chose it (a note for the report), else empty.
+    Attributes:
+        level: the level's name, ``L1``, ``L2``, ``L3``, ... and ``MEM`` for the last; links and
+            reports name levels by it.
+        size: capacity of one instance in bytes (``32 KiB``); not given for ``MEM``.
+        sets: number of sets (for the cache simulation); with ``ways`` and the line size it gives
+            ``size``.
+        ways: associativity (lines per set), for the cache simulation.
+        replacement: the replacement policy the cache simulation uses.
+        cores_per_group: cores sharing one instance of the cache (1: private); the layer
+            conditions and ``--cores`` divide a shared cache among its cores.
+        groups: instances of the cache per socket (Kerncraft's ``groups``), as documentation: the
+            models use ``cores_per_group``.
+        write_allocate: a store that misses first loads the line (write-allocate traffic).
+        write_back: ``true``: dirty lines go to the next level when evicted; ``false``:
+            write-through, every store goes to the next level.
+        type: ``non-inclusive`` (default), ``inclusive`` (evictions back-invalidate the levels
+            above) or ``victim`` (filled only by evictions of the level above, clean and dirty;
+            misses of the level above are served from the next level directly,
+            cross-architecture paper §3.3).
+        memory_bypass: victim levels only: memory delivers the misses of the level above
+            directly to it, so only evictions cross this level's upper link (cross-architecture
+            paper §5.2.1 for EPYC, ThunderX2, Power9).
+        victim_clean: victim levels only: clean evictions from the level above are transfers
+            into it; ``false``: they are placed in it without a transfer (Epyc,
+            cross-architecture paper Table 3; semantics in :mod:`loopmodel.cachesim`).
+        victim_clean_note: where ``victim_clean`` came from when a converter chose it (a note
+            for the report), else empty.
     """
 
     __pydantic_config__ = _STRICT
@@ -184,8 +226,12 @@ class LinkBandwidth:
 
     ``B/s`` values (``"40 GB/s"`` in a file) are converted to B/cy with the clock when a
     model is evaluated (:meth:`MachineModel.link_bandwidths_cy`), so that a clock override
-    does not scale a memory bandwidth; ``measured`` (value None) takes the saturated
-    bandwidth of the streaming benchmarks.
+    does not scale a memory bandwidth.
+
+    Attributes:
+        value: the bandwidth in ``unit``; None for ``measured``.
+        unit: ``B/cy``, ``B/s``, or ``measured``: the saturated bandwidth of the streaming
+            benchmarks that best match the kernel.
     """
 
     __pydantic_config__ = _STRICT
@@ -201,12 +247,19 @@ class LinkBandwidth:
 class Link:
     """The data path between two adjacent levels (cross-architecture paper §3.4.2 eq. 3).
 
-    ``bandwidth``: one value (a half-duplex link) or ``(toward core, away from
-    core)`` (two uni-directional links, ``duplex='full'``); a file writes each as a
-    string with unit (B/cy or GB/s) or ``measured``, read into :class:`LinkBandwidth`.
-    Penalties in cy per cache line. ``shared_by``: cores whose traffic shares this
-    link's bandwidth (a non-scalable shared cache: EPYC's CCX L3, Power9's core-pair
-    L2/L3; paper §5.2.2); 1 = per core.
+    Attributes:
+        between: the two levels the link joins, ``[upper, lower]`` (``[L1, L2]``, ``[L3, MEM]``).
+        bandwidth: one value (a half-duplex link) or ``[toward core, away from core]`` (two
+            uni-directional links, ``duplex: full``); each a string with a unit (B/cy or GB/s)
+            or ``measured``, read into :class:`LinkBandwidth`. The busy time of the link per
+            cache line is the data volume over it divided by this bandwidth.
+        duplex: ``half``: loads and evictions share one bandwidth, their times add; ``full``:
+            each direction has its own ``bandwidth`` and the link's time is the larger.
+        penalty_load: latency penalty in cycles per cache line loaded over the link, added to
+            the transfer time (ECM's latency penalties; 0: none).
+        penalty_store: latency penalty in cycles per cache line evicted over the link.
+        shared_by: cores whose traffic shares this link's bandwidth (a non-scalable shared cache:
+            EPYC's CCX L3, Power9's core-pair L2/L3; cross-architecture paper §5.2.2); 1: per core.
     """
 
     __pydantic_config__ = _STRICT
@@ -232,10 +285,13 @@ class Link:
 class BenchmarkKernel:
     """A streaming benchmark kernel (kerncraft paper §2.2 ``benchmarks.kernels``); element size in bytes.
 
-    ``read_streams``: arrays read per iteration; ``write_streams``: arrays written per
-    iteration (an array both read and written counts in both, and in ``read_write_streams``).
-    ``flops_per_iteration``: floating-point operations per iteration. ``element_size``: bytes
-    per array element.
+    Attributes:
+        read_streams: arrays read per iteration.
+        write_streams: arrays written per iteration (an array both read and written counts in
+            both, and in ``read_write_streams``).
+        read_write_streams: arrays both read and written per iteration (``a[i] = s * a[i]``).
+        flops_per_iteration: floating-point operations per iteration.
+        element_size: bytes per array element (``8 B`` for double).
     """
 
     __pydantic_config__ = _STRICT
@@ -253,6 +309,10 @@ class LevelMeasurements:
 
     A file writes the table as ``{cores: [1, 2, ...], copy: ['10 GB/s', ...], ...}``
     (:func:`loopmodel.machine.fields.benchmark_tables`).
+
+    Attributes:
+        cores: the core counts measured (one thread per core).
+        bandwidths: kernel name -> bandwidth in B/s per core count of ``cores``.
     """
 
     __pydantic_config__ = _STRICT
@@ -263,10 +323,13 @@ class LevelMeasurements:
 
 @dataclass(frozen=True)
 class Benchmarks:
-    """Measured bandwidths (B/s), without write-allocate traffic, one thread per core.
+    """Measured bandwidths (B/s), without write-allocate traffic, one thread per core
+    (kerncraft-tool-paper.txt §2.2).
 
-    ``measurements[level]``: a :class:`LevelMeasurements` table for each level the
-    benchmarks ran in (kerncraft-tool-paper.txt §2.2).
+    Attributes:
+        kernels: the streaming kernels the measurements name (:class:`BenchmarkKernel`).
+        measurements: level -> the :class:`LevelMeasurements` table of the benchmarks run with
+            their data in that level.
     """
 
     __pydantic_config__ = _STRICT
@@ -277,20 +340,58 @@ class Benchmarks:
 
 @dataclass(frozen=True)
 class MachineModel:
-    """A whole machine model; see the module docstring. ``clock`` in Hz, ``cacheline_size`` in bytes.
+    """A whole machine model: the in-core part, the memory hierarchy and its links, measured
+    benchmarks and provenance (cross-architecture paper §3.3).
 
-    ``overlap``: contributions that overlap with the others (``T_OL``, ``L2L3``, ...);
-    ``contention_p0``: the multi-core contention parameter (0, :data:`P0_MAX`].
-    ``probe``: provenance of a model measured on its host (``loopmodel machine probe``): the
-    host, date, tools, every benchmark's raw figures with their spread and the fits, as plain
-    data; the model reads only the probe's latencies by width from it
-    (:mod:`loopmodel.machine.latency`, until ``in_core.latency_by_width`` holds them).
-    ``coherence``: the measured MESI transition table
-    (:class:`~loopmodel.machine.coherence.CoherenceTable`, benchmark-based-coherence-model.txt
-    §IV), or None where not measured (``loopmodel machine probe --coherence``).
-    ``power``: the chip power model W0, W1, W2 (:class:`~loopmodel.machine.power.PowerSection`,
-    ecm-model-slides.txt "A simple power model for multicore chips"), or None where not known
-    (``loopmodel machine probe --power`` measures it where RAPL counters are readable).
+    Attributes:
+        name: the model's name, printed in every report (``-m`` takes a bundled model by it).
+        clock: the core clock in Hz (``3.0 GHz`` in a file), which turns cycles into seconds;
+            ``--clock`` replaces it (cycle counts stay, bandwidths in GB/s do not scale).
+        cores_per_socket: physical cores per socket (chip).
+        in_core: the in-core execution model (:class:`InCore`).
+        memory_hierarchy: the cache levels, closest to the core first, then ``MEM``: at least
+            one cache level and ``MEM`` (:class:`CacheLevel`).
+        links: one link per pair of adjacent levels of ``memory_hierarchy`` (:class:`Link`):
+            the data paths whose busy times are ECM's transfer contributions.
+        description: free text on the machine (``loopmodel machine list`` shows it where
+            ``model_name`` is empty).
+        model_name: the CPU's model name as the vendor gives it
+            (``Intel(R) Xeon(R) CPU E5-2690 v2 @ 3.00GHz``).
+        micro_architecture: the micro-architecture's short name (``IVB``, ``SKX``, ``ZEN``, or
+            the compiler's ``-march=native`` name on a probed host), as documentation.
+        isa: the instruction set, ``x86`` (default), ``aarch64`` or ``ppc64le``: chooses the
+            cross compiler for the compiled in-core analysis and the default ``shared_units``.
+        sockets: sockets (chips) of the machine.
+        threads_per_core: hardware threads per core (SMT); the models use one thread per core.
+        numa_domains_per_socket: ccNUMA domains per socket (sub-NUMA clustering): the
+            multicore models saturate memory bandwidth per domain.
+        cacheline_size: the cache-line size in bytes (``64 B``): the unit of work of every
+            per-CL figure is one cache line of the written array.
+        overlap: the contributions that overlap with the rest (``T_OL`` on Intel; add ``T_nOL``,
+            ``L1L2``, ... for hierarchies whose transfers overlap; cross-architecture paper
+            §3.4.3).
+        overlap_unless_memory: contributions that overlap while the data are in a cache but add
+            up once memory is involved (ThunderX2).
+        contention_p0: p0 of the multicore contention model (cross-architecture paper §3.4.4
+            eq. 5), in (0, :data:`P0_MAX`]; ``--p0`` replaces it.
+        benchmarks: measured streaming bandwidths per kernel, level and core count
+            (:class:`Benchmarks`), for Roofline and for links whose bandwidth is ``measured``.
+        compiler: compiler name -> flags used to compile kernels for this machine
+            (``{gcc: -O3 -march=corei7-avx}``); flags from a file must pass the allow-list of
+            :mod:`loopmodel.gate` unless ``--trust-machine-flags``.
+        sources: where the figures come from (citations, measurements), as documentation.
+        probe: provenance of a model measured on its host (``loopmodel machine probe``): the
+            host, date, tools, every benchmark's raw figures with their spread and the fits, as
+            plain data; the model reads only the probe's latencies by width from it
+            (:mod:`loopmodel.machine.latency`, until ``in_core.latency_by_width`` holds them).
+        coherence: the measured MESI transition table
+            (:class:`~loopmodel.machine.coherence.CoherenceTable`,
+            benchmark-based-coherence-model.txt §IV), or None where not measured (``loopmodel
+            machine probe --coherence``).
+        power: the chip power model W0, W1, W2 (:class:`~loopmodel.machine.power.PowerSection`,
+            ecm-model-slides.txt "A simple power model for multicore chips"), or None where not
+            known (``loopmodel machine probe --power`` measures it where RAPL counters are
+            readable).
     """
 
     __pydantic_config__ = _STRICT

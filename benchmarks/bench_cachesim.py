@@ -1,4 +1,4 @@
-"""Throughput of the compiled cache simulator (issue #3) and wall time of `analyze --cache-predictor sim`.
+"""Throughput of the compiled cache simulator and wall time of `analyze --cache-predictor sim`.
 
 Run: python benchmarks/bench_cachesim.py
   * trace API: 3-level LRU hierarchy with IvyBridgeEP_E5-2690v2's organisation (L1 64x8, L2 512x8,

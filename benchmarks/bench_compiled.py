@@ -1,4 +1,4 @@
-"""Wall time of a full ECM analysis with the compiled in-core path (issue #4).
+"""Wall time of a full ECM analysis with the compiled in-core path.
 
 Run: python benchmarks/bench_compiled.py
 One `loopmodel analyze examples/kernels/2d-5pt.c -m SandyBridgeEP_E5-2680 -p ECM --incore llvm-mca`

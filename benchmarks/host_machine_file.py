@@ -1,4 +1,4 @@
-"""Write a loopmodel machine file for a measured host (issue #5 validation).
+"""Write a loopmodel machine file for a measured host, to validate the multicore models.
 
 Takes a template (the micro-architecture's in-core and cache figures, written by hand in
 ``benchmarks/hosts/*.yml.in``) and the results of ``benchmarks/measure_scaling.py`` on that

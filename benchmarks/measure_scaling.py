@@ -1,4 +1,4 @@
-"""Measure streaming performance per thread count on this machine (issue #5 validation).
+"""Measure streaming performance per thread count on this machine, to validate the multicore models.
 
 Runs ``loopmodel.measure`` (stdlib only, so it also runs where loopmodel's dependencies are
 not installed, e.g. ``PYTHONPATH=src python3 benchmarks/measure_scaling.py --out DIR``):

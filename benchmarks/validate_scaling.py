@@ -1,4 +1,4 @@
-"""Compare predicted and measured multicore scaling (issue #5 validation).
+"""Compare predicted and measured multicore scaling, to validate the multicore models.
 
 For each measured host (``benchmarks/results/*``, written by ``measure_scaling.py``) and
 kernel (daxpby, triad) this prints, per thread count, the measurement and three

@@ -220,8 +220,8 @@ def test_mem_bw_is_the_bus_bandwidth_and_the_converted_table_figure_reproduces_t
                for n in stream["notes"])
     helptext = " ".join(_text("analyze", "--help").split())
     assert "memory bus bandwidth" in helptext and "write-allocate traffic included" in helptext
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "`--mem-bw BW` sets the ECM memory link to a *bus* bandwidth" in readme
+    docs = " ".join((ROOT / "docs" / "concepts" / "ecm.md").read_text().split())
+    assert "`--mem-bw BW` sets the ECM memory link to a *bus* bandwidth" in docs
 
 
 def test_mem_bw_is_not_ignored_where_the_machine_file_gives_the_memory_bandwidth():

@@ -90,7 +90,8 @@ def test_result_attributes_and_repr():
     text = repr(res)
     assert "triad.c" in text and SKX in text and "N=1000000" in text and res.ecm.notation() in text
     assert "it/s" in text
-    assert "<table>" in res._repr_html_() and "T_ECM" in res._repr_html_()
+    page = res._repr_html_()  # the report of `analyze` (tests/test_notebook_repr.py)
+    assert "<table>" in page and res.ecm.notation() in page and "ECM prediction, per core of 2" in page
     with pytest.raises(AttributeError):
         res.unit = "cy/CL"
     with pytest.raises(TypeError):
@@ -243,5 +244,7 @@ def test_bench_and_validate_documents_equal_cli_json():
     df = loopmodel.validate(k, SKX, {"N": range(1000, 2001, 1000)}, repeat=2)
     import loopmodel.workflows.sweep as sw
 
-    assert df.to_dict("records") == [sw.flatten(r) for r in json.loads(proc.stdout)["points"]]
+    validated = json.loads(proc.stdout)
+    assert df.to_dict("records") == [sw.flatten(r) for r in validated["points"]]
     assert set(df.attrs["summary"]) == set(df["data_location"])
+    assert df.attrs["notes"][0] == validated["notes"][0] and len(df.attrs["notes"]) >= 1

@@ -17,7 +17,6 @@ ECM: kerncraft-tool-paper.txt §2; Roofline: §2.2).
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 import math
 import numbers
@@ -27,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError
+from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError, ModelError
 from .fileio.c_kernel import parse_kernel
 from .fileio.kernel_file import load_kernel
 from .fileio.machine_files import builtin_names, load_machine
@@ -36,8 +35,11 @@ from .fileio.result_file import output_format
 from .ir.kernel import Kernel as KernelModel
 from .machine.model import MachineModel
 from .report import bench as bench_report
+from .report import ecm_plot, ecm_stack_plot, roofline_plot, study_plot
+from .report import html as html_report
 from .report import json_report
 from .report import scaling as scaling_report
+from .report.figures import detached
 from .report.output_units import UNIT_KEYS, convert_all
 from .report.schema import document
 from .workflows import analyze as analyze_workflow
@@ -439,20 +441,39 @@ class Result:
         return out + ")"
 
     def _repr_html_(self) -> str:
-        kernel, machine, sizes = self._head()
-        a, esc = self.analysis, html.escape
-        rows = []
-        for lt in a.traffic.levels:
-            t = a.ecm.T_ECM.get(lt.level) if a.ecm else None
-            rows.append(f"<tr><td>{esc(str(lt.level))}</td><td>{lt.bytes:.4g}</td>"
-                        f"<td>{'' if t is None else f'{t:.4g}'}</td></tr>")
-        head = f"<p><b>{esc(kernel)}</b> on <b>{esc(machine)}</b> ({esc(sizes or 'no sizes')})</p>"
-        if a.ecm:
-            head += f"<p>ECM {esc(a.ecm.notation())}; prediction {esc(a.ecm.prediction_notation())}</p>"
-        table = ("<table><tr><th>data from</th><th>traffic B/CL</th><th>T_ECM cy/CL</th></tr>"
-                 + "".join(rows) + "</table>")
-        notes = "".join(f"<li>{esc(n)}</li>" for n in a.notes)
-        return head + table + (f"<ul>{notes}</ul>" if notes else "")
+        """The report of ``loopmodel analyze`` as HTML (a notebook shows it): the ECM notation,
+        the prediction in :attr:`unit`, the layer conditions, traffic, ECM and Roofline tables
+        and the notes (:func:`loopmodel.report.html.analysis_html`)."""
+        perf = self.performance
+        line = "" if not self.analysis.ecm else f"prediction: {'unknown' if perf is None else f'{perf:.4g}'} {self.unit}"
+        return html_report.analysis_html(self.analysis, self.unit, line)
+
+    def plot(self, kind: str = "ecm"):
+        """A picture of the analysis, returned as a matplotlib ``Figure`` (a notebook shows it;
+        ``fig.savefig(path)`` writes it; pyplot does not hold it, so ``plt.show()`` does not).
+
+        Args:
+            kind: ``"ecm"``: the ECM contributions per data location as stacked bars, T_OL
+                dashed, T_ECM marked (:mod:`loopmodel.report.ecm_stack_plot`; cy/CL);
+                ``"roofline"``: the Roofline of each memory level with the kernel's intensity
+                on it and the prediction (:func:`loopmodel.report.roofline_plot.plot_model`).
+
+        Raises:
+            ApiValueError: another ``kind``. ModelError: the model was not requested
+                (``models=``), or the kernel has no FLOPs for a Roofline picture.
+            ToolError: matplotlib is not installed.
+        """
+        a = self.analysis
+        title = f"{os.path.basename(str(a.kernel.source))} on {a.machine.name} ({self._head()[2] or 'no sizes'})"
+        if kind == "ecm":
+            if not a.ecm:
+                raise ModelError("no ECM prediction to draw: analyze with models including 'ECM'")
+            return detached(ecm_stack_plot.plot(a.ecm, a.machine.overlap, f"{title}: ECM contributions, 1 core"))
+        if kind == "roofline":
+            if not a.roofline:
+                raise ModelError("no Roofline prediction to draw: analyze with models including 'Roofline'")
+            return detached(roofline_plot.plot_model(a.roofline, f"{title}: Roofline"))
+        raise ApiValueError(f"kind: expected 'ecm' or 'roofline', got {kind!r}")
 
 
 @dataclass(frozen=True)
@@ -482,6 +503,23 @@ class ScalingReport:
         measured = dict(self.measured) if self.measured is not None else None
         return json.loads(json.dumps(scaling_report.to_dict(list(self.curves), self.analysis.analysis, measured, self.fit)))
 
+    def _repr_html_(self) -> str:
+        """The report of ``loopmodel scaling`` as HTML (a notebook shows it): the single-core
+        ECM basis, the saturation point and the table per core count."""
+        measured = dict(self.measured) if self.measured is not None else None
+        return html_report.scaling_html(list(self.curves), self.analysis.analysis, measured, self.fit)
+
+    def plot(self):
+        """Predicted it/s per core count (one line per model), the saturation point and the
+        measured points, as ``loopmodel scaling --plot`` draws them; a matplotlib ``Figure``
+        (not held by pyplot: a notebook shows it, ``fig.savefig(path)`` writes it).
+
+        Raises:
+            ToolError: matplotlib is not installed.
+        """
+        measured = dict(self.measured) if self.measured is not None else None
+        return detached(scaling_report.plot(list(self.curves), self.analysis.analysis, None, measured))
+
 
 @dataclass(frozen=True)
 class BenchReport:
@@ -507,6 +545,22 @@ class BenchReport:
     def to_dict(self):
         """The document ``loopmodel bench ... --json`` prints (``{..., "points": [...]}``)."""
         return json.loads(json.dumps(bench_report.document(list(self.results), self.curve)))
+
+    def _repr_html_(self) -> str:
+        """The table ``loopmodel bench`` prints, as HTML (a notebook shows it)."""
+        return html_report.bench_html(list(self.results))
+
+    def plot(self):
+        """The measurements as a picture (:func:`loopmodel.report.bench.plot`): cy/CL over the
+        size that varies, or it/s per thread count for a thread range (``curve``); each point
+        the best run with a bar to the worst. A matplotlib ``Figure`` (not held by pyplot).
+
+        Raises:
+            ToolError: matplotlib is not installed.
+        """
+        r0 = self.results[0]
+        return detached(bench_report.plot(list(self.results), self.curve,
+                                          f"{os.path.basename(r0.kernel)} measured on this host"))
 
 
 # ---------------------------------------------------------------- functions
@@ -599,12 +653,90 @@ class CompactSweep:
         piecewise: False where the sweep had to be analysed point by point (each point a
             piece); :attr:`note` says why.
         note: None, or why the sweep was analysed point by point.
+        variable: the one size constant that varies (None: none, or several).
+        ecm_points: per piece, its :class:`loopmodel.report.ecm_plot.EcmPoint` (the ECM
+            contributions of the piece, what :meth:`plot` draws; empty without ECM or without
+            :attr:`variable`).
     """
     points: object
     pieces: object
     constants: MappingProxyType
     piecewise: bool
     note: str | None = None
+    variable: str | None = None
+    ecm_points: tuple = ()
+
+    #: the columns of :attr:`pieces` the HTML table shows (where present), after the sizes
+    HTML_COLUMNS = ("ecm.notation", "ecm.prediction_notation", "ecm.performance.cy_per_cl", "confidence.level")
+
+    def _repr_html_(self) -> str:
+        """The sweep as an HTML table (a notebook shows it): with one varying size, a row per
+        step (the sizes from .. to over which the figures shown stay the same), else a row per
+        piece (first point, number of points, the sizes at the first point); then the ECM
+        notation and prediction, cy/CL and the data location
+        (:func:`loopmodel.report.html.compact_sweep_html`)."""
+        shown = [c for c in self.HTML_COLUMNS if c in self.pieces.columns]
+        if self.variable is None:
+            sizes = [f"defines.{c}" for c in self.points.columns if c != "piece"]
+            columns = [c for c in ("first_point", "points", *sizes) if c in self.pieces.columns] + shown
+            rows = self.pieces[columns].head(html_report.MAX_PIECE_ROWS).to_dict("records")
+            count = len(self.pieces)
+        else:
+            figures = self.pieces[shown].to_dict("records")
+            runs = self._runs([tuple(map(repr, f.values())) for f in figures])
+            columns = [f"{self.variable} from", f"{self.variable} to", *shown]
+            rows = [{columns[0]: a, columns[1]: b, **figures[p]} for a, b, p in runs[:html_report.MAX_PIECE_ROWS]]
+            count = len(runs)
+        return html_report.compact_sweep_html(len(self.points), len(self.pieces), columns, rows, count,
+                                              dict(self.constants), self.note)
+
+    def plot(self, y: str | None = None):
+        """The sweep over :attr:`variable` as a matplotlib ``Figure`` (not held by pyplot: a
+        notebook shows it, ``fig.savefig(path)`` writes it).
+
+        Args:
+            y: None: the ECM contributions over the size, stacked, with T_OL, T_ECM and the
+                layer-condition transitions (:func:`loopmodel.report.ecm_plot.plot`, the
+                picture of ``loopmodel analyze -D N=a:b:c --plot``; cy/CL); or a column of
+                :attr:`pieces` (e.g. ``"ecm.performance.it_s"``) drawn over the size
+                (:func:`loopmodel.report.study_plot.plot_study`; its unit from its name).
+
+        Raises:
+            ApiValueError: no single varying size, or ``y`` not a column of :attr:`pieces`.
+            ModelError: ``y`` None and no ECM among the models.
+            ToolError: matplotlib is not installed.
+        """
+        if self.variable is None:
+            raise ApiValueError("plot: the sweep needs exactly one size that varies (the x axis)")
+        fixed = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        title = f"{os.path.basename(str(self.pieces['kernel.file'].iloc[0]))} on {self.pieces['machine.name'].iloc[0]}"
+        title += f" ({fixed})" if fixed else ""
+        if y is None:
+            if not self.ecm_points:
+                raise ModelError("no ECM contributions to draw: sweep with models including 'ECM'")
+            runs = self._runs([dataclasses.replace(p, x=0.0) for p in self.ecm_points])
+            pts = [dataclasses.replace(self.ecm_points[p], x=float(x)) for a, b, p in runs for x in (a, b)]
+            return detached(ecm_plot.plot(pts, self.variable, None, f"{title}: single-core ECM contributions"))
+        if y not in self.pieces.columns:
+            raise ApiValueError(f"plot: y={y!r} is no column of the pieces (e.g. 'ecm.performance.it_s')")
+        values = self.pieces[y].tolist()
+        rows = [{self.variable: x, y: values[p]} for a, b, p in self._runs([repr(v) for v in values]) for x in (a, b)]
+        return detached(study_plot.plot_study(rows, None, self.variable, y, title))
+
+    def _runs(self, keys: list) -> list:
+        """``[(first size, last size, piece), ...]``: the runs of neighbouring sizes of
+        :attr:`variable` (sorted) whose pieces have equal ``keys`` (one per piece; what a
+        picture draws of the piece), each with the piece of its first size: what :meth:`plot`
+        draws as one step."""
+        ids = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+        xs = self.points[self.variable].to_numpy()
+        order = xs.argsort(kind="stable")
+        piece = self.points["piece"].to_numpy()[order]
+        key = self.points["piece"].map(dict(enumerate(ids[k] for k in keys))).to_numpy()[order]
+        xs = xs[order]
+        ends = [*(key[1:] != key[:-1]).nonzero()[0].tolist(), len(xs) - 1]
+        starts = [0, *(e + 1 for e in ends[:-1])]
+        return [(int(xs[a]), int(xs[b]), int(piece[a])) for a, b in zip(starts, ends)]
 
 
 def _compact_sweep(kernel, machine, opts) -> CompactSweep:
@@ -618,7 +750,10 @@ def _compact_sweep(kernel, machine, opts) -> CompactSweep:
              **sweep_workflow.flatten({k: v for k, v in json.loads(json.dumps(json_report.to_dict(res))).items()
                                        if k not in ("schema_version", "loopmodel_version")})}
             for first, n, res in zip(found.first, counts, found.results)]
-    return CompactSweep(points, pd.DataFrame(rows), MappingProxyType(run_.constants()), reason is None, reason)
+    variable = next(iter(found.columns)) if len(found.columns) == 1 else None
+    ecm = tuple(ecm_plot.ecm_point(res, variable) for res in found.results) if variable and found.results[0].ecm else ()
+    return CompactSweep(points, pd.DataFrame(rows), MappingProxyType(run_.constants()), reason is None, reason,
+                        variable, ecm)
 
 
 def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), output=None, compact=False,
@@ -873,7 +1008,9 @@ def validate(kernel, machine, defines=None, **options):
         ``pandas.DataFrame``: one row per size, the fields of ``validate --json`` flattened
         (``defines.N``, ``data_location``, ``predicted_cy_per_cl``, ``measured_min_cy_per_cl``,
         ``relative_error``, ...); ``attrs["summary"]``: per data location the number of points
-        and the median and largest |relative error|.
+        and the median and largest |relative error|; ``attrs["notes"]``: the notes of the
+        command's table (how the runs were made, what could not be measured, e.g. hardware
+        counters on a virtual machine).
 
     Raises:
         LoopmodelError: bad inputs, no compiler, or a failing run (one line); arguments of the
@@ -887,4 +1024,5 @@ def validate(kernel, machine, defines=None, **options):
     got = validate_workflow.run(kernel, machine, opts)
     df = _pandas().DataFrame([sweep_workflow.flatten(json.loads(json.dumps(r.to_dict()))) for r in got.rows])
     df.attrs["summary"] = got.summary
+    df.attrs["notes"] = list(got.notes)
     return df

@@ -1,11 +1,14 @@
-"""``bench``'s outputs: the JSON document and the table of the measurements
+"""``bench``'s outputs: the JSON document, the table of the measurements
 (:class:`~loopmodel.measure.bench.BenchResult`: min-of-K with median and max; s/it, cy/CL,
-it/s, FLOP/s; the GB/s on each link from the model's traffic and the measured rate)."""
+it/s, FLOP/s; the GB/s on each link from the model's traffic and the measured rate) and their
+picture (min-of-K with a bar to the max of the runs, roofline-measurement-thesis.txt §4)."""
 from __future__ import annotations
 
 from rich.markup import escape
 from rich.table import Table
 
+from .ecm_plot import log_x_wanted, plain_log_x
+from .figures import finish, pyplot
 from .schema import document as envelope
 
 
@@ -63,3 +66,35 @@ def render(results, console) -> None:
                 f"{k.replace('_', ' ')} {v:.3g}" for k, v in c.items() if v is not None))
     for n in bench_notes(results):
         console.print(escape(f"note: {n}"))
+
+
+def plot(results, curve: bool, title: str):
+    """The measurements as a picture: with ``curve`` (one size, several thread counts) it/s per
+    thread count, else cy/CL over the size constant that varies (the point's index where none
+    does); each point the best run (min time, so the max it/s) with a bar to the worst.
+    Returns the matplotlib figure (its one line, labelled ``measured``).
+
+    Raises:
+        ToolError: matplotlib is not installed.
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 4.0))
+    names = list(results[0].defines)
+    var = next((n for n in names if len({r.defines[n] for r in results}) > 1), None)
+    if curve:
+        xs, key, label, ylabel = [r.threads for r in results], "it_per_s", "threads", "performance [it/s]"
+    else:
+        xs, key, label, ylabel = ([r.defines[var] for r in results] if var else list(range(len(results))),
+                                  "cy_per_CL", var or "point", "time per cache line of work [cy/CL]")
+    best = [r.figures()[key][0] for r in results]
+    worst = [r.figures()[key][2] for r in results]
+    spread = [[max(b - w, 0.0) for b, w in zip(best, worst)], [0.0] * len(best)] if curve \
+        else [[0.0] * len(best), [max(w - b, 0.0) for b, w in zip(best, worst)]]
+    ax.errorbar(xs, best, yerr=spread, fmt="ko-" if curve else "ko", ms=4, capsize=2, lw=1,
+                label="measured (best of the runs, bar to the worst)")
+    if not curve and var and log_x_wanted(xs):
+        plain_log_x(ax)
+    ax.set_xlabel(label)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    return finish(fig, ax, title, "upper left", None)

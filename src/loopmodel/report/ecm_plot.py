@@ -77,10 +77,24 @@ def ecm_point(res, variable: str) -> EcmPoint:
     layer-condition traffic a level that holds the data makes the links behind it carry
     nothing, so T_ECM^MEM is the prediction at every size."""
     e = res.ecm
-    over = set(res.machine.overlap)
-    parts = [("T_OL", e.T_OL, True), ("T_nOL", e.T_nOL, "T_nOL" in over)]
+    parts = [("T_OL", e.T_OL, True), *contribution_parts(e.T_nOL, e.contributions, res.machine.overlap)]
+    lc = tuple(LevelState(lv.level, lv.selected, tuple(transition_size(st.max_size) for st in lv.states),
+                          lv.holds_data_set,
+                          None if lv.data_set is None else transition_size(lv.data_set.max_size))
+               for lv in res.lc_levels)
+    return EcmPoint(float(res.defines[variable]), res.lc_variable == variable, tuple(parts),
+                    e.T_ECM.get("MEM"), e.T_transfer.get("MEM", 0.0), lc)
+
+
+def contribution_parts(t_nol: float, contributions, overlap) -> list:
+    """``[(name, cy/CL, overlapping), ...]``: T_nOL, each transfer of ``contributions``
+    (:class:`~loopmodel.models.ecm.Contribution`) -- an overlapping one (its name in the machine
+    model's ``overlap``) with its whole time, the others with their busy time -- and
+    ``latency penalties``, the sum of the others' penalties (eq. 3), where there are any."""
+    over = set(overlap)
+    parts = [("T_nOL", t_nol, "T_nOL" in over)]
     penalty = 0.0
-    for c in e.contributions:
+    for c in contributions:
         if c.name in over:
             parts.append((f"T_{c.name}", c.cycles, True))
         else:
@@ -88,12 +102,7 @@ def ecm_point(res, variable: str) -> EcmPoint:
             penalty += c.penalty
     if penalty > 0:
         parts.append(("latency penalties", penalty, False))
-    lc = tuple(LevelState(lv.level, lv.selected, tuple(transition_size(st.max_size) for st in lv.states),
-                          lv.holds_data_set,
-                          None if lv.data_set is None else transition_size(lv.data_set.max_size))
-               for lv in res.lc_levels)
-    return EcmPoint(float(res.defines[variable]), res.lc_variable == variable, tuple(parts),
-                    e.T_ECM.get("MEM"), e.T_transfer.get("MEM", 0.0), lc)
+    return parts
 
 
 def lc_transitions(points) -> list:

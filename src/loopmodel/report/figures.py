@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from ..errors import DefineError, ToolError
 
 
 def pyplot():
-    """``matplotlib.pyplot`` on the file-only Agg backend (its ticker classes too, e.g.
-    ``pyplot().NullFormatter``).
+    """``matplotlib.pyplot`` (its ticker classes too, e.g. ``pyplot().NullFormatter``), on the
+    file-only Agg backend unless pyplot was imported before or this is an IPython session (a
+    notebook: the figures the Python API's ``.plot()`` methods return show inline there, and
+    a backend the user chose is not switched, which would close their figures).
 
     The one place loopmodel imports matplotlib: an optional dependency, heavy to import, needed
     only when a picture is drawn, so it is imported here on first use.
@@ -20,10 +23,20 @@ def pyplot():
         import matplotlib
     except ImportError:
         raise ToolError("--plot needs matplotlib (pip install matplotlib)") from None
-    matplotlib.use("Agg")
+    if "matplotlib.pyplot" not in sys.modules and "IPython" not in sys.modules:
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def detached(fig):
+    """``fig`` closed in pyplot and returned: the figure of an API ``.plot()`` call, which the
+    caller shows (a notebook displays the returned figure once; pyplot would show it a second
+    time) or saves (``fig.savefig``); pyplot keeps no reference to it, so drawing many does not
+    accumulate open figures."""
+    pyplot().close(fig)
+    return fig
 
 
 def finish(fig, ax, title: str, legend_loc: str, path: str | None, legend_outside: bool | str = False):

@@ -95,8 +95,10 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
         console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 
 
-def plot(results: list, analysis, path: str, measured: dict | None = None) -> None:
-    """Write a PNG: predicted it/s per core count, saturation point, measured points.
+def plot(results: list, analysis, path: str | None, measured: dict | None = None):
+    """Write a PNG: predicted it/s per core count (one line per model, ``<model> model``), the
+    saturation point (a dotted vertical line), measured points; ``path`` None: return the
+    matplotlib figure instead.
 
     Raises:
         ToolError: no matplotlib; OSError: the file cannot be written.
@@ -120,5 +122,8 @@ def plot(results: list, analysis, path: str, measured: dict | None = None) -> No
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    if path is None:
+        return fig
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return None

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 from .. import cache
 from ..ir.kernel import coefficient
-from . import checked, isa, llvm_mca, osaca_backend, ports as P
+from . import available, checked, isa, llvm_mca, osaca_backend, ports as P
 from ..errors import ModelError, OptionError, ToolError
 from ..machine.latency import has_op_latencies
 from ..models.incore import InCoreResult, port_pressure_times
@@ -261,17 +261,44 @@ def _check_block(info, shape, pointer_increment) -> None:
         + (f" (--pointer-increment {pointer_increment:g})" if explicit else ""))
 
 
+def _analyzer_tool(machine, analyzer: str, suggest: bool) -> tuple:
+    """``(tool, tool version, target CPU or architecture, note on the target)`` of ``analyzer`` for
+    ``machine``.
+
+    Raises:
+        ToolError: the analyzer is missing or cannot model the machine's CPU; with ``suggest``
+            the message ends in an alternative that can run here (:func:`.available.instead`).
+    """
+    instead = f"; or use --incore {available.instead(machine, (analyzer,))}" if suggest else ""
+    if analyzer == "llvm-mca":
+        if not machine.in_core.llvm_mca_cpu:
+            raise ToolError(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu){instead}")
+        tool = llvm_mca.find_llvm_mca()
+        if tool is None:
+            raise ToolError(f"llvm-mca not found (Debian: apt-get install llvm){instead}")
+        tool_version = llvm_mca.version(tool)
+        return (tool, tool_version, *llvm_mca.cpu_for(machine, tool, tool_version))
+    if analyzer == "osaca":
+        if not osaca_backend.available():
+            raise ToolError(f"OSACA is not installed (pip install 'loopmodel[osaca]'){instead}")
+        return ("osaca", osaca_backend.version(), *osaca_backend.arch_for(machine))
+    raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
+
+
 def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations_per_unit: float,
                     analyzer: str = "llvm-mca", compiler: str | None = None, flags: str | None = None,
                     asm_block: str | None = None, pointer_increment: float | None = None,
                     use_cache: bool = True, assume_aligned: int | None = None, trust_machine: bool = False,
-                    machine_file: str | None = None):
+                    machine_file: str | None = None, suggest: bool = True):
     """T_OL and T_nOL of the compiled kernel.
 
     ``assume_aligned`` (bytes or None) goes to :func:`.codegen.generate_c`; ``trust_machine``
     and ``machine_file`` to :func:`.compile.choose_compiler` (the machine file's flags and
     compiler name are checked against an allow-list unless trusted). A note names the
-    options given (compiler, flags, block, pointer increment, alignment).
+    options given (compiler, flags, block, pointer increment, alignment). With ``suggest`` a
+    missing analyzer's message ends in an alternative that can run here
+    (:func:`.available.instead`: the other analyzer where it is usable, else the analytic model);
+    ``--incore auto`` passes False (it goes on to the next analyzer itself).
 
     The kernel is compiled without its OpenMP work-sharing pragmas
     (:func:`.compile.single_core_source`): the in-core analysis is of one core's loop.
@@ -293,21 +320,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     # checked even where no analyzer is installed
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
     cpu = machine.in_core.llvm_mca_cpu
-    if analyzer == "llvm-mca":
-        if not cpu:
-            raise ToolError(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu)")
-        tool = llvm_mca.find_llvm_mca()
-        if tool is None:
-            raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
-        tool_version = llvm_mca.version(tool)
-        target, target_note = llvm_mca.cpu_for(machine, tool, tool_version)
-    elif analyzer == "osaca":
-        if not osaca_backend.available():
-            raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca")
-        tool, tool_version = "osaca", osaca_backend.version()
-        target, target_note = osaca_backend.arch_for(machine)
-    else:
-        raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
+    tool, tool_version, target, target_note = _analyzer_tool(machine, analyzer, suggest)
     src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
     work_stride = _stride_bytes(kernel, defines) if kernel.work_accesses() else None
     shape = kernel_shape(kernel, machine, defines, work_stride)

@@ -85,7 +85,7 @@ def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
     """
     modules = osaca_modules()
     if modules is None:
-        raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]'); or use --incore llvm-mca")
+        raise ToolError("OSACA is not installed (pip install 'loopmodel[osaca]')")
     osaca_parser, osaca_semantics = modules
     try:
         parser = osaca_parser.ParserAArch64() if aarch64 else osaca_parser.ParserX86ATT()

@@ -18,6 +18,10 @@ from .output import replace_atomically
 
 #: the ``-m`` name of this host's probed model
 HOST_NAME = "host"
+#: how long ``machine probe`` takes, as its ``--help`` and the hint of a missing ``-m host`` model
+#: say: wall-clock time on a 2-vCPU guest shared with other work (benchmarks/results/probe-times.txt),
+#: the probe's self-check repeats unsteady measurements, so a busier machine takes longer
+PROBE_TIME = "about 2 minutes on 2 cores; --quick about 1"
 
 
 def host_cpu_model(root: str = "/") -> str:
@@ -68,8 +72,8 @@ def resolve_host() -> Path:
     """
     path = host_model_path()
     if not path.is_file():
-        raise MachineError("no probe of this host yet: run 'loopmodel machine probe' (about 5 minutes; "
-                           "--quick about 1) to measure the model '-m host' uses")
+        raise MachineError(f"no probe of this host yet: run 'loopmodel machine probe' ({PROBE_TIME}) to measure "
+                           "the model '-m host' uses")
     return path
 
 

@@ -88,7 +88,7 @@ class ProbeOptions:
 
     Attributes:
         cores: core counts for the per-level tables (1..N by default).
-        quick: fewer sizes, kernels and repetitions (about a minute on 2 cores).
+        quick: fewer sizes, kernels and repetitions (about a minute on 2 cores, the full probe about two).
         repetitions: runs per point (min-of-K; spread from all K).
         min_time_s: shortest duration of one run, seconds.
         compiler: C compiler for the benchmarks.

@@ -33,6 +33,11 @@ from ..machine.latency import op_latency
 _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
 
+#: how the analytic model's notes name what would time the compiled code instead; the analysis
+#: adds which ``--incore`` runs here (:meth:`loopmodel.workflows.analysis.Analyzer.run`)
+COMPILED_ANALYSIS = "a compiled in-core analysis"
+
+
 @dataclass(frozen=True)
 class InCoreMeasurement:
     """The benchmark behind a measured in-core time (``--incore measured``): the kernel run on
@@ -359,7 +364,7 @@ def _narrow_divide_note(kernel, machine, ops: dict, lanes: int) -> list:
     return [f"{' and '.join(slow)} at {lanes} lane(s) instead of {full}: the machine model's "
             f"{'/'.join(slow)} throughput is per full-width instruction and is charged to each narrower one, "
             "so these times are an upper bound (scalar divisions are several times faster on x86 cores; "
-            "--incore llvm-mca models the instructions the compiler emits)"]
+            f"{COMPILED_ANALYSIS} models the instructions the compiler emits)"]
 
 
 def _arithmetic_times(ops: dict, machine, lanes: int) -> dict:

@@ -29,7 +29,7 @@ def to_dict(pred) -> dict:
 
 def render(pred, console) -> None:
     m = pred.machine
-    console.print(f"{pred.spec.name} on {m.name} at {m.clock / 1e9:g} GHz ({pred.model} model)")
+    console.print(escape(f"{pred.spec.name} on {m.name} at {m.clock / 1e9:g} GHz ({pred.model} model)"))
     one = pred.cores[0]
     t = Table(title=f"Kernels ({one} core{'s' if one > 1 else ''}; times per application iteration)",
               title_justify="left")

@@ -59,7 +59,7 @@ def render(results, console) -> None:
             console.print(_sizes(r) + ": GB/s on each link (model traffic x measured it/s): "
                           + ", ".join(f"{k} {v:.1f}" for k, v in gbs.items()))
         if r.stability is not None:
-            console.print(_sizes(r) + ": stability: " + r.stability.text())
+            console.print(escape(_sizes(r) + ": stability: " + r.stability.text()))
         c = r.measurement.counters
         if c:
             console.print(_sizes(r) + ": counters per iteration: " + ", ".join(

@@ -4,16 +4,19 @@ shared with the validation picture (:mod:`loopmodel.report.validation_plot`).
 What is drawn, in cy/CL over the size (cross-architecture-machine-models.txt §3.4.2-3.4.4,
 eq. 3-4; notation of ecm-model-slides.txt "ECM model - composition"):
 
-* stacked areas: the contributions that add up -- T_nOL, the busy time of each
+* stacked areas (opaque): the contributions that add up -- T_nOL, the busy time of each
   non-overlapping transfer (T_L1L2, T_L2L3, T_L3MEM, ...) and, on top, their latency
   penalties (eq. 3: busy time plus penalty per cache line);
-* a dashed line: T_OL, which overlaps with all of them; one line each for other
-  overlapping contributions (machine data, Table 2);
+* a dashed line over a hatched area from zero, behind the stack: T_OL, which overlaps with all
+  of them; the same, in their own line styles and hatchings, for the other overlapping
+  contributions (machine data, Table 2). Where one is larger than the stack its hatching
+  fills the room under T_ECM: the reader sees which contribution sets T_ECM there;
 * a solid line: T_ECM = max(T_OL, sum of the stack, overlapping transfers) (eq. 4); where
   T_OL is unknown, eq. 4 without T_OL (a lower bound of T_ECM) instead, and the title says so;
 * dotted vertical lines at the layer-condition transition sizes (kerncraft-tool-paper.txt
   §2.4.2 and Listing 5), labelled with the cache level whose condition breaks there
-  (``L2 (data set)``: the level stops holding the whole data set across repeated sweeps).
+  (``L2 (data set)``: the level stops holding the whole data set across repeated sweeps);
+  the labels stand in a band above the axes, spread apart with leader lines to their lines.
 
 Steps: the model is constant between the sizes where the traffic changes.
 """
@@ -23,12 +26,22 @@ import math
 from dataclasses import dataclass
 
 from ..predictors.layer_conditions import transition_size
-from .figures import finish, pyplot
+from . import label_layout
+from .figures import finish, pyplot, rgb
 
 #: line styles of overlapping contributions other than T_OL
 _OVERLAP_STYLES = ("-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
-#: labels of transition lines nearer than this (display pixels) are merged into one
+#: hatching of the area under T_OL, and under the other overlapping contributions
+_T_OL_HATCH = "\\\\\\\\"
+_OVERLAP_HATCHES = ("////", "xx", "..", "--")
+#: transition lines of one label nearer than this (display pixels) share one label
 _LABEL_GAP_PX = 11
+#: the gid of the transition labels (:func:`label_transitions` replaces its own)
+_TRANSITION_GID = "lc-transition-label"
+#: points between the axes' top edge and the transition labels (the leader lines' height)
+_LEADER_PT = 10.0
+#: font size of the transition labels (points)
+_LABEL_FONT = 7
 
 
 @dataclass(frozen=True)
@@ -146,8 +159,14 @@ def _steps(xs: list, edges: list, values: list) -> tuple:
 
 
 def draw_contributions(ax, xs: list, parts: list, total: list, total_label: str, edges: list | None = None) -> None:
-    """Stacked non-overlapping contributions, T_OL dashed, other overlapping contributions as
-    lines, ``total`` (T_ECM) solid red, all as steps over ``xs`` (increasing).
+    """Stacked non-overlapping contributions, the overlapping ones (T_OL dashed, the others in
+    their own line styles) as lines over hatched areas from zero, ``total`` (T_ECM) solid red,
+    all as steps over ``xs`` (increasing).
+
+    The stack is opaque and the hatched areas lie behind it: where an overlapping contribution
+    is larger than the stack its hatching fills the room up to it, so the band under T_ECM
+    shows which contribution puts T_ECM there (eq. 4: the largest of them); below the stack
+    its line stays visible.
 
     Args:
         parts: per point ``(name, cy/CL or None, overlapping)`` tuples; a name missing at a
@@ -162,38 +181,101 @@ def draw_contributions(ax, xs: list, parts: list, total: list, total_label: str,
     stack = [_steps(xs, edges, [next((v for n, v, o in p if n == name and not o), 0.0) or 0.0 for p in parts])[1]
              for name in names]
     if names:
-        ax.stackplot(sx, *stack, labels=names, alpha=0.55, step="post")
+        ax.stackplot(sx, *stack, labels=names, colors=[_opaque(f"C{i}") for i in range(len(names))], step="post")
     t_ol = [next((v for n, v, _ in p if n == "T_OL"), None) for p in parts]
     if any(v is not None for v in t_ol):
-        ax.plot(sx, _steps(xs, edges, [math.nan if v is None else v for v in t_ol])[1], "k--", lw=1, label="T_OL",
-                drawstyle="steps-post")
+        _overlapping(ax, sx, _steps(xs, edges, [math.nan if v is None else v for v in t_ol])[1], "T_OL",
+                     dict(color="k", ls="--", lw=1), _T_OL_HATCH)
     overlapping = dict.fromkeys(n for p in parts for n, _, o in p if o and n != "T_OL")
-    for name, style in zip(overlapping, _OVERLAP_STYLES):
+    for k, (name, style) in enumerate(zip(overlapping, _OVERLAP_STYLES)):
         ys = [next((v for n, v, o in p if n == name and o), 0.0) for p in parts]
-        ax.plot(sx, _steps(xs, edges, ys)[1], ls=style, lw=1.2, label=f"{name} (overlapping)", drawstyle="steps-post")
+        _overlapping(ax, sx, _steps(xs, edges, ys)[1], f"{name} (overlapping)",
+                     dict(color=f"C{len(names) + 1 + k}", ls=style, lw=1.2), _OVERLAP_HATCHES[k])
     if any(v is not None for v in total):
         ax.plot(sx, _steps(xs, edges, [math.nan if v is None else v for v in total])[1], "-", color="tab:red",
-                lw=1.5, label=total_label, drawstyle="steps-post")
+                lw=1.5, label=total_label, drawstyle="steps-post", zorder=3)
 
 
-def mark_transitions(ax, marks: list) -> None:
-    """A dotted vertical line at each ``(x, label)`` of ``marks``, labelled (rotated) at the top;
-    labels closer than a few pixels are written once (``L1`` for two L1 lines, ``L1, L2``
-    for two levels). Call after the axis scales and limits are set."""
+def _opaque(colour: str, alpha: float = 0.55) -> tuple:
+    """``colour`` as it looks at ``alpha`` over white, opaque (RGB): the stack hides what is behind it."""
+    return tuple(alpha * c + (1 - alpha) for c in rgb(colour))
+
+
+def _overlapping(ax, sx: list, ys: list, label: str, line: dict, hatch: str) -> None:
+    """One overlapping contribution: a hatched, lightly tinted area from zero to ``ys`` behind the
+    stack and its line in front of the stack, under one label (one legend entry: the hatching
+    with the line over it, :func:`~loopmodel.report.figures.legend_entries`). The area has no
+    outline (its sides would stand where the x axis goes on past the data): the line is its top."""
+    ax.fill_between(sx, ys, step="post", facecolor=(*rgb(line["color"]), 0.08), edgecolor=line["color"],
+                    hatch=hatch, linewidth=0, zorder=0.8, label=label)
+    ax.plot(sx, ys, drawstyle="steps-post", zorder=2.5, label=label, **line)
+
+
+def mark_transitions(ax, marks: list):
+    """A dotted vertical line at each ``(x, label)`` of ``marks``; returns what labels them, to
+    be called once the figure is laid out (:func:`~loopmodel.report.figures.finish`'s
+    ``after_layout``): :func:`label_transitions`. Call after the axis scales and limits are set."""
+    for x, _ in marks:
+        ax.axvline(x, color="grey", ls=":", lw=1)
+    return lambda: label_transitions(ax, marks)
+
+
+def label_transitions(ax, marks: list) -> None:
+    """The labels of the transition lines, in a band above the axes, spread along x so that no
+    two touch (:func:`~loopmodel.report.label_layout.spread`), each with a
+    leader line to its transition on the axes' top edge; lines of one label closer than a few
+    pixels share one label (``L1`` for the two L1 lines of Listing 5), and where the labels do not
+    fit side by side the nearest are joined (``L1, L2``). The title moves up above the band.
+    Earlier labels of this function are replaced (it runs after each layout)."""
+    for t in [t for t in ax.texts if t.get_gid() == _TRANSITION_GID]:
+        t.remove()
     if not marks:
         return
-    top = ax.get_ylim()[1]
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    groups = _label_groups(ax, marks)
+    texts = [", ".join(dict.fromkeys(lb for _, lb in g)) for g in groups]
+    sizes = [label_layout.text_size(ax, t, renderer, fontsize=_LABEL_FONT) for t in texts]
+    box = ax.get_window_extent(renderer)
+    wanted = [_mean_px(ax, g) for g in groups]
+    while len(groups) > 1 and sum(w for w, _ in sizes) + _LABEL_GAP_PX / 2 * (len(sizes) - 1) > box.width:
+        k = min(range(len(groups) - 1), key=lambda i: wanted[i + 1] - wanted[i])  # the nearest two: one label
+        groups[k:k + 2] = [groups[k] + groups[k + 1]]
+        texts[k:k + 2] = [", ".join(dict.fromkeys(lb for _, lb in groups[k]))]
+        sizes[k:k + 2] = [label_layout.text_size(ax, texts[k], renderer, fontsize=_LABEL_FONT)]
+        wanted[k:k + 2] = [_mean_px(ax, groups[k])]
+    centres = label_layout.spread(wanted, [w for w, _ in sizes], box.x0, box.x1, _LABEL_GAP_PX / 2)
+    points = 72.0 / fig.dpi
+    for text, group, centre in zip(texts, groups, centres):
+        for n, (x, _) in enumerate(group):  # the first line of a group carries the text, the others a leader
+            px = ax.transData.transform((x, 0))[0]
+            ax.annotate(text if n == 0 else "", xy=(x, 1.0), xycoords=ax.get_xaxis_transform(),
+                        xytext=((centre - px) * points, _LEADER_PT), textcoords="offset points", fontsize=_LABEL_FONT,
+                        ha="center", va="bottom", color="dimgrey", gid=_TRANSITION_GID, annotation_clip=False,
+                        arrowprops=dict(arrowstyle="-", color="grey", lw=0.6, shrinkA=1, shrinkB=0))
+    band = max(h for _, h in sizes) * points + _LEADER_PT
+    ax.set_title(ax.get_title(), fontsize=9, pad=band + 4)
+
+
+def _mean_px(ax, group: list) -> float:
+    """The mean display x (pixels) of the marks of ``group``."""
+    return sum(ax.transData.transform((x, 0))[0] for x, _ in group) / len(group)
+
+
+def _label_groups(ax, marks: list) -> list:
+    """``[[(x, label), ...], ...]``: the marks sorted by x, those of one label less than
+    :data:`_LABEL_GAP_PX` apart in one group, and marks at the same pixel in one group whatever
+    their labels (their lines coincide)."""
     groups = []
     for x, label in sorted(marks):
-        ax.axvline(x, color="grey", ls=":", lw=1)
-        px = ax.transData.transform((x, top))[0]
-        if groups and px - groups[-1][1] < _LABEL_GAP_PX:
-            groups[-1][2].append(label)
-            continue
-        groups.append([x, px, [label]])
-    for x, _, labels in groups:
-        ax.text(x, top * 0.98, " " + ", ".join(dict.fromkeys(labels)), fontsize=7, va="top", ha="right",
-                rotation=90, color="dimgrey")
+        px = ax.transData.transform((x, 0))[0]
+        if groups:
+            first = ax.transData.transform((groups[-1][0][0], 0))[0]
+            if px - first < 0.5 or (px - first < _LABEL_GAP_PX and label in {lb for _, lb in groups[-1]}):
+                groups[-1].append((x, label))
+                continue
+        groups.append([(x, label)])
+    return groups
 
 
 def log_x_wanted(xs: list) -> bool:
@@ -236,15 +318,10 @@ def plot(points, variable: str, path: str | None, title: str):
     if log_x_wanted(xs):
         plain_log_x(ax)
     ax.set_xlim(min(xs), max(xs))
-    ax.set_ylim(0, headroom(ax.get_ylim()[1]))
+    ax.set_ylim(0, ax.get_ylim()[1])
     ax.set_xlabel(variable)
     ax.set_ylabel("time per cache line of work [cy/CL]")
-    mark_transitions(ax, marks)
+    place = mark_transitions(ax, marks)
     if not known:
         title += "\nT_OL unknown (machine model lacks in-core data): transfers only, T_ECM not drawn"
-    return finish(fig, ax, title, "upper left", path, legend_outside=True)
-
-
-def headroom(top: float) -> float:
-    """The upper y limit: room above the data for the transition labels."""
-    return top * 1.18 if top > 0 else 1.0
+    return finish(fig, ax, title, "upper left", path, legend_outside=True, after_layout=place)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..fileio.machine_writer import power_mapping
 from ..units import format_si
+from . import label_layout
 from .figures import finish, pyplot
 from .schema import document
 
@@ -101,8 +102,10 @@ def render(result, title: str, console, power_line: str) -> None:
 
 def plot(result, title: str, path: str | None):
     """The Z-plot: energy per unit of work (nJ/it) over performance (Git/s), one line per clock
-    with a point per core count, both optima marked. Writes ``path`` (format by extension);
-    with ``path`` None returns the figure.
+    with a point per core count, both optima marked. The core counts of the lowest and the
+    highest clock are written beside their points where a label fits without touching another
+    label, a marked optimum or the axes' edge (:func:`_label_cores`). Writes ``path`` (format by
+    extension); with ``path`` None returns the figure.
 
     Raises:
         ToolError: no matplotlib; OSError: the file cannot be written.
@@ -112,6 +115,7 @@ def plot(result, title: str, path: str | None):
     clocks = sorted({p.clock_hz for p in result.points})
     cmap = plt.get_cmap("viridis")
     u = result.unit
+    labelled = []
     for i, f in enumerate(clocks):
         pts = sorted((p for p in result.points if p.clock_hz == f), key=lambda p: p.cores)
         colour = cmap(i / max(len(clocks) - 1, 1))
@@ -119,23 +123,72 @@ def plot(result, title: str, path: str | None):
                 lw=1, color=colour, label=f"{f / 1e9:g} GHz" if len(clocks) <= 12 or i % 2 == 0 or i == len(clocks) - 1
                 else None)
         if i in (0, len(clocks) - 1):  # core counts along the lowest and highest clock
-            for p in pts:
-                ax.annotate(str(p.cores), (p.it_per_s / 1e9, p.energy_j_per_unit * 1e9), fontsize=6,
-                            xytext=(3, 3), textcoords="offset points", color=colour)
+            labelled.append((pts, colour))
     marks = [(result.energy_optimum, "*", "red", "energy optimum"),
              (result.performance_optimum, "D", "black", "performance optimum")]
     if result.reference is not None:
         marks.append((result.reference, "s", "grey", "all cores, highest clock"))
+    optima = []
     for o, marker, colour, name in marks:
-        ax.plot([o.it_per_s / 1e9], [o.energy_j_per_unit * 1e9], marker=marker, ms=13 if marker == "*" else 9,
-                color=colour, ls="none", mfc=colour if marker == "*" else "none", mew=1.5,
-                label=f"{name}: {o.cores} cores, {o.clock_hz / 1e9:g} GHz")
+        optima += ax.plot([o.it_per_s / 1e9], [o.energy_j_per_unit * 1e9], marker=marker, ms=13 if marker == "*" else 9,
+                          color=colour, ls="none", mfc=colour if marker == "*" else "none", mew=1.5,
+                          label=f"{name}: {o.cores} cores, {o.clock_hz / 1e9:g} GHz")
     ax.set_xlabel(f"performance [G{u}/s]")
     ax.set_ylabel(f"energy to solution [nJ/{u}]")
     ax.set_ylim(bottom=0)
-    ax.set_xlim(left=0)
+    ax.set_xlim(0, ax.get_xlim()[1] * 1.06)  # room for the core counts right of the fastest points
     ref = (f";\n{100 * result.reference_saving:.1f} % less than all cores at the highest clock"
            if result.reference is not None else "")
     text = (f"{title} (numbers: core counts)\nenergy optimum: {100 * result.saving:.1f} % less energy, "
             f"{100 * result.slowdown:.1f} % slower than the performance optimum{ref}")
-    return finish(fig, ax, text, "upper left", path, legend_outside=True)
+    return finish(fig, ax, text, "upper left", path, legend_outside=True,
+                  after_layout=lambda: _label_cores(ax, labelled, optima))
+
+
+#: the gid of the core-count labels (:func:`_label_cores` replaces its own)
+_CORES_GID = "zplot-cores"
+
+
+def _label_cores(ax, labelled: list, optima: list) -> None:
+    """The core count beside each point of ``labelled`` (``[(points, colour), ...]``), the ends
+    of each line (1 core, all cores) first: the first place of
+    :func:`~loopmodel.report.label_layout.beside` inside the axes that keeps clear of the labels
+    already placed, the optimum markers ``optima`` (Line2D) and the labelled points; a label
+    set apart from its point gets a leader line; a count with no such place is left out (the
+    points of a saturated line lie close together). Runs after the layout (pixels of the final
+    picture); earlier labels of this function are replaced."""
+    for t in [t for t in ax.texts if t.get_gid() == _CORES_GID]:
+        t.remove()
+    renderer = ax.figure.canvas.get_renderer()
+    frame = label_layout.box_of(ax.get_window_extent(renderer))
+    taken = [label_layout.box_of(m.get_window_extent(renderer)) for m in optima]
+    anchors = [(ax.transData.transform((p.it_per_s / 1e9, p.energy_j_per_unit * 1e9)), p.cores, colour)
+               for pts, colour in labelled for p in pts]
+    dots = [(x - 2.5, y - 2.5, x + 2.5, y + 2.5) for (x, y), _, _ in anchors]
+    points = 72.0 / ax.figure.dpi
+    for k in sorted(range(len(anchors)), key=lambda k: _label_rank(anchors, k)):
+        (x, y), cores, colour = anchors[k]
+        size = label_layout.text_size(ax, str(cores), renderer, fontsize=6)
+        spot = label_layout.beside((x, y), size, taken + dots[:k] + dots[k + 1:], frame)
+        if spot is None:
+            continue
+        dx, dy, box = spot
+        taken.append(box)
+        far = abs(dx) > size[0] + 4 or abs(dy) > size[1] + 4
+        ink = _darker(colour)
+        ax.annotate(str(cores), ax.transData.inverted().transform((x, y)), xytext=(dx * points, dy * points),
+                    textcoords="offset points", fontsize=6, color=ink, ha="center", va="center", gid=_CORES_GID,
+                    arrowprops=dict(arrowstyle="-", color=ink, lw=0.5, shrinkA=0, shrinkB=2) if far else None)
+
+
+def _label_rank(anchors: list, k: int) -> tuple:
+    """Placing order of the core-count labels: each line's first and last point, then the
+    others in order of the core count."""
+    cores = [a[1] for a in anchors]
+    ends = {min(cores), max(cores)}
+    return (anchors[k][1] not in ends, anchors[k][1], k)
+
+
+def _darker(colour) -> tuple:
+    """``colour`` (RGBA) at 70 % of its brightness: the yellow end of viridis readable on white."""
+    return tuple(0.7 * c for c in colour[:3])

@@ -39,31 +39,53 @@ def detached(fig):
     return fig
 
 
-def finish(fig, ax, title: str, legend_loc: str, path: str | None, legend_outside: bool | str = False):
+def rgb(colour) -> tuple:
+    """A matplotlib colour (``"C1"``, ``"tab:red"``, ...) as ``(r, g, b)`` in 0..1."""
+    return pyplot().matplotlib.colors.to_rgb(colour)
+
+
+def finish(fig, ax, title: str, legend_loc: str, path: str | None, legend_outside: bool | str = False,
+           after_layout=None):
     """Title, grid and legend; then write ``path`` (format by extension) and return None, or
     return the figure when ``path`` is None (tests inspect its artists). ``legend_outside``: True,
     the legend right of the axes (its corner ``legend_loc`` at the axes' top right), off the
-    data; ``"below"``: under the axes in two columns (for long labels).
+    data; ``"below"``: under the axes in two columns (for long labels). ``after_layout``: a
+    function of no arguments called once the layout is done (labels placed in the pixels of the
+    final picture, :mod:`loopmodel.report.label_layout`), the layout done again after it.
 
     Raises:
         OSError: the file cannot be written (the caller makes it one line).
     """
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    if not ax.get_legend_handles_labels()[0]:
+    entries = legend_entries(ax)
+    if not entries[0]:
         pass  # nothing labelled: no empty legend box
     elif legend_outside == "below":
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, borderaxespad=0.0)
+        ax.legend(*entries, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, borderaxespad=0.0)
     elif legend_outside:
-        ax.legend(fontsize=7, loc=legend_loc, bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        ax.legend(*entries, fontsize=7, loc=legend_loc, bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     else:
-        ax.legend(fontsize=7, loc=legend_loc)
+        ax.legend(*entries, fontsize=7, loc=legend_loc)
     fig.tight_layout()
+    if after_layout is not None:
+        after_layout()
+        fig.tight_layout()
     if path is None:
         return fig
     fig.savefig(path, dpi=120)
     pyplot().close(fig)
     return None
+
+
+def legend_entries(ax) -> tuple:
+    """``(handles, labels)`` of the labelled artists of ``ax``, those of one label drawn as one
+    entry (a hatched area and the line on its top: both, one over the other), in the order of
+    their first artist."""
+    merged: dict = {}
+    for handle, label in zip(*ax.get_legend_handles_labels()):
+        merged.setdefault(label, []).append(handle)
+    return [tuple(h) if len(h) > 1 else h[0] for h in merged.values()], list(merged)
 
 
 #: picture formats ``--plot`` writes (by the file name's extension)

@@ -50,8 +50,8 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
     k, m = analysis.kernel, analysis.machine
     r0 = results[0]
     e = analysis.ecm
-    console.print(f"{k.source} on {m.name} at {m.clock / 1e9:g} GHz, sizes "
-                  + ", ".join(f"{n}={v}" for n, v in sorted(analysis.defines.items())))
+    console.print(escape(f"{k.source} on {m.name} at {m.clock / 1e9:g} GHz, sizes "
+                         + ", ".join(f"{n}={v}" for n, v in sorted(analysis.defines.items()))))
     console.print(f"single core: {e.notation()}; T_ECM({r0.location}) = {r0.single_core_cy_per_cl:.2f} cy/CL, "
                   f"T_Mem = {r0.memory_busy_cy_per_cl:.2f} cy/CL (memory interface busy)")
     if r0.saturation_cores:

@@ -7,7 +7,10 @@ with dotted names (``ecm.performance.cy_per_cl``); a row with an ``error`` key i
 and is left out. Lines are the groups of rows that agree in every non-numeric column other than
 the dotted report fields (which vary from point to point, e.g. ``ecm.notation``), so a study of two
 kernels on two machines with two cache predictors draws eight lines, each labelled by what tells
-it apart.
+it apart. Lines that coincide stay visible: each kernel and machine combination has its own
+colour pair and open marker, and the values of an option (``cache_predictor=lc``, ``sim``) their
+own line width, dashes and shade, the first wide and light under the others
+(:func:`_line_styles`).
 """
 from __future__ import annotations
 
@@ -87,11 +90,15 @@ def _label(named: dict) -> str:
 
 
 def study_lines(rows, x: str, y: str, group=None) -> tuple:
-    """``(common, [(label, xs, ys), ...])``: the points of each group, sorted by x, labelled by
-    the columns that differ between the groups; ``common`` labels what all groups share (for the
-    title). ``group``: the columns that tell the lines apart (default: found from the rows, see
-    :func:`_group_columns`). Rows with ``error``, or without a finite number in ``x`` or ``y``,
-    are left out (a group left empty draws nothing)."""
+    """``(common, [(label, xs, ys), ...], places)``: the points of each group, sorted by x,
+    labelled by the columns that differ between the groups; ``common`` labels what all groups
+    share (for the title). ``group``: the columns that tell the lines apart (default: found from
+    the rows, see :func:`_group_columns`). Rows with ``error``, or without a finite number in
+    ``x`` or ``y``, are left out (a group left empty draws nothing). ``places``: per line
+    ``(identity, option)``, its place among the kernel and machine combinations (with the
+    columns that take one value per combination, e.g. a size constant only one kernel has) and
+    among the values of the other columns that differ, the options (both 0 where none
+    differ), for :func:`_line_styles`."""
     rows = [r for r in rows if not r.get("error")]
     columns = list(group) if group is not None else _group_columns(rows, x, y)
     groups: dict = {}
@@ -104,7 +111,53 @@ def study_lines(rows, x: str, y: str, group=None) -> tuple:
     common = _label({c: v for i, (c, v) in enumerate(zip(columns, next(iter(groups), ()))) if i not in differ})
     lines = [(_label({columns[i]: key[i] for i in differ}) or "all points", [p[0] for p in sorted(pts)],
               [p[1] for p in sorted(pts)]) for key, pts in groups.items()]
-    return common, lines
+    named = [i for i in differ if columns[i] in ("kernel", "machine")]
+    values: dict = {}  # per kernel and machine combination, the values each other column takes
+    for key in groups:
+        for i in differ:
+            values.setdefault((tuple(key[k] for k in named), i), set()).add(key[i])
+    how = [i for i in differ if i not in named and any(len(v) > 1 for (_, c), v in values.items() if c == i)]
+    who = [i for i in differ if i not in how]  # kernel, machine and what goes with them (a size constant)
+    identities = list(dict.fromkeys(tuple(key[i] for i in who) for key in groups))
+    options = list(dict.fromkeys(tuple(key[i] for i in how) for key in groups))
+    places = [(identities.index(tuple(key[i] for i in who)), options.index(tuple(key[i] for i in how)))
+              for key in groups]
+    return common, lines, places
+
+
+#: marker of each kernel and machine combination (open: coinciding markers of two lines both show)
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+#: line style and marker size of each value of the option columns: the first wide (and light),
+#: the others narrow (and dark), dashed, with smaller markers, drawn on top of it, so that lines
+#: that coincide (a cache predictor that agrees with the other) both stay visible
+_OPTION_STYLES = (dict(ls="-", lw=3.6, ms=9), dict(ls="--", lw=1.3, ms=4.5), dict(ls=":", lw=1.6, ms=3),
+                  dict(ls="-.", lw=1.0, ms=2))
+#: the first option's line gets this much narrower per kernel and machine combination drawn
+#: before it (four steps), so that the wide lines of two combinations that coincide both show
+_NARROWER = 0.55
+
+
+def _line_styles(places: list, many_points: bool) -> list:
+    """The matplotlib keywords of each line of :func:`study_lines`' ``places``
+    (``(identity, option)``): an open marker of :data:`_MARKERS` per kernel and machine
+    combination; without option columns, colour ``C<i>`` per line; with them a colour pair of
+    ``tab20`` per combination (light for the first option value, dark for the others) and
+    :data:`_OPTION_STYLES` per option value. ``many_points``: more than 30 points on a line, no
+    markers."""
+    options = len({o for _, o in places}) > 1
+    pairs = pyplot().get_cmap("tab20").colors
+    out = []
+    for identity, option in places:
+        if options:
+            style = dict(_OPTION_STYLES[option % len(_OPTION_STYLES)],
+                         color=pairs[(2 * identity + (option == 0)) % len(pairs)])
+            if option == 0:
+                style["lw"] -= _NARROWER * (identity % 4)
+        else:
+            style = dict(ls="-", lw=1.3, ms=4.5, color=f"C{identity % 10}")
+        style["marker"] = None if many_points else _MARKERS[identity % len(_MARKERS)]
+        out.append(dict(style, mfc="none", mew=1.1))
+    return out
 
 
 def plot_study(rows, path, x, y="ecm.performance.cy_per_cl", title="", group=None):
@@ -125,10 +178,11 @@ def plot_study(rows, path, x, y="ecm.performance.cy_per_cl", title="", group=Non
         ToolError: matplotlib missing. OSError: the file cannot be written.
     """
     plt = pyplot()
-    common, lines = study_lines(list(rows), x, y, group)
+    common, lines, places = study_lines(list(rows), x, y, group)
     fig, ax = plt.subplots(figsize=(7.6, 4.6))
-    for label, xs, ys in lines:
-        ax.plot(xs, ys, "o-" if len(xs) <= 30 else "-", ms=3, lw=1.3, label=label)
+    styles = _line_styles(places, max((len(xs) for _, xs, _ in lines), default=0) > 30)
+    for (label, xs, ys), style in zip(lines, styles):
+        ax.plot(xs, ys, label=label, **style)
     xs_all = [v for _, xs, _ in lines for v in xs]
     if xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) > 100:
         plain_log_x(ax)

@@ -90,7 +90,7 @@ def _header(res, console, verbose: int):
     console.print(f"[bold]loopmodel[/bold] {escape(k.source)}  -m {escape(m.name)}  {d}  --cores {opt.cores}  "
                   f"--sweeps {opt.sweeps}")
     work = k.unit_of_work(m.cacheline_size, res.defines)
-    console.print(f"unit of work (CL of work): {work.describe()}")
+    console.print(escape(f"unit of work (CL of work): {work.describe()}"))
     if verbose:
         console.print("  loops: " + "; ".join(f"{lp.index} = {lp.start} .. {lp.stop} (exclusive) step {lp.step}"
                                               for lp in k.loops))
@@ -110,8 +110,8 @@ def _header(res, console, verbose: int):
 def _lc_section(res, console, verbose: int):
     k = res.kernel
     console.print("\n[bold]----- LC -----[/bold]")
-    for line in _lc_summary(res):
-        console.print(line)
+    for line in _lc_summary(res):  # plain text (a condition's note names sizes, e.g. a[N] of a kernel)
+        console.print(escape(line))
     t = Table(title="Layer conditions (selected state per level)", title_justify="left")
     for col in ("level", "effective size", "reuse distance [it]", "condition", "hits/it", "misses/it", "evicts/it"):
         t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
@@ -173,20 +173,21 @@ def _ecm_section(res, console, unit: str, verbose: int):
     ic = res.incore
     if verbose:
         comps = ", ".join(f"{n} = {format_fixed(v, 2)}" for n, v in ic.components.items())
-        console.print(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL")
+        console.print(escape(f"in-core ({ic.source}, {ic.lanes} SIMD lanes): {comps} cy/CL"))
         if getattr(ic, "measurement", None) is not None:
             _measured_line(ic.measurement, console)
         if res.compiled is not None:
             _port_table(res, console)
         for c in e.contributions:
             bw = "+".join(f"{b:.1f}" for b in c.bandwidth)
-            console.print(f"  T_{c.name} = {format_fixed(c.cycles, 2)} cy/CL  ({c.bytes_in:g} B in, {c.bytes_out:g} "
-                          f"B out at {bw} B/cy from {c.source}; penalty {format_fixed(c.penalty, 2)} cy)")
+            console.print(escape(f"  T_{c.name} = {format_fixed(c.cycles, 2)} cy/CL  ({c.bytes_in:g} B in, "
+                                 f"{c.bytes_out:g} B out at {bw} B/cy from {c.source}; penalty "
+                                 f"{format_fixed(c.penalty, 2)} cy)"))
         _by_location(res, console, unit)
     console.print(e.notation())
     console.print(e.prediction_notation())
     if e.unknown:
-        console.print(f"T_OL n/a: {e.unknown}; T_ECM n/a")
+        console.print(escape(f"T_OL n/a: {e.unknown}; T_ECM n/a"))
         console.print("data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { "
                       + " \\ ".join(format_fixed(v, 1) for v in e.T_transfer.values()) + " } cy/CL")
         console.print("saturation point n/a (needs T_ECM)")
@@ -240,8 +241,8 @@ def _confidence(res, console) -> None:
         return
     line = accuracy_line(c, [lv.level for lv in res.machine.memory_hierarchy])
     if line:
-        console.print(line)
-    console.print(f"regimes (data in {c.level}): {', '.join(c.tags) or 'none'}")
+        console.print(escape(line))
+    console.print(escape(f"regimes (data in {c.level}): {', '.join(c.tags) or 'none'}"))
     for n in c.notes:
         console.print(escape(n))
 
@@ -380,8 +381,8 @@ def _roofline(res, r, title, console, unit) -> None:
     rate = "FLOP/s" if k.flops_per_iteration else "it/s"
     if r.unknown:
         bw = r.bandwidth_bound()
-        console.print(f"performance n/a: {r.unknown}; the bandwidth roofs alone allow at most "
-                      f"{format_si(bw.performance, rate)} ({bw.level})")
+        console.print(escape(f"performance n/a: {r.unknown}; the bandwidth roofs alone allow at most "
+                             f"{format_si(bw.performance, rate)} ({bw.level})"))
         return
     kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"
     console.print(f"{kind} with {r.cores} core(s)")

@@ -10,7 +10,7 @@ The drawing of the contributions and of the transitions is shared with ``analyze
 """
 from __future__ import annotations
 
-from .ecm_plot import draw_contributions, headroom, log_x_wanted, mark_transitions, plain_log_x
+from .ecm_plot import draw_contributions, log_x_wanted, mark_transitions, plain_log_x
 from .figures import finish, pyplot
 
 
@@ -42,7 +42,7 @@ def plot(rows, path: str | None, title: str):
         plain_log_x(ax)
     ax.set_xlabel(var or "point")
     ax.set_ylabel("cy/CL")
-    ax.set_ylim(0, headroom(ax.get_ylim()[1]))
-    mark_transitions(ax, [((xa + xb) / 2, f"{a.level}→{b.level}")
-                          for (xa, a), (xb, b) in zip(zip(xs, rows), zip(xs[1:], rows[1:])) if a.level != b.level])
-    return finish(fig, ax, title, "upper left", path, legend_outside=True)
+    ax.set_ylim(0, ax.get_ylim()[1])
+    place = mark_transitions(ax, [((xa + xb) / 2, f"{a.level}→{b.level}")
+                                  for (xa, a), (xb, b) in zip(zip(xs, rows), zip(xs[1:], rows[1:])) if a.level != b.level])
+    return finish(fig, ax, title, "upper left", path, legend_outside=True, after_layout=place)

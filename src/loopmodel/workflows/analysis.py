@@ -19,7 +19,7 @@ from ..ir.point import check_point
 from ..models import incore as _incore_model
 from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
-from ..models.incore import InCoreResult
+from ..models.incore import COMPILED_ANALYSIS, InCoreResult
 from ..models.roofline import RooflineResult, roofline_model
 from ..models.split_access import alignment_modulus
 from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
@@ -254,7 +254,7 @@ def _conversion_notes(kernel, incore) -> list:
     names = ", ".join(f"'{i}'" for i in kernel.index_values)
     return [f"loop index {names} used as a floating-point value: its integer-to-floating-point conversion "
             "(one instruction per iteration, or per SIMD vector) is not in the analytic in-core model (the machine "
-            "model gives no conversion throughput); --incore llvm-mca counts it"]
+            f"model gives no conversion throughput); {COMPILED_ANALYSIS} counts it"]
 
 
 class Analyzer:
@@ -296,6 +296,8 @@ class Analyzer:
         self._incore = {}  # (it per CL of work, non-contiguous accesses, SIMD, reassociation) -> analytic result
         self._compiled_memo = {}
         self._last_compiled = (None, None)  # the last point's compiled analysis (runs at other core counts)
+        self._refused = set()  # the compiled analyzers that refused this kernel under --incore auto
+        self._alternative = {}  # refused analyzers -> the --incore to name instead (_name_compiled)
         if options.incore == "measured":  # refused before any point: a bundled model is not this host
             _measuring().host_model_note(machine)
 
@@ -374,8 +376,24 @@ class Analyzer:
             notes.append(mem_bw_note(traffic, self.machine, opt.memory_bandwidth) + keep)
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         res = AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
-                             incore, ecm, roof, lc_var, tuple(notes), sim_info, compiled, roof_asm)
+                             incore, ecm, roof, lc_var, tuple(self._name_compiled(notes)), sim_info, compiled,
+                             roof_asm)
         return dataclasses.replace(res, confidence=assess(res, self._accuracy, self._facts))
+
+    def _name_compiled(self, notes: list) -> list:
+        """``notes`` where those of the analytic model that point to a compiled in-core analysis
+        (:data:`~loopmodel.models.incore.COMPILED_ANALYSIS`) name the ``--incore`` that can run here
+        and has not refused this kernel (:func:`loopmodel.compiled.available.instead`); where none
+        can, they stay as they are. Looked up only where such a note is."""
+        if not any(COMPILED_ANALYSIS in n for n in notes):
+            return notes
+        refused = frozenset(self._refused)
+        if refused not in self._alternative:
+            self._alternative[refused] = _compiled("available").instead(self.machine, refused)
+        alt = self._alternative[refused]
+        if alt == "analytic":
+            return notes
+        return [n.replace(COMPILED_ANALYSIS, f"{COMPILED_ANALYSIS} (--incore {alt})") for n in notes]
 
     @functools.cached_property
     def _facts(self):
@@ -491,11 +509,12 @@ class Analyzer:
                     self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer, opt.compiler,
                     opt.compiler_flags, opt.asm_block, opt.pointer_increment, opt.use_cache,
                     assume_aligned=opt.assume_aligned, trust_machine=opt.trust_machine_flags,
-                    machine_file=opt.machine_file))
+                    machine_file=opt.machine_file, suggest=mode != "auto"))
             except ToolError as e:
                 if mode != "auto" or isinstance(e, OptionError):
                     raise
                 skipped.append(e.message)
+                self._refused.add(analyzer)
                 continue
             if not _compiled("checked").has_probe(self.machine):
                 break
@@ -681,7 +700,7 @@ def check_incore_options(opt: AnalyzerSettings) -> None:
 
 
 def _compiled(name: str):
-    """The module ``name`` of :mod:`loopmodel.compiled` (``incore``, ``checked``, ``agreement``),
+    """The module ``name`` of :mod:`loopmodel.compiled` (``incore``, ``checked``, ``agreement``, ``available``),
     loaded when a compiled in-core analysis runs: an analysis with the analytic in-core model does
     not import the assembly parsers and analyzer back-ends (benchmarks/speed_check.py)."""
     return importlib.import_module(f"..compiled.{name}", __package__)

@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import toolchain
 from ..errors import DefineError, MachineError
 from ..fileio.defines import count_list
-from ..fileio.host_models import HOST_NAME, resolve_host, store_host_model
+from ..fileio.host_models import HOST_NAME, PROBE_TIME, resolve_host, store_host_model
 from ..fileio.machine_files import load_machine, read_yaml
 from ..fileio.machine_schema import validate_mapping
 from ..fileio.machine_writer import UNITS_COMMENT, coherence_mapping, machine_text
@@ -45,7 +45,7 @@ from .options import option
 class ProbeOptions:
     """``machine probe``'s options. ``coherence`` and ``coherence_only`` exclude each other."""
 
-    quick: bool = option(False, "fewer sizes, kernels, core counts and repetitions (about a minute on 2 cores)",
+    quick: bool = option(False, f"fewer sizes, kernels, core counts and repetitions (the probe takes {PROBE_TIME})",
                          "--quick")
     cores: str | None = option(None, "core counts for the bandwidth tables: 1:N (default 1:all CPUs this process "
                                      "may use), 1,2,4 or N", "--cores", metavar="RANGE")
@@ -100,7 +100,7 @@ class ProbeResult:
 
 
 def run(options: ProbeOptions, progress=None) -> ProbeResult:
-    """Probe this host as ``options`` say (minutes; ``quick``: about one).
+    """Probe this host as ``options`` say (:data:`~loopmodel.fileio.host_models.PROBE_TIME`).
 
     Args:
         progress: ``progress(step description, points done, points in total)`` callback, or None.

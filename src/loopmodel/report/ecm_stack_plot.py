@@ -16,7 +16,7 @@ colours as the picture over a varied size), in cy/CL.
 """
 from __future__ import annotations
 
-from .ecm_plot import contribution_parts, headroom
+from .ecm_plot import contribution_parts
 from .figures import finish, pyplot
 
 #: half the width of a bar (the bars stand at 0, 1, 2, ...)
@@ -62,7 +62,8 @@ def plot(ecm, overlap, title: str):
         ax.annotate(f"{t:.3g}", (x, t), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
     ax.set_xticks(xs, [f"data in {lv}" for lv in levels])
     ax.set_xlim(-0.5, len(levels) - 0.5)
-    ax.set_ylim(0, headroom(max([*total, ecm.T_OL or 0.0, *bottom]) * 1.05))
+    top = max([*total, ecm.T_OL or 0.0, *bottom])
+    ax.set_ylim(0, top * 1.24 if top > 0 else 1.0)  # room above the tallest bar for its T_ECM value
     ax.set_ylabel("time per cache line of work [cy/CL]")
     if not known:
         title += "\nT_OL unknown (machine model lacks in-core data): transfers only"

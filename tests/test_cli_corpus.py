@@ -162,3 +162,14 @@ def test_api_equals_cli(argv, recorded, tmp_path):
         assert proc.returncode == 0, proc.stderr
         cli = json.loads(proc.stdout)
     assert json.loads(json.dumps(getattr(loopmodel, command)(*args, **kwargs).to_dict())) == cli
+
+
+#: the papers' file names in the developers' copy: a user has the papers by title, not these files
+_PAPER_FILES = re.compile(r"[a-z-]+(?:paper|slides|models|thesis|model)\.txt|shared/papers")
+
+
+def test_no_output_cites_a_paper_by_its_file_name(recorded):
+    """What any command prints (notes, ``machine show`` of the bundled files) names a paper by
+    title and author, never by the developers' file name."""
+    cited = {key: _PAPER_FILES.findall(json.dumps(out)) for key, out in recorded.items()}
+    assert recorded and not {key: names for key, names in cited.items() if names}

@@ -484,8 +484,8 @@ def _victim_clean_default(data: dict, icm: dict, level: str, above) -> tuple:
         return False, (f"{level}: victim cache from a Kerncraft file (which cannot say whether clean evictions "
                        f"cost a transfer): clean {above} evictions are placed in it without a counted transfer "
                        "(victim_clean: false, the default for the Zen family, as measured on Zen: "
-                       "cross-architecture-machine-models.txt Table 3, EPYC 7451 daxpby T_L2L3 = 0.75 / 0.25 cy/it "
+                       "Hofmann et al., Bridging the Architecture Gap Table 3, EPYC 7451 daxpby T_L2L3 = 0.75 / 0.25 cy/it "
                        "in L3 / memory)")
     return True, (f"{level}: victim cache from a Kerncraft file (which cannot say whether clean evictions cost "
                   f"a transfer): clean {above} evictions count as transfers (victim_clean: true, the default: "
-                  "cross-architecture-machine-models.txt §3.3, Table 3 for SKL, TX2, PWR9)")
+                  "Hofmann et al., Bridging the Architecture Gap §3.3, Table 3 for SKL, TX2, PWR9)")

@@ -204,7 +204,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
                                         "min_s_per_it": m.seconds_per_it_min})
     hz = (before + clock(cpu)) / 2
     notes_cold = (f"cold: before each run a {flush_bytes / 2**20:.0f} MiB buffer is read and written and one "
-                  "call is timed (roofline-measurement-thesis.txt §3.3)",) if cold else ()
+                  "call is timed (Roofline thesis (Steinmann) §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
     said = any(n.startswith(COUNTERS_NOTE) for n in m.notes)  # the measurement's note says why
     notes = tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())

@@ -113,7 +113,7 @@ def _lc_section(res, console, verbose: int):
     for line in _lc_summary(res):  # plain text (a condition's note names sizes, e.g. a[N] of a kernel)
         console.print(escape(line))
     t = Table(title="Layer conditions (selected state per level)", title_justify="left")
-    for col in ("level", "effective size", "reuse distance [it]", "condition", "hits/it", "misses/it", "evicts/it"):
+    for col in ("level", "effective size", "reuse distance \\[it]", "condition", "hits/it", "misses/it", "evicts/it"):
         t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
     ev = len(k.written_arrays)
     for lv in res.lc_levels:

@@ -182,7 +182,7 @@ def range_notes(power: PowerSection, clocks: list) -> list:
 
 def model_notes(power: PowerSection, machine) -> tuple:
     """The notes on the energy model itself and the power section's own notes."""
-    out = ["E = W / P_ECM (ecm-model-slides.txt, 'A simple power model for multicore chips'); W0 is paid once "
+    out = ["E = W / P_ECM (ECM slides (Hager), 'A simple power model for multicore chips'); W0 is paid once "
            f"per chip in use ({machine.cores_per_socket} cores per chip, filled one after the other)"]
     if power.notes:
         out += [f"power section: {n}" for n in power.notes]

@@ -209,9 +209,9 @@ def _skeleton(data, effective: dict, notes: list) -> dict:
         "compiler": {data.options.compiler if data.options else "gcc": data.host.get("compiler_flags") or host_flags()},
         "sources": ["every figure measured on this host by 'loopmodel machine probe' (see the probe section): "
                     "topology from sysfs, clock from a dependent-add chain, in-core figures from instruction "
-                    "micro-benchmarks, bandwidths from the benchmark kernels of kerncraft-tool-paper.txt §2.2; "
+                    "micro-benchmarks, bandwidths from the benchmark kernels of the Kerncraft paper (Hammer et al.) §2.2; "
                     "link bandwidths, overlap, duplex, latency penalty and p0 fitted "
-                    "(cross-architecture-machine-models.txt §3.3-3.4)"],
+                    "(Hofmann et al., Bridging the Architecture Gap §3.3-3.4)"],
     }
 
 

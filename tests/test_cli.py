@@ -22,6 +22,8 @@ COMMANDS = {
     "cores4_text": ["analyze", LR, "-m", IVB, "-D", "M=130", "-D", "N=1015", "--cores", "4", "-p", "ECM"],
     "sweep_json": ["analyze", FIVE, "-m", IVB, "-D", "M=100", "-D", "N=100:300:100", "--json"],
     "sweep_text": ["analyze", FIVE, "-m", IVB, "-D", "M=100", "-D", "N=100:300:100"],
+    "sweep_widening": ["analyze", FIVE, "-m", "SkylakeSP_Gold-6148", "-D", "M=1000", "-D", "N=10:36010:12000",
+                       "-p", "LC", "-p", "ECM", "--incore", "analytic"],
     "sweep_lc": ["analyze", FIVE, "-m", IVB, "-D", "M=100", "-D", "N=1000:1100:100", "-p", "LC"],
     "sweep_product": ["analyze", FIVE, "-m", IVB, "-D", "M=10:20:10", "-D", "N=100:300:100", "--json"],
     "ecm_only": ["analyze", FIVE, "-m", IVB, "-D", "M=100", "-D", "N=1000", "-p", "ECM"],
@@ -235,6 +237,17 @@ def test_sweep_text_one_row_per_size(runs):
     rows = [ROW.match(ln).groups() for ln in out.splitlines() if ROW.match(ln)]
     assert rows == [("100", "100"), ("100", "200"), ("100", "300")]
     assert "ECM MEM" in out
+
+
+def test_sweep_table_borders_stay_aligned_as_the_ecm_notation_widens(runs):
+    """A streamed sweep fixes its column widths at the first row; the ECM notation (the last
+    column, open on the right) widens along this sweep ({ .. | 0.0 | 0.0 } at N=10, { .. | 16.0 |
+    4.3 } at N=36010), and every border stays where the header put it."""
+    lines = [ln for ln in ok(runs, "sweep_widening").splitlines() if ln[:1] in "┏┃┡│└"]
+    borders = [[i for i, ch in enumerate(ln) if ch in "┏┳┃┡╇│└┴"] for ln in lines]
+    notations = [ln.rsplit("│", 1)[1].strip() for ln in lines if ln.startswith("│")]
+    assert len(notations) == 4 and len({len(n) for n in notations}) > 1
+    assert all(b == borders[0] for b in borders)
 
 
 def test_sweep_lc_state_changes(runs):

@@ -253,7 +253,9 @@ class SweepPrinter:
     The title and header are written once, when the first point arrives; each later point
     is written (and flushed) as soon as it is computed, so the memory held does not grow
     with the sweep and the first rows appear at once. Column widths come from the header,
-    the first row and the widest sizes of the sweep; a wider cell later widens its row only.
+    the first row and the widest sizes of the sweep. The ECM notation, whose width changes
+    along a sweep, is the last column and open on the right, so a wider one later does not
+    break the table's borders.
 
     Args:
         write: ``str -> None`` (e.g. ``sys.stdout.write``); flush: ``() -> None``.
@@ -265,6 +267,7 @@ class SweepPrinter:
         self.write, self.flush, self.unit = write, flush, unit
         self.widest = widest or {}
         self.names = self.widths = self.right = None
+        self.open_right = False  # the last column (the ECM notation) has no right border
         self.unknown = {}  # why cells are n/a (one entry per reason, not per point)
 
     def add(self, r) -> None:
@@ -290,10 +293,10 @@ class SweepPrinter:
     def _columns(self, r) -> list:
         cols = [(n, True) for n in self.names]
         if r.ecm:
-            cols += [(f"ECM {lvl}", True) for lvl in r.ecm.T_ECM] + [("ECM notation", False)]
+            cols += [(f"ECM {lvl}", True) for lvl in r.ecm.T_ECM]
         if r.roofline:
             cols += [("Roofline", True), ("bottleneck", False)]
-        return cols + [("LC state (L1..)", False)]
+        return cols + [("LC state (L1..)", False)] + ([("ECM notation", False)] if r.ecm else [])
 
     def _cells(self, r) -> list:
         if self.names is None:
@@ -302,18 +305,22 @@ class SweepPrinter:
         row = [str(r.defines[n]) for n in self.names]
         if r.ecm:
             row += [_fmt_unit(convert(v, unit, it, clock, fl), unit) for v in r.ecm.T_ECM.values()]
-            row.append(r.ecm.notation().replace(" cy/CL", ""))
         if r.roofline:
             row += [_fmt_unit(convert(r.roofline.time, unit, it, clock, fl), unit), r.roofline.bottleneck or "n/a"]
         row.append(" ".join("all" if lv.holds_data_set else f"{_DIM.get(lv.states[lv.selected].dimension, '-')}"
                             for lv in r.lc_levels))
+        if r.ecm:
+            row.append(r.ecm.notation().replace(" cy/CL", ""))
         return row
 
     def _header(self, r, cells) -> None:
         cols = self._columns(r)
         self.right = [right for _, right in cols]
-        self.widths = [max(len(title), len(cell), len(str(self.widest.get(title, ""))))
-                       for (title, _), cell in zip(cols, cells)]
+        self.open_right = cols[-1][0] == "ECM notation"
+        # a figure column has room for one more digit than its first row (9.50 -> 10.50)
+        self.widths = [max(len(title), len(cell) + (right and title not in self.names),
+                           len(str(self.widest.get(title, ""))))
+                       for (title, right), cell in zip(cols, cells)]
         self.write(f"{r.kernel.source} on {r.machine.name}, {r.options.cores} core(s), "
                    f"{r.options.sweeps} sweeps; unit {self.unit}\n")
         self._rule("┏", "┳", "┓", "━")
@@ -322,10 +329,12 @@ class SweepPrinter:
         self._rule("┡", "╇", "┩", "━")
 
     def _rule(self, left, mid, right, fill) -> None:
-        self.write(left + mid.join(fill * (w + 2) for w in self.widths) + right + "\n")
+        end = fill if self.open_right else right
+        self.write(left + mid.join(fill * (w + 2) for w in self.widths) + end + "\n")
 
     def _line(self, left, mid, right, cells) -> None:
-        self.write(left + " " + f" {mid} ".join(cells) + " " + right + "\n")
+        line = left + " " + f" {mid} ".join(cells)
+        self.write((line.rstrip() if self.open_right else line + " " + right) + "\n")
 
 
 def _port_table(res, console) -> None:

@@ -32,7 +32,7 @@ MODEL_NAMES = {"lc": "LC", "ecm": "ECM", "roofline": "Roofline", "layercondition
 #: what Kerncraft's model names show in loopmodel's output (a note with the result)
 PEER_MODEL_NOTES = {
     "ecmdata": "-p ECMData (Kerncraft): the data-transfer terms are the ECM contributions after T_nOL "
-               "(T_L1L2, T_L2L3, T_L3MEM in the ECM line); in-core part from the analytic model unless --incore is given",
+               "(T_L1L2, T_L2L3, T_L3MEM in the ECM line); the in-core part as for -p ECM (--incore; its note says which analyzer gave it)",
     "ecmcpu": "-p ECMCPU (Kerncraft): the in-core part is T_OL || T_nOL, the first two terms of the ECM line",
 }
 #: Kerncraft's -i/--incore-model values -> loopmodel's --incore

@@ -24,8 +24,8 @@ def _error(pred: float, meas: float) -> str:
     return f"{100 * (pred / meas - 1):+.1f} %" if meas > 0 else "-"
 
 
-def _totals_table(rows, title: str):
-    t = Table(title=title)
+def _totals_table(rows):
+    t = Table()
     measured = rows[0].measured is not None
     cols = ["threads", "predicted", "speed-up"] + (["measured (min)", "measured speed-up", "error"] if measured else [])
     for c in cols:
@@ -73,7 +73,9 @@ def _phase_table(rows):
 def render(rows, program, program_name: str, machine_name: str, extra_notes: tuple = ()) -> None:
     """Print the tables, the repeats' time per iteration, hints and notes to stdout."""
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-    console.print(_totals_table(rows, f"{program_name} on {machine_name}: coherence-aware prediction"))
+    # a line of its own: as the title of the narrow totals table it would wrap
+    console.print(escape(f"{program_name} on {machine_name}: coherence-aware prediction"))
+    console.print(_totals_table(rows))
     console.print(_phase_table(rows))
     for r in rows:
         meas = measured_iterations(program, r.measured) if r.measured is not None else ()

@@ -44,8 +44,6 @@ _TRIGRAPH = re.compile(r"\?\?[=/'()!<>-]")
 #: that every column stays where it is)
 _GNU_WORDS = {"__restrict__": "restrict", "__restrict": "restrict", "__inline__": "inline", "__inline": "inline"}
 _GNU = re.compile(r"\b(?:" + "|".join(sorted(_GNU_WORDS, key=len, reverse=True)) + r")\b")
-#: the first line of a wrapped kernel: the typedefs and the function the statements go in
-_WRAP_HEAD = typedef_line() + " void __loopmodel_kernel(void) {\n"
 #: words before ``(`` at the top level that do not start a function definition
 _NOT_FUNCTIONS = frozenset({"for", "while", "if", "switch", "return", "sizeof", "swap"})
 _TOP_TOKENS = re.compile(r"[{}]|([A-Za-z_]\w*)\s*\(")
@@ -162,15 +160,16 @@ def wrap_source(text: str, filename: str) -> tuple:
 
 
 def wrap(text: str) -> str:
-    """Prepared top-level statements -> a translation unit: the typedef line, then the
-    statements in a function (:func:`parse_source` returns its body)."""
-    return _WRAP_HEAD + text + "\n}\n"
+    """Prepared top-level statements -> a translation unit: the typedef line (the typedef names
+    ``text`` uses) and the head of a function, then the statements in that function
+    (:func:`parse_source` returns its body)."""
+    return typedef_line(text) + " void __loopmodel_kernel(void) {\n" + text + "\n}\n"
 
 
 def unit_source(text: str) -> str:
     """A prepared translation unit (a kernel function) -> pycparser's source: the typedef
-    line, then the text."""
-    return typedef_line() + "\n" + text + "\n"
+    line (the typedef names ``text`` uses), then the text."""
+    return typedef_line(text) + "\n" + text + "\n"
 
 
 def function_form(text: str) -> bool:

@@ -11,6 +11,8 @@ also how the generated program declares the array (:mod:`loopmodel.compiled.code
 """
 from __future__ import annotations
 
+import re
+
 #: bytes of each floating-point element type
 FLOAT_BYTES = {"double": 8, "float": 4}
 #: bytes of each integer type, by its spelling (:func:`type_name`); the typedef names are those of
@@ -59,6 +61,8 @@ def headers(words) -> tuple:
     return tuple(sorted({TYPEDEFS[w][1] for w in words if w in TYPEDEFS}))
 
 
-def typedef_line() -> str:
-    """The typedefs of :data:`TYPEDEFS` as one line of C (for a parser that knows no headers)."""
-    return " ".join(f"typedef {base} {name};" for name, (base, _) in TYPEDEFS.items())
+def typedef_line(text: str | None = None) -> str:
+    """The typedefs of :data:`TYPEDEFS` as one line of C (for a parser that knows no headers):
+    those whose names occur in ``text`` as words (all where ``text`` is None)."""
+    return " ".join(f"typedef {base} {name};" for name, (base, _) in TYPEDEFS.items()
+                    if text is None or re.search(rf"\b{name}\b", text))

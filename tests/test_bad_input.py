@@ -110,7 +110,7 @@ CASES = [
           "    a[j][i] = 2.0;\n}\n", ("imperfect",), "3:3"),
     kcase("empty", "", ("empty",)),
     kcase("only_comment", "/* nothing here */\n", ("empty",)),
-    kcase("int_array", "int a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1;\n", ("'int'", "double"), "1:5"),
+    kcase("char_array", "char a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1;\n", ("'char'", "double"), "1:6"),
     kcase("hash_define_float", "#define N 1.5\ndouble a[N];\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("#define",),
           "1:1", defines=()),
     kcase("preproc_if", "#if 1\ndouble a[N];\n#endif\nfor (int i=0; i<N; i++)\n  a[i] = 1.0;\n", ("#if",), "1:1"),

@@ -223,8 +223,8 @@ def compiler_text(text: str, prepared: str, function, unit, kernel: Kernel, para
     body = offset(function.body.coord)
     head = _header_start(prepared, offset(function.decl.coord))
     blank.append((head, body + 1))
-    close = matching(prepared, body, "{", "}")
-    blank.append((close, close + 1))
+    close = matching(prepared, body, "{", "}")  # found: the unit parsed
+    blank.append((close, close + 1) if close is not None else (body, body))
     items = function.body.block_items or []
     if items and isinstance(items[-1], c_ast.Return):
         ret = offset(items[-1].coord)
@@ -234,7 +234,8 @@ def compiler_text(text: str, prepared: str, function, unit, kernel: Kernel, para
             continue
         if isinstance(item, c_ast.FuncDef):
             start = offset(item.body.coord)
-            blank.append((_header_start(prepared, offset(item.decl.coord)), matching(prepared, start, "{", "}") + 1))
+            end = matching(prepared, start, "{", "}")
+            blank.append((_header_start(prepared, offset(item.decl.coord)), start if end is None else end + 1))
         elif isinstance(item, c_ast.Decl) and isinstance(item.type, c_ast.FuncDecl):
             start = offset(item.coord)
             blank.append((_header_start(prepared, start), prepared.index(";", start) + 1))

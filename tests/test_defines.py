@@ -323,3 +323,41 @@ def test_hash_define_values_are_bounded(tmp_path):
     assert str(exc.value).startswith("d.c:1:1: #define N:") and "larger than 2**62" in str(exc.value)
     with pytest.raises(KernelError):
         parse_kernel("#define N \uff11\uff10\ndouble a[N];\nfor (int i=0;i<N;i++) a[i] = 1.0;\n", "d.c")
+
+
+# ---------------------------------------------------------------- descending ranges
+
+
+def test_descending_range_counts_down_to_the_last_size_reached():
+    name, values = parse_define_lazy("N=10000:10:-50")
+    assert name == "N" and values == range(10000, 9, -50) and values[-1] == 50 and len(values) == 200
+    assert list(parse_define_lazy("N=5:1:-2")[1]) == [5, 3, 1] and list(parse_define_lazy("N=7:7:-3")[1]) == [7]
+
+
+def test_a_descending_sweep_keeps_its_order_and_knows_its_largest_point():
+    points = sweep(["N=300:100:-100", "M=2"])
+    assert [p["N"] for p in points] == [300, 200, 100] and points.largest() == {"N": 300, "M": 2}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("N=1:10:0", "-D N=1:10:0: the step is zero (give e.g. 1:10:1, or a negative step to count down)"),
+    ("N=1:10:-0", "the step is zero"),
+    ("N=10:1000:-50", "-D N=10:1000:-50: no sizes: a negative step counts down, and stop 1000 is above start 10 "
+                      "(write 1000:10:-50 or 10:1000:50)"),
+    ("N=1000:10:50", "-D N=1000:10:50: no sizes: stop 10 is below start 1000 (write 10:1000:50, or 1000:10:-50 to "
+                     "count down)"),
+    ("N=10:1:--1", "sizes and steps must be positive integers"),
+])
+def test_zero_steps_and_empty_ranges_say_what_to_write(text, message):
+    with pytest.raises(DefineError) as info:
+        parse_define_lazy(text)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(1, 10 ** 5), st.integers(1, 10 ** 5), st.integers(1, 10 ** 4))
+def test_a_descending_range_holds_the_sizes_of_the_ascending_one_reversed(start, stop, step):
+    hi, lo = max(start, stop), min(start, stop)
+    down = parse_define_lazy(f"N={hi}:{lo}:-{step}")[1]
+    assert list(down) == list(range(hi, lo - 1, -step)) and all(lo <= v <= hi for v in (down[0], down[-1]))
+    assert max(down[0], down[-1]) == hi == sweep([f"N={hi}:{lo}:-{step}"]).largest()["N"]

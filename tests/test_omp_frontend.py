@@ -359,7 +359,7 @@ def test_synchronisation_inside_loops_rejected(inner):
     ("for (int i = 0; i < N; ++i)\n  for (int i = 0; i < N; ++i) x[i] = 1.0;\n", 5, "reused"),
     ("for (int i = 0; i < N; ++i)\n  i = 2;\n", 5, "loop variable 'i'"),
     ("for (int i = 0; i < N; i *= 2)\n  x[i] = 1.0;\n", 4, "constant increment"),
-    ("for (int i = 0; i != N; ++i)\n  x[i] = 1.0;\n", 4, "<, <=, > or >="),
+    ("for (int i = 0; i == N; ++i)\n  x[i] = 1.0;\n", 4, "<, <=, > or >="),
     ("for (int i = 0; i < N; ++i)\n  for (int j = 0; j < M; ++j) x[i] = 1.0;\n", 5, "M has no value: give -D M=..."),
     ("double w[M];\n", 4, "M has no value"),
     ("double x[5];\n", 4, "declared twice"),

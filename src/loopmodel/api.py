@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError, ModelError
-from .fileio.c_kernel import parse_kernel
+from .fileio.c_kernel import parse_c
 from .fileio.kernel_file import load_kernel
 from .fileio.machine_files import builtin_names, load_machine
 from .fileio.output import check_new_output
@@ -72,10 +72,13 @@ class Kernel:
             ``start``, ``stop`` exclusive, ``step`` in iterations), ``operations`` (count per
             innermost iteration by type), ``flops_per_iteration`` (FLOP/it),
             ``constants`` (size constants), ``recurrences``, ``pragmas``, ``swaps``.
-        text: the C source (None for a YAML kernel description: no code to compile).
-        defaults: ``#define`` defaults, constant -> int (elements or iterations, as the
-            kernel uses them).
-        notes: one-line notes on what a YAML description leaves out.
+        text: the C source the compilers see (None for a YAML kernel description: no code to
+            compile): the file itself in Kerncraft's form, a kernel function written in that
+            form (:attr:`loopmodel.fileio.c_kernel.CKernel.text`).
+        defaults: ``#define`` (and ``const int N = 1000;``) defaults, constant -> int (elements
+            or iterations, as the kernel uses them).
+        notes: one-line notes on what the C front-end inferred or left out (extents of pointer
+            parameters, ignored pragmas, functions left out), or what a YAML description leaves out.
     """
     model: object
     text: str | None
@@ -114,8 +117,8 @@ class Kernel:
         """
         _check_type("text", text, str, "C source text (str)")
         _check_type("name", name, str, "a str")
-        kernel, defaults = parse_kernel(text, name)
-        return cls(kernel, text, MappingProxyType(dict(defaults)))
+        parsed = parse_c(text, name)
+        return cls(parsed.kernel, parsed.text, MappingProxyType(dict(parsed.defaults)), parsed.notes)
 
     def parts(self) -> tuple:
         """``(kernel, defaults, text, notes)`` as :func:`loopmodel.fileio.kernel_file.load_kernel`

@@ -86,6 +86,8 @@ def run(args) -> int:
     elapsed = time.perf_counter() - start
     if plot:
         _plot(plot.rows, args, plot.x, workflow.DEFAULT_Y, plot.group)
+    for note in study.notes:
+        sys.stderr.write(f"sweep: note: {note}\n")
     sys.stderr.write(f"sweep: {stats.points} points ({stats.failed} failed, {stats.cached} from the cache) "
                      f"in {elapsed:.1f} s{f'; written to {args.output}' if args.output else ''}\n")
     return 1 if stats.failed else 0

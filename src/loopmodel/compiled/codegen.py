@@ -21,14 +21,23 @@ from __future__ import annotations
 
 import re
 
-from ..errors import DefineError
+from ..errors import DefineError, ToolError
+from ..ir.ctypes import headers
 from ..version import __version__
 
 OPAQUE = "loopmodel_opaque"
 KERNEL = "loopmodel_kernel"
 MARK_START = "LOOPMODEL KERNEL START"
 MARK_END = "LOOPMODEL KERNEL END"
+_FOR = re.compile(r"\bfor\s*\(")
 _SWAP = re.compile(r"\bswap\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*;")
+#: names the generated program declares or calls besides the kernel's own: a size constant of
+#: one of them would be a macro over it, an array or scalar a second declaration in ``main``
+PROGRAM_NAMES = frozenset({
+    "again", "aligned_alloc", "argc", "argv", "atof", "atoi", "atol", "calloc", "clock_gettime", "cpu", "cpu_set_t",
+    "el", "flush", "flush_n", "fpcr", "fprintf", "free", "main", "malloc", "min_time", "p", "pinned", "printf",
+    "probe", "q", "r", "rep", "reps", "run", "runs", "sched_setaffinity", "seconds", "set", "stderr", "t", "t0",
+    "timespec", "tv_nsec", "tv_sec"})
 
 
 def comment_text(text) -> str:
@@ -41,13 +50,26 @@ def comment_text(text) -> str:
 def kernel_loop_text(kernel, text: str) -> str:
     """The loop nest of ``text`` (the kernel file): from the first loop (or the ``#pragma``
     lines right before it) to the end, comments kept; ``swap(a, b);`` statements are
-    replaced by a comment (the caller exchanges the pointers)."""
+    replaced by a comment (the caller exchanges the pointers). Declarations on the first
+    loop's line before it (a kernel function's parameters, written on its header's line by
+    :func:`loopmodel.fileio.c_function.compiler_text`) are left out."""
     lines = text.split("\n")
     first = kernel.loops[0].line - 1
+    start = _FOR.search(lines[first])
+    if start and lines[first][:start.start()].strip():
+        lines[first] = lines[first][start.start():]
     while first > 0 and lines[first - 1].strip().startswith("#pragma"):
         first -= 1
     body = "\n".join(lines[first:]).rstrip() + "\n"
     return _SWAP.sub(lambda m: f"/* swap({m.group(1)}, {m.group(2)}): after the call, in main */", body)
+
+
+def _type_headers(kernel, text: str) -> tuple:
+    """The headers that declare the typedef names (``ptrdiff_t``, ``int64_t``) of the kernel's
+    types and its loop nest (:func:`loopmodel.ir.ctypes.headers`)."""
+    words = re.findall(r"\w+", kernel_loop_text(kernel, text))
+    words += [x.ctype for x in list(kernel.arrays.values()) + list(kernel.scalars.values())]
+    return headers(words)
 
 
 def _dims(arr, defines):
@@ -103,6 +125,10 @@ def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | Non
            f"void {KERNEL}({_parameters(kernel, defines)})", "{"]
     for name, sc in kernel.scalars.items():
         out.append(f"    {sc.ctype} {name} = *{_scalar_arg(name)};")
+    loops = kernel_loop_text(kernel, text)
+    for index in kernel.loop_indices:  # declared before the loop in the kernel file ('int i; for (i = 0; ...')
+        if not re.search(rf"\bfor\s*\(\s*[A-Za-z_][\w\s]*?\s{re.escape(index)}\s*=", loops):
+            out.append(f"    long {index};")
     if assume_aligned:
         for name in kernel.arrays:
             out.append(f"    {name} = __builtin_assume_aligned({name}, {int(assume_aligned)});")
@@ -110,7 +136,7 @@ def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | Non
     pragma = parallel_pragma(kernel, text) if threads else ""
     if pragma:
         out.append("    " + pragma)
-    for line in kernel_loop_text(kernel, text).rstrip("\n").split("\n"):
+    for line in loops.rstrip("\n").split("\n"):
         out.append(("    " + line) if line.strip() else "")
     out.append(f'    __asm__ volatile("# {MARK_END}");')
     for name in kernel.scalars:
@@ -299,6 +325,21 @@ def _timed_main_function(kernel, defines: dict, threads: bool = False) -> list:
     return out + _teardown(kernel)
 
 
+def _check_names(kernel) -> None:
+    """Refuse a kernel whose size constant, array or scalar has a name of the generated program
+    (:data:`PROGRAM_NAMES`, or one starting ``loopmodel_``).
+
+    Raises:
+        ToolError: the first such name (one line naming the kernel): the program cannot be built.
+    """
+    names = set(kernel.constants) | set(kernel.arrays) | set(kernel.scalars)
+    clash = sorted(n for n in names if n in PROGRAM_NAMES or n.startswith("loopmodel_"))
+    if clash:
+        raise ToolError(f"'{clash[0]}' is also a name in the program loopmodel generates around the kernel "
+                          f"({', '.join(sorted(PROGRAM_NAMES))}, loopmodel_*): rename it in the kernel to compile it",
+                          file=kernel.source)
+
+
 def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assume_aligned: int | None = None,
                timed: bool = False, threads: bool = False) -> str:
     """C source of a program running the kernel (compiles and links on its own).
@@ -320,7 +361,11 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
         The program text: ``loopmodel_kernel`` (the loop nest between the
         ``# LOOPMODEL KERNEL START/END`` assembly markers), a weak ``loopmodel_opaque`` and
         ``main``.
+
+    Raises:
+        ToolError: a name of the kernel that the program uses too (:data:`PROGRAM_NAMES`).
     """
+    _check_names(kernel)
     swaps = [f"swap({a}, {b})" for a, b in (getattr(kernel, "swaps", ()) or ())]
     out = [f"/* Generated by loopmodel {__version__} from {comment_text(kernel.source)}",
            "   (" + ", ".join(f"{k}={v}" for k, v in sorted(defines.items())) + ").",
@@ -331,7 +376,7 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
     if timed:
         out += ["/* " + TIMED_USAGE.replace("\n", "\n    ") + " */", "#define _GNU_SOURCE", "#include <sched.h>",
                 "#include <stdio.h>", "#include <time.h>"]
-    out += ["#include <stdlib.h>", "#include <math.h>", ""]
+    out += ["#include <stdlib.h>", "#include <math.h>"] + [f"#include <{h}>" for h in _type_headers(kernel, text)] + [""]
     for name, value in sorted(defines.items()):
         out.append(f"#define {name} {value}")
     out += ["", "/* weak: may be replaced at link time, so the compiler cannot see through it */",

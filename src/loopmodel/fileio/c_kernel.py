@@ -3,28 +3,35 @@
 Accepts what kerncraft-tool-paper.txt §2.1 allows (double/float array and
 scalar declarations, multi-dimensional or flattened indices, one perfect loop
 nest with constant steps, any number of assignments in the innermost loop) and
-more: ``<=``/``>``/``>=`` conditions, loop bounds affine in outer indices,
-scalar reductions, ``sqrt exp fabs fmin fmax`` calls, mixed float/double, and
-``#pragma`` lines (recorded), and Kerncraft's ``swap(x, y);`` calls after the
-loop nest (recorded in :attr:`Kernel.swaps`). Everything else is rejected with a
-:class:`~loopmodel.errors.KernelError` that names ``file:line:col``.
+more: the kernel written as a C function (:mod:`loopmodel.fileio.c_function`),
+arrays of integer types (:mod:`loopmodel.ir.ctypes`), ``size_t``/``long``/``unsigned``
+indices, ``const`` integer sizes, ``<=``/``>``/``>=``/``!=`` conditions, loop bounds affine in
+outer indices, scalar reductions, ``sqrt exp fabs fmin fmax`` calls, mixed element types,
+``#pragma`` lines (recorded; unknown ones ignored with a note,
+:mod:`loopmodel.fileio.c_source`), and Kerncraft's ``swap(x, y);`` calls after the loop
+nest (recorded in :attr:`Kernel.swaps`). Everything else is rejected with a
+:class:`~loopmodel.errors.KernelError` that names ``file:line:col`` and what is accepted
+(docs/c-frontend.md lists the forms).
 """
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
-from pycparser import c_ast, c_parser
+from pycparser import c_ast
 
 from ..errors import KernelError
+from ..ir.ctypes import TYPE_BYTES, is_integer, type_name
 from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from .c_limits import check_depth, check_statement_tokens
+from . import c_function
+from .c_source import c_integer, function_form, parse_source, parse_unit, prepare, unit_source, wrap
 from .defines import MAX_SIZE
 from .reader import KERNEL_MAX_BYTES, read_text
 
+#: element types of OpenMP programs and YAML descriptions (the C kernel front-end takes
+#: every type of :data:`loopmodel.ir.ctypes.TYPE_BYTES`)
 ELEMENT_SIZES = {"double": 8, "float": 4}
 SCALAR_TYPES = {"double": 8, "float": 4, "int": 4, "long": 8, "unsigned": 4}
 FUNCTIONS = {
@@ -34,55 +41,36 @@ FUNCTIONS = {
 }
 BINOPS = {"+": "ADD", "-": "ADD", "*": "MUL", "/": "DIV"}
 COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}
-_WRAP_HEAD = "void __loopmodel_kernel(void) {\n"
 _UNSUPPORTED_STMT = {
     "If": "'if' statements", "While": "'while' loops", "DoWhile": "'do'/'while' loops",
-    "Switch": "'switch' statements", "Goto": "'goto'", "Return": "'return'",
-    "Break": "'break'", "Continue": "'continue'", "TernaryOp": "conditional expressions (?:)",
+    "Switch": "'switch' statements", "Goto": "'goto'", "Return": "'return' (only as the last statement of a "
+    "kernel function)", "Break": "'break'", "Continue": "'continue'", "TernaryOp": "conditional expressions (?:)",
     "FuncDef": "function definitions", "Label": "labels",
 }
+_ACCEPTED_TYPES = "double, float, int, long, long long, unsigned, short, size_t, ptrdiff_t, int32_t, int64_t, ..."
+#: the note on integer arrays (the arithmetic counts do not tell integer from floating point)
+INTEGER_NOTE = ("integer arrays ({names}): their loads, stores and traffic use their element size; their arithmetic "
+                "is counted as floating-point operations (FLOP counts, the analytic in-core model)")
 
 
-#: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
-STANDARD_HEADERS = frozenset({"math.h", "stdlib.h", "stdio.h", "stddef.h", "stdint.h", "omp.h", "tgmath.h",
-                              "float.h", "limits.h", "immintrin.h", "x86intrin.h"})
-#: ``#pragma`` lines a kernel may carry (first words): OpenMP and the compilers' loop hints;
-#: others could change how the compiler reads the program (``GCC poison``, ``GCC dependency``)
-PRAGMAS = re.compile(r"(?:omp|simd|ivdep|novector|vector|unroll|nounroll|loop_count|"
-                     r"GCC\s+(?:ivdep|unroll|novector)|clang\s+loop)\b")
-#: sequences that make a C compiler read other text than the kernel parser: a backslash at
-#: the end of a line (line splice) and trigraphs (``??/`` is a backslash under -std=c99)
-_SPLICE = re.compile(r"\\[ \t]*$", re.M)
-_TRIGRAPH = re.compile(r"\?\?[=/'()!<>-]")
+@dataclass(frozen=True)
+class CKernel:
+    """A parsed C kernel file.
 
-
-def check_compiler_view(text: str, filename: str) -> None:
-    """Refuse text that a C compiler would read differently from this front-end.
-
-    The kernel's loop nest is compiled verbatim (:mod:`loopmodel.compiled.codegen`), so what
-    the compiler reads must be exactly what this parser checked. A line splice
-    (backslash-newline) joins lines before comments are removed, and a trigraph becomes
-    another character, in the compiler but not here: with them a comment here can be code
-    there.
-
-    Raises:
-        KernelError: the first such sequence (``file:line:col``).
+    Attributes:
+        kernel: the :class:`Kernel`.
+        defaults: size constant -> default (``#define NAME <integer>``, ``const int N = 1000;``).
+        text: the C text the compiled analyses, benchmarks and ``codegen`` take: the file
+            itself for a Kerncraft kernel file, the kernel function written as one for a
+            function (:func:`loopmodel.fileio.c_function.compiler_text`); ignored pragma lines
+            blanked; every line where it is in the file.
+        notes: one-line notes on what the front-end left out or inferred.
     """
-    for pattern, what in ((_SPLICE, "a line splice (backslash at the end of a line)"),
-                          (_TRIGRAPH, "a trigraph (??x)")):
-        m = pattern.search(text)
-        if m:
-            line = text.count("\n", 0, m.start()) + 1
-            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-            raise KernelError(f"{what} is not supported: join the lines / write the character", file=filename,
-                              line=line, col=col)
 
-
-def _strip_comments(text: str) -> str:
-    """Remove C comments, keeping line/column positions of everything else."""
-    def blank(m):
-        return re.sub(r"[^\n]", " ", m.group(0))
-    return re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
+    kernel: Kernel
+    defaults: dict
+    text: str
+    notes: tuple = ()
 
 
 @dataclass
@@ -108,6 +96,15 @@ def parse_kernel_file(path: str) -> tuple:
     return parse_kernel(read_kernel_text(path), str(path))
 
 
+def load_c_kernel(path) -> CKernel:
+    """Read and parse a C kernel file: :class:`CKernel` (with the text to compile).
+
+    Raises:
+        KernelError: the file cannot be read, is malformed or unsupported.
+    """
+    return parse_c(read_kernel_text(path), str(path))
+
+
 def read_kernel_text(path) -> str:
     """The text of a kernel file (C or YAML description).
 
@@ -121,136 +118,36 @@ def read_kernel_text(path) -> str:
 
 def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
     """Parse kernel source text; see :func:`parse_kernel_file`."""
-    items, defaults = parse_wrapped(text, filename)
-    return KernelBuilder(filename).build(items), defaults
+    parsed = parse_c(text, filename)
+    return parsed.kernel, parsed.defaults
 
 
-def parse_wrapped(text: str, filename: str) -> tuple:
-    """Kernel-style C text (declarations and statements at top level) -> pycparser statements.
-
-    Returns:
-        ``(items, defaults)``: the statement nodes (:func:`wrap_source`, :func:`parse_source`)
-        and ``{name: int}`` ``#define`` defaults.
+def parse_c(text: str, filename: str = "<kernel>") -> CKernel:
+    """Parse C kernel text, a Kerncraft kernel file or a kernel function
+    (:func:`loopmodel.fileio.c_source.function_form`).
 
     Raises:
-        KernelError: see :func:`wrap_source` and :func:`parse_source`.
+        KernelError: malformed or unsupported (one line, ``file:line:col``).
     """
-    source, defaults = wrap_source(text, filename)
-    return parse_source(source, filename), defaults
-
-
-def wrap_source(text: str, filename: str) -> tuple:
-    """Kernel-style C text -> ``(source, defaults)``: the text wrapped in a function, ready for
-    pycparser, and the ``#define NAME <integer>`` defaults.
-
-    Comments are stripped (positions kept), ``#define`` lines read and ``#include`` lines of
-    standard headers (:data:`STANDARD_HEADERS`) dropped; ``#pragma`` lines of OpenMP and the
-    compilers' loop hints (:data:`PRAGMAS`) stay (pycparser ``Pragma`` nodes). Every line of
-    ``source`` is one below its line in the file (:meth:`KernelBuilder.err` subtracts it).
-
-    Raises:
-        KernelError: another preprocessor directive, include or pragma, a line splice or
-            trigraph (:func:`check_compiler_view`), an empty file, or a statement of more than
-            :data:`~loopmodel.fileio.c_limits.MAX_STATEMENT_TOKENS` tokens (``file:line:col``).
-    """
-    check_compiler_view(text, filename)
-    text = _strip_comments(text)
-    check_statement_tokens(text, filename)
-    defaults: dict = {}
-    lines = text.split("\n")
-    for n, line in enumerate(lines, 1):
-        s = line.strip()
-        if not s.startswith("#"):
-            continue
-        m = re.match(r"#\s*(\w+)\s*(.*)", s)
-        directive = m.group(1) if m else ""
-        if directive == "pragma":
-            _check_pragma(m.group(2), filename, n, line.index("#") + 1)
-            continue
-        if directive == "include":
-            _check_include(m.group(2), filename, n, line.index("#") + 1)
-            lines[n - 1] = ""
-            continue
-        if directive == "define":
-            dm = re.match(r"(\w+)\s+([0-9]+)\s*$", m.group(2), re.ASCII)
-            if not dm:
-                raise KernelError("only '#define NAME <integer>' is supported",
-                                  file=filename, line=n, col=line.index("#") + 1)
-            defaults[dm.group(1)] = _define_value(dm.group(1), dm.group(2), filename, n, line.index("#") + 1)
-            lines[n - 1] = ""
-            continue
-        raise KernelError(f"preprocessor directive '#{directive}' is not supported",
-                          file=filename, line=n, col=line.index("#") + 1)
-    if not any(line.strip() for line in lines):
-        raise KernelError("kernel file is empty", file=filename)
-    return _WRAP_HEAD + "\n".join(lines) + "\n}\n", defaults
-
-
-_C_INTEGER = re.compile(r"(?:0[xX](?P<hex>[0-9a-fA-F]+)|0[bB](?P<bin>[01]+)|(?P<oct>0[0-7]*)|(?P<dec>[1-9][0-9]*))"
-                        r"[uUlL]*")
-
-
-def c_integer(text: str) -> int | None:
-    """The value of a C integer literal (``10``, ``0x1F``, ``017`` octal, ``0b101``, with
-    ``u``/``l`` suffixes), or None when ``text`` is not one (``09``)."""
-    m = _C_INTEGER.fullmatch(text)
-    if m is None:
-        return None
-    base, digits = next((b, m.group(g)) for g, b in (("hex", 16), ("bin", 2), ("oct", 8), ("dec", 10))
-                        if m.group(g) is not None)
-    return int(digits, base)
-
-
-def _check_include(rest: str, filename: str, line: int, col: int) -> None:
-    m = re.fullmatch(r"<([\w./]+)>\s*", rest)
-    if not m or m.group(1) not in STANDARD_HEADERS:
-        raise KernelError(f"'#include {rest.strip()}' is not supported: only standard headers "
-                          f"({', '.join(sorted(STANDARD_HEADERS))}) may be included, and are ignored",
-                          file=filename, line=line, col=col)
-
-
-def _check_pragma(rest: str, filename: str, line: int, col: int) -> None:
-    if not PRAGMAS.match(rest.strip()):
-        raise KernelError(f"'#pragma {rest.strip()}' is not supported: only OpenMP pragmas and loop hints (simd, "
-                          "ivdep, vector, unroll, GCC ivdep/unroll, clang loop)", file=filename, line=line, col=col)
-
-
-def _define_value(name: str, digits: str, filename: str, line: int, col: int) -> int:
-    """The value of ``#define name digits``, at most :data:`~loopmodel.fileio.defines.MAX_SIZE`.
-
-    Raises:
-        KernelError: a larger value (``file:line:col``).
-    """
-    value = digits.lstrip("0")
-    if len(value) > len(str(MAX_SIZE)) or int(value or 0) > MAX_SIZE:
-        raise KernelError(f"#define {name}: {value[:24]}{'...' if len(value) > 24 else ''} is larger than "
-                          f"2**62 = {MAX_SIZE}, the largest size", file=filename, line=line, col=col)
-    return int(value or 0)
-
-
-def parse_source(source: str, filename: str, parser=None) -> list:
-    """A source from :func:`wrap_source` -> the wrapped function's statement nodes.
-
-    Args:
-        parser: a ``pycparser.c_parser.CParser`` to use (a new one if None).
-
-    Raises:
-        KernelError: a syntax error (``file:line:col`` where pycparser gives one), or an
-            expression deeper than :data:`~loopmodel.fileio.c_limits.MAX_EXPRESSION_DEPTH`.
-    """
-    try:
-        ast = (parser or c_parser.CParser()).parse(source, filename)
-    except Exception as exc:  # pycparser raises ParseError (and sometimes others)
-        msg = str(exc)
-        m = re.match(r".*?:(\d+):(\d+):\s*(.*)", msg)
-        if m:
-            line, col, what = int(m.group(1)) - 1, int(m.group(2)), m.group(3)
-            if what.startswith("before:"):
-                what = f"syntax error before '{what[7:].strip()}'"
-            raise KernelError(what, file=filename, line=max(line, 1), col=col) from None
-        raise KernelError("syntax error: " + msg.split(": ", 1)[-1], file=filename) from None
-    check_depth(ast, filename, line_shift=-1)
-    return ast.ext[0].body.block_items or []
+    prepared = prepare(text, filename)
+    ignored = tuple(f"line {n}: '#pragma {p}' ignored (only OpenMP and loop-hint pragmas are kept)"
+                    for n, p in prepared.ignored)
+    lines = tuple(n for n, _ in prepared.ignored)
+    builder = KernelBuilder(filename)
+    if not function_form(prepared.text):
+        kernel = builder.build(parse_source(wrap(prepared.text), filename))
+        text = c_function.blank_lines(text, lines)
+        return CKernel(kernel, {**prepared.defaults, **builder.defaults}, text, ignored + builder.notes())
+    unit = parse_unit(unit_source(prepared.text), filename)
+    function, globals_, notes = c_function.select_function(unit, filename)
+    params = c_function.parameters(function, filename)
+    for decl in globals_:
+        builder.declare(decl)
+    for decl in params:
+        builder.declare(decl, parameter=True)
+    kernel = builder.build(function.body.block_items or [], function=True)
+    text = c_function.compiler_text(text, prepared.text, function, unit, kernel, params, lines)
+    return CKernel(kernel, {**prepared.defaults, **builder.defaults}, text, ignored + notes + builder.notes())
 
 
 class KernelBuilder:
@@ -277,6 +174,10 @@ class KernelBuilder:
         self.statements: list = []  # (target kind, key, node, compound op)
         self.swaps: list = []  # (x, y) of 'swap(x, y);' after the loop nest
         self.index_values: set = set()  # loop indices used as values in the arithmetic
+        self.sizes: dict = {}  # declared size constants (integer parameters, const integers): name -> Poly
+        self.defaults: dict = {}  # const integers initialised with a literal: name -> value
+        self.open_arrays: dict = {}  # arrays whose first dimension the accesses give: name -> declaration
+        self.extent_notes: list = []
 
     # helpers --------------------------------------------------------------
     def c_integer(self, node, what: str) -> int:
@@ -303,35 +204,85 @@ class KernelBuilder:
     def unsupported(self, node) -> KernelError:
         name = type(node).__name__
         what = _UNSUPPORTED_STMT.get(name, f"'{name}' constructs")
-        return self.err(node, f"{what} not supported in kernels")
+        return self.err(node, f"{what} not supported in kernels (accepted: declarations, one perfect nest of for "
+                              "loops, assignments to array elements and scalars in its innermost body)")
 
     # declarations -----------------------------------------------------------
-    def declare(self, decl):
-        t = decl.type
-        dims = []
+    def declare(self, decl, parameter: bool = False):
+        """A declaration (or, with ``parameter``, a parameter of the kernel function): an array,
+        a scalar, or a size constant (an integer parameter; a ``const`` integer).
+
+        Raises:
+            KernelError: an unsupported type or form, or a name declared twice (naming the line
+                and what is accepted).
+        """
+        t, dims, open_first = self._dimensions(decl, parameter)
+        if isinstance(t, c_ast.FuncDecl):
+            raise self.err(decl, f"function declaration '{decl.name}' not supported (a kernel function is "
+                                 "defined with its body)")
+        if isinstance(t, c_ast.PtrDecl):
+            raise self.err(decl, f"'{decl.name}': pointer to pointer not supported (pass a contiguous array: "
+                                 f"double *{decl.name} indexed {decl.name}[i*M+j], or double {decl.name}[][M])")
+        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
+            raise self.err(decl, f"unsupported declaration of '{decl.name}' (accepted: arrays and scalars of "
+                                 f"{_ACCEPTED_TYPES})")
+        ctype = type_name(t.type.names)
+        if ctype is None:
+            raise self.err(decl, f"'{decl.name}' has type '{' '.join(t.type.names)}'; accepted: {_ACCEPTED_TYPES}")
+        if decl.name in self.arrays or decl.name in self.scalars or decl.name in self.sizes:
+            raise self.err(decl, f"'{decl.name}' declared twice")
+        if dims or open_first:
+            self.arrays[decl.name] = Array(decl.name, ctype, TYPE_BYTES[ctype], tuple(dims))
+            if open_first:
+                self.open_arrays[decl.name] = decl
+        elif is_integer(ctype) and not self.loops and (parameter or "const" in (decl.quals or []) + (t.quals or [])):
+            self.sizes[decl.name] = self._size_value(decl)
+        else:
+            self.scalars[decl.name] = Scalar(decl.name, ctype, TYPE_BYTES[ctype])
+
+    def _dimensions(self, decl, parameter: bool) -> tuple:
+        """``(element type node, dims, open_first)`` of a declaration: the dimensions as Polys,
+        the first a placeholder where the declaration leaves it out (a pointer or ``a[]``
+        parameter: ``open_first``)."""
+        t, dims, open_first = decl.type, [], False
+        if parameter and isinstance(t, c_ast.PtrDecl) and isinstance(t.type, (c_ast.TypeDecl, c_ast.ArrayDecl)):
+            t, open_first = t.type, True  # double *a, double (*a)[M]
+        elif parameter and isinstance(t, c_ast.ArrayDecl) and t.dim is None:
+            t, open_first = t.type, True  # double a[][M]
+        if open_first:
+            dims.append(_OPEN)
         while isinstance(t, c_ast.ArrayDecl):
             if t.dim is None:
-                raise self.err(decl, f"array '{decl.name}' needs explicit dimensions")
+                raise self.err(decl, f"array '{decl.name}' needs explicit dimensions (only a parameter may leave "
+                                     "out the first: double a[][M])")
             dims.append(self.size_expr(t.dim))
             t = t.type
-        if isinstance(t, c_ast.PtrDecl):
-            raise self.err(decl, f"pointer '{decl.name}' not supported (declare arrays)")
-        if isinstance(t, c_ast.FuncDecl):
-            raise self.err(decl, f"function declaration '{decl.name}' not supported")
-        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
-            raise self.err(decl, f"unsupported declaration of '{decl.name}'")
-        names = [n for n in t.type.names if n not in ("const", "restrict", "static")]
-        ctype = names[-1] if names else "int"
-        if decl.name in self.arrays or decl.name in self.scalars:
-            raise self.err(decl, f"'{decl.name}' declared twice")
-        if dims:
-            if ctype not in ELEMENT_SIZES:
-                raise self.err(decl, f"array '{decl.name}' has type '{ctype}'; only double and float arrays are supported")
-            self.arrays[decl.name] = Array(decl.name, ctype, ELEMENT_SIZES[ctype], tuple(dims))
-        else:
-            if ctype not in SCALAR_TYPES:
-                raise self.err(decl, f"scalar '{decl.name}' has unsupported type '{ctype}'")
-            self.scalars[decl.name] = Scalar(decl.name, ctype, SCALAR_TYPES[ctype])
+        if isinstance(t, c_ast.PtrDecl) and not parameter and not dims:
+            raise self.err(decl, f"pointer '{decl.name}' not supported here (declare an array, double "
+                                 f"{decl.name}[N]; a pointer is accepted as a parameter of a kernel function)")
+        return t, dims, open_first
+
+    def _size_value(self, decl) -> Poly:
+        """A declared size constant: its own symbol (a parameter, or ``const int N = 1000;``,
+        whose value becomes the default), or the size expression it is initialised with
+        (``const int n2 = n + 2;``)."""
+        init = decl.init
+        if init is None or isinstance(init, c_ast.Constant):
+            if init is not None:
+                self.defaults[decl.name] = self.c_integer(init, f"'{decl.name}'")
+            return Poly.symbol(decl.name)
+        before = set(self.constants)
+        value = self.affine(init, (), f"the value of '{decl.name}'")
+        self.constants = before  # its sizes count where it is used
+        return value
+
+    def size_symbol(self, name: str) -> Poly | None:
+        """The value of a declared size constant (its symbols become constants of the kernel),
+        or None for a name that is not one."""
+        value = self.sizes.get(name)
+        if value is not None:
+            self.constants |= value.symbols
+        return value
 
     def size_expr(self, node) -> Poly:
         """Array dimension: a polynomial in size constants."""
@@ -341,7 +292,8 @@ class KernelBuilder:
         """Integer expression of size constants and loop indices, affine in the indices."""
         def rec(n) -> Poly:
             if isinstance(n, c_ast.Constant):
-                if n.type not in ("int", "long int", "unsigned int", "long long int"):
+                if n.type not in ("int", "long int", "unsigned int", "long long int", "unsigned long int",
+                                  "unsigned long long int"):
                     raise self.err(n, f"{what} must be an integer expression, got '{n.value}'")
                 return Poly.const(self.c_integer(n, what))
             if isinstance(n, c_ast.ID):
@@ -352,9 +304,14 @@ class KernelBuilder:
                 if n.name in self.arrays:
                     raise self.err(n, f"array '{n.name}' used as a value in {what}")
                 if n.name in self.scalars:
-                    raise self.err(n, f"variable '{n.name}' in {what}; only size constants and loop indices are allowed")
+                    raise self.err(n, f"variable '{n.name}' in {what}; only size constants and loop indices are "
+                                      f"allowed (a size: #define {n.name} 1000, const int {n.name} = 1000, an integer "
+                                      "parameter of the kernel function, or a name given with -D)")
                 if n.name in FUNCTIONS:
                     raise self.err(n, f"function '{n.name}' in {what}")
+                value = self.size_symbol(n.name)
+                if value is not None:
+                    return value
                 self.constants.add(n.name)
                 return Poly.symbol(n.name)
             if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-", "*"):
@@ -363,8 +320,11 @@ class KernelBuilder:
             if isinstance(n, c_ast.UnaryOp) and n.op in ("-", "+"):
                 v = rec(n.expr)
                 return -v if n.op == "-" else v
+            if isinstance(n, c_ast.Cast) and _integer_cast(n):
+                return rec(n.expr)
             if isinstance(n, c_ast.ArrayRef):
-                raise self.err(n, f"indirect indexing (an array reference in {what}) not supported")
+                raise self.err(n, f"indirect indexing (an array reference in {what}) not supported (accepted: "
+                                  "expressions affine in the loop indices, a[i], a[2*j+1], a[j*N+i])")
             if isinstance(n, c_ast.FuncCall):
                 raise self.err(n, f"function call in {what} not supported")
             if isinstance(n, c_ast.BinaryOp):
@@ -380,7 +340,14 @@ class KernelBuilder:
         return value
 
     # loops ---------------------------------------------------------------------
-    def build(self, items) -> Kernel:
+    def build(self, items, function: bool = False) -> Kernel:
+        """The kernel of the statements ``items`` (the top level of a kernel file, or with
+        ``function`` the body of a kernel function, which may end in ``return``).
+
+        Raises:
+            KernelError: anything but declarations, pragmas, one loop nest and ``swap(x, y);``
+                calls after it (naming the line).
+        """
         loop = None
         pending_pragmas = []
         for item in items:
@@ -392,7 +359,8 @@ class KernelBuilder:
                 pending_pragmas.append(item.string.strip())
             elif isinstance(item, c_ast.For):
                 if loop is not None:
-                    raise self.err(item, "only one loop nest per kernel is supported")
+                    raise self.err(item, "only one loop nest per kernel is supported (put each nest in a kernel "
+                                         "file of its own)")
                 if self.swaps:
                     raise self.err(item, "only 'swap(x, y);' calls may follow the loop nest")
                 loop = item
@@ -402,10 +370,13 @@ class KernelBuilder:
                 if loop is None:
                     raise self.err(item, "'swap(x, y);' must follow the loop nest (it exchanges arrays between sweeps)")
                 self.swaps.append(self.swap(item))
+            elif isinstance(item, c_ast.Return) and function and item is items[-1] and loop is not None:
+                continue  # the function's result is not modelled
             elif isinstance(item, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall)):
                 if loop is not None:
-                    raise self.err(item, "only 'swap(x, y);' calls may follow the loop nest")
-                raise self.err(item, "statements outside the loop nest are not supported")
+                    raise self.err(item, "only 'swap(x, y);' calls (and a last 'return') may follow the loop nest")
+                raise self.err(item, "statements outside the loop nest are not supported (the kernel is one loop "
+                                     "nest after its declarations; initialise scalars in their declaration)")
             else:
                 raise self.unsupported(item)
         if loop is None:
@@ -475,8 +446,12 @@ class KernelBuilder:
             return d.name, d.init
         if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
             name = init.lvalue.name
-            if name in self.scalars and self.scalars[name].ctype not in ("int", "long", "unsigned"):
+            if name in self.scalars and not is_integer(self.scalars[name].ctype):
                 raise self.err(init, f"loop index '{name}' must be an integer")
+            if name in self.sizes and (name in self.constants or self.sizes[name] != Poly.symbol(name)):
+                raise self.err(init, f"loop index '{name}' is a size constant (an integer parameter or a const "
+                                     "used as a size)")
+            self.sizes.pop(name, None)  # an integer parameter used as the loop's counter
             self.scalars.pop(name, None)
             return name, init.rvalue
         raise self.err(node, "loop must initialise one index, e.g. 'for (int i = 0; ...)'")
@@ -512,9 +487,14 @@ class KernelBuilder:
         return step
 
     def loop_cond(self, cond, index, outer, step) -> Poly:
-        if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=")):
-            raise self.err(cond, f"loop condition must compare '{index}' with <, <=, > or >=")
+        if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "!=")):
+            raise self.err(cond, f"loop condition must compare '{index}' with <, <=, > or >= (or != with a step "
+                                 "of 1 or -1)")
         op, left, right = cond.op, cond.left, cond.right
+        if op == "!=":
+            if abs(step) != 1:
+                raise self.err(cond, f"loop condition '!=' with a step of {step}: the loop may never end; use < or >")
+            op = "<" if step > 0 else ">"
         if not (isinstance(left, c_ast.ID) and left.name == index):
             if isinstance(right, c_ast.ID) and right.name == index:
                 op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
@@ -629,7 +609,7 @@ class KernelBuilder:
                 return _Node("const")
             if n.name in self.arrays:
                 raise self.err(n, f"array '{n.name}' used without index")
-            if n.name in self.constants:
+            if n.name in self.constants or self.size_symbol(n.name) is not None:
                 return _Node("const")
             raise self.err(n, f"undefined identifier '{n.name}'")
         if isinstance(n, c_ast.ArrayRef):
@@ -681,6 +661,12 @@ class KernelBuilder:
             raise KernelError("innermost loop has no statements", file=self.filename)
         if not self.writes and not any(k == "scalar" for k, *_ in self.statements):
             raise KernelError("kernel writes nothing", file=self.filename)
+        self.extent_notes = c_function.resolve_extents(self, self.open_arrays)
+        for x, y in self.swaps:
+            if self.arrays[x].dims != self.arrays[y].dims:
+                raise KernelError(f"swap({x}, {y}): the arrays reach {self.arrays[x].dims[0]} and "
+                                  f"{self.arrays[y].dims[0]} elements; swapped arrays need the same size (give it "
+                                  "in the parameters)", file=self.filename)
         return Kernel(
             source=self.filename,
             arrays=dict(self.arrays),
@@ -696,6 +682,12 @@ class KernelBuilder:
             swaps=tuple(self.swaps),
             index_values=tuple(lp.index for lp in self.loops if lp.index in self.index_values),
         )
+
+    def notes(self) -> tuple:
+        """Notes on the kernel: the extents taken from the accesses (:attr:`extent_notes`) and
+        the integer arrays (:data:`INTEGER_NOTE`)."""
+        ints = [a.name for a in self.arrays.values() if is_integer(a.ctype)]
+        return tuple(self.extent_notes) + ((INTEGER_NOTE.format(names=", ".join(ints)),) if ints else ())
 
     def recurrences(self):
         """Loop-carried dependencies of the innermost loop (scalars and arrays)."""
@@ -741,6 +733,17 @@ class KernelBuilder:
                 if graph:
                     out.append(Recurrence(name, int(d), graph, False))
         return out
+
+
+#: the first dimension of an array parameter declared without it, until the accesses give it
+_OPEN = Poly.symbol("?")
+
+
+def _integer_cast(node) -> bool:
+    """Whether a ``Cast`` converts to an integer type (``(long)n``, ``(size_t)n``)."""
+    t = node.to_type.type
+    return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and \
+        is_integer(type_name(t.type.names) or "")
 
 
 def _power_of_two(node) -> bool:

@@ -3,7 +3,8 @@
 Accepted forms (one ``-D`` each):
 
 * ``N=1000`` and Kerncraft's two-token ``-D N 1000``;
-* ``N=100:2000:100`` — start:stop:step, stop included;
+* ``N=100:2000:100`` — start:stop:step, stop included when the steps reach it;
+  ``N=10000:10:-50`` — a negative step counts down (10000, 9950, ..., 50);
 * Kerncraft's ``N=100-2000`` / ``100-2000:20`` (20 points, linear) /
   ``10-10000:4log10`` (4 points, logarithmic in base 10).
 """
@@ -57,9 +58,10 @@ def size_problem(value: int) -> str | None:
 
 
 def parse_define_lazy(text: str) -> tuple:
-    """Parse one ``NAME=SPEC``; returns ``(name, values)``: ``values`` is an ascending sequence
-    of distinct sizes (``range``, :class:`LinearPoints`, :class:`LogPoints`, or a one-element
-    list) with ``len``, indexing and iteration, holding no list of its sizes.
+    """Parse one ``NAME=SPEC``; returns ``(name, values)``: ``values`` is a sequence of distinct
+    sizes (``range``, ascending or, with a negative step, descending; :class:`LinearPoints`,
+    :class:`LogPoints`, ascending; or a one-element list) with ``len``, indexing and iteration,
+    holding no list of its sizes.
 
     Raises:
         DefineError: malformed name or value, or a size above :data:`MAX_SIZE` (one line).
@@ -95,19 +97,39 @@ def _int(name, s, spec=None):
 def _values(name, spec):
     if not spec:
         raise DefineError(f"-D {name}=: missing value")
-    if ":" in spec and "-" not in spec:
-        parts = spec.split(":")
-        if len(parts) not in (2, 3):
-            raise DefineError(f"-D {name}={_short(spec)}: range must be start:stop[:step]")
-        start, stop = _int(name, parts[0], spec), _int(name, parts[1], spec)
-        step = _int(name, parts[2], spec) if len(parts) == 3 else 1
-        if stop < start:
-            raise DefineError(f"-D {name}={spec}: stop {stop} is below start {start}")
-        return range(start, stop + 1, step)
+    parts = spec.split(":")
+    if len(parts) > 1 and "-" not in parts[0] + parts[1]:
+        return _range(name, spec, parts)
     m = re.match(r"^([0-9]+)-([0-9]+)(?::([0-9]+)(log([0-9]*))?)?$", spec)
     if m:
         return _kerncraft_range(name, spec, m)
     return [_int(name, spec)]
+
+
+def _range(name: str, spec: str, parts: list) -> range:
+    """``start:stop[:step]``, stop included where the steps reach it; a negative step counts
+    down from ``start`` to ``stop``.
+
+    Raises:
+        DefineError: not two or three parts, a zero step, or a range without sizes (stop below
+            start with a positive step, above it with a negative one), naming the fix.
+    """
+    if len(parts) not in (2, 3):
+        raise DefineError(f"-D {name}={_short(spec)}: range must be start:stop[:step]")
+    start, stop = _int(name, parts[0], spec), _int(name, parts[1], spec)
+    text = parts[2].strip() if len(parts) == 3 else "1"
+    if _DIGITS.fullmatch(text) and not text.lstrip("+-").strip("0"):
+        raise DefineError(f"-D {name}={_short(spec)}: the step is zero (give e.g. {start}:{stop}:1, or a negative "
+                          f"step to count down)")
+    negative = text.startswith("-")
+    step = _int(name, text[1:] if negative else text, spec)
+    if negative and stop > start:
+        raise DefineError(f"-D {name}={_short(spec)}: no sizes: a negative step counts down, and stop {stop} is "
+                          f"above start {start} (write {stop}:{start}:-{step} or {start}:{stop}:{step})")
+    if not negative and stop < start:
+        raise DefineError(f"-D {name}={_short(spec)}: no sizes: stop {stop} is below start {start} (write "
+                          f"{stop}:{start}:{step}, or {start}:{stop}:-{step} to count down)")
+    return range(start, stop - 1, -step) if negative else range(start, stop + 1, step)
 
 
 def _kerncraft_range(name: str, spec: str, m):
@@ -281,9 +303,10 @@ class Sweep:
 
     def largest(self) -> dict:
         """The point with the largest problem: every size at its maximum (all sizes are
-        positive, so that maximises the product of the sizes; a range ascends, so its last)."""
+        positive, so that maximises the product of the sizes; a range is monotonic, so the
+        larger of its ends)."""
         d = dict(self.base)
-        d.update({n: max(seq) if isinstance(seq, list) else seq[-1] for n, seq in self.values.items()})
+        d.update({n: max(seq) if isinstance(seq, list) else max(seq[0], seq[-1]) for n, seq in self.values.items()})
         return d
 
 

@@ -39,7 +39,7 @@ from pycparser import c_parser
 from ..errors import KernelError
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_kernel
+from .c_kernel import ELEMENT_SIZES, SCALAR_TYPES, KernelBuilder, parse_c
 from .c_limits import check_depth, check_statement_tokens
 from .yaml_reader import load_yaml
 
@@ -59,15 +59,16 @@ def kernel_from_text(text: str, path: str) -> tuple:
 
     Returns:
         ``(kernel, defaults, text, notes)``: the :class:`Kernel`, ``#define`` defaults
-        (constant -> int; none for YAML), the C text for compiled analyses (None for YAML)
-        and notes on what the description leaves out (a tuple of one-line strings).
+        (constant -> int; none for YAML), the C text for compiled analyses (None for YAML;
+        :attr:`loopmodel.fileio.c_kernel.CKernel.text`) and notes on what the front-end
+        inferred or left out, or what the description leaves out (a tuple of one-line strings).
 
     Raises:
         KernelError: malformed or unsupported (one line naming ``path``).
     """
     if not path.lower().endswith(YAML_SUFFIXES):
-        kernel, defaults = parse_kernel(text, path)
-        return kernel, defaults, text, ()
+        parsed = parse_c(text, path)
+        return parsed.kernel, parsed.defaults, parsed.text, parsed.notes
     kernel, notes = parse_kernel_yaml(load_yaml_text(text, path), path)
     return kernel, {}, None, notes
 

@@ -9,7 +9,7 @@ phases whose variable indexes no array (a solver iteration) is kept as a
 :class:`~loopmodel.ir.omp.Repeat`. Triangular bounds are widened to their box, with a note
 (§III-A: "for triangular sequential loops, the chunks are then over-approximated").
 
-C input is kernel-style (:func:`loopmodel.fileio.c_kernel.parse_wrapped`): declarations and
+C input is kernel-style (:func:`loopmodel.fileio.c_source.wrap_source`): declarations and
 statements at top level, ``#define NAME <integer>`` defaults, ``-D`` values override::
 
     #define N 100000
@@ -61,8 +61,8 @@ from ..ir.kernel import Loop
 from ..ir.omp import PHASE_KINDS, AffineAccess, LoopBound, OmpArray, OmpProgram, Phase, Repeat
 from ..ir.point import MAX_DATA_BYTES
 from ..ir.poly import Poly
-from .c_kernel import COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, parse_source, \
-    read_kernel_text, wrap_source
+from .c_kernel import COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, read_kernel_text
+from .c_source import parse_source, wrap_source
 from .kernel_yaml import YAML_SUFFIXES, load_yaml_text, read_expression
 from .omp_swept import SweptResolver
 

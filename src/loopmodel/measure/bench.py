@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .. import cache
 from ..errors import LoopmodelError
-from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+from ..fileio.c_kernel import load_c_kernel
 from ..fileio.host_models import host_cpu_model
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from .clock import pinned_clock_hz
@@ -175,8 +175,8 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
         LoopmodelError: bad kernel or sizes, compiler missing or failing, a crash or timeout
             (one line each).
     """
-    kernel, _ = parse_kernel_file(path)
-    text = read_kernel_text(path)
+    parsed = load_c_kernel(path)
+    kernel, text = parsed.kernel, parsed.text
     asked = dict(compiler=compiler, flags=flags)  # what the measurement resolves again
     compiler, flags, _ = choose_build(compiler, flags, machine, machine_file)
     key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads,
@@ -207,7 +207,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
                   "call is timed (Roofline thesis (Steinmann) §3.3)",) if cold else ()
     unit = kernel.unit_of_work(machine.cacheline_size if machine else 64, defines)
     said = any(n.startswith(COUNTERS_NOTE) for n in m.notes)  # the measurement's note says why
-    notes = tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())
+    notes = parsed.notes + tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())
     notes += tuple(n for n in (stability.note(), stability.earlier_note()) if n)
     res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,

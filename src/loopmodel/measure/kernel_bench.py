@@ -34,7 +34,7 @@ from .. import gate, toolchain
 from ..compiled.codegen import generate_c
 from ..compiled.compile import choose_compiler, resolve_compiler, single_core_source
 from ..errors import DefineError, ToolError
-from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+from ..fileio.c_kernel import load_c_kernel
 from .counters import available, count_per_call
 from .stream import available_memory
 from .topology import read_topology
@@ -350,7 +350,8 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         All one line.
     """
     _check_arguments(runs, min_time_s, reps_per_run, cpu, timeout_s)
-    kernel, defaults = parse_kernel_file(path)
+    parsed = load_c_kernel(path)
+    kernel, defaults = parsed.kernel, parsed.defaults
     unknown = sorted(set(defines) - set(kernel.constants))
     if unknown:
         raise DefineError(f"the kernel has no constant '{unknown[0]}' (constants: "
@@ -366,7 +367,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         raise DefineError(f"the kernel does no iterations at {sizes}", file=str(path))
     command, flag_tuple, flags_from = choose_build(compiler, flags, machine, machine_file)
     version = toolchain.tool_version(toolchain.find_compiler(command))
-    exe, flag_tuple = _program(kernel, read_kernel_text(path), sizes, command, flag_tuple, threads)
+    exe, flag_tuple = _program(kernel, parsed.text, sizes, command, flag_tuple, threads)
     pin = -1 if cpu is None or threads is not None else cpu  # threads: placed by OMP_PLACES/OMP_PROC_BIND
     cmd = [exe, str(reps_per_run or 0), str(runs), str(pin), repr(float(min_time_s))]
     if flush_bytes:

@@ -64,8 +64,8 @@ class AnalysisOptions:
     clock, cache and traffic predictors, in-core analysis. Defaults are the command line's."""
 
     define: tuple = option(
-        (), "size constant: N=1000, N=100:2000:100 (stop included), or Kerncraft's '-D N 1000' / '--define N 1000' / "
-            "N=10-1000:5[log[10]]", "-D", "--define", metavar="NAME=VALUE")
+        (), "size constant: N=1000, N=100:2000:100 (stop included), N=2000:100:-100 (counting down), or Kerncraft's "
+            "'-D N 1000' / '--define N 1000' / N=10-1000:5[log[10]]", "-D", "--define", metavar="NAME=VALUE")
     clock: str | None = option(None, "core clock override, e.g. '2.2 GHz' (core-cycle work scales with it; memory "
                                      "bandwidth in B/s does not)", "--clock", metavar="FREQ")
     cache_factor: float = option(

@@ -64,26 +64,53 @@ class BenchRun:
     curve: bool = False
 
 
-def c_kernel_points(path: str, defines, command: str, own_only: bool = False) -> Sweep:
-    """The size points of a C kernel from ``-D`` texts (``own_only``: only the constants the
-    kernel declares, for commands taking several kernels), as a lazy
+def c_kernel_points(path: str, defines, command: str) -> Sweep:
+    """The size points of a C kernel from ``-D`` texts, as a lazy
     :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration).
 
     Raises:
         DefineError: a YAML kernel description (no code to run), or a constant without a value.
         KernelError: an unreadable or unsupported kernel.
     """
+    return kernel_points(path, defines, command)[0]
+
+
+def kernel_points(path: str, defines, command: str, own_only: bool = False) -> tuple:
+    """``(points, ignored)``: the size points of a C kernel from ``-D`` texts, as in
+    :func:`c_kernel_points`; with ``own_only`` (commands taking several kernels) only the
+    constants the kernel declares, ``ignored`` naming the others (in ``-D`` order, each once).
+
+    Raises:
+        DefineError, KernelError: as :func:`c_kernel_points`.
+    """
     if str(path).lower().endswith(YAML_SUFFIXES):
         raise DefineError(f"{command} needs a C kernel to run; a YAML kernel description has no code", file=path)
     kernel, defaults = parse_kernel_file(path)
-    defines = list(defines)
+    defines, ignored = list(defines), ()
     if own_only:
-        defines = [d for d in defines if d.split("=", 1)[0].strip() in kernel.constants]
+        names = [d.split("=", 1)[0].strip() for d in defines]
+        ignored = tuple(dict.fromkeys(n for n in names if n not in kernel.constants))
+        defines = [d for d, n in zip(defines, names) if n in kernel.constants]
     points = sweep(defines, defaults)
     missing = kernel.free_constants(points[0])  # every point gives the same constants
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>", file=path)
-    return points
+    return points, ignored
+
+
+def ignored_defines(defines, ignored: dict) -> list:
+    """Notes on the ``-D`` names that kernels do not declare (``ignored``: kernel -> names, from
+    :func:`kernel_points`), one per kernel.
+
+    Raises:
+        DefineError: a ``-D`` name that no kernel declares (a typo), naming it.
+    """
+    for text in defines:
+        name = text.split("=", 1)[0].strip()
+        if ignored and all(name in names for names in ignored.values()):
+            raise DefineError(f"-D {name}: no kernel declares '{name}'")
+    return [f"{kernel}: does not declare {', '.join(names)}: -D ignored for it" for kernel, names in ignored.items()
+            if names]
 
 
 def thread_counts(text: str | None, n_points: int) -> list:

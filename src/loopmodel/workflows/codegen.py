@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..compiled.codegen import generate_c
 from ..errors import DefineError
-from ..fileio.c_kernel import parse_kernel, read_kernel_text
+from ..fileio.c_kernel import load_c_kernel
 from ..fileio.defines import one_point, sweep
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from .inputs import alignment_bytes
@@ -33,9 +33,9 @@ def run(kernel: str, options: CodegenOptions) -> str:
     """
     if str(kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=kernel)
-    text = read_kernel_text(kernel)
-    model, defaults = parse_kernel(text, kernel)
-    point = one_point(sweep(list(options.define), defaults), "codegen")
+    parsed = load_c_kernel(kernel)
+    model, text = parsed.kernel, parsed.text
+    point = one_point(sweep(list(options.define), parsed.defaults), "codegen")
     missing = model.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")

@@ -13,15 +13,16 @@ from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
 from ..measure.roofline import RooflinePoint, roofs
-from .bench import c_kernel_points
+from .bench import ignored_defines, kernel_points
 from .options import option
 from .validate import data_level, kernel_analyzer
 
 
 @dataclass(frozen=True)
 class RooflineOptions:
-    """``roofline``'s options: the sizes (each kernel takes the ones it declares) and how the
-    kernels are run."""
+    """``roofline``'s options: the sizes (each kernel takes the ones it declares, the others are
+    ignored for it with a note; one that no kernel declares is an error) and how the kernels are
+    run."""
 
     define: tuple = option((), "size constant (value or start:stop[:step]); each kernel takes the ones it declares",
                            "-D", "--define", metavar="NAME=VALUE")
@@ -94,9 +95,11 @@ def run(kernels, machine: str, options: RooflineOptions) -> RooflineRun:
             compiler, a run).
     """
     check(options)
-    plan = [(k, c_kernel_points(k, options.define, "roofline", own_only=True)) for k in kernels]
+    plan = [(k, kernel_points(k, options.define, "roofline", own_only=True)) for k in kernels]
+    skipped = ignored_defines(options.define, {k: ignored for k, (_, ignored) in plan})
+    plan = [(k, pts) for k, (pts, _) in plan]
     model = load_machine(machine)
-    points, notes = [], list(machine_notes(machine, model))
+    points, notes = [], list(machine_notes(machine, model)) + skipped
     modes = (False, True) if options.cache == "both" else (options.cache == "cold",)
     for path, pts in plan:
         for cold in modes:

@@ -2,7 +2,8 @@
 
 A study file (YAML) names ``kernels`` (paths relative to the study file), ``machines``
 (built-in names or paths), ``defines`` (name -> value or range in the ``-D`` syntax; each
-kernel takes the ones it declares) and ``options`` (analyze option -> list of values).
+kernel takes the ones it declares, the others are ignored for it with a note, and a define
+that no kernel declares is an error) and ``options`` (analyze option -> list of values).
 :func:`read_study` checks it: kernels are parsed and machines loaded once, defines stay
 ranges (a study of 10^8 points is counted, not listed), and every option value is read as
 ``loopmodel analyze`` reads it (:class:`~loopmodel.workflows.analyze.AnalyzeOptions`, through
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from .. import gate
 from ..errors import KernelError, LoopmodelError
-from ..fileio.c_kernel import parse_kernel
+from ..fileio.c_kernel import parse_c
 from ..fileio.defines import sweep
 from ..fileio.kernel_yaml import YAML_SUFFIXES, load_yaml_text, parse_kernel_yaml
 from ..fileio.machine_files import load_machine
@@ -74,8 +75,8 @@ class StudyKernel:
         if self.path.lower().endswith(YAML_SUFFIXES):
             kernel, notes = parse_kernel_yaml(load_yaml_text(text, self.path), self.path)
             return kernel, {}, None, notes
-        kernel, defaults = parse_kernel(text, self.path)
-        return kernel, defaults, text, ()
+        parsed = parse_c(text, self.path)
+        return parsed.kernel, parsed.defaults, parsed.text, parsed.notes
 
     def __str__(self) -> str:
         return self.path
@@ -108,6 +109,8 @@ class Study:
             table's columns.
         settings: option -> tuple of the :class:`AnalyzeOptions` field values that those
             values give (``"LC"`` -> ``"lc"``, a list of models -> a tuple), one per value.
+        notes: one line per kernel that does not declare some of the defines (they are
+            ignored for it: its rows leave them empty).
     """
 
     path: str
@@ -116,6 +119,7 @@ class Study:
     defines: dict
     options: dict
     settings: dict
+    notes: tuple = ()
 
     def columns(self) -> tuple:
         """The table's leading columns: kernel, machine, the defines, the options, error."""
@@ -212,7 +216,27 @@ def read_study(path: str, trust_machine_flags: bool = False) -> Study:
     if clash:
         raise StudyError("a define cannot have the name of a column (kernel, machine, error, an option)",
                          file=path, where=f"defines.{clash[0]}")
-    return Study(path, kernels, machines, defines, options, settings)
+    return Study(path, kernels, machines, defines, options, settings, _define_notes(path, kernels, defines))
+
+
+def _define_notes(path: str, kernels: tuple, defines: dict) -> tuple:
+    """A note for each kernel that does not declare some of the ``defines`` (ignored for it).
+
+    Raises:
+        StudyError: a define that no kernel declares (a typo, or a kernel missing), naming the
+            kernels' constants.
+    """
+    for name in defines:
+        if not any(name in k.constants for k in kernels):
+            have = "; ".join(f"{k.given}: {', '.join(sorted(k.constants)) or 'none'}" for k in kernels)
+            raise StudyError(f"no kernel declares '{name}' (constants: {have})", file=path, where=f"defines.{name}")
+    notes = []
+    for k in kernels:
+        left = [n for n in defines if n not in k.constants]
+        if left:
+            notes.append(f"{k.given} does not declare {', '.join(left)}: ignored for it (its rows leave "
+                         f"{'it' if len(left) == 1 else 'them'} empty)")
+    return tuple(notes)
 
 
 def _names(data: dict, key: str, path: str) -> list:

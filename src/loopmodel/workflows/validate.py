@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import DefineError, ModelError, OptionError
-from ..fileio.c_kernel import parse_kernel_file, read_kernel_text
+from ..fileio.c_kernel import load_c_kernel
 from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
@@ -95,9 +95,10 @@ def kernel_analyzer(path: str, machine, machine_file: str | None = None, use_cac
     Raises:
         LoopmodelError: the kernel file cannot be read or parsed (one line).
     """
-    kernel, _ = parse_kernel_file(path)
-    opts = AnalyzerSettings(models=("ECM",), incore="auto", kernel_text=read_kernel_text(path), machine_file=machine_file,
-                   use_cache=use_cache, sweeps=sweeps)
+    parsed = load_c_kernel(path)
+    kernel = parsed.kernel
+    opts = AnalyzerSettings(models=("ECM",), incore="auto", kernel_text=parsed.text, machine_file=machine_file,
+                            use_cache=use_cache, sweeps=sweeps, notes=parsed.notes)
     return kernel, Analyzer(kernel, machine, opts)
 
 

@@ -1,0 +1,293 @@
+"""Kernels written as a C function: ``void kernel(double *restrict a, const double *b, int n)
+{ for (...) ... }``.
+
+The loop nest in the function's body is the kernel, as if its arrays and scalars were declared
+at the top level of a Kerncraft kernel file (kerncraft-tool-paper.txt §2.1):
+
+* one function is one kernel: the function that holds a ``for`` loop. A file whose other
+  functions have no loop (helpers, prototypes) names the one with a loop; ``main`` is left out
+  when another function has a loop (a benchmark program around its kernel); two kernel
+  functions in one file are refused (put each in a file of its own). Everything left out
+  gets a note;
+* parameters: a pointer (``double *a``, ``const float *restrict b``) is a one-dimensional array;
+  an array parameter keeps its dimensions (``double a[N][M]``, a variable-length
+  ``double a[n][m]``); the first dimension may be left out (``double a[][M]``,
+  ``double (*a)[M]``). Where a size is not given, it is the extent the accesses reach over the
+  loop nest (:func:`loopmodel.ir.extent.index_range`), with a note. An integer parameter
+  (``int n``, ``size_t n``, ``const long n``) is a size constant, given with ``-D``; a
+  floating-point one is a scalar;
+* the body: declarations, the loop nest, ``swap(x, y);`` calls, and an optional ``return``
+  last (its value is not modelled).
+
+:func:`compiler_text` writes the kernel back as a Kerncraft kernel file (declarations, then the
+loop nest verbatim) with every line where it was: the compiled analyses, benchmarks and
+``loopmodel codegen`` take that text, which the front-end reads as the same kernel.
+"""
+from __future__ import annotations
+
+import re
+
+from pycparser import c_ast
+
+from ..errors import KernelError
+from ..ir.extent import index_range, sign, size_floors
+from ..ir.kernel import Kernel
+from ..ir.poly import Poly
+from .c_source import matching
+
+#: words a function header may hold before the name (scanned back from it)
+_HEADER_CHARS = re.compile(r"[\w\s*]")
+
+
+def _has_loop(node) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.For):
+            return True
+        stack.extend(child for _, child in n.children())
+    return False
+
+
+def select_function(unit, filename: str) -> tuple:
+    """The kernel function of a translation unit and what else it holds.
+
+    Returns:
+        ``(function, globals, notes)``: the ``FuncDef``, the top-level declarations of
+        variables (arrays, scalars, sizes; in file order) and notes on the top-level items
+        left out (other functions, prototypes, pragmas).
+
+    Raises:
+        KernelError: no function with a loop, several (``main`` aside), a typedef or another
+            top-level item that is not a declaration, function or pragma (``file:line``).
+    """
+    funcs = [e for e in unit.ext if isinstance(e, c_ast.FuncDef)]
+    kernels = [f for f in funcs if _has_loop(f.body)]
+    if len(kernels) > 1:
+        kernels = [f for f in kernels if f.decl.name != "main"] or kernels
+    if not kernels:
+        raise KernelError(f"function '{funcs[0].decl.name}' has no for-loop: the kernel is the loop nest in a "
+                          "function's body", file=filename, line=_line(funcs[0]))
+    if len(kernels) > 1:
+        where = ", ".join(f"'{f.decl.name}' (line {_line(f)})" for f in kernels)
+        raise KernelError(f"several functions with loops: {where}; one function is one kernel: put each in a file "
+                          "of its own", file=filename, line=_line(kernels[1]))
+    function, globals_, notes = kernels[0], [], []
+    for item in unit.ext:
+        if isinstance(item, c_ast.Typedef) and item.coord.line == 1:
+            continue  # the typedef line above the file
+        if isinstance(item, c_ast.Typedef):
+            raise KernelError(f"typedef '{item.name}' is not supported: write the type itself", file=filename,
+                              line=_line(item))
+        elif isinstance(item, c_ast.FuncDef) and item is not function:
+            notes.append(f"function '{item.decl.name}' (line {_line(item)}) is not the kernel: left out"
+                         + (" (main is left out when another function has a loop)" if _has_loop(item.body) else ""))
+        elif isinstance(item, c_ast.Decl) and isinstance(item.type, c_ast.FuncDecl):
+            continue  # a prototype: nothing to model
+        elif isinstance(item, c_ast.Decl):
+            globals_.append(item)
+        elif isinstance(item, c_ast.Pragma):
+            notes.append(f"line {_line(item)}: '#pragma {item.string.strip()}' outside the kernel function: ignored")
+        elif item is not function:
+            raise KernelError(f"'{type(item).__name__}' at the top level is not supported (accepted: declarations, "
+                              "functions, #pragma)", file=filename, line=_line(item))
+    return function, globals_, tuple(notes)
+
+
+def _line(node) -> int:
+    """The line in the file of a node of the unit source (one line of typedefs above it)."""
+    return node.coord.line - 1
+
+
+def parameters(function, filename: str) -> list:
+    """The parameter declarations of a ``FuncDef`` (``(void)`` and ``()``: none).
+
+    Raises:
+        KernelError: an unnamed parameter, ``...`` or an old-style (K&R) parameter list
+            (naming the line).
+    """
+    args = function.decl.type.args
+    out = []
+    for p in (args.params if args else []):
+        if isinstance(p, c_ast.EllipsisParam):
+            raise KernelError("a variadic kernel function ('...') is not supported", file=filename, line=_line(p))
+        if isinstance(p, c_ast.Typename) and _is_void(p):
+            continue
+        if not isinstance(p, c_ast.Decl) or not p.name:
+            raise KernelError("every parameter of the kernel function needs a type and a name (double *a, int n)",
+                              file=filename, line=_line(p))
+        out.append(p)
+    return out
+
+
+def _is_void(node) -> bool:
+    t = node.type
+    return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and t.type.names == ["void"]
+
+
+def resolve_extents(builder, open_arrays: dict) -> list:
+    """Give each array of ``open_arrays`` (name -> its declaration node) whose first dimension is
+    not declared the extent its accesses reach (``builder``: a
+    :class:`~loopmodel.fileio.c_kernel.KernelBuilder` after the loop nest); an array never
+    accessed is left out.
+
+    Returns:
+        notes, one per array.
+
+    Raises:
+        KernelError: an extent that cannot be told (a coefficient or a comparison of unknown
+            sign) or an access before the array's first element (naming the access).
+    """
+    notes = []
+    for name, decl in open_arrays.items():
+        accesses = [a for a in list(builder.reads.values()) + list(builder.writes.values()) if a.array == name]
+        if not accesses:
+            del builder.arrays[name]
+            notes.append(f"parameter '{name}' is not accessed in the loop nest: left out")
+            continue
+        extent = _extent(builder, name, accesses)
+        arr = builder.arrays[name]
+        builder.arrays[name] = type(arr)(name, arr.ctype, arr.element_size, (extent,) + arr.dims[1:])
+        what = "pointer parameter" if _pointer(decl) else "its first dimension"
+        notes.append(f"'{name}' (line {_line(decl)}, {what}): {c_expr(extent)} elements, as far as the loop nest "
+                     "reaches")
+    return notes
+
+
+def _pointer(decl) -> bool:
+    return isinstance(decl.type, c_ast.PtrDecl) and not isinstance(decl.type.type, c_ast.ArrayDecl)
+
+
+def _extent(builder, name: str, accesses: list) -> Poly:
+    """The elements of the first dimension of ``name`` that ``accesses`` reach: the largest first
+    index plus one, the smallest at least 0."""
+    hint = f"give the size of '{name}' in the parameter (double {name}[N], double {name}[][M])"
+    floors = size_floors(builder.loops)
+    highs = []
+    for acc in accesses:
+        found = index_range(acc.indices[0], builder.loops)
+        if found is None:
+            raise KernelError(f"cannot tell how far '{acc}' reaches (a coefficient of unknown sign): {hint}",
+                              file=builder.filename, line=acc.line or None, col=acc.col or None)
+        low, high = found
+        if sign(low, floors) is None:
+            raise KernelError(f"cannot tell whether '{acc}' stays at or after element 0 of '{name}' (its lowest "
+                              f"index is {low}): {hint}", file=builder.filename, line=acc.line or None,
+                              col=acc.col or None)
+        if sign(low, floors) < 0:
+            raise KernelError(f"'{acc}' reaches element {low}, before the first element of '{name}' (a parameter "
+                              f"without a size starts at element 0): {hint}", file=builder.filename,
+                              line=acc.line or None, col=acc.col or None)
+        highs.append(high)
+    top = highs[0]
+    for high in highs[1:]:
+        s = sign(high - top, floors)
+        if s is None:
+            raise KernelError(f"cannot tell which access of '{name}' reaches further ({top} or {high}): {hint}",
+                              file=builder.filename, line=accesses[0].line or None)
+        top = high if s > 0 else top
+    return top + 1
+
+
+def c_expr(poly: Poly) -> str:
+    """A size polynomial as a C expression (``M*N - 2*N + 1``; ``N*N`` for a square)."""
+    text = str(poly)
+    return re.sub(r"(\w+)\*\*(\d+)", lambda m: "*".join([m.group(1)] * int(m.group(2))), text)
+
+
+def _declaration(item) -> str:
+    """The C declaration of an array or scalar of the IR (``double a[M*N];``)."""
+    dims = "".join(f"[{c_expr(d)}]" for d in getattr(item, "dims", ()))
+    return f"{item.ctype} {item.name}{dims};"
+
+
+def compiler_text(text: str, prepared: str, function, unit, kernel: Kernel, params: list,
+                  ignored_lines: tuple) -> str:
+    """The kernel as a Kerncraft kernel file, every line where it is in ``text``: the function's
+    header becomes the declarations of its array and scalar parameters, its ``return`` and
+    closing brace, the other functions, prototypes and top-level pragmas, and the ignored
+    pragma lines (``ignored_lines``) are blanked; comments, ``#define`` lines, the top-level
+    declarations, the body's declarations and the loop nest stay as written.
+
+    Args:
+        text: the kernel file; prepared: its prepared text (:func:`loopmodel.fileio.c_source.prepare`,
+            same positions); function, unit: the kernel ``FuncDef`` and the translation unit;
+            kernel: the IR; params: the parameter declarations.
+    """
+    starts = _line_starts(prepared)
+
+    def offset(coord) -> int:
+        return starts[coord.line - 2] + coord.column - 1
+
+    blank = []
+    body = offset(function.body.coord)
+    head = _header_start(prepared, offset(function.decl.coord))
+    blank.append((head, body + 1))
+    close = matching(prepared, body, "{", "}")  # found: the unit parsed
+    blank.append((close, close + 1) if close is not None else (body, body))
+    items = function.body.block_items or []
+    if items and isinstance(items[-1], c_ast.Return):
+        ret = offset(items[-1].coord)
+        blank.append((ret, prepared.index(";", ret) + 1))
+    for item in unit.ext:
+        if item is function or item.coord is None or item.coord.line < 2:
+            continue
+        if isinstance(item, c_ast.FuncDef):
+            start = offset(item.body.coord)
+            end = matching(prepared, start, "{", "}")
+            blank.append((_header_start(prepared, offset(item.decl.coord)), start if end is None else end + 1))
+        elif isinstance(item, c_ast.Decl) and isinstance(item.type, c_ast.FuncDecl):
+            start = offset(item.coord)
+            blank.append((_header_start(prepared, start), prepared.index(";", start) + 1))
+        elif isinstance(item, c_ast.Pragma):
+            start = starts[item.coord.line - 2]
+            blank.append((start, prepared.index("\n", start) if "\n" in prepared[start:] else len(prepared)))
+    out = _blanked(text, blank, ignored_lines, starts)
+    names = [p.name for p in params]
+    decls = " ".join(_declaration(x) for x in list(kernel.arrays.values()) + list(kernel.scalars.values())
+                     if x.name in names)
+    room = len(out) - head - len(out[head:].lstrip(" "))  # blanks at the header's place
+    if decls and len(decls) <= room:
+        return out[:head] + decls + out[head + len(decls):]
+    return out[:head] + decls + out[head:]
+
+
+def _line_starts(text: str) -> list:
+    starts = [0]
+    for m in re.finditer("\n", text):
+        starts.append(m.end())
+    return starts
+
+
+def _header_start(prepared: str, name: int) -> int:
+    """Where the declaration whose name is at ``name`` starts: back over the type words, ``*``
+    and blanks to the previous ``;``, ``}``, ``)``, a kept ``#pragma`` line or the file's start."""
+    k = name
+    while k > 0 and _HEADER_CHARS.match(prepared[k - 1]):
+        if prepared[k - 1] == "\n":
+            line = prepared[prepared.rfind("\n", 0, k - 1) + 1:k - 1]
+            if line.lstrip().startswith("#"):
+                break
+        k -= 1
+    while prepared[k].isspace():
+        k += 1
+    return k
+
+
+def blank_lines(text: str, lines: tuple) -> str:
+    """``text`` with the given lines (1-based) made blanks (ignored pragma lines)."""
+    return _blanked(text, [], lines, _line_starts(text)) if lines else text
+
+
+def _blanked(text: str, spans: list, lines: tuple, starts: list) -> str:
+    """``text`` with the ``spans`` (start, end offsets) and the whole ``lines`` (1-based) made
+    blanks; line breaks stay."""
+    chars = list(text)
+    for line in lines:
+        end = starts[line] - 1 if line < len(starts) else len(text)
+        spans = spans + [(starts[line - 1], end)]
+    for start, end in spans:
+        for k in range(start, end):
+            if chars[k] != "\n":
+                chars[k] = " "
+    return "".join(chars)

@@ -218,8 +218,14 @@ front-end as a file `kernel.c` (`PYTHONPATH=src python docs/gen_c_forms.py`).
 """
 
 
+#: characters Markdown would read inside a table cell (links, emphasis, code), as HTML entities
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "*": "&#42;", "_": "&#95;",
+             "`": "&#96;", "\\": "&#92;", "|": "&#124;"}
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
+    """``text`` verbatim in a Markdown table cell: entities for what Markdown reads, ``<br>`` for lines."""
+    return "".join(_ENTITIES.get(ch, ch) for ch in text).replace("\n", "<br>")
 
 
 def render() -> str:
@@ -230,11 +236,11 @@ def render() -> str:
         if sect != section:
             out += [f"\n## {sect}\n", "| form | C | outcome |", "|---|---|---|"]
             section = sect
-        code = "<pre>" + _cell(text.rstrip("\n").replace("&", "&amp;").replace("<", "&lt;")) + "</pre>"
-        out.append(f"| {title} | {code} | {_cell(outcome(text))} |")
+        code = "<pre>" + _cell(text.rstrip("\n")) + "</pre>"
+        out.append(f"| {_cell(title)} | {code} | {_cell(outcome(text))} |")
     out += ["\n## Sizes (-D)\n", "| form | -D | outcome |", "|---|---|---|"]
     for title, texts in DEFINES:
-        out.append(f"| {title} | `{' '.join('-D ' + t for t in texts)}` | {_cell(define_outcome(texts))} |")
+        out.append(f"| {_cell(title)} | `{' '.join('-D ' + t for t in texts)}` | {_cell(define_outcome(texts))} |")
     return "\n".join(out) + "\n"
 
 

@@ -123,7 +123,7 @@ def test_converted_victim_cache_default_and_its_source(model_name, osaca, clean)
     l3 = next(lv for lv in out["memory_hierarchy"] if lv["level"] == "L3")
     assert l3["type"] == "victim" and l3["victim_clean"] is clean
     assert f"victim_clean: {str(clean).lower()}" in l3["victim_clean_note"]
-    assert "cross-architecture-machine-models.txt" in l3["victim_clean_note"]
+    assert "Hofmann et al., Bridging the Architecture Gap" in l3["victim_clean_note"]
     assert l3["victim_clean_note"] in out["sources"]
     # non-victim levels get no such setting
     assert all("victim_clean" not in lv for lv in out["memory_hierarchy"] if lv["level"] != "L3")

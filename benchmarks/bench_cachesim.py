@@ -1,13 +1,27 @@
-"""Throughput of the compiled cache simulator and wall time of `analyze --cache-predictor sim`.
+"""Throughput of the compiled cache simulator and wall time of `analyze --cache-predictor sim`,
+and the simulation-based analysis side by side with the peer tool's (Kerncraft with pycachesim).
 
-Run: python benchmarks/bench_cachesim.py
+Run: python benchmarks/bench_cachesim.py [--peer-k 3] [--no-peer] [--kerncraft PATH] [--machines-dir DIR]
   * trace API: 3-level LRU hierarchy with IvyBridgeEP_E5-2690v2's organisation (L1 64x8, L2 512x8,
     L3 25600x16 sets x ways, 64 B lines), fed a pre-built list of 4 M addresses (5 passes) (C arrays, like the
     old library's list interface): M simulated accesses per second;
   * loop-nest driver: the 3D long-range stencil (M=130, N=1015) as the sim predictor runs it;
-  * one `loopmodel analyze ... --cache-predictor sim` process (median of 5).
+  * one `loopmodel analyze ... --cache-predictor sim` process (median of 5);
+  * the peer table (PEER_CASES: kernels at sizes in memory on Ivy Bridge, Skylake-SP with its victim L3
+    and Zen): per case, `loopmodel analyze -p ECM --incore analytic --cache-predictor sim` and
+    `kerncraft -p ECMData --cache-predictor SIM` (on the reference machine file, run on a copy of the
+    kernel in a temporary folder: it writes its intermediates next to the kernel), alternately, K
+    times each: the least wall and CPU (user + system) time of each process and their ratios; then
+    the simulation alone in this process (least of K): its time, the accesses it accounts for per
+    second (inner iterations simulated x accesses per iteration) and the share of the iterations
+    simulated access by access (the rest jumped over by fast-forwards, RunOptions.fast_forward).
+    The loopmodel processes run this interpreter with this environment: for a before/after
+    comparison run the script once per tree (PYTHONPATH=that tree's src).
 """
+import argparse
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -16,6 +30,18 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+KERNCRAFT = "/tmp/kc-venv/bin/kerncraft"
+MACHINES_DIR = ROOT.parent / "shared" / "reference-machine-files"
+#: (kernel, machine, sizes): data sets in memory; the machine is built in (loopmodel) and a
+#: reference machine file of the same name (the peer)
+PEER_CASES = (
+    ("3d-long-range", "IvyBridgeEP_E5-2690v2", {"M": 130, "N": 1015}),
+    ("3d-long-range", "SkylakeSP_Gold-6148", {"M": 130, "N": 1015}),
+    ("2d-5pt", "SkylakeSP_Gold-6148", {"M": 5000, "N": 5000}),
+    ("3d-long-range", "Zen_EPYC-7451", {"M": 130, "N": 1015}),
+    ("2d-5pt", "Zen_EPYC-7451", {"M": 5000, "N": 5000}),
+    ("3d-long-range", "SkylakeSP_Gold-6148", {"M": 300, "N": 300}),
+)
 
 
 def trace_throughput(n=4_000_000, passes=5, reps=3):
@@ -74,7 +100,86 @@ def analyze_wall(reps=5):
     return statistics.median(times), min(times)
 
 
-if __name__ == "__main__":
+def child_times(cmd, cwd=None, env=None):
+    """Run ``cmd`` to its end: (wall s, CPU s: user + system of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def simulation_alone(kernel, machine, defines, reps):
+    """The simulation predictor alone, in this process (least of ``reps``): (seconds, inner
+    iterations simulated, of them jumped over, accesses per iteration)."""
+    from loopmodel.cachesim import hierarchy
+    from loopmodel.fileio.c_kernel import parse_kernel_file
+    from loopmodel.fileio.machine_files import load_machine
+    from loopmodel.predictors.simulation import SimulationPredictor
+
+    k, _ = parse_kernel_file(str(ROOT / "examples" / "kernels" / f"{kernel}.c"))
+    m = load_machine(machine)
+    runs = []
+    run = hierarchy.Hierarchy.run
+
+    def recording(self, nest, options):  # the driver's own record of what it jumped over
+        res = run(self, nest, options)
+        runs.append(res)
+        return res
+
+    hierarchy.Hierarchy.run = recording
+    try:
+        best = float("inf")
+        for _ in range(reps):
+            runs.clear()
+            t0 = time.perf_counter()
+            _, info = SimulationPredictor(k).predict(m, defines)
+            best = min(best, time.perf_counter() - t0)
+    finally:
+        hierarchy.Hierarchy.run = run
+    jumped = sum(getattr(r, "jumped_it", 0) for r in runs)
+    simulated = sum(r.simulated_it for r in runs)
+    return best, simulated, jumped, len(k.reads) + len(k.writes), info.simulated_iterations
+
+
+def peer_table(k, kerncraft, machines_dir):
+    """Per PEER_CASES case: loopmodel and peer processes (alternately, k each) and the simulation alone."""
+    env = {**os.environ, "LOOPMODEL_CACHE_DIR": tempfile.mkdtemp(prefix="loopmodel-bench-cache-")}
+    print(f"peer: {kerncraft} (-p ECMData --cache-predictor SIM), least of {k}; loopmodel: {sys.executable} "
+          "(-p ECM --incore analytic --cache-predictor sim); times in s, CPU = user + system")
+    print(f"{'case':44s} {'loopmodel wall/CPU':>18s} {'peer wall/CPU':>15s} {'ratio wall/CPU':>15s} "
+          f"{'sim alone':>9s} {'M acc/s':>8s} {'simulated':>9s}")
+    for kernel, machine, defines in PEER_CASES:
+        src = ROOT / "examples" / "kernels" / f"{kernel}.c"
+        ours = [sys.executable, "-m", "loopmodel", "analyze", str(src), "-m", machine, "-p", "ECM",
+                "--incore", "analytic", "--cache-predictor", "sim"] + \
+            [a for n, v in defines.items() for a in ("-D", f"{n}={v}")]
+        subprocess.run(ours, check=True, stdout=subprocess.DEVNULL, env=env)  # fills the machine cache
+        lm, kc = [], []
+        with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
+            shutil.copy(src, tmp)
+            peer = [kerncraft, "-p", "ECMData", "-m", str(Path(machines_dir) / f"{machine}.yml"), f"{kernel}.c",
+                    "--cache-predictor", "SIM"] + [a for n, v in defines.items() for a in ("-D", n, str(v))]
+            for _ in range(k):
+                lm.append(child_times(ours, env=env))
+                kc.append(child_times(peer, cwd=tmp))
+        lw, lc = min(t[0] for t in lm), min(t[1] for t in lm)
+        pw, pc = min(t[0] for t in kc), min(t[1] for t in kc)
+        sim, its, jumped, per_it, _ = simulation_alone(kernel, machine, defines, k)
+        name = f"{kernel} {machine} " + " ".join(f"{n}={v}" for n, v in defines.items())
+        print(f"{name:44s} {lw:8.3f}/{lc:7.3f}  {pw:7.2f}/{pc:6.2f}  {pw / lw:7.1f}/{pc / lc:6.1f}x "
+              f"{sim:9.3f} {its * per_it / sim / 1e6:8.0f} {1 - jumped / its:8.0%}")
+    shutil.rmtree(env["LOOPMODEL_CACHE_DIR"], ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--peer-k", type=int, default=3, help="runs of each process per peer case (least taken)")
+    ap.add_argument("--no-peer", action="store_true", help="leave out the peer table")
+    ap.add_argument("--kerncraft", default=KERNCRAFT)
+    ap.add_argument("--machines-dir", default=str(MACHINES_DIR), help="the peer's reference machine files")
+    a = ap.parse_args()
     rate, st = trace_throughput()
     print(f"trace API, 3-level LRU, 5 passes over 4 M accesses: {rate:.0f} M accesses/s (target >= 100)  "
           f"L1 hits {st['L1']['hits']} misses {st['L1']['misses']}")
@@ -82,7 +187,7 @@ if __name__ == "__main__":
     print(f"loop-nest driver, long-range M=130 N=1015: {dt:.3f} s, {rate2:.0f} M accesses/s, "
           f"{info.simulated_iterations} iterations simulated ({info.warmup_iterations} warm-up, "
           f"{info.measured_iterations} measured)")
-    victim = ROOT.parent / "shared" / "reference-machine-files" / "SkylakeSP_Gold-6148.yml"
+    victim = Path(a.machines_dir) / "SkylakeSP_Gold-6148.yml"
     if victim.is_file():  # a victim L3: the warm-up fills it (it takes in far more lines than it keeps)
         dt, rate2, info = nest_throughput(str(victim), {"M": 100, "N": 300})
         print(f"loop-nest driver, long-range M=100 N=300, Skylake-SP reference file (victim L3): {dt:.3f} s, "
@@ -90,3 +195,13 @@ if __name__ == "__main__":
               f"({info.warmup_iterations} warm-up, {info.measured_iterations} measured)")
     med, mn = analyze_wall()
     print(f"loopmodel analyze --cache-predictor sim (long-range): median {med:.3f} s (min {mn:.3f} s)  target <= 1 s")
+    if a.no_peer:
+        return
+    if not (os.access(a.kerncraft, os.X_OK) and Path(a.machines_dir).is_dir()):
+        print(f"peer table left out: no {a.kerncraft} or no {a.machines_dir}")
+        return
+    peer_table(a.peer_k, a.kerncraft, a.machines_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -65,7 +65,7 @@ static inline int64_t count(const lm_cache *c, const uint64_t *t) {
     return k;
 }
 
-static inline void touch(lm_cache *c, uint64_t *t, uint8_t *d, int64_t p) {
+static inline void touch(const lm_cache *c, uint64_t *t, uint8_t *d, int64_t p) {
     if (c->policy != LM_LRU || p == 0) return;
     uint64_t tag = t[p];
     uint8_t dd = d[p];
@@ -300,21 +300,8 @@ static void lm_nt_store(lm_hier *h, uint64_t l, uint64_t b) {
     h->mem_store_bytes += h->counting * b;
 }
 
-/* streams: the line after a missed one is wanted soon; have the sets it maps to below the first level
-   in the host's caches by then (no effect on the simulation) */
-static inline void prefetch_next(lm_hier *h, uint64_t l) {
-    if (l + 1 > (UINT64_MAX >> h->line_log2)) return;
-    for (int i = 1; i < h->n; i++) {
-        uint8_t *pd;
-        uint64_t *pt = set_of(&h->lv[i], l + 1, &pd);
-        __builtin_prefetch(pt);
-        __builtin_prefetch(pd);
-    }
-}
-
 /* a load or store (write-back first level) of one line l that missed the first level */
 static void lm_miss1(lm_hier *h, uint64_t l, uint64_t size, int kind) {
-    prefetch_next(h, l);
     if (kind == LM_LOAD)
         lm_load_miss(h, 0, l);
     else
@@ -326,7 +313,6 @@ static void lm_access_lines(lm_hier *h, uint64_t addr, uint64_t size, int kind) 
     uint64_t line_size = (uint64_t)1 << h->line_log2;
     uint64_t off = addr & (line_size - 1);
     uint64_t l = addr >> h->line_log2;
-    prefetch_next(h, l);
     for (;;) {
         uint64_t b = line_size - off;
         if (b > size) b = size;
@@ -681,12 +667,12 @@ static inline int64_t trips(int64_t s, int64_t e, int64_t st) {
  * periods: the state is shifted, the counters grow by whole periods' worth, and the simulation
  * goes on where it would have been: exactly what simulating them would have given.
  * Detection compares the state with a copy taken one period earlier (snapshots cost a pass over
- * the hierarchy: attempts are spaced by four passes' worth of simulated accesses). Jumps happen
+ * the hierarchy: attempts are spaced by two passes' worth of simulated accesses). Jumps happen
  * while warming up (every level full: warm_check is then a threshold on the placements, not
  * reached within the jump) and while measuring whole rows (the window's end and its halves'
  * split not reached within the jump). */
-#define LM_FF_MAX_LINES ((int64_t)1 << 22) /* no fast-forward above this many lines (snapshots of 9 B/line) */
-#define LM_FF_BUFS 2                          /* loops that may hold a snapshot at a time */
+#define LM_FF_MAX_LINES ((int64_t)1 << 23) /* no fast-forward above this many lines (snapshots of 9 B/line) */
+#define LM_FF_BUFS(lines) ((lines) <= ((int64_t)1 << 21) ? 2 : 1) /* loops that may hold a snapshot at a time */
 #define LM_FF_MAX_CHECKS ((int64_t)1 << 17) /* warm-up checks recorded per period, at most */
 #define LM_NCNT (8 * LM_MAXLV + 3)
 
@@ -711,6 +697,7 @@ typedef struct {
     int snap;            /* buf holds the state at the last boundary */
     int has_buf;
     int64_t next;        /* idx[L] at the next boundary */
+    int64_t from;        /* idx[L] where the period confirmed (periodic) began */
     int regime;          /* of the driver at the last boundary (ff_regime) */
     uint64_t events;
     int64_t attempt_work; /* drive.work when the last attempt failed (or the context began) */
@@ -946,7 +933,8 @@ static int ff_checked(lm_ff *ff, const lm_hier *h, lm_warm_lv *ws, const lm_run_
 }
 
 /* every access stays inside the address space (no wrap-around modulo 2**64, which would break the
-   shift) over the period before the boundary, the m periods jumped and the one after */
+   shift) from the period that confirmed the repetition on, over the periods simulated since, the m
+   periods jumped and the one after: each period is then the shift of the one before */
 static int ff_in_range(const lm_nest *n, const int64_t *idx, int L, const uint64_t *base, const lm_period *p,
                        int64_t m) {
     int inner = n->depth - 1;
@@ -955,7 +943,7 @@ static int ff_in_range(const lm_nest *n, const int64_t *idx, int L, const uint64
         const int64_t *cf = n->coef + a * LM_MAXD;
         __int128 v = base[a], lo, hi;
         for (int k = 0; k < L; k++) v += (__int128)cf[k] * idx[k];
-        __int128 v1 = (__int128)cf[L] * (idx[L] - span), v2 = (__int128)cf[L] * (idx[L] + (m + 1) * span);
+        __int128 v1 = (__int128)cf[L] * p->from, v2 = (__int128)cf[L] * (idx[L] + (m + 1) * span);
         lo = v + (v1 < v2 ? v1 : v2);
         hi = v + (v1 < v2 ? v2 : v1);
         for (int e = L + 1; e <= inner; e++) {
@@ -1053,6 +1041,7 @@ static void ff_boundary(lm_ff *ff, lm_period *p, int L, lm_hier *h, const lm_nes
     }
     if (!p->periodic && p->snap) {
         p->periodic = snap_shifted(h, &p->buf, p->delta);
+        p->from = idx[L] - p->P * n->step[L];
         p->snap = 0;
         if (!p->periodic) p->attempt_work = dv->work;
         p->recording = p->ref_ok = p->periodic;
@@ -1065,8 +1054,9 @@ static void ff_boundary(lm_ff *ff, lm_period *p, int L, lm_hier *h, const lm_nes
         idx[L] += m * p->P * n->step[L];
         if (dv->last_work_line != LM_INVALID) dv->last_work_line += (uint64_t)(m * p->delta);
         if (reg == 1) memcpy(ws, wout, sizeof(lm_warm_lv) * (size_t)h->n);
-    } else if (!p->periodic && dv->work - p->attempt_work >= 4 * ff->lines) {
-        if (!p->has_buf && ff->bufs < LM_FF_BUFS) {
+        for (int k = 0; k < L; k++) ff->per[k].n_cur = -1; /* their periods' warm-up checks now miss some */
+    } else if (!p->periodic && dv->work - p->attempt_work >= 2 * ff->lines) {
+        if (!p->has_buf && ff->bufs < LM_FF_BUFS(ff->lines)) {
             if (snap_alloc(h, &p->buf)) {
                 p->has_buf = 1;
                 ff->bufs++;
@@ -1077,6 +1067,7 @@ static void ff_boundary(lm_ff *ff, lm_period *p, int L, lm_hier *h, const lm_nes
         if (p->has_buf) {
             snap_take(h, &p->buf);
             p->snap = p->recording = 1;
+            p->n_cur = 0;
         }
     }
     p->next = idx[L] + p->P * n->step[L];
@@ -1110,29 +1101,64 @@ static int finish(lm_run_result *r, const lm_drive *dv, int64_t simulated, int r
     return rc;
 }
 
-/* the accesses of an inner iteration, in order, and the others that move with the inner loop */
+/* the accesses of an inner iteration, in order (index, address step, bytes, kind, and whether a hit in
+   the first level can take the short way: a load, or a store into a write-back first level), and the
+   others that move with the inner loop */
 typedef struct {
     int inner[256], moving[256];
-    int n_inner, n_moving;
+    int64_t inc[256], minc[256];
+    uint64_t size[256], gran[256]; /* gran: gcd(line, |inc|): every address of a row lies as far past it */
+    uint8_t kind[256], quick_kind[256], quick[256]; /* quick: quick_kind, and inside one line all row long */
+    int n_inner, n_moving, work; /* work: position of the work access among the inner ones (-1: none) */
 } lm_accs;
+
+/* an inner access at addr: a first-level hit without the general machinery (see lm_access1; the hit
+   is counted by the caller), else the general path */
+static inline __attribute__((always_inline)) int access_inner(lm_hier *h, const lm_cache *c, uint64_t addr,
+                                                              uint64_t size, int kind, int quick) {
+    if (quick) {
+        uint64_t l = addr >> h->line_log2;
+        uint64_t s = set_index(c, l);
+        uint64_t *t = c->tags + s * (uint64_t)c->ways;
+        uint8_t *d = c->dirty + s * (uint64_t)c->ways;
+        if (t[0] == l) { /* the front entry: touch moves nothing */
+            if (kind == LM_STORE) d[0] = 1;
+            return 1;
+        }
+        int64_t p = find(c, t, l);
+        if (p >= 0) {
+            touch(c, t, d, p);
+            if (kind == LM_STORE) d[c->policy == LM_LRU ? 0 : p] = 1;
+            return 1;
+        }
+        lm_miss1(h, l, size, kind);
+        return 0;
+    }
+    lm_access_lines(h, addr, size, kind);
+    return 0;
+}
 
 /* count inner iterations of a row from addr on; work: count the units of work */
 static inline __attribute__((always_inline)) void run_iters(lm_hier *h, const lm_nest *n, const lm_accs *acc,
-                                                            uint64_t *addr, const int64_t *inc, int64_t count,
-                                                            int work, lm_drive *dv) {
+                                                            uint64_t *addr, int64_t count, int work, lm_drive *dv) {
+    uint64_t ad[256];
+    uint64_t hits = 0;
+    const lm_cache first = h->lv[0]; /* its shape and arrays, fixed within a row (not its counters) */
+    for (int q = 0; q < acc->n_inner; q++) ad[q] = addr[acc->inner[q]];
     for (int64_t k = 0; k < count; k++) {
         if (work) {
-            uint64_t wl = addr[n->work] >> h->line_log2;
+            uint64_t wl = (acc->work >= 0 ? ad[acc->work] : addr[n->work]) >> h->line_log2;
             dv->work_lines += wl != dv->last_work_line;
             dv->last_work_line = wl;
         }
         for (int q = 0; q < acc->n_inner; q++) {
-            int a = acc->inner[q];
-            lm_access1(h, addr[a], n->size[a], n->kind[a]);
-            addr[a] += (uint64_t)inc[a];
+            hits += (uint64_t)access_inner(h, &first, ad[q], acc->size[q], acc->kind[q], acc->quick[q]);
+            ad[q] += (uint64_t)acc->inc[q];
         }
-        for (int q = 0; q < acc->n_moving; q++) addr[acc->moving[q]] += (uint64_t)inc[acc->moving[q]];
+        for (int q = 0; q < acc->n_moving; q++) addr[acc->moving[q]] += (uint64_t)acc->minc[q];
     }
+    h->lv[0].hits += hits * h->counting;
+    for (int q = 0; q < acc->n_inner; q++) addr[acc->inner[q]] = ad[q];
 }
 
 static int run_nest(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r, lm_ff *ff) {
@@ -1151,12 +1177,24 @@ static int run_nest(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_r
     int stop_sweep = -1;
     dv.last_work_line = LM_INVALID; /* small data sets: measure one whole sweep after a warm-up sweep */
     int nbase = n->nbase > 1 ? n->nbase : 1;
-    lm_accs acc = {0};
+    lm_accs acc;
+    acc.n_inner = acc.n_moving = 0;
+    acc.work = -1;
     for (int a = 0; a < n->nacc; a++) {
-        if (n->phase[a] == 0)
-            acc.inner[acc.n_inner++] = a;
-        else if (n->coef[a * LM_MAXD + inner] != 0)
+        int64_t step = n->coef[a * LM_MAXD + inner] * n->step[inner];
+        if (n->phase[a] == 0) {
+            int q = acc.n_inner++;
+            if (a == n->work) acc.work = q;
+            acc.inner[q] = a;
+            acc.inc[q] = step;
+            acc.size[q] = n->size[a];
+            acc.kind[q] = n->kind[a];
+            acc.quick_kind[q] = n->kind[a] == LM_LOAD || (n->kind[a] == LM_STORE && h->lv[0].write_back);
+            acc.gran[q] = (uint64_t)gcd64((int64_t)line, step % (int64_t)line);
+        } else if (step != 0) {
+            acc.minc[acc.n_moving] = step;
             acc.moving[acc.n_moving++] = a;
+        }
     }
     if (o->cold) { /* a single cold sweep, measured whole */
         dv.warm = dv.whole = dv.contiguous = 1;
@@ -1201,6 +1239,8 @@ static int run_nest(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_r
                     addr[a] = v + (uint64_t)(cf[inner] * s);
                     inc[a] = cf[inner] * st;
                 }
+                for (int q = 0; q < acc.n_inner; q++) /* every address of the row lies as far past a multiple of gran */
+                    acc.quick[q] = acc.quick_kind[q] && addr[acc.inner[q]] % acc.gran[q] + acc.size[q] <= acc.gran[q];
                 set_counting(h, (uint64_t)dv.contiguous, r, dv.whole); /* row-start accesses lie inside a contiguous window */
                 for (int a = 0; a < n->nacc; a++)
                     if (n->phase[a] == 1) lm_access1(h, addr[a], n->size[a], n->kind[a]);
@@ -1270,9 +1310,9 @@ static int run_nest(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_r
                     set_counting(h, (uint64_t)counting, r, dv.whole);
                     int64_t it0 = it;
                     if (counting) /* units of work: distinct cache lines of the work array touched while counting */
-                        run_iters(h, n, &acc, addr, inc, stop_at - it, 1, &dv);
+                        run_iters(h, n, &acc, addr, stop_at - it, 1, &dv);
                     else
-                        run_iters(h, n, &acc, addr, inc, stop_at - it, 0, &dv);
+                        run_iters(h, n, &acc, addr, stop_at - it, 0, &dv);
                     it = stop_at;
                     h->counting = 0;
                     if (counting) dv.measured += stop_at - it0;

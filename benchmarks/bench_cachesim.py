@@ -8,10 +8,11 @@ Run: python benchmarks/bench_cachesim.py [--peer-k 3] [--no-peer] [--kerncraft P
   * loop-nest driver: the 3D long-range stencil (M=130, N=1015) as the sim predictor runs it;
   * one `loopmodel analyze ... --cache-predictor sim` process (median of 5);
   * the peer table (PEER_CASES: kernels at sizes in memory on Ivy Bridge, Skylake-SP with its victim L3
-    and Zen): per case, `loopmodel analyze -p ECM --incore analytic --cache-predictor sim` and
-    `kerncraft -p ECMData --cache-predictor SIM` (on the reference machine file, run on a copy of the
-    kernel in a temporary folder: it writes its intermediates next to the kernel), alternately, K
-    times each: the least wall and CPU (user + system) time of each process and their ratios; then
+    and Zen): per case, `loopmodel analyze -p ECM --incore analytic --cache-predictor sim` (3 K times)
+    and `kerncraft -p ECMData --cache-predictor SIM` (K times; on the reference machine file, each
+    time on a fresh copy of the kernel in a temporary folder: it writes its intermediates, the
+    simulation's result among them, next to the kernel and reads them back in a later run),
+    alternately: the least wall and CPU (user + system) time of each and their ratios; then
     the simulation alone in this process (least of K): its time, the accesses it accounts for per
     second (inner iterations simulated x accesses per iteration) and the share of the iterations
     simulated access by access (the rest jumped over by fast-forwards, RunOptions.fast_forward).
@@ -32,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KERNCRAFT = "/tmp/kc-venv/bin/kerncraft"
 MACHINES_DIR = ROOT.parent / "shared" / "reference-machine-files"
+#: loopmodel processes per peer process in the peer table (they are short: their least time is noisier)
+LOOPMODEL_RUNS = 3
 #: (kernel, machine, sizes): data sets in memory; the machine is built in (loopmodel) and a
 #: reference machine file of the same name (the peer)
 PEER_CASES = (
@@ -147,7 +150,8 @@ def peer_table(k, kerncraft, machines_dir):
     """Per PEER_CASES case: loopmodel and peer processes (alternately, k each) and the simulation alone."""
     env = {**os.environ, "LOOPMODEL_CACHE_DIR": tempfile.mkdtemp(prefix="loopmodel-bench-cache-")}
     print(f"peer: {kerncraft} (-p ECMData --cache-predictor SIM), least of {k}; loopmodel: {sys.executable} "
-          "(-p ECM --incore analytic --cache-predictor sim); times in s, CPU = user + system")
+          f"(-p ECM --incore analytic --cache-predictor sim), least of {LOOPMODEL_RUNS * k}; times in s, "
+          "CPU = user + system")
     print(f"{'case':44s} {'loopmodel wall/CPU':>18s} {'peer wall/CPU':>15s} {'ratio wall/CPU':>15s} "
           f"{'sim alone':>9s} {'M acc/s':>8s} {'simulated':>9s}")
     for kernel, machine, defines in PEER_CASES:
@@ -157,12 +161,14 @@ def peer_table(k, kerncraft, machines_dir):
             [a for n, v in defines.items() for a in ("-D", f"{n}={v}")]
         subprocess.run(ours, check=True, stdout=subprocess.DEVNULL, env=env)  # fills the machine cache
         lm, kc = [], []
-        with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
-            shutil.copy(src, tmp)
-            peer = [kerncraft, "-p", "ECMData", "-m", str(Path(machines_dir) / f"{machine}.yml"), f"{kernel}.c",
-                    "--cache-predictor", "SIM"] + [a for n, v in defines.items() for a in ("-D", n, str(v))]
-            for _ in range(k):
-                lm.append(child_times(ours, env=env))
+        peer = [kerncraft, "-p", "ECMData", "-m", str(Path(machines_dir) / f"{machine}.yml"), f"{kernel}.c",
+                "--cache-predictor", "SIM"] + [a for n, v in defines.items() for a in ("-D", n, str(v))]
+        for _ in range(k):
+            lm += [child_times(ours, env=env) for _ in range(LOOPMODEL_RUNS)]
+            # a fresh copy each time: the peer keeps its simulation's result next to the kernel and a
+            # second run in the same folder only reads it back
+            with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
+                shutil.copy(src, tmp)
                 kc.append(child_times(peer, cwd=tmp))
         lw, lc = min(t[0] for t in lm), min(t[1] for t in lm)
         pw, pc = min(t[0] for t in kc), min(t[1] for t in kc)

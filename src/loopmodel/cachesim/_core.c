@@ -52,7 +52,13 @@ static inline uint64_t *set_of(lm_cache *c, uint64_t l, uint8_t **d) {
 }
 
 static inline int64_t find(const lm_cache *c, const uint64_t *t, uint64_t l) {
-    for (int64_t k = 0; k < c->ways; k++) {
+    int64_t W = c->ways;
+    if (t[W - 1] != LM_INVALID) { /* a full set (the common case): no entry is invalid */
+        for (int64_t k = 0; k < W; k++)
+            if (t[k] == l) return k;
+        return -1;
+    }
+    for (int64_t k = 0; k < W; k++) {
         if (t[k] == l) return k;
         if (t[k] == LM_INVALID) return -1;
     }

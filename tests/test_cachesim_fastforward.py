@@ -193,6 +193,29 @@ def test_a_period_confirmed_before_the_addresses_wrap_around_is_not_carried_past
     _same(levels, nest, RunOptions(target_it=7, max_sweeps=1, warm_caps_sweep=0, warm_caps_full=0))
 
 
+def test_the_period_in_which_counting_begins_is_no_reference_for_the_units_of_work():
+    """Rows whose last line of work is the next row's first (a row moves 4 lines, spans 5): a row
+    counts a new line of work at its start only where the row before was counted too. The first
+    row counted counts it, the later ones do not: a jump must not repeat the first one."""
+    levels = [LevelSpec("L1", 1, 1, 16, "LRU", write_allocate=False, write_back=False, kind="inclusive", seed=1)]
+    nest = LoopNest((NestLoop(0, 1), NestLoop(0, 10, 2), NestLoop(0, 18, 2)),
+                    (NestAccess(((1 << 30) + 4,), (160, 32, 4), 4),), 0, 4)
+    res = _same(levels, nest, RunOptions(target_it=37, max_sweeps=1, warm_caps_sweep=0, warm_caps_full=0))
+    assert res.work_lines == 13
+
+
+def test_a_plane_with_rows_jumped_is_no_reference_for_the_warm_up():
+    """Rows of one line each, 2 lines apart, fill only half of the L2's sets: the L2 is warm once a
+    capacity was placed with no net growth, in the third plane. Rows of the second plane are jumped,
+    so its record of warm-up checks misses some: the third plane is simulated, not jumped over."""
+    levels = [LevelSpec("L1", 1, 1, 16, "LRU", write_allocate=False, write_back=False, kind="inclusive", seed=1),
+              LevelSpec("L2", 4, 3, 16, "LRU", write_back=False, kind="inclusive", seed=1)]
+    arr = ((1 << 30,), (288, 32, 4), 4)
+    nest = LoopNest((NestLoop(0, 4), NestLoop(0, 9), NestLoop(0, 3)), (NestAccess(*arr), NestAccess(*arr)), 0, 4)
+    res = _same(levels, nest, RunOptions(target_it=1, max_sweeps=1, warm_caps_sweep=0, warm_caps_full=0))
+    assert res.warm_it == 72 and res.jumped_it > 0
+
+
 # --- the simulation predictor: every kernel, size and machine ---------------------------------------
 
 @settings(ks.PROPERTY_SETTINGS, max_examples=100)

@@ -669,14 +669,15 @@ static inline int64_t trips(int64_t s, int64_t e, int64_t st) {
  * the hierarchy at the start of iteration q + P of L (one period boundary) is the shift of the
  * hierarchy at iteration q (the boundary before), it is the shift of it again at every later
  * boundary within the same iteration of the enclosing loops, and every counter grows by the same
- * amount in each period (the driver's decisions permitting). The driver then jumps over whole
+ * amount in each period (the driver's decisions permitting, and its last line of work shifted too:
+ * whether a period's first line of work counts depends on it). The driver then jumps over whole
  * periods: the state is shifted, the counters grow by whole periods' worth, and the simulation
  * goes on where it would have been: exactly what simulating them would have given.
  * Detection compares the state with a copy taken one period earlier (snapshots cost a pass over
  * the hierarchy: attempts are spaced by two passes' worth of simulated accesses). Jumps happen
- * while warming up (every level full: warm_check is then a threshold on the placements, not
- * reached within the jump) and while measuring whole rows (the window's end and its halves'
- * split not reached within the jump). */
+ * while warming up (the warm-up checks of the period before, recorded whole, are replayed with
+ * the placements moved on: the jump stops before the period in which the warm-up ends) and while
+ * measuring whole rows (the window's end and its halves' split not reached within the jump). */
 #define LM_FF_MAX_LINES ((int64_t)1 << 23) /* no fast-forward above this many lines (snapshots of 9 B/line) */
 #define LM_FF_BUFS(lines) ((lines) <= ((int64_t)1 << 21) ? 2 : 1) /* loops that may hold a snapshot at a time */
 #define LM_FF_MAX_CHECKS ((int64_t)1 << 17) /* warm-up checks recorded per period, at most */
@@ -686,6 +687,7 @@ typedef struct {
     uint64_t c[LM_NCNT]; /* per level: hits, misses, load_lines, store_lines, through_bytes, evicts,
                             invalidations, placed; then memory's loads, stores, store_bytes */
     int64_t simulated, measured, work_lines;
+    uint64_t last_work_line; /* the driver's: whether the next unit of work counts depends on it */
 } lm_counters;
 
 
@@ -735,6 +737,7 @@ static void counters_take(const lm_hier *h, const lm_drive *dv, lm_counters *k) 
     k->simulated = dv->simulated;
     k->measured = dv->measured;
     k->work_lines = dv->work_lines;
+    k->last_work_line = dv->last_work_line;
 }
 
 /* counters += m * (now - at): m more periods of the one that ended now */
@@ -1028,6 +1031,14 @@ static void ff_begin(lm_period *p, int L, const lm_hier *h, const lm_nest *n, co
     counters_take(h, dv, &p->at);
 }
 
+/* the driver's last line of work now is the one at the last boundary moved by the period's shift (or
+   none, both times): the next period counts its units of work as the last one did. Not so after the
+   period in which counting began: its first line counted as new whatever line came before it. */
+static int ff_work_line_shifted(const lm_period *p, const lm_drive *dv) {
+    uint64_t before = p->at.last_work_line;
+    return dv->last_work_line == (before == LM_INVALID ? LM_INVALID : before + (uint64_t)p->delta);
+}
+
 /* a period boundary of loop L: confirm the period (the state is the shift of the snapshot taken at
    the boundary before), jump whole periods where the last one was a reference (one regime, no
    event), else take a snapshot where it is time to try */
@@ -1050,10 +1061,11 @@ static void ff_boundary(lm_ff *ff, lm_period *p, int L, lm_hier *h, const lm_nes
         p->from = idx[L] - p->P * n->step[L];
         p->snap = 0;
         if (!p->periodic) p->attempt_work = dv->work;
-        p->recording = p->ref_ok = p->periodic;
+        p->recording = p->periodic;
+        p->ref_ok = p->ref_ok && p->periodic; /* not where a jump inside left checks out of the record */
     }
     lm_warm_lv wout[LM_MAXLV];
-    int64_t m = p->periodic && reg && reg == p->regime && dv->events == p->events ?
+    int64_t m = p->periodic && reg && reg == p->regime && dv->events == p->events && ff_work_line_shifted(p, dv) ?
                 ff_periods(p, L, h, n, o, idx, dv, ws, wout, base) : 0;
     if (m > 0 && shift_state(h, m * p->delta)) {
         counters_advance(h, dv, &p->at, m);

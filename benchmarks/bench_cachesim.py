@@ -15,7 +15,7 @@ Run: python benchmarks/bench_cachesim.py [--peer-k 3] [--no-peer | --peer-only] 
     simulation's result among them, next to the kernel and reads them back in a later run),
     alternately: the least wall and CPU (user + system) time of each and their ratios (peer /
     loopmodel); then the simulation alone (SimulationPredictor.predict in a fresh interpreter, least
-    of K): its time, the accesses it accounts for per second (inner iterations the runs account
+    of K): its CPU time, the accesses it accounts for per second (inner iterations the runs account
     for, jumped ones included, x accesses per iteration) and the share of the iterations
     simulated access by access (the rest jumped over by fast-forwards, RunOptions.fast_forward).
     The loopmodel processes run this interpreter with this environment, on this interpreter's
@@ -120,8 +120,8 @@ def child_times(cmd, cwd=None, env=None):
 
 
 def simulation_alone(kernel, machine, defines, reps):
-    """The simulation predictor alone, in this process (least of ``reps``): (seconds, inner
-    iterations simulated, of them jumped over, accesses per iteration)."""
+    """The simulation predictor alone, in this process (least of ``reps``): (CPU seconds of this
+    process, inner iterations simulated, of them jumped over, accesses per iteration)."""
     from loopmodel.cachesim import hierarchy
     from loopmodel.fileio.c_kernel import parse_kernel_file
     from loopmodel.fileio.machine_files import load_machine
@@ -142,9 +142,9 @@ def simulation_alone(kernel, machine, defines, reps):
         best = float("inf")
         for _ in range(reps):
             runs.clear()
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             SimulationPredictor(k).predict(m, defines)
-            best = min(best, time.perf_counter() - t0)
+            best = min(best, time.process_time() - t0)
     finally:
         hierarchy.Hierarchy.run = run
     jumped = sum(getattr(r, "jumped_it", 0) for r in runs)

@@ -48,12 +48,14 @@ typedef struct {
     int cold;
     int64_t max_target_it;
     double settle_tol;
+    int fast_forward;
 } lm_run_opts;
 typedef struct {
     int64_t measured_it, simulated_it, warm_it, work_lines;
     int sweeps, warm;
     int dirty_taken;
     int64_t dirty_start[16];
+    int64_t jumped_it;
 } lm_run_result;
 int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r);
 """

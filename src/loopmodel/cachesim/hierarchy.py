@@ -224,6 +224,7 @@ class Hierarchy:
         opts.cold = int(options.cold)
         opts.max_target_it, opts.settle_tol = options.max_target_it, options.settle_tol
         opts.warm_caps_sweep, opts.warm_caps_full = options.warm_caps_sweep, options.warm_caps_full
+        opts.fast_forward = int(options.fast_forward)
         res = ffi.new("lm_run_result *")
         self.reset_stats()
         rc = self._lib.lm_run(self._h, c_nest, opts, res)
@@ -233,7 +234,7 @@ class Hierarchy:
             raise ValueError("cache simulation: the loop nest cannot be run (depth, accesses or levels)")
         dirty = tuple(int(res.dirty_start[i]) for i in range(len(self.levels))) if res.dirty_taken else None
         return RunResult(int(res.measured_it), int(res.simulated_it), int(res.warm_it), int(res.work_lines),
-                         int(res.sweeps), bool(res.warm), rc == 1, dirty)
+                         int(res.sweeps), bool(res.warm), rc == 1, dirty, int(res.jumped_it))
 
 
 def _c_nest(ffi, nest: LoopNest):

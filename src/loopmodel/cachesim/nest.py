@@ -101,6 +101,13 @@ class RunOptions:
             iterations (``<= target_it``: no check). Evictions out of a large cache
             come in bursts (a set's lines age together), so a window shorter
             than the bursts' period samples them at a biased phase.
+        fast_forward: jump over whole periods of a loop once the simulated state repeats, shifted
+            (``lm_run`` in ``_core.c``): every loop whose iterations move all accesses by the same
+            bytes repeats after the iterations that move them by whole cache lines; once the caches'
+            contents at one period boundary are those at the boundary before, shifted by those
+            lines, every later period repeats too (the set of a line is its number modulo the sets),
+            and the driver adds whole periods' counts instead of simulating them. The results are
+            those of simulating every access (False), which the tests compare it with.
     """
 
     target_it: int
@@ -114,6 +121,7 @@ class RunOptions:
     warm_caps_full: int = 1
     max_target_it: int = 0
     settle_tol: float = 0.02
+    fast_forward: bool = True
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,8 @@ class RunResult:
         dirty_start: dirty lines held per level when counting began (None: it never did); with
             :meth:`~loopmodel.cachesim.hierarchy.Hierarchy.dirty_lines` after the run, the change
             of each level's dirty fill over the window.
+        jumped_it: of ``simulated_it``, inner iterations that fast-forwards jumped over (counted,
+            not simulated access by access; see :attr:`RunOptions.fast_forward`).
     """
 
     measured_it: int
@@ -141,3 +151,4 @@ class RunResult:
     warm: bool
     stopped: bool = False
     dirty_start: tuple | None = None
+    jumped_it: int = 0

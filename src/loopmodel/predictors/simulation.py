@@ -38,7 +38,12 @@ window aligned to cache lines and array edges), with these choices:
   benchmark): the next sweep is measured whole. With swaps, the period is the
   number of sweeps after which every array is back in its own memory
   (:meth:`~loopmodel.ir.kernel.Kernel.swap_period`): that many sweeps warm up
-  and that many are measured.
+  and that many are measured. None of this is shortened for speed: where the
+  caches' contents repeat from one period of an outer loop to the next (rows
+  or planes of arrays of one shape, moved by whole cache lines), the simulator
+  adds whole periods' counts instead of simulating them, with exactly the
+  result of simulating every access (:class:`~loopmodel.cachesim.nest.RunOptions`
+  ``fast_forward``).
 * Long rows (1D kernels): one window of whole cache lines of the written array
   inside a row, at least two lines away from the row ends.
 * Short rows (multi-dimensional kernels): whole rows, from the first

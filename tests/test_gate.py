@@ -30,12 +30,18 @@ def _python_files():
 
 
 def _imports(tree) -> set:
+    """Top-level names of the modules imported: import statements and modules loaded by name
+    (``importlib.import_module("subprocess")``, as gate.py loads it)."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "import_module" and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            out.add(node.args[0].value.split(".")[0])
     return out
 
 
@@ -68,7 +74,8 @@ def test_only_the_gate_starts_processes():
 def test_the_scan_finds_a_bypass(tmp_path):
     """The scan itself: a module that imports subprocess or calls os.system is found."""
     for text in ("import subprocess\n", "from subprocess import run\n", "import os\nos.system('x')\n",
-                 "from os import execv\n", "import pickle\n"):
+                 "from os import execv\n", "import pickle\n",
+                 "import importlib\nimportlib.import_module('subprocess')\n"):
         tree = ast.parse(text)
         assert (_imports(tree) & _PROCESS_MODULES) or _spawning_calls(tree), text
 

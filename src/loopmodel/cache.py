@@ -70,7 +70,7 @@ def code_digest() -> bytes:
 
 
 def _source_files(folder: str, parts: tuple = ()) -> list:
-    """``(relative path parts, Path)`` of the ``.py`` and ``.c`` files under ``folder`` (symbolic
+    """``(relative path parts, path)`` of the ``.py`` and ``.c`` files under ``folder`` (symbolic
     links to folders not followed, ``__pycache__`` skipped)."""
     out = []
     with os.scandir(folder) as entries:
@@ -79,19 +79,26 @@ def _source_files(folder: str, parts: tuple = ()) -> list:
                 if e.name != "__pycache__":
                     out += _source_files(e.path, parts + (e.name,))
             elif e.name.endswith((".py", ".c")) and e.is_file():
-                out.append((parts + (e.name,), Path(e.path)))
+                out.append((parts + (e.name,), e.path))
     return out
+
+
+def _read_bytes(path: str) -> bytes:
+    """The bytes of the file ``path`` (``Path.read_bytes`` without a Path per file: 200 of them
+    per process), ``b"<unreadable>"`` where it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b"<unreadable>"
 
 
 @functools.lru_cache(maxsize=None)
 def _digest_of(root: str) -> bytes:
     h = hashlib.sha256()
-    for parts, p in sorted(_source_files(root)):
+    for parts, path in sorted(_source_files(root)):
         rel = "/".join(parts).encode()
-        try:
-            data = p.read_bytes()
-        except OSError:
-            data = b"<unreadable>"
+        data = _read_bytes(path)
         for b in (rel, data):
             h.update(len(b).to_bytes(8, "little"))
             h.update(b)

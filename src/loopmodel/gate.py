@@ -24,17 +24,19 @@ grant trust. So:
   the documentation's sample generator).
 
 ``tests/test_gate.py`` scans every module of the package (AST) and fails when a module
-other than this one imports :mod:`subprocess` or calls ``os.system``, ``os.popen``,
-``os.exec*``, ``os.spawn*`` or ``os.fork``, so a new path cannot bypass these checks.
+other than this one imports :mod:`subprocess` (an import statement, or by name with
+``importlib.import_module``, as this module loads it when a process starts: :func:`_subprocess`)
+or calls ``os.system``, ``os.popen``, ``os.exec*``, ``os.spawn*`` or ``os.fork``, so a new path
+cannot bypass these checks.
 Errors are one line: :class:`~loopmodel.errors.MachineError` (or the caller's class) for data
 that asks for something not allowed, :class:`~loopmodel.errors.ToolError` for a tool that
 fails.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
-import subprocess
 import sys
 
 from .errors import MachineError, ToolError
@@ -79,9 +81,8 @@ _DENIED_F = re.compile(
     r"directives-only|working-directory|preprocessed|trigraphs)")
 
 #: options taking the next word as value: option -> allowed values
-_PAIRED = {"-fp-model": re.compile(r"fast(?:=[12])?|precise|strict|consistent|source|double|extended|"
-                                   r"(?:no-)?except"),
-           "-target": re.compile(r"[\w.-]+")}
+_PAIRED = {"-fp-model": r"fast(?:=[12])?|precise|strict|consistent|source|double|extended|(?:no-)?except",
+           "-target": r"[\w.-]+"}
 
 _TRUST_HINT = ("pass the flags you want with --compiler-flags, or --trust-machine-flags if you trust the machine "
                "file")
@@ -120,7 +121,7 @@ def check_flags(flags, origin: str, where: str | None = None, error=MachineError
     while i < len(flags):
         f = flags[i]
         if f in _PAIRED:
-            if i + 1 < len(flags) and _PAIRED[f].fullmatch(flags[i + 1]):
+            if i + 1 < len(flags) and re.fullmatch(_PAIRED[f], flags[i + 1]):
                 i += 2
                 continue
         elif flag_allowed(f):
@@ -148,7 +149,7 @@ def flag_allowed(flag: str) -> bool:
     return True
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_IDENTIFIER = r"[A-Za-z_]\w*"
 
 
 def check_macros_unused(flags, source: str, what: str) -> None:
@@ -160,23 +161,23 @@ def check_macros_unused(flags, source: str, what: str) -> None:
     Raises:
         ToolError: one line naming the flag and the program.
     """
-    names = {m.group("name") for f in flags if isinstance(f, str) and (m := _ANY_MACRO.match(f))}
+    names = {m.group("name") for f in flags if isinstance(f, str) and (m := re.match(_ANY_MACRO, f))}
     if not names:
         return
-    used = names & set(_IDENTIFIER.findall(source))
+    used = names & set(re.findall(_IDENTIFIER, source))
     if used:
         name = sorted(used)[0]
         raise ToolError(f"compiler flag -D/-U {name}: '{name}' is a name {what} uses; a macro of that name would "
                         "replace its code")
 
 
-_ANY_MACRO = re.compile(r"-[DU](?P<name>[A-Za-z_]\w*)")
+_ANY_MACRO = r"-[DU](?P<name>[A-Za-z_]\w*)"
 
 
 # ---------------------------------------------------------------- environment
 
 #: an environment value a program may get: plain words (``close``, ``{0},{1}``, ``16``)
-_ENV_VALUE = re.compile(r"[\w.,:{}+-]*")
+_ENV_VALUE = r"[\w.,:{}+-]*"
 #: the variables loopmodel sets for its programs
 _ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "OMP_WAIT_POLICY",
                         "OMP_SCHEDULE", "GOMP_SPINCOUNT"})
@@ -199,7 +200,7 @@ def program_env(base: dict | None = None, **values) -> dict:
             env.pop(name, None)
             continue
         text = str(value)
-        if not _ENV_VALUE.fullmatch(text):
+        if not re.fullmatch(_ENV_VALUE, text):
             raise ValueError(f"environment value {name}={text!r} is not plain words")
         env[name] = text
     return env
@@ -208,7 +209,7 @@ def program_env(base: dict | None = None, **values) -> dict:
 # ---------------------------------------------------------------- running things
 
 #: tools :func:`run_tool` starts (basename, full match); perf only through :func:`run_counted`
-_TOOLS = re.compile(r"llvm-mca(?:-\d+)?|" + COMPILER_NAME.pattern)
+_TOOLS = r"llvm-mca(?:-\d+)?|" + COMPILER_NAME.pattern
 #: executables :func:`compile_c` built in this process (their absolute paths)
 _BUILT: set = set()
 #: compilers of other names the person running loopmodel chose (``--compiler``), real paths
@@ -223,8 +224,18 @@ def allow_compiler(path: str) -> None:
     _CHOSEN.add(os.path.realpath(path))
 
 
+def _subprocess():
+    """:mod:`subprocess`, loaded by name when a process is about to start: a warm analysis starts
+    none, and subprocess (with threading, selectors and signal) costs about 3 ms to import."""
+    return importlib.import_module("subprocess")
+
+
 def _completed(cmd: list, what: str, timeout: float, **kw):
-    """``subprocess.run(cmd)`` with text output captured; one-line errors."""
+    """``subprocess.run(cmd)`` with text output captured, standard input empty unless ``input``
+    is given; one-line errors."""
+    subprocess = _subprocess()
+    if "input" not in kw:
+        kw["stdin"] = subprocess.DEVNULL
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
     except subprocess.TimeoutExpired:
@@ -253,7 +264,7 @@ def compile_c(compiler_path: str, args: list, source: str, directory: str, timeo
     if not COMPILER_NAME.fullmatch(os.path.basename(compiler_path)) and os.path.realpath(compiler_path) not in _CHOSEN:
         raise ToolError(f"'{compiler_path}' is not a known compiler name; name it with --compiler to use it")
     check_macros_unused(args, source, "the generated program")
-    p = _completed([compiler_path, *args], what, timeout, cwd=directory, stdin=subprocess.DEVNULL)
+    p = _completed([compiler_path, *args], what, timeout, cwd=directory)
     if p.returncode == 0 and "-o" in args:
         out = os.path.realpath(os.path.join(directory, args[args.index("-o") + 1]))
         if not out.endswith((".s", ".h", ".o", ".i")):
@@ -270,10 +281,10 @@ def run_tool(path: str, args: list, what: str, timeout: float, input: str | None
             tool, or it cannot be started or does not finish within ``timeout`` s (one line).
     """
     _check_executable(path, what)
-    if not _TOOLS.fullmatch(os.path.basename(path)) and os.path.realpath(path) not in _CHOSEN:
+    if not re.fullmatch(_TOOLS, os.path.basename(path)) and os.path.realpath(path) not in _CHOSEN:
         raise ToolError(f"'{os.path.basename(path)}' is not a tool loopmodel runs")
     if input is None:
-        return _completed([path, *args], what, timeout, stdin=subprocess.DEVNULL)
+        return _completed([path, *args], what, timeout)
     return _completed([path, *args], what, timeout, input=input)
 
 
@@ -288,7 +299,7 @@ def run_program(cmd: list, what: str, timeout: float, env: dict | None = None):
     exe = os.path.realpath(cmd[0])
     if exe not in _BUILT:
         raise ToolError(f"{what}: '{cmd[0]}' is not a program loopmodel built")
-    return _completed(list(cmd), what, timeout, env=env, cwd=os.path.dirname(exe), stdin=subprocess.DEVNULL)
+    return _completed(list(cmd), what, timeout, env=env, cwd=os.path.dirname(exe))
 
 
 def run_counted(perf_path: str, perf_args: list, cmd: list, what: str, timeout: float):
@@ -301,13 +312,13 @@ def run_counted(perf_path: str, perf_args: list, cmd: list, what: str, timeout: 
     _check_executable(perf_path, what)
     if os.path.basename(perf_path) != "perf" or (cmd != ["true"] and os.path.realpath(cmd[0]) not in _BUILT):
         raise ToolError(f"{what}: only loopmodel's own programs are counted with perf")
-    return _completed([perf_path, *perf_args, "--", *cmd], what, timeout, stdin=subprocess.DEVNULL)
+    return _completed([perf_path, *perf_args, "--", *cmd], what, timeout)
 
 
 def run_loopmodel(argv: list, cwd: str, env: dict | None, timeout: float):
     """This Python running ``loopmodel argv`` (the documentation's sample documents)."""
     return _completed([sys.executable, "-m", "loopmodel.cli", *map(str, argv)], "loopmodel", timeout,
-                      cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+                      cwd=cwd, env=env)
 
 
 def _check_executable(path: str, what: str) -> None:

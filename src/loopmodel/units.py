@@ -15,7 +15,7 @@ from decimal import Decimal, ROUND_HALF_UP
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
            "Ki": 1024.0, "Mi": 1024.0 ** 2, "Gi": 1024.0 ** 3, "Ti": 1024.0 ** 4}
-_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
+_RE = r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$"
 
 #: unit kind -> accepted unit suffixes (after the prefix)
 KINDS = {
@@ -53,7 +53,7 @@ def parse_quantity(value, kind: str, binary_decimal: bool = False) -> float:
         raise UnitError(f"expected a quantity in {KINDS[kind][0]}, got {value!r}")
     if isinstance(value, (int, float)):
         raise UnitError(f"'{value}' has no unit; write e.g. '{value} {_example(kind).split(' ', 1)[1]}'")
-    m = _RE.match(str(value))
+    m = re.match(_RE, str(value))
     if not m:
         raise UnitError(f"cannot read quantity '{value}' (expected e.g. '{_example(kind)}')")
     number, unit = float(m.group(1)), m.group(2)
@@ -104,7 +104,7 @@ def format_si(value: float, unit: str) -> str:
     return f"{format_fixed(value, 2)} {unit}"
 
 
-_POWER_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([mk]?)W\s*(?:/\s*([kMG]?)Hz\s*(\^\s*2|²)?)?\s*$")
+_POWER_RE = r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([mk]?)W\s*(?:/\s*([kMG]?)Hz\s*(\^\s*2|²)?)?\s*$"
 _POWER_PREFIX = {"": 1.0, "m": 1e-3, "k": 1e3}
 _POWER_UNITS = ("W", "W/GHz", "W/GHz^2")
 
@@ -126,7 +126,7 @@ def parse_power(value, order: int = 0) -> float:
     if isinstance(value, bool) or value is None or isinstance(value, (int, float)) \
             or re.fullmatch(r"\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*", str(value)):
         raise UnitError(f"'{value}' has no unit; write e.g. '{example}'")
-    m = _POWER_RE.match(str(value))
+    m = re.match(_POWER_RE, str(value))
     got = 0 if m and m.group(3) is None else 2 if m and m.group(4) else 1
     if not m or got != order:
         raise UnitError(f"cannot read '{value}' as a quantity in {want} (e.g. '{example}')")

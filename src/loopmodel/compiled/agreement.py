@@ -18,10 +18,10 @@ from .asm import packed_bytes
 #: relative T_ECM difference from which the two analyses are reported as disagreeing
 TOLERANCE = 0.25
 
-_X86_DIV = re.compile(r"^v?div[sp][sd]\b")
-_X86_SQRT = re.compile(r"^v?sqrt[sp][sd]\b")
-_A64_DIV = re.compile(r"^fdiv\b")
-_A64_SQRT = re.compile(r"^fsqrt\b")
+_X86_DIV = r"^v?div[sp][sd]\b"
+_X86_SQRT = r"^v?sqrt[sp][sd]\b"
+_A64_DIV = r"^fdiv\b"
+_A64_SQRT = r"^fsqrt\b"
 
 
 def disagreement_note(analytic_ecm, compiled_ecm, analytic, compiled, info, kernel) -> str | None:
@@ -71,7 +71,7 @@ def reasons(analytic, compiled, info, kernel) -> list:
         out.append(f"the compiled loop has {packed}, the analytic model assumes {analytic.lanes} lane(s) of {elem} B")
     mnems = [ln.split(None, 1)[0].lower() for ln in lines]
     for op, pat in (("DIV", _A64_DIV if info.aarch64 else _X86_DIV), ("SQRT", _A64_SQRT if info.aarch64 else _X86_SQRT)):
-        found = sum(1 for m in mnems if pat.match(m))
+        found = sum(1 for m in mnems if re.match(pat, m))
         if analytic.operations.get(op) and not found:
             out.append(f"the analytic model counts {analytic.operations[op]} {op} per iteration, the compiled loop has "
                        f"no {op} instruction (replaced, e.g. a division by a power of two by a multiplication)")

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from ..errors import OptionError, ToolError
 from .codegen import MARK_END, MARK_START
 
-_LABEL = re.compile(r"^\s*([.\w$]+):")
-_X86_BRANCH = re.compile(r"^\s*(j[a-z]+)\s+([.\w$]+)\s*$")
-_A64_BRANCH = re.compile(r"^\s*(b(?:\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al))?|cbn?z|tbn?z)\s+"
-                         r"(?:[\w]+\s*,\s*)*(?:#?\d+\s*,\s*)?([.\w$]+)\s*$")
-_VECTOR = re.compile(r"%[xyz]mm\d+|\b[vqdsz]\d+(\.\d*[bhsd])?\b|\bp\d+\b")
+_LABEL = r"^\s*([.\w$]+):"
+_X86_BRANCH = r"^\s*(j[a-z]+)\s+([.\w$]+)\s*$"
+_A64_BRANCH = (r"^\s*(b(?:\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al))?|cbn?z|tbn?z)\s+"
+               r"(?:[\w]+\s*,\s*)*(?:#?\d+\s*,\s*)?([.\w$]+)\s*$")
+_VECTOR = r"%[xyz]mm\d+|\b[vqdsz]\d+(\.\d*[bhsd])?\b|\bp\d+\b"
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def _instructions(lines, aarch64: bool = False):
             continue
         # '#' starts a comment in AT&T syntax but marks immediates on AArch64
         s = (raw if aarch64 else raw.split("#", 1)[0]).split("//", 1)[0].strip()
-        if not s or s.startswith(".") or _LABEL.match(s):
+        if not s or s.startswith(".") or re.match(_LABEL, s):
             continue
         out.append((n, s))
     return out
@@ -77,11 +77,11 @@ def loops(asm: str, aarch64: bool = False) -> list:
     found = []
     branch = _A64_BRANCH if aarch64 else _X86_BRANCH
     for i in range(lo, hi):
-        m = _LABEL.match(lines[i])
+        m = re.match(_LABEL, lines[i])
         if m:
             labels[m.group(1)] = i
             continue
-        b = branch.match(lines[i].split("//", 1)[0])
+        b = re.match(branch, lines[i].split("//", 1)[0])
         if b and b.group(2) in labels and labels[b.group(2)] < i:
             found.append((b.group(2), labels[b.group(2)], i))
     return found
@@ -157,7 +157,7 @@ def find_kernel_block(asm: str, stride_bytes: float | None, aarch64: bool = Fals
 
         def score(f):
             ins = _instructions(enumerate(lines[f[1]:f[2] + 1], f[1]), aarch64)
-            return (sum(1 for _, s in ins if _VECTOR.search(s)), len(ins))
+            return (sum(1 for _, s in ins if re.search(_VECTOR, s)), len(ins))
         lab, a, b = max(inner, key=score)
     ins = _instructions(enumerate(lines[a:b + 1], a), aarch64)
     text = tuple(s for _, s in ins)
@@ -183,9 +183,9 @@ def find_kernel_block(asm: str, stride_bytes: float | None, aarch64: bool = Fals
 
 #: largest relative distance of trips / passes from a whole number of iterations per pass
 COUNTER_TOLERANCE = 0.1
-_X86_CMP = re.compile(r"cmp[lq]?\s+\$(-?\d+),\s*%(\w+)$")
-_A64_CMP = re.compile(r"cmp\s+([wx]\d+),\s*#?(-?\d+)$")
-_A64_ADD = re.compile(r"(?:add|sub)s?\s+([wx]\d+),\s*([wx]\d+),\s*#?(-?\d+)$")
+_X86_CMP = r"cmp[lq]?\s+\$(-?\d+),\s*%(\w+)$"
+_A64_CMP = r"cmp\s+([wx]\d+),\s*#?(-?\d+)$"
+_A64_ADD = r"(?:add|sub)s?\s+([wx]\d+),\s*([wx]\d+),\s*#?(-?\d+)$"
 
 
 def counter_iterations(text, trips: int | None, aarch64: bool = False) -> tuple:
@@ -210,14 +210,14 @@ def counter_iterations(text, trips: int | None, aarch64: bool = False) -> tuple:
     if aarch64:
         incs = {}
         for ln in text:
-            m = _A64_ADD.match(ln.strip())
+            m = re.match(_A64_ADD, ln.strip())
             if m and m.group(1) == m.group(2):
                 incs[m.group(1)] = incs.get(m.group(1), 0) + int(m.group(3)) * (-1 if ln.strip().startswith("sub")
                                                                                    else 1)
-        cmps = [(m.group(1), int(m.group(2))) for m in (_A64_CMP.match(ln.strip()) for ln in text) if m]
+        cmps = [(m.group(1), int(m.group(2))) for m in (re.match(_A64_CMP, ln.strip()) for ln in text) if m]
     else:
         incs = _x86_increments(text)
-        cmps = [(m.group(2), int(m.group(1))) for m in (_X86_CMP.match(ln.strip()) for ln in text) if m]
+        cmps = [(m.group(2), int(m.group(1))) for m in (re.match(_X86_CMP, ln.strip()) for ln in text) if m]
     for reg, limit in cmps:
         step = incs.get(reg)
         if not step or limit * step <= 0:
@@ -301,14 +301,14 @@ def _x86_increments(text) -> dict:
 
 
 _X86_MEM = re.compile(r"-?\w*\((%\w+)?(?:,\s*(%\w+))?(?:,\s*(\d+))?\)")
-_A64_MEM = re.compile(r"\[(x\d+)(?:,\s*(x\d+)(?:,\s*lsl\s*#?(\d+))?)?")
+_A64_MEM = r"\[(x\d+)(?:,\s*(x\d+)(?:,\s*lsl\s*#?(\d+))?)?"
 
 
 def _operand_steps(s: str, incs: dict, aarch64: bool) -> list:
     """``(step in B per pass, register)`` of the incremented registers addressing memory in line ``s``."""
     out = []
     if aarch64:
-        m = _A64_MEM.search(s)
+        m = re.search(_A64_MEM, s)
         mems = [(m.group(1), m.group(2), 2 ** int(m.group(3) or 0))] if m else []
     else:
         mems = [(b[1:] if b else "", i[1:] if i else "", int(sc or 1)) for b, i, sc in _X86_MEM.findall(s)]
@@ -357,13 +357,13 @@ def _a64_steps(text) -> Counter:
     return _votes(text, _a64_increments(text), True)
 
 
-_X86_CALL = re.compile(r"^call[lq]?\s+(\S+)")
-_A64_CALL = re.compile(r"^blr?\s+(\S+)")
+_X86_CALL = r"^call[lq]?\s+(\S+)"
+_A64_CALL = r"^blr?\s+(\S+)"
 _X86_PACKED = re.compile(r"^v?(?:mov[au]p[sd]|movdq[au](?:8|16|32|64)?|movntp[sd]|movntdq|[a-z0-9]+p[sd])$")
 _X86_NOT_PACKED = ("vbroadcast", "vpbroadcast", "vgather", "vscatter", "vpgather", "vpscatter", "movhp", "movlp",
                    "vmovhp", "vmovlp", "vcvt", "cvt", "vinsert", "vextract", "vmovddup", "movddup")
 _X86_WIDTH = (("%zmm", 64), ("%ymm", 32), ("%xmm", 16))
-_A64_PACKED = re.compile(r"^(?:ld|st)(?:r|p|ur|np|1)\b.*?\b(?:q\d+|v\d+\.(\d+)([bhsd]))")
+_A64_PACKED = r"^(?:ld|st)(?:r|p|ur|np|1)\b.*?\b(?:q\d+|v\d+\.(\d+)([bhsd]))"
 
 
 def calls(text, aarch64: bool = False) -> list:
@@ -374,7 +374,7 @@ def calls(text, aarch64: bool = False) -> list:
     pat = _A64_CALL if aarch64 else _X86_CALL
     out = []
     for s in text:
-        m = pat.match(s.strip())
+        m = re.match(pat, s.strip())
         if m:
             out.append(m.group(1).split("@", 1)[0])
     return list(dict.fromkeys(out))
@@ -390,7 +390,7 @@ def packed_bytes(line: str, aarch64: bool = False) -> int:
     """
     s = line.strip()
     if aarch64:
-        m = _A64_PACKED.match(s)
+        m = re.match(_A64_PACKED, s)
         if not m:
             return 0
         if m.group(1) is None:

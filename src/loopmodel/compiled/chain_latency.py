@@ -39,7 +39,7 @@ from .ports import access_kind
 #: assumed store-to-load forwarding and L1 load-to-use latency (cy) where neither the probe nor the analyzer gives one
 ASSUMED_CY = 5.0
 
-_X86_LOAD_ONLY = re.compile(r"^v?(mov|movu|mova|movs|movap|movup|movdq|lddqu|pmovzx|pmovsx)|^v?p?broadcast")
+_X86_LOAD_ONLY = r"^v?(mov|movu|mova|movs|movap|movup|movdq|lddqu|pmovzx|pmovsx)|^v?p?broadcast"
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _plain_load(text: str, aarch64: bool) -> bool:
     """Whether ``text`` only loads (a move or broadcast from memory, ``ld*`` on AArch64), with no
     arithmetic on the loaded value."""
     mnem = text.split()[0].lower()
-    return access_kind(text, aarch64)[0] and bool(mnem.startswith("ld") if aarch64 else _X86_LOAD_ONLY.match(mnem))
+    return access_kind(text, aarch64)[0] and bool(mnem.startswith("ld") if aarch64 else re.match(_X86_LOAD_ONLY, mnem))
 
 
 def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:

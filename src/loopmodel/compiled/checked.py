@@ -26,10 +26,10 @@ from .ports import access_kind
 #: relative difference up to which an analyzer's figure agrees with the probe's
 TOLERANCE = 0.15
 
-_X86_OP = re.compile(r"^v?(?:(?P<fma>f(?:n)?m(?:add|sub)(?:sub|add)?(?:132|213|231)?)|(?P<op>add|sub|mul|div|sqrt))"
-                     r"(?P<kind>[sp])(?P<prec>[dsh])(?:\s|$)")
+_X86_OP = (r"^v?(?:(?P<fma>f(?:n)?m(?:add|sub)(?:sub|add)?(?:132|213|231)?)|(?P<op>add|sub|mul|div|sqrt))"
+           r"(?P<kind>[sp])(?P<prec>[dsh])(?:\s|$)")
 _X86_NAMES = {"add": "ADD", "sub": "ADD", "mul": "MUL", "div": "DIV", "sqrt": "SQRT"}
-_A64_OP = re.compile(r"^(?:(?P<fma>fn?m(?:la|ls|add|sub))|(?P<op>fadd|fsub|fmul|fdiv|fsqrt))(?:\s|$)")
+_A64_OP = r"^(?:(?P<fma>fn?m(?:la|ls|add|sub))|(?P<op>fadd|fsub|fmul|fdiv|fsqrt))(?:\s|$)"
 _A64_NAMES = {"fadd": "ADD", "fsub": "ADD", "fmul": "MUL", "fdiv": "DIV", "fsqrt": "SQRT"}
 _X86_REG_BYTES = {"xmm": 16, "ymm": 32, "zmm": 64}
 
@@ -50,7 +50,7 @@ def classify(text: str, aarch64: bool = False, simd_width: float | None = None) 
 
 
 def _classify_x86(words: list) -> tuple | None:
-    m = _X86_OP.match(" ".join(words))
+    m = re.match(_X86_OP, " ".join(words))
     if not m:
         return None
     op = "FMA" if m.group("fma") else _X86_NAMES[m.group("op")]
@@ -83,7 +83,7 @@ def register_forms(block_text: str, aarch64: bool = False) -> list:
 
 
 def _classify_a64(words: list, simd_width: float | None = None) -> tuple | None:
-    m = _A64_OP.match(" ".join(words))
+    m = re.match(_A64_OP, " ".join(words))
     if not m or len(words) < 2:
         return None
     op = "FMA" if m.group("fma") else _A64_NAMES[m.group("op")]

@@ -19,7 +19,6 @@ reductions may be split into partial sums (the analytic in-core model's assumpti
 from __future__ import annotations
 
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -51,7 +50,7 @@ def is_aarch64(machine) -> bool:
 
 
 def _host_isa() -> str:
-    m = platform.machine().lower()
+    m = toolchain.host_machine().lower()
     return {"arm64": "aarch64", "x86_64": "x86", "amd64": "x86"}.get(m, m)
 
 
@@ -260,7 +259,7 @@ def _intel_reassociation(family: str, flags: list) -> tuple:
 
 
 _OMP = re.compile(r"^(\s*)#\s*pragma\s+omp\b(.*)$")
-_OMP_SIMD_CLAUSES = re.compile(r"\b(safelen|simdlen|linear|aligned|reduction|collapse|private)\s*\([^)]*\)")
+_OMP_SIMD_CLAUSES = r"\b(safelen|simdlen|linear|aligned|reduction|collapse|private)\s*\([^)]*\)"
 
 
 def single_core_source(c_source: str) -> str:
@@ -296,7 +295,7 @@ def single_core_source(c_source: str) -> str:
         cont = ln.rstrip().endswith("\\")
         words = m.group(2).split()
         if "simd" in words and not cont and "declare" not in words:
-            clauses = " ".join(c.group(0) for c in _OMP_SIMD_CLAUSES.finditer(m.group(2)))
+            clauses = " ".join(c.group(0) for c in re.finditer(_OMP_SIMD_CLAUSES, m.group(2)))
             out.append(f"{m.group(1)}#pragma omp simd {clauses}".rstrip())
         elif "declare" in words:
             out.append(ln)  # declare simd/reduction: declarations, no threads

@@ -46,8 +46,8 @@ _X86_INCREMENT = re.compile(r"^(add|sub|inc|dec|lea)[bwlq]?$")
 _X86_VEC_INCREMENT = re.compile(r"^v?p(add|sub)[bwdq]$")
 _A64_NO_DEST = ("cmp", "cmn", "tst", "fcmp", "fcmpe", "ccmp", "ccmn", "b", "b.", "cbz", "cbnz", "tbz", "tbnz",
                 "prfm", "ret", "nop", "bl", "blr", "br")
-_A64_READS_DEST = re.compile(r"^(fmla|fmls|mla|mls|bsl|bit|bif|ins|movk|sdot|udot|fcadd|fcmla|sli|sri|usra|ssra)")
-_A64_MOVE = re.compile(r"^(mov|fmov|movz|movn|dup|sxtw|uxtw|scvtf|ucvtf|fcvt|ld|whilelo|whilelt|ptrue|index)")
+_A64_READS_DEST = r"^(fmla|fmls|mla|mls|bsl|bit|bif|ins|movk|sdot|udot|fcadd|fcmla|sli|sri|usra|ssra)"
+_A64_MOVE = r"^(mov|fmov|movz|movn|dup|sxtw|uxtw|scvtf|ucvtf|fcvt|ld|whilelo|whilelt|ptrue|index)"
 _GPR8 = {"a": "rax", "b": "rbx", "c": "rcx", "d": "rdx"}
 
 
@@ -514,7 +514,7 @@ def _a64(text: str) -> _Insn:
         return _a64_access(text, mnem, mem, ops, regs)
     out = regs[:1]
     reads = regs[1:]
-    if _A64_READS_DEST.match(mnem) or any("/m" in o for o in ops[1:]):
+    if re.match(_A64_READS_DEST, mnem) or any("/m" in o for o in ops[1:]):
         reads += out
     incform = bool(out) and out[0].startswith("x") and (mnem in ("add", "sub") or re.fullmatch(r"(inc|dec)[bhwd]", mnem)
                                                          is not None)
@@ -522,7 +522,7 @@ def _a64(text: str) -> _Insn:
     if incform and mnem in ("add", "sub") and len(ops) == 3 and _a64_reg(ops[1]) == out[0]:
         m = re.fullmatch(r"#?(-?\d+)", ops[2].strip())
         step = ((out[0], -int(m.group(1)) if mnem == "sub" else int(m.group(1))),) if m else ()
-    return _Insn(text, tuple(dict.fromkeys(reads)), tuple(out), (), (), incform, bool(_A64_MOVE.match(mnem)), step)
+    return _Insn(text, tuple(dict.fromkeys(reads)), tuple(out), (), (), incform, bool(re.match(_A64_MOVE, mnem)), step)
 
 
 def _a64_access(text: str, mnem: str, mem, ops: list, regs: list) -> _Insn:

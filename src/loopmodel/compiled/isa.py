@@ -96,7 +96,7 @@ _AVX512_MNEM = re.compile(r"^(vpternlog|vperm[it]2|vscalef|vrndscale|vfixupimm|v
                           r"ortest|test|shift|add|unpck))")
 _AVX2_MNEM = re.compile(r"^(vf(n)?m(add|sub)|vfmaddsub|vfmsubadd|v(p)?gather|vpbroadcast|vperm2i128|vinserti128|"
                         r"vextracti128|vperm(q|d|pd|ps)\b|vps(ll|rl|ra)v|vpmaskmov|vpblendd)")
-_SVE = re.compile(r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])|^(whilel[eot]|ptrue|ptest|incd|incw|cntd|cntw)\b")
+_SVE = r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])|^(whilel[eot]|ptrue|ptest|incd|incw|cntd|cntw)\b"
 
 #: ``vp``-prefixed AVX (not AVX2) instructions that take ymm registers: floating-point
 #: lane permutes and the bit test (Intel SDM vol. 2: VPERM2F128, VPERMILPS/PD, VPTEST are AVX)
@@ -114,7 +114,7 @@ def instruction_isa(text: str, aarch64: bool = False) -> str:
     s = text.strip()
     mnem = s.split(None, 1)[0].lower() if s else ""
     if aarch64:
-        return "SVE" if _SVE.search(s.lower()) else "NEON"
+        return "SVE" if re.search(_SVE, s.lower()) else "NEON"
     if _AVX512_REG.search(s) or "{" in s or _AVX512_MNEM.match(mnem):
         return "AVX-512"
     if _AVX2_MNEM.match(mnem) or (mnem.startswith("vp") and not mnem.startswith(_AVX_VP) and "%ymm" in s):

@@ -81,7 +81,7 @@ class UnknownInstructions(ToolError):
 
 
 #: an llvm-mca ``-mcpu`` value (``skylake-avx512``, ``znver4``)
-_CPU_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+_CPU_NAME = r"[A-Za-z0-9_.+-]{1,64}"
 
 
 #: environment variable naming the llvm-mca to use (a path or a command on PATH)
@@ -153,11 +153,10 @@ _UPGRADABLE = {"cooperlake": ("sapphirerapids", "emeraldrapids"), "icelake-serve
 #: model names of the CPU (``/proc/cpuinfo``) -> host class: Xeon Scalable 4th generation (x4xx)
 #: is Sapphire Rapids, 5th (x5xx) Emerald Rapids; EPYC 9xx4 / Ryzen 7000 are Zen 4, EPYC 9xx5 /
 #: Ryzen 9000 Zen 5
-_MODEL_NAMES = ((re.compile(r"Xeon\(R\) (Platinum|Gold|Silver|Bronze) [3-9]4\d\d|Xeon\(R\) w[3-9]-[23]4\d\d"),
-                 "sapphirerapids"),
-                (re.compile(r"Xeon\(R\) (Platinum|Gold|Silver|Bronze) [3-9]5\d\d"), "emeraldrapids"),
-                (re.compile(r"EPYC 9\d\d4|Ryzen \d+ (PRO )?7\d\d\d"), "znver4"),
-                (re.compile(r"EPYC 9\d\d5|Ryzen \d+ (PRO )?9\d\d\d"), "znver5"))
+_MODEL_NAMES = ((r"Xeon\(R\) (Platinum|Gold|Silver|Bronze) [3-9]4\d\d|Xeon\(R\) w[3-9]-[23]4\d\d", "sapphirerapids"),
+                (r"Xeon\(R\) (Platinum|Gold|Silver|Bronze) [3-9]5\d\d", "emeraldrapids"),
+                (r"EPYC 9\d\d4|Ryzen \d+ (PRO )?7\d\d\d", "znver4"),
+                (r"EPYC 9\d\d5|Ryzen \d+ (PRO )?9\d\d\d", "znver5"))
 
 
 def host_class(machine) -> tuple:
@@ -177,7 +176,7 @@ def host_class(machine) -> tuple:
     topo = probe.get("topology") if isinstance(probe.get("topology"), dict) else {}
     name = str(topo.get("model_name") or machine.model_name or "")
     for pattern, cls in _MODEL_NAMES:
-        if pattern.search(name) and cls in _UPGRADABLE[cpu]:
+        if re.search(pattern, name) and cls in _UPGRADABLE[cpu]:
             return cls, f"model name '{name}'"
     flags = {str(f).lower() for f in (topo.get("isa") or ())}
     if "avx512_fp16" in flags and "sapphirerapids" in _UPGRADABLE[cpu]:
@@ -218,7 +217,7 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     path = os.path.abspath(path) if path else find_llvm_mca()
     if path is None:
         raise ToolError("llvm-mca not found (Debian: apt-get install llvm); or use --incore analytic")
-    if not _CPU_NAME.fullmatch(str(cpu)):  # a machine file's in_core.llvm_mca_cpu: data, one argument
+    if not re.fullmatch(_CPU_NAME, str(cpu)):  # a machine file's in_core.llvm_mca_cpu: data, one argument
         raise ToolError(f"llvm-mca CPU name {cpu!r} is not a CPU name (letters, digits, '_', '.', '+', '-')")
     bad = unsupported(block_text, cpu, path, aarch64)
     if bad:

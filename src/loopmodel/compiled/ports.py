@@ -187,8 +187,8 @@ def whole_uops(instrs: list, port_class=lambda unit: 0) -> list:
 
 #: llvm-mca unit names of the Haswell-to-Skylake store-address port 7 and of the ports 2/3 that
 #: take what it cannot
-_PORT7 = re.compile(r"^(HW|BW|SKL|SKX)Port7(\.\d+)?$")
-_INDEXED = re.compile(r"\(\s*%?\w*\s*,\s*%\w+")
+_PORT7 = r"^(HW|BW|SKL|SKX)Port7(\.\d+)?$"
+_INDEXED = r"\(\s*%?\w*\s*,\s*%\w+"
 
 
 def indexed_store_addresses(instrs: list) -> list:
@@ -206,18 +206,18 @@ def indexed_store_addresses(instrs: list) -> list:
     """
     out = []
     for ins in instrs:
-        sevens = [k for k in ins.pressure if _PORT7.match(k)]
+        sevens = [k for k in ins.pressure if re.match(_PORT7, k)]
         ops = operands(ins.text)
-        if not sevens or not access_kind(ins.text)[1] or not ops or not _INDEXED.search(ops[-1]):
+        if not sevens or not access_kind(ins.text)[1] or not ops or not re.search(_INDEXED, ops[-1]):
             out.append(ins)
             continue
-        prefix = _PORT7.match(sevens[0]).group(1)
+        prefix = re.match(_PORT7, sevens[0]).group(1)
         agu = [f"{prefix}Port2", f"{prefix}Port3"]
         moved = sum(ins.pressure[k] for k in sevens)
         press = {k: v for k, v in ins.pressure.items() if k not in sevens}
         for k in agu:
             press[k] = press.get(k, 0.0) + moved / len(agu)
-        elig = tuple(sorted({k for k in ins.eligible if not _PORT7.match(k)} | set(agu)))
+        elig = tuple(sorted({k for k in ins.eligible if not re.match(_PORT7, k)} | set(agu)))
         out.append(InstrPressure(ins.text, press, elig))
     return out
 

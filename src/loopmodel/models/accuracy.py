@@ -12,7 +12,6 @@ models (cross-architecture-machine-models.txt §5.2); these statistics say where
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 
 #: fewest cases a statistic needs before ``analyze`` quotes it for a regime
@@ -72,8 +71,9 @@ def error_stats(abs_errors) -> ErrorStats | None:
     xs = sorted(float(x) for x in abs_errors)
     if not xs:
         return None
-    rank = max(1, math.ceil(0.9 * len(xs)))
-    return ErrorStats(len(xs), statistics.median(xs), xs[rank - 1], xs[-1])
+    rank, mid = max(1, math.ceil(0.9 * len(xs))), len(xs) // 2
+    median = xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2  # statistics.median's definition
+    return ErrorStats(len(xs), median, xs[rank - 1], xs[-1])
 
 
 #: regimes whose cases count only in their own statistics: a ``restructured`` case's prediction

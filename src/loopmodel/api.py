@@ -23,7 +23,6 @@ import numbers
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import ApiTypeError, ApiValueError, DefineError, LoopmodelError, ModelError
@@ -49,6 +48,7 @@ from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
 from .models.scaling import multicore_time
+from .record import record
 from .workflows.analysis import AnalysisResult
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
@@ -61,7 +61,7 @@ from .workflows.validate import ValidateOptions
 # ---------------------------------------------------------------- data objects
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Kernel:
     """A parsed loop kernel (immutable).
 
@@ -139,7 +139,7 @@ class Kernel:
                 f"constants: {', '.join(sorted(self.model.constants)) or 'none'})")
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Machine:
     """A validated machine model (immutable).
 
@@ -334,7 +334,7 @@ def _check_inputs(kernel, machine, defines, models=()) -> None:
 # ---------------------------------------------------------------- results
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Result:
     """One analysis: a kernel on a machine at one set of sizes (immutable).
 
@@ -479,7 +479,7 @@ class Result:
         raise ApiValueError(f"kind: expected 'ecm' or 'roofline', got {kind!r}")
 
 
-@dataclass(frozen=True)
+@record
 class ScalingReport:
     """Predicted performance per core count (:func:`scaling`).
 
@@ -524,7 +524,7 @@ class ScalingReport:
         return detached(scaling_report.plot(list(self.curves), self.analysis.analysis, None, measured))
 
 
-@dataclass(frozen=True)
+@record
 class BenchReport:
     """Measurements of :func:`bench`: one :class:`loopmodel.measure.bench.BenchResult` per size
     and thread count (``figures()``: ``cy_per_CL``, ``seconds_per_it``, ``it_per_s``,
@@ -639,7 +639,7 @@ def _model_names(models) -> tuple:
     return tuple(models)
 
 
-@dataclass(frozen=True)
+@record
 class CompactSweep:
     """A size sweep split into pieces of equal figures (:func:`sweep` with ``compact=True``; the
     Python form of ``loopmodel analyze --json compact``).

@@ -5,10 +5,9 @@ C (``_core.c`` through cffi); this module only converts arguments and results.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import ModelError
 from .nest import MAXACC, MAXD, PHASES, LoopNest, RunOptions, RunResult
+from ..record import record
 
 try:
     from ._cachesim import ffi as _FFI, lib as _LIB
@@ -26,7 +25,7 @@ DEFAULT_SEED = 0x853C49E6748FEA9B
 _PackedTrace = object()  # marks the result of Hierarchy.pack_trace
 
 
-@dataclass(frozen=True)
+@record
 class LevelSpec:
     """Organisation of one simulated cache level.
 

@@ -8,14 +8,15 @@ aligned to cache lines and array edges).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
+
 
 MAXD = 8  # loops
 MAXACC = 256  # accesses per iteration
 PHASES = {"inner": 0, "before": 1, "after": 2}
 
 
-@dataclass(frozen=True)
+@record
 class NestLoop:
     """One loop: ``for (i = start + sum(start_coefs . outer); i < stop + sum(stop_coefs . outer); i += step)``.
 
@@ -33,7 +34,7 @@ class NestLoop:
     stop_coefs: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class NestAccess:
     """One access per iteration: address = ``bases[sweep % len(bases)] + sum(coefs . indices)`` bytes (mod 2**64).
 
@@ -54,7 +55,7 @@ class NestAccess:
     phase: str = "inner"
 
 
-@dataclass(frozen=True)
+@record
 class LoopNest:
     """Loops (outermost first) and accesses (in the order they happen within an iteration).
 
@@ -72,7 +73,7 @@ class LoopNest:
     it_per_cl: int = 1
 
 
-@dataclass(frozen=True)
+@record
 class RunOptions:
     """How :meth:`~loopmodel.cachesim.hierarchy.Hierarchy.run` warms up and measures.
 
@@ -124,7 +125,7 @@ class RunOptions:
     fast_forward: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class RunResult:
     """What a :meth:`~loopmodel.cachesim.hierarchy.Hierarchy.run` did (statistics: ``Hierarchy.stats``).
 

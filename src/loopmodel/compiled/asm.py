@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 
 from ..errors import OptionError, ToolError
 from .codegen import MARK_END, MARK_START
+from ..record import record
 
 _LABEL = r"^\s*([.\w$]+):"
 _X86_BRANCH = r"^\s*(j[a-z]+)\s+([.\w$]+)\s*$"
@@ -33,7 +33,7 @@ _A64_BRANCH = (r"^\s*(b(?:\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|
 _VECTOR = r"%[xyz]mm\d+|\b[vqdsz]\d+(\.\d*[bhsd])?\b|\bp\d+\b"
 
 
-@dataclass(frozen=True)
+@record
 class AsmBlock:
     """One loop block: its label, instruction lines (label and directives removed) and the
     iterations of the kernel's inner loop one pass performs."""
@@ -99,7 +99,7 @@ MAX_UNROLL = 32
 RESTRUCTURED = "the compiler restructured the loop nest: a prediction is for the loop as written"
 
 
-@dataclass(frozen=True)
+@record
 class KernelShape:
     """What the kernel's inner loop lets one pass of a loop block do (for :func:`implausible`).
 

@@ -29,12 +29,12 @@ probe's 64 B figure measured; where the 64 B latency is no larger (AMD Zen 4) no
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..machine import latency as mlat
 from .checked import analyzer_latency, classify
 from .deps import Chain, critical_cycle, loop_carried_chains
 from .ports import access_kind
+from ..record import record
 
 #: assumed store-to-load forwarding and L1 load-to-use latency (cy) where neither the probe nor the analyzer gives one
 ASSUMED_CY = 5.0
@@ -42,7 +42,7 @@ ASSUMED_CY = 5.0
 _X86_LOAD_ONLY = r"^v?(mov|movu|mova|movs|movap|movup|movdq|lddqu|pmovzx|pmovsx)|^v?p?broadcast"
 
 
-@dataclass(frozen=True)
+@record
 class Term:
     """One instruction's share of a chain's critical cycle.
 
@@ -66,7 +66,7 @@ class Term:
         return f"{self.text.split()[0]} {self.cy:.3g} cy ({self.source})"
 
 
-@dataclass(frozen=True)
+@record
 class ChainLatency:
     """A loop-carried chain with the latency of its critical cycle.
 

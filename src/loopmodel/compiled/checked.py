@@ -18,10 +18,10 @@ probe (:func:`score`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..machine import latency as mlat
 from .ports import access_kind
+from ..record import record
 
 #: relative difference up to which an analyzer's figure agrees with the probe's
 TOLERANCE = 0.15
@@ -132,7 +132,7 @@ def analyzer_latency(info, instr_text: str) -> float | None:
     return next((t.latency for t in info.timings if _norm(t.text) == key), None)
 
 
-@dataclass(frozen=True)
+@record
 class CheckRow:
     """One class of the block's FP instructions, one figure: the analyzer's next to the probe's.
 
@@ -165,7 +165,7 @@ class CheckRow:
         return self.relative <= TOLERANCE
 
 
-@dataclass(frozen=True)
+@record
 class BackendCheck:
     """The analyzer's per-instruction figures of a block against the probe's (:func:`check_block`).
 

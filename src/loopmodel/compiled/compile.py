@@ -22,13 +22,13 @@ import os
 import re
 import shlex
 import shutil
-from dataclasses import dataclass
 
 from .. import gate, toolchain
 from ..errors import MachineError, OptionError, ToolError
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class CompilerChoice:
     """Compiler command and flags (list of str)."""
 
@@ -69,7 +69,7 @@ def compiler_family(command: str) -> str:
     return "gcc"
 
 
-@dataclass(frozen=True)
+@record
 class CompilerSetting:
     """Which compiler and flags an analysis uses, before anything is run.
 

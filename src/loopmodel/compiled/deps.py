@@ -26,10 +26,10 @@ flags: compare-and-branch only).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .asm import packed_bytes
 from .ports import RMW, operands
+from ..record import record
 
 #: x86 mnemonic prefixes without a register destination (flags or nothing)
 _X86_NO_DEST = ("cmp", "test", "bt", "ucomis", "comis", "vucomis", "vcomis", "ptest", "vptest", "prefetch",
@@ -51,7 +51,7 @@ _A64_MOVE = r"^(mov|fmov|movz|movn|dup|sxtw|uxtw|scvtf|ucvtf|fcvt|ld|whilelo|whi
 _GPR8 = {"a": "rax", "b": "rbx", "c": "rcx", "d": "rdx"}
 
 
-@dataclass(frozen=True)
+@record
 class _Mem:
     """One memory operand: symbol, displacement (B), base/index registers (canonical), scale, width (B)."""
 
@@ -63,7 +63,7 @@ class _Mem:
     width: int
 
 
-@dataclass(frozen=True)
+@record
 class _Insn:
     text: str
     reads: tuple
@@ -75,7 +75,7 @@ class _Insn:
     step: tuple = ()  # (register, constant B) for constant increments
 
 
-@dataclass(frozen=True)
+@record
 class Chain:
     """A loop-carried dependency chain of a loop block.
 
@@ -155,7 +155,7 @@ def _via(ins: _Insn, text: str, reg: str, aarch64: bool) -> str:
     return "register" if reg in data else "address"
 
 
-@dataclass(frozen=True)
+@record
 class Cycle:
     """The critical cycle of a :class:`Chain`: the cycle of its dependencies with the largest
     latency per pass (:func:`critical_cycle`).

@@ -50,7 +50,6 @@ affects them.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from .. import cache
 from ..ir.kernel import coefficient
@@ -64,9 +63,10 @@ from .asm import KernelShape, calls, find_kernel_block, implausible, packed_byte
 from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
 from .chain_latency import analyzer_latencies, chain_latencies
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class PortRow:
     """One port of :class:`PortTable` (cycles per pass of the loop block). A port listed both as
     overlapping and as non-overlapping (:func:`shared_ports`) has its role followed by
@@ -95,7 +95,7 @@ class PortRow:
     role: str
 
 
-@dataclass(frozen=True)
+@record
 class PortTable:
     """The port pressure of a compiled loop block as the ECM uses it, computed once by
     :func:`port_table` (the reports render it and compute nothing).
@@ -121,7 +121,7 @@ class PortTable:
     T_nOL_from: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CompiledInCore:
     """What the compiled analysis used and found (for the report); ``port_table`` is the
     port pressure as the ECM counts it (:class:`PortTable`, None until computed);

@@ -17,19 +17,19 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import gate, toolchain
 from ..errors import ToolError
 from .checked import register_forms
 from .ports import InstrPressure
+from ..record import record
 
 #: two runs; the difference of their total cycles removes the pipeline fill and drain
 ITERATIONS = (300, 1300)
 
 
-@dataclass(frozen=True)
+@record
 class PortReport:
     """One analyzer run: cycles per pass of the block.
 
@@ -52,7 +52,7 @@ class PortReport:
     timings: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class InstrTiming:
     """The analyzer's figures of one instruction of the block, alone (llvm-mca's "Instruction
     Info" table, OSACA's instruction form).

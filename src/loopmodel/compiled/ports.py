@@ -18,7 +18,8 @@ All pressures are cycles per pass of the assembly loop.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..record import record
 
 #: x86 ALU instructions that macro-fuse with a following conditional jump
 FUSABLE = re.compile(r"^(cmp|test|add|sub|and|inc|dec)[bwlq]?$")
@@ -27,7 +28,7 @@ _NO_ACCESS = ("lea", "prefetch", "nop")
 RMW = re.compile(r"^(lock\s+)?(add|adc|sub|sbb|and|or|xor|inc|dec|neg|not|shl|shr|sal|sar|rol|ror|xadd|cmpxchg)[bwlq]?$")
 
 
-@dataclass(frozen=True)
+@record
 class InstrPressure:
     """One instruction of the block: text, cycles per pass on each port unit, and the
     port units it may use (empty: those it used)."""

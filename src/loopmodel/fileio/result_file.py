@@ -26,9 +26,8 @@ import secrets
 import sys
 import tempfile
 
-from dataclasses import dataclass
-
 from ..errors import DefineError
+from ..record import record
 
 #: ``-o`` extensions -> format
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -51,7 +50,7 @@ def output_format(path: str | None, option: str = "-o") -> str:
     return FORMATS[ext]
 
 
-@dataclass(frozen=True)
+@record
 class RowBatch:
     """Rows, compactly (most fields are the same for every row of a sweep's task).
 

@@ -6,10 +6,11 @@ of the PCG solver, Algorithm 1, as its loops).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
 
 
-@dataclass(frozen=True)
+
+@record
 class AppKernel:
     """One loop of the application.
 
@@ -25,7 +26,7 @@ class AppKernel:
     placement: str = "first-touch"
 
 
-@dataclass(frozen=True)
+@record
 class AppSpec:
     """An application: name and kernels in execution order."""
 

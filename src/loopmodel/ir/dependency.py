@@ -15,13 +15,14 @@ cross-architecture-machine-models.txt Fig. 4, and ``MUL -> ADD -> ADD`` is ``FMA
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
+
 
 #: index of the dependent read in :attr:`DependencyGraph.nodes`
 SOURCE = 0
 
 
-@dataclass(frozen=True)
+@record
 class DependencyGraph:
     """Operations between the dependent read and the write of a loop-carried dependency.
 

@@ -10,13 +10,14 @@ counts of loads, stores and arithmetic operations by type. Sizes are
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Mapping
 
 from ..errors import ModelError
 from .dependency import DependencyGraph
 from .poly import Poly
+from ..record import record
 
 #: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
 #: (a fused FMA counts two); the other calls are their own operation types.
@@ -24,7 +25,7 @@ OPERATION_TYPES = ("ADD", "MUL", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
 FLOP_TYPES = ("ADD", "MUL", "DIV", "SQRT")
 
 
-@dataclass(frozen=True)
+@record
 class Array:
     """A declared array.
 
@@ -58,7 +59,7 @@ class Array:
         return total
 
 
-@dataclass(frozen=True)
+@record
 class Scalar:
     """A declared scalar (lives in a register; causes no memory traffic)."""
 
@@ -67,7 +68,7 @@ class Scalar:
     element_size: int
 
 
-@dataclass(frozen=True)
+@record
 class Loop:
     """One loop of the perfect nest: ``for (index = start; index < stop; index += step)``.
 
@@ -104,7 +105,7 @@ class Loop:
         return max(0, -(-value // abs(self.step)))
 
 
-@dataclass(frozen=True)
+@record
 class Access:
     """One distinct array reference.
 
@@ -125,7 +126,7 @@ class Access:
         return self.array + "".join(f"[{i}]" for i in self.indices)
 
 
-@dataclass(frozen=True)
+@record
 class Recurrence:
     """A loop-carried dependency of the innermost loop.
 
@@ -145,7 +146,7 @@ class Recurrence:
     reassociable: bool
 
 
-@dataclass(frozen=True)
+@record
 class UnitOfWork:
     """The unit of work of a kernel (see :meth:`Kernel.unit_of_work`).
 
@@ -177,7 +178,7 @@ class UnitOfWork:
         return head + f" ({self.cacheline_size:g} B CL / {self.step_bytes:g} B address step per it)"
 
 
-@dataclass(frozen=True)
+@record
 class Kernel:
     """The whole kernel.
 

@@ -9,12 +9,14 @@ of a phase for T threads are computed by :mod:`loopmodel.models.omp_program`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..record import record
 
 PHASE_KINDS = ("parallel", "sequential", "master", "single")
 
 
-@dataclass(frozen=True)
+@record
 class OmpArray:
     """An array: ``name``, C element type ``ctype``, ``element_size`` in bytes, ``dims`` in
     elements (outermost first)."""
@@ -37,7 +39,7 @@ class OmpArray:
         return n
 
 
-@dataclass(frozen=True)
+@record
 class LoopBound:
     """One loop: ``var`` from ``lo`` to ``hi`` (exclusive) by ``step`` (> 0). Bounds that depend on
     outer loop variables (triangular loops) are widened to their box by the front end, with a
@@ -52,7 +54,7 @@ class LoopBound:
         return max(0, -(-(self.hi - self.lo) // self.step))
 
 
-@dataclass(frozen=True)
+@record
 class AffineAccess:
     """A read or write of ``array`` at flat element index ``offset + sum(c x var)``;
     ``coeffs``: tuple of ``(var, c)``. ``kind``: ``"read"`` or ``"write"``."""
@@ -62,7 +64,7 @@ class AffineAccess:
     offset: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class Phase:
     """One loop nest of the program.
 
@@ -94,7 +96,7 @@ class Phase:
         return any(line.strip().startswith("#pragma omp") and " simd" in line for line in self.code.splitlines())
 
 
-@dataclass(frozen=True)
+@record
 class Repeat:
     """An outer sequential loop of ``count`` iterations (variable ``var``) around ``body``
     (:class:`Phase` tuple), e.g. a solver iteration; ``code_head`` is its ``for (...)`` line."""
@@ -105,7 +107,7 @@ class Repeat:
     code_head: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class OmpProgram:
     """A whole program: ``arrays`` (name -> :class:`OmpArray`), ``scalars`` ((name, ctype)
     tuple), ``items`` (:class:`Phase` or :class:`Repeat`, in program order), ``notes``

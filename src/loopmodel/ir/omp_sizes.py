@@ -7,14 +7,13 @@ Pure data; no I/O.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .omp import OmpProgram, Phase, Repeat
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class SizedPhase:
     """One phase at S sizes.
 
@@ -40,7 +39,7 @@ class SizedPhase:
                           self.offset[:, sizes])
 
 
-@dataclass(frozen=True)
+@record
 class ProgramSizes:
     """A program at S sizes with one structure.
 

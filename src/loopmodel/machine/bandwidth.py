@@ -17,12 +17,12 @@ always leave some idle, so a bandwidth never falls when a core is added).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..errors import ModelError
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class ChosenBandwidth:
     """A measured bandwidth picked for a level.
 

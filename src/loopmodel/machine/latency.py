@@ -21,15 +21,15 @@ All return None where the model holds no measured figure (bundled machine files)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from .fields import OPS
+from ..record import record
 
 #: register widths (bytes) the probe measures: 8 scalar double, 16/32/64 xmm/ymm/zmm (q/v on AArch64)
 WIDTHS = (4, 8, 16, 32, 64)
 
 
-@dataclass(frozen=True)
+@record
 class Latency:
     """One latency and where it comes from.
 

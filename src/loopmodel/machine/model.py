@@ -18,13 +18,14 @@ bytes, B/cy, B/s, cycles) and parsed tables; nothing is parsed at evaluation.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Literal, Optional
 
 from . import fields as fx
 from .coherence import CoherenceTable
 from .fields import OPS, Convert, Ge, Gt, Le
 from .power import PowerSection
+from ..record import record
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
            "BenchmarkKernel", "LevelMeasurements", "Benchmarks", "MachineModel"]
@@ -37,7 +38,7 @@ P0_MAX = 0.75
 #: pydantic reads this from each dataclass: unknown keys in a machine file are errors
 _STRICT = {"extra": "forbid"}
 
-@dataclass(frozen=True)
+@record
 class LoadStore:
     """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy, ``"64 B/cy"`` in a file).
 
@@ -61,7 +62,7 @@ class LoadStore:
     split_extra: Annotated[float, Ge(0), Le(64)] = 0.0
 
 
-@dataclass(frozen=True)
+@record
 class FlopsPerCycle:
     """Peak FLOPs per cycle by operation type (kerncraft paper Listing 2 ``FLOPs per cycle``).
 
@@ -81,7 +82,7 @@ class FlopsPerCycle:
     FMA: Optional[Annotated[float, Ge(0), Le(fx.FLOPS.hi)]] = None
 
 
-@dataclass(frozen=True)
+@record
 class InCore:
     """In-core execution model (cross-architecture paper §3.3, §3.4.1 eq. 1-2).
 
@@ -170,7 +171,7 @@ class InCore:
     inner_loop_remainder_ratio: Optional[Annotated[float, fx.REMAINDER_RATIO]] = None
 
 
-@dataclass(frozen=True)
+@record
 class CacheLevel:
     """One level of the memory hierarchy (``MEM`` last, without size).
 
@@ -220,7 +221,7 @@ class CacheLevel:
     victim_clean_note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class LinkBandwidth:
     """One direction of a link: ``value`` in ``unit`` (``B/cy`` or ``B/s``), or ``measured``.
 
@@ -243,7 +244,7 @@ class LinkBandwidth:
         return "measured" if self.unit == "measured" else f"{self.value:g} {self.unit}"
 
 
-@dataclass(frozen=True)
+@record
 class Link:
     """The data path between two adjacent levels (cross-architecture paper §3.4.2 eq. 3).
 
@@ -281,7 +282,7 @@ class Link:
         return any(b.unit == "measured" for b in self.bandwidth)
 
 
-@dataclass(frozen=True)
+@record
 class BenchmarkKernel:
     """A streaming benchmark kernel (kerncraft paper §2.2 ``benchmarks.kernels``); element size in bytes.
 
@@ -303,7 +304,7 @@ class BenchmarkKernel:
     element_size: Annotated[float, Convert(fx.quantity("size")), fx.Range(1, 1024, "B")] = 8.0
 
 
-@dataclass(frozen=True)
+@record
 class LevelMeasurements:
     """Measured bandwidths of one level: ``bandwidths[kernel][i]`` (B/s) with ``cores[i]`` cores.
 
@@ -321,7 +322,7 @@ class LevelMeasurements:
     bandwidths: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Benchmarks:
     """Measured bandwidths (B/s), without write-allocate traffic, one thread per core
     (kerncraft-tool-paper.txt §2.2).
@@ -338,7 +339,7 @@ class Benchmarks:
     measurements: dict[str, LevelMeasurements] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class MachineModel:
     """A whole machine model: the in-core part, the memory hierarchy and its links, measured
     benchmarks and provenance (cross-architecture paper §3.3).

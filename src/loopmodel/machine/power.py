@@ -15,10 +15,11 @@ the power per active core at that clock (``per core: 7.1 W``, ``at clock: 2.2 GH
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class PowerSection:
     """Power-model coefficients of one chip (socket), base units.
 

@@ -53,7 +53,6 @@ import atexit
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
@@ -61,6 +60,7 @@ from .. import gate, toolchain
 from ..errors import ToolError
 from .stream import available_memory
 from .topology import allowed_cpus
+from ..record import record
 
 #: kernel -> stream counts and flops per iteration (Kerncraft's benchmark kernels,
 #: kerncraft-tool-paper.txt §2.2; a read+write stream is also counted as read and as write)
@@ -122,7 +122,7 @@ def _median(values) -> float:
     return v[k] if len(v) % 2 else 0.5 * (v[k - 1] + v[k])
 
 
-@dataclass(frozen=True)
+@record
 class BandwidthPoint:
     """One kernel, thread count and working-set size.
 

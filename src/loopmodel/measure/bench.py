@@ -22,7 +22,7 @@ import datetime
 import platform
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .. import cache
 from ..errors import LoopmodelError
@@ -34,11 +34,12 @@ from .kernel_bench import choose_build, measure_kernel
 from .probe import data_caches
 from .stability import BLOCKS, SPREAD_S, TOLERANCE, Stability, against_earlier, measure_in_blocks
 from .topology import read_topology
+from ..record import record
 
 COUNTERS_NOTE = "counters unavailable: time only"
 
 
-@dataclass(frozen=True)
+@record
 class BenchResult:
     """One benchmark.
 

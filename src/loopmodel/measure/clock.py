@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from dataclasses import dataclass
 
 from .. import toolchain
 from ..errors import ToolError
+from ..record import record
 
 ADDS_PER_PASS = 1000
 
@@ -83,7 +83,7 @@ def clock_source(isa: str) -> str:
     return (f'#define ADD "{_ADD[isa]}"\n#define ADDS {ADDS_PER_PASS}\n' + _SOURCE)
 
 
-@dataclass(frozen=True)
+@record
 class ClockMeasurement:
     """The core clock from ``runs`` timings of one dependent-addition chain.
 

@@ -22,8 +22,10 @@ function of its seed.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
+
+from ..record import record
 
 #: every family the corpus covers (the full corpus and the quick one each have all of them)
 FAMILIES = ("example", "streaming", "many-streams", "reduction", "stencil", "in-place", "strided", "transposed",
@@ -49,7 +51,7 @@ EXAMPLES = {
 QUICK_EXAMPLES = ("triad", "matvec")
 
 
-@dataclass(frozen=True)
+@record
 class CorpusKernel:
     """One kernel of the corpus.
 

@@ -64,12 +64,12 @@ import dataclasses
 import json
 import math
 import tempfile
-from dataclasses import dataclass
 from typing import Callable
 
 from .. import toolchain
 from ..errors import ToolError
 from .topology import allowed_cpus
+from ..record import record
 
 #: instructions per loop pass (4 blocks of 12 accumulators)
 UNROLL = 48
@@ -171,7 +171,7 @@ _GPR_CLOBBERS = {"x86": ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "
                  "aarch64": tuple(f"x{i}" for i in range(9, 18))}
 
 
-@dataclass(frozen=True)
+@record
 class InstructionForm:
     """One benchmark loop.
 
@@ -194,7 +194,7 @@ class InstructionForm:
     clobbers: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class InstructionPoint:
     """Measured cycles per instruction of one form (min, median, max over repetitions).
 
@@ -224,7 +224,7 @@ class InstructionPoint:
         return d
 
 
-@dataclass(frozen=True)
+@record
 class InCoreBenchResult:
     """All measured forms of one host.
 

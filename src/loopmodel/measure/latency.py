@@ -17,17 +17,17 @@ converts with a clock in Hz.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
 from .. import toolchain
 from ..errors import ToolError
+from ..record import record
 
 FLAGS = ("-O2",)
 
 
-@dataclass(frozen=True)
+@record
 class LatencyPoint:
     """One working-set size.
 
@@ -52,7 +52,7 @@ class LatencyPoint:
         return (self.ns_max - self.ns_min) / self.ns_min if self.ns_min > 0 else 0.0
 
 
-@dataclass(frozen=True)
+@record
 class LatencyResult:
     """A latency curve.
 

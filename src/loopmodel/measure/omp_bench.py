@@ -16,12 +16,12 @@ import atexit
 import shutil
 import statistics
 import tempfile
-from dataclasses import dataclass
 from typing import Callable
 
 from .. import gate, toolchain
 from ..errors import ToolError
 from ..ir.omp import OmpProgram, Repeat
+from ..record import record
 
 _HEAD = r"""#define _GNU_SOURCE
 #include <math.h>
@@ -115,7 +115,7 @@ def harness_source(program: OmpProgram) -> str:
     return _HEAD + "\n".join(decls) + f"\n#define LM_PHASES {max(executed, 1)}\n" + main
 
 
-@dataclass(frozen=True)
+@record
 class PhaseMeasurement:
     """One executed phase: ``seconds`` (min over repetitions), ``median_seconds``, ``spread``
     ((max - min) / min)."""
@@ -124,7 +124,7 @@ class PhaseMeasurement:
     spread: float
 
 
-@dataclass(frozen=True)
+@record
 class ProgramMeasurement:
     """The program measured on ``threads`` threads pinned to ``cpus``: ``phases``
     (:class:`PhaseMeasurement`, execution order), ``total_seconds`` (min over repetitions of a

@@ -25,13 +25,13 @@ import re
 import shlex
 import tempfile
 import time
-from dataclasses import dataclass
 
 from .. import toolchain
 from ..errors import ToolError
 from ..machine.power import PowerSection
 from .stream import DEFAULT_FLAGS, ELEMENT_SIZE, KERNELS, available_memory, run_once, stream_source
 from .topology import allowed_cpus, one_cpu_per_core
+from ..record import record
 
 POWERCAP = "sys/class/powercap"
 CPUFREQ = "sys/devices/system/cpu/cpu{cpu}/cpufreq"
@@ -41,7 +41,7 @@ NO_COUNTERS = "no energy counters: /sys/class/powercap not readable"
 LOAD_BYTES = 384 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record
 class RaplDomain:
     """One package energy counter: its sysfs directory, ``name`` (``package-0``) and the
     counter's range in µJ (it wraps around to 0 beyond it)."""
@@ -50,7 +50,7 @@ class RaplDomain:
     max_range_uj: int
 
 
-@dataclass(frozen=True)
+@record
 class PowerSample:
     """One measured run: ``cores`` active, ``clock_hz`` (the set clock; the measured clock where
     it cannot be set), ``seconds`` wall time, ``joules`` of all packages together."""
@@ -64,7 +64,7 @@ class PowerSample:
         return self.joules / self.seconds
 
 
-@dataclass(frozen=True)
+@record
 class PowerFit:
     """The fitted coefficients (base units) and what the fit can say.
 

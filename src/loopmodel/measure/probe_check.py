@@ -19,7 +19,8 @@ the model's ``probe.self_check`` (:meth:`SelfCheck.to_mapping`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
+
 
 #: Clock runs may disagree by this much ((max - min) / median over all runs of the probe).
 #: A quiet 2-vCPU KVM guest shows 4-8 % over the 20 runs spread across a quick probe (the
@@ -66,7 +67,7 @@ CONSEQUENCE = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     """One check.
 
@@ -118,7 +119,7 @@ class Check:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class SelfCheck:
     """All checks of one probe, with the time the re-runs took (s) and why they stopped early."""
     checks: tuple

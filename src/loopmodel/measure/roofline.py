@@ -6,10 +6,11 @@ single-core bandwidth, kerncraft-tool-paper.txt §1.2.1).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
 
 
-@dataclass(frozen=True)
+
+@record
 class RooflinePoint:
     """One kernel at one size.
 
@@ -30,7 +31,7 @@ class RooflinePoint:
     cache: str = "warm"
 
 
-@dataclass(frozen=True)
+@record
 class Roof:
     """A roof: ``kind`` ``"compute"`` (``value`` FLOP/s) or ``"bandwidth"`` (``value`` B/s)."""
     kind: str

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from typing import Callable
+
+from ..record import record
 
 #: default relative agreement of the two fastest blocks (3 %)
 TOLERANCE = 0.03
@@ -50,7 +51,7 @@ PAUSE_S = 0.05
 SPREAD_S = 0.5
 
 
-@dataclass(frozen=True)
+@record
 class Earlier:
     """This run against the last one of the same case (kernel text, sizes, compiler and flags,
     CPU, cache mode, threads, host).
@@ -72,7 +73,7 @@ class Earlier:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
+@record
 class Stability:
     """How well the blocks of a benchmark agree.
 

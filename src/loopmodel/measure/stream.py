@@ -34,13 +34,13 @@ import os
 import platform
 import shlex
 import tempfile
-from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
 from .. import gate, toolchain
 from ..errors import ToolError
 from .topology import allowed_cpus
+from ..record import record
 
 #: default compiler flags of the streaming benchmark
 DEFAULT_FLAGS = "-O3 -march=native -fopenmp"
@@ -56,7 +56,7 @@ MIN_SIZE_BYTES = 1024 ** 2
 OMP_ENVIRONMENT = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_DYNAMIC": "false"}
 
 
-@dataclass(frozen=True)
+@record
 class StreamPoint:
     """One thread count.
 
@@ -83,7 +83,7 @@ class StreamPoint:
     sweeps: int
 
 
-@dataclass(frozen=True)
+@record
 class StreamResult:
     """A measurement over several thread counts.
 

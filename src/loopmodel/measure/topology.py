@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..record import record
 
 # SIMD register width in bytes by instruction-set extension, widest first
 _SIMD = (("avx512f", 64), ("avx", 32), ("sse2", 16), ("asimd", 16))
@@ -30,7 +32,7 @@ _ISA_FLAGS = ("sse2", "sse4_2", "avx", "fma", "avx2", "avx512f", "avx512vl", "av
               "asimd", "fphp", "sve", "sve2", "vsx", "altivec")
 
 
-@dataclass(frozen=True)
+@record
 class CacheInfo:
     """One cache level as one CPU sees it.
 
@@ -53,7 +55,7 @@ class CacheInfo:
     shared_cores: int
 
 
-@dataclass(frozen=True)
+@record
 class HostTopology:
     """What the kernel says about the host's CPUs and caches.
 

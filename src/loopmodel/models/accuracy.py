@@ -12,13 +12,15 @@ models (cross-architecture-machine-models.txt §5.2); these statistics say where
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..record import record
 
 #: fewest cases a statistic needs before ``analyze`` quotes it for a regime
 MIN_CASES = 5
 
 
-@dataclass(frozen=True)
+@record
 class ErrorStats:
     """|relative error| over ``count`` cases (fractions: 0.05 is 5 %)."""
 
@@ -33,7 +35,7 @@ class ErrorStats:
                 "max_abs_error": _round(self.max)}
 
 
-@dataclass(frozen=True)
+@record
 class AccuracySummary:
     """The error distribution of a validation corpus run.
 

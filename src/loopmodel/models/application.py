@@ -16,14 +16,13 @@ enter through the in-core model: their T_OL is the critical path. Synchronisatio
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import ModelError
 from ..ir.application import AppKernel, AppSpec
 from .scaling import scaling
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class KernelPrediction:
     """Per-kernel results.
 
@@ -47,7 +46,7 @@ class KernelPrediction:
 SYNCHRONISATION_NOTE = "synchronisation (OpenMP barriers, reductions) is not modelled"
 
 
-@dataclass(frozen=True)
+@record
 class AppPrediction:
     """Application runtime per core count (seconds per application iteration); ``notes``:
     what the prediction leaves out or rests on (text and JSON reports print all of them)."""

@@ -16,14 +16,14 @@ Pure data and functions; no I/O.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 
 from ..errors import ModelError
+from ..record import record
 
 STATES = ("M", "E", "S", "I")
 
 
-@dataclass(frozen=True)
+@record
 class ChunkState:
     """A chunk's MESI state and the threads whose caches hold a valid copy.
 
@@ -51,7 +51,7 @@ class ChunkState:
 INVALID = ChunkState("I")
 
 
-@dataclass(frozen=True)
+@record
 class Load:
     """``L_T``: the threads ``threads`` read the chunk."""
     threads: frozenset
@@ -61,7 +61,7 @@ class Load:
             raise ValueError("a load needs at least one thread")
 
 
-@dataclass(frozen=True)
+@record
 class Store:
     """``S_t``: thread ``thread`` writes the chunk."""
     thread: int
@@ -226,7 +226,7 @@ class ChunkStates:
 MAX_CHUNK_RUNS = 1 << 16
 
 
-@dataclass(frozen=True)
+@record
 class Chunk:
     """The part of an array one thread touches in one statement: the index triplet
     ``start:stop:step`` (stop exclusive) of ``array``, elements of ``element_size`` bytes."""
@@ -291,7 +291,7 @@ class Chunk:
         return max(0, k1 - k0) * self.element_size
 
 
-@dataclass(frozen=True)
+@record
 class Statement:
     """A read or write statement of a phase: ``kind`` ``"read"`` or ``"write"``; ``chunks``:
     thread -> :class:`Chunk` (threads without work are absent)."""
@@ -299,7 +299,7 @@ class Statement:
     chunks: dict
 
 
-@dataclass(frozen=True)
+@record
 class PhaseTime:
     """Predicted time of one phase.
 

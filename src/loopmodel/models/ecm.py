@@ -25,12 +25,13 @@ without T_OL) are still computed; T_OL, T_ECM, n_s and the multicore time are No
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import ModelError
 from ..machine.bandwidth import choose_bandwidth
 from ..units import format_fixed
 from .saturation import SaturationPoint, saturation_point
+from ..record import record
 
 
 def _fmt(value) -> str:
@@ -40,7 +41,7 @@ def _fmt(value) -> str:
     return "n/a" if value is None else format_fixed(value, 1)
 
 
-@dataclass(frozen=True)
+@record
 class Contribution:
     """One data-transfer contribution (link between two levels).
 
@@ -63,7 +64,7 @@ class Contribution:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class ECMResult:
     """ECM prediction in cy/CL.
 

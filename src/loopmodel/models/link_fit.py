@@ -20,15 +20,15 @@ Pure functions on plain numbers (cy/CL, bytes per CL of work, B/cy); no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from .calibration import grid_minimum
+from ..record import record
 
 #: bandwidths searched, B/cy (log grid)
 _GRID = tuple(2 ** (k / 16) for k in range(-32, 145))  # 0.25 .. 512 B/cy
 
 
-@dataclass(frozen=True)
+@record
 class KernelTransfers:
     """One benchmark kernel as the ECM model sees it, with its single-core measurements.
 
@@ -50,7 +50,7 @@ class KernelTransfers:
     measured: dict
 
 
-@dataclass(frozen=True)
+@record
 class Hypothesis:
     """Which contributions overlap, and whether the cache links are full duplex.
 
@@ -78,7 +78,7 @@ def hypotheses(n_links: int) -> list:
             for duplex in ("half", "full") for mask in range(2 ** n_links)]
 
 
-@dataclass(frozen=True)
+@record
 class HypothesisFit:
     """The fitted link bandwidths and memory penalty under one hypothesis.
 
@@ -177,7 +177,7 @@ def fit_links(kernels) -> tuple:
     return tuple(fits[i] for i in order)
 
 
-@dataclass(frozen=True)
+@record
 class EffectiveLevel:
     """Where one cache level's plateau of a single-core working-set sweep lies.
 

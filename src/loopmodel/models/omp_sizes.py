@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,12 +28,13 @@ from ..ir.omp_sizes import ProgramSizes, SizedPhase
 from ..machine.coherence import LOAD_KEYS, STORE_KEYS, TRANSITION_KEYS
 from .coherence_sizes import KEYS_PER_ACTION, MAX_THREADS, SegmentStates
 from .coherence_timing import Timing
+from ..record import record
 
 #: integers (elements, bytes, lines) beyond this are left to the per-size path (no int64 overflow)
 _LIMIT = 2.0 ** 60
 
 
-@dataclass(frozen=True)
+@record
 class SizesPrediction:
     """:func:`predict_sizes` at S sizes on ``threads`` threads.
 
@@ -71,7 +71,7 @@ class SizesPrediction:
         return self.seconds[self.phase_rows][:, sizes].T.tolist()
 
 
-@dataclass(frozen=True)
+@record
 class _Chunk:
     """One thread's chunk of one statement at S sizes: ``(start, step, count)`` int64 (S,),
     count 0 where the thread has none."""
@@ -81,7 +81,7 @@ class _Chunk:
     count: np.ndarray
 
 
-@dataclass(frozen=True)
+@record
 class _Statement:
     store: bool
     array: str

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 
 from .ecm import ecm_model
 from .scaling import scaling
+from ..record import record
 
 #: unit of work of the energy figures: one loop iteration
 UNIT = "it"
 
 
-@dataclass(frozen=True)
+@record
 class OperatingPoint:
     """One (cores, clock) point.
 
@@ -53,7 +53,7 @@ class OperatingPoint:
     limit: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class EnergyResult:
     """Energy and performance over a grid of operating points.
 

@@ -25,14 +25,13 @@ throughput), the CPU roof, the predicted time, performance and bottleneck are No
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..machine.bandwidth import choose_bandwidth
 from ..units import format_si
 from .incore import fused_operations
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class RooflineLevel:
     """One bandwidth roof.
 
@@ -56,7 +55,7 @@ class RooflineLevel:
     time: float
 
 
-@dataclass(frozen=True)
+@record
 class RooflineResult:
     """Roofline bottleneck analysis.
 

@@ -31,10 +31,11 @@ L2/L3) cap the cores sharing them at 1 / T_link CL/cy (cross-architecture paper 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class SaturationPoint:
     """Saturation of one ccNUMA domain's memory interface.
 

@@ -40,17 +40,17 @@ it_per_CL · f.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..machine.model import P0_MAX  # the limit of contention_p0 is machine data; re-exported here
 from .calibration import minimize_p0
 from .saturation import domain_counts, domain_rate, saturated_rate, saturation_point, shared_cap
+from ..record import record
 
 MODELS = ("contention", "saturation")
 PLACEMENTS = ("first-touch", "one-domain")
 
 
-@dataclass(frozen=True)
+@record
 class ScalingPoint:
     """Prediction for ``cores`` active cores.
 
@@ -76,7 +76,7 @@ class ScalingPoint:
     memory_busy_cy_per_cl: float = 0.0
 
 
-@dataclass(frozen=True)
+@record
 class ScalingResult:
     """Predicted performance per core count.
 

@@ -26,15 +26,15 @@ and remainder included, and its iterations are ``entries per pass x n``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..ir.kernel import coefficient
+from ..record import record
 
 #: inner loops of at least this many passes are taken as steady state (no change)
 LONG_LOOP_PASSES = 16
 
 
-@dataclass(frozen=True)
+@record
 class ShortLoopFit:
     """The short-loop parameters fitted to a kernel measured at several inner trip counts.
 

@@ -85,7 +85,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..cachesim.hierarchy import Hierarchy, LevelSpec
 from ..errors import ModelError
@@ -93,6 +93,7 @@ from ..ir.kernel import coefficient, strip_indices
 from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
 
 from ..cachesim.nest import LoopNest, MAXD, NestAccess, NestLoop, RunOptions
+from ..record import record
 
 BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
 #: the most lines one simulated level may hold: the simulator keeps 9 bytes per line (tag and
@@ -229,7 +230,7 @@ def _window_iterations(kernel, defines: dict, unit, cl: int, target: int) -> int
     return max(target, COLUMN_WALK_PERIODS * elems_per_cl * rows)
 
 
-@dataclass(frozen=True)
+@record
 class SimulationInfo:
     """How a simulation ran (for the report and JSON).
 

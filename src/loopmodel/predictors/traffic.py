@@ -9,10 +9,12 @@ this structure, so they work with either predictor.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class LevelTraffic:
     """Traffic on the link between ``level`` and the next level away from the core.
 
@@ -48,7 +50,7 @@ class LevelTraffic:
         return self.stores_cl * self.cacheline_size
 
 
-@dataclass(frozen=True)
+@record
 class TrafficPrediction:
     """Per-level traffic for one kernel, machine and set of sizes.
 

@@ -23,11 +23,11 @@ Steps: the model is constant between the sizes where the traffic changes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..predictors.layer_conditions import transition_size
 from . import label_layout
 from .figures import finish, pyplot, rgb
+from ..record import record
 
 #: line styles of overlapping contributions other than T_OL
 _OVERLAP_STYLES = ("-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
@@ -44,7 +44,7 @@ _LEADER_PT = 10.0
 _LABEL_FONT = 7
 
 
-@dataclass(frozen=True)
+@record
 class LevelState:
     """Layer conditions of one cache level at one size.
 
@@ -63,7 +63,7 @@ class LevelState:
     data_set_transition: float | None = None
 
 
-@dataclass(frozen=True)
+@record
 class EcmPoint:
     """What the picture needs of one analysis (a few hundred bytes, so a sweep keeps them all).
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..compiled.compile import fp_reassociation, resolve_compiler
 from ..errors import DefineError, ModelError, OptionError, ToolError
@@ -26,11 +26,12 @@ from ..models.short_loops import inner_trips, is_short, quantization, short_loop
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.traffic import TrafficPrediction
 from .confidence import Confidence, assess, kernel_facts
+from ..record import record
 
 MODELS = ("LC", "ECM", "Roofline")
 
 
-@dataclass(frozen=True)
+@record
 class AnalyzerSettings:
     """The settings of an :class:`Analyzer`, in the library's units (bytes, B/s, resolved
     analyzer names): what a command's Options (:mod:`loopmodel.workflows.analyze`) become once
@@ -107,7 +108,7 @@ class AnalyzerSettings:
     notes: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class AnalysisResult:
     """Everything computed for one set of sizes (rendered by text, JSON and plots); ``confidence``:
     its regime tags and the host validation's error band (:mod:`loopmodel.workflows.confidence`)."""

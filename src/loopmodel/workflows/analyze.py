@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ..errors import DefineError, LoopmodelError
 from ..fileio.defines import Sweep, sweep
@@ -24,6 +23,7 @@ from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
+from ..record import record
 
 #: ``-p`` names (lower case, ``-``/``_`` removed) -> loopmodel's models; Kerncraft's ECMData
 #: (data-transfer terms), ECMCPU (in-core part) and RooflineFLOP included
@@ -58,7 +58,7 @@ def unit_name(text: str) -> str:
     return {u.lower(): u for u in UNITS}.get(text.lower(), text)
 
 
-@dataclass(frozen=True)
+@record
 class AnalysisOptions:
     """The options of every analysing command (``analyze``, ``scaling``, ``energy``): sizes,
     clock, cache and traffic predictors, in-core analysis. Defaults are the command line's."""
@@ -126,7 +126,7 @@ class AnalysisOptions:
                "written goes to memory (layer conditions and cache simulation)", "--nt-stores")
 
 
-@dataclass(frozen=True)
+@record
 class AnalyzeOptions(AnalysisOptions):
     """``analyze``'s options: the shared analysis options, the models, the active cores and
     the unit of the predictions."""
@@ -226,7 +226,7 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
     return Analyzer(model, machine_model_, settings), points
 
 
-@dataclass(frozen=True)
+@record
 class AnalyzeRun:
     """A prepared ``analyze``: the analyzer, the size points (a lazy sweep) and the models.
 

@@ -3,8 +3,6 @@ model and the multicore model, summed over its calls (ecm-model-slides.txt, "ECM
 saturation"; kerncraft-tool-paper.txt §2)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..fileio.app_file import read_app
 from ..fileio.defines import one_point, sweep
 from ..fileio.host_models import machine_notes
@@ -13,9 +11,10 @@ from ..models.application import predict
 from .analysis import Analyzer, AnalyzerSettings
 from .inputs import check_p0, core_list, machine_model
 from .options import option
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class AppOptions:
     """``app``'s options."""
 

@@ -7,7 +7,6 @@ The measurement itself is :func:`loopmodel.measure.bench.run_bench` (kerncraft-t
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from ..errors import DefineError
 from ..fileio.c_kernel import parse_kernel_file
@@ -19,9 +18,10 @@ from ..measure import bench as measure_bench
 from ..measure.stability import BLOCKS, ROUNDS, SPREAD_S, TOLERANCE
 from .measure import parse_threads
 from .options import option
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class BenchOptions:
     """``bench``'s options: sizes, the machine model whose compiler and flags to use, and how
     the kernel is run."""
@@ -54,7 +54,7 @@ class BenchOptions:
                              "--spread-s", metavar="SECONDS", type=float)
 
 
-@dataclass(frozen=True)
+@record
 class BenchRun:
     """The measurements of ``bench``: one :class:`~loopmodel.measure.bench.BenchResult` per size
     and thread count (sizes outer), and whether they form a scaling curve (``curve``: several

@@ -2,8 +2,6 @@
 compiled in-core analysis and ``bench`` compile; kerncraft-tool-paper.txt §3.3)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..compiled.codegen import generate_c
 from ..errors import DefineError
 from ..fileio.c_kernel import load_c_kernel
@@ -11,9 +9,10 @@ from ..fileio.defines import one_point, sweep
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from .inputs import alignment_bytes
 from .options import option
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class CodegenOptions:
     """``codegen``'s options."""
 

@@ -11,13 +11,13 @@ poorly modelled.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from ..compiled.asm import RESTRUCTURED
 from ..ir.kernel import coefficient, strip_indices
 from ..models.accuracy import MIN_CASES, from_mapping
 from ..models.incore import full_simd_lanes, split_loads, strided_accesses
+from ..record import record
 from ..units import format_bytes
 
 #: regime tag -> what it means (the vocabulary shared by ``analyze`` and ``validate --corpus``)
@@ -77,7 +77,7 @@ KNOWN_WEAK = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class KernelFacts:
     """What the tags need from the kernel alone (computed once per kernel, :func:`kernel_facts`).
 
@@ -103,7 +103,7 @@ class KernelFacts:
     streams: tuple
 
 
-@dataclass(frozen=True)
+@record
 class Confidence:
     """How far to trust one prediction.
 

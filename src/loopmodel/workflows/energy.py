@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
 
 from ..errors import DefineError
 from ..fileio.defines import one_point
@@ -25,6 +24,7 @@ from .analyze import prepare
 from .inputs import check_p0, core_list, machine_name
 from .options import option
 from .scaling import MulticoreOptions, check_level
+from ..record import record
 
 #: the most operating points one command evaluates
 MAX_POINTS = 20000
@@ -34,7 +34,7 @@ MAX_CLOCKS = 1000
 CLOCK_PREFIX = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 
 
-@dataclass(frozen=True)
+@record
 class EnergyOptions(MulticoreOptions):
     """``energy``'s options: the analysis options (``--clock`` a list of clocks here), the
     multicore options (one chip by default) and the chip power model's coefficients."""
@@ -55,7 +55,7 @@ class EnergyOptions(MulticoreOptions):
                             metavar="W/GHz^2")
 
 
-@dataclass(frozen=True)
+@record
 class EnergyRun:
     """The result of ``energy``.
 

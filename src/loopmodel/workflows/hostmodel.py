@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 
 from ..compiled.llvm_mca import find_llvm_mca
 from ..errors import LoopmodelError, MachineError
@@ -52,6 +51,7 @@ from ..models.link_fit import KernelTransfers, fit_links
 from ..models.scaling import fit_p0
 from ..models.short_loops import fit_short_loop
 from .analysis import Analyzer, AnalyzerSettings
+from ..record import record
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -63,7 +63,7 @@ BENCH_SOURCES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class HostModel:
     """A probed machine model.
 

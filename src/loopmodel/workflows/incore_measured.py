@@ -27,13 +27,13 @@ import dataclasses
 import os
 import socket
 import tempfile
-from dataclasses import dataclass
 
 from ..errors import LoopmodelError, ModelError, OptionError
 from ..ir.point import check_point
 from ..measure import bench as measure_bench
 from ..models.ecm import ecm_model
 from ..models.incore import InCoreMeasurement, InCoreResult
+from ..record import record
 
 #: share of the L1 the measured data set may fill (the rest for the stack, code, the harness)
 L1_SHARE = 0.5
@@ -44,7 +44,7 @@ INNER_MODULUS = 64
 DEFAULT_L1_B = 32768
 
 
-@dataclass(frozen=True)
+@record
 class L1Sizes:
     """Sizes at which a kernel's data set fits in L1 (:func:`l1_sizes`).
 

@@ -5,7 +5,6 @@ optionally the core clock (:mod:`loopmodel.measure.stream`, :mod:`loopmodel.meas
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from .. import toolchain
 from ..errors import DefineError
@@ -16,12 +15,13 @@ from ..measure.stream import StreamResult, run_stream
 from ..measure.topology import allowed_cpus
 from ..units import UnitError, parse_quantity
 from .options import option
+from ..record import record
 
 #: the total size of all arrays when ``--size`` is not given
 DEFAULT_SIZE = "512 MiB"
 
 
-@dataclass(frozen=True)
+@record
 class MeasureOptions:
     """``measure``'s options (what is measured and how)."""
 
@@ -39,7 +39,7 @@ class MeasureOptions:
     clock: bool = option(False, "also measure the core clock (single core, dependent integer additions)", "--clock")
 
 
-@dataclass(frozen=True)
+@record
 class MeasureRun:
     """The result of ``measure``: the :class:`~loopmodel.measure.stream.StreamResult` and the
     measured core clock in Hz (None without ``--clock``)."""

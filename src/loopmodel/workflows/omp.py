@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from dataclasses import dataclass
 
 from .. import toolchain
 from ..errors import DefineError, LoopmodelError, ModelError
@@ -27,9 +26,10 @@ from ..models.omp_program import OmpRow, predict_program
 from .analysis import analytic_incore
 from .inputs import machine_model, machine_name
 from .options import option
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class OmpOptions:
     """``omp``'s options."""
 
@@ -45,7 +45,7 @@ class OmpOptions:
     compiler: str = option("gcc", "C compiler for --measure (default gcc)", "--compiler")
 
 
-@dataclass(frozen=True)
+@record
 class OmpResult:
     """``omp``'s result: ``rows`` (:class:`~loopmodel.models.omp_program.OmpRow`, in the order of
     the thread counts), the ``program`` (:class:`~loopmodel.ir.omp.OmpProgram`), the ``machine``

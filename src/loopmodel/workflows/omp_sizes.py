@@ -12,8 +12,6 @@ size; memory is bounded by the block, whatever the number of points.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import DefineError
@@ -28,12 +26,13 @@ from ..models.omp_program import repeat_slices
 from ..models.omp_sizes import predict_sizes
 from .inputs import machine_model, machine_name
 from .omp import OmpOptions, analyse, coherence_timing, phase_core_seconds, thread_counts
+from ..record import record
 
 #: size points predicted together (the arrays of a block are a few times this x the phases)
 BLOCK = 4096
 
 
-@dataclass(frozen=True)
+@record
 class ThreadTime:
     """One thread count at one size: ``threads``, ``total_seconds`` (the sum of the phases),
     ``speedup`` (the size's time on the first thread count / this one), ``phase_seconds``
@@ -46,7 +45,7 @@ class ThreadTime:
     repeat_seconds: tuple
 
 
-@dataclass(frozen=True)
+@record
 class SizeResult:
     """One size point: ``defines`` (constant -> value, as ``-D`` gave them), ``rows``
     (:class:`ThreadTime`, in the order of the thread counts) and ``repeat_lines`` (the source
@@ -56,7 +55,7 @@ class SizeResult:
     repeat_lines: tuple
 
 
-@dataclass(frozen=True)
+@record
 class OmpSizes:
     """A prepared size study of the program file ``path`` at ``points``
     (:class:`~loopmodel.fileio.defines.Sweep`) for ``threads``: the ``program`` at the first

@@ -21,7 +21,6 @@ unless ``force`` (and not validated: the refusal comes first).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import toolchain
@@ -39,9 +38,10 @@ from ..version import __version__
 from .corpus import CorpusRun, run_corpus
 from .hostmodel import HostModel, build_checked_host_model
 from .options import option
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class ProbeOptions:
     """``machine probe``'s options. ``coherence`` and ``coherence_only`` exclude each other."""
 
@@ -74,7 +74,7 @@ class ProbeOptions:
         "--validate-only")
 
 
-@dataclass(frozen=True)
+@record
 class ProbeResult:
     """What a probe made.
 

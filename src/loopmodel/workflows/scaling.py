@@ -8,7 +8,6 @@ comparison with a measurement. :func:`run` returns a :class:`ScalingRun`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..errors import DefineError
 from ..fileio.defines import one_point
@@ -17,9 +16,10 @@ from .analysis import AnalysisResult
 from .analyze import AnalysisOptions, prepare
 from .inputs import check_p0, core_list, read_measured
 from .options import option
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record
 class MulticoreOptions(AnalysisOptions):
     """The analysis options and the multicore options of ``scaling`` and ``energy``."""
 
@@ -33,7 +33,7 @@ class MulticoreOptions(AnalysisOptions):
     data_in: str = option("MEM", "memory level the data are in (default MEM)", "--data-in", metavar="LEVEL")
 
 
-@dataclass(frozen=True)
+@record
 class ScalingOptions(MulticoreOptions):
     """``scaling``'s options: the multicore options and the measured points to compare with."""
 
@@ -42,7 +42,7 @@ class ScalingOptions(MulticoreOptions):
     fit_p0: bool = option(False, "fit p0 to the --measured points", "--fit-p0")
 
 
-@dataclass(frozen=True)
+@record
 class ScalingRun:
     """The result of ``scaling``.
 

@@ -17,7 +17,6 @@ import hashlib
 import itertools
 import os
 import shlex
-from dataclasses import dataclass
 
 from .. import gate
 from ..errors import KernelError, LoopmodelError
@@ -29,6 +28,7 @@ from ..fileio.reader import KERNEL_MAX_BYTES, decode, read_bytes
 from ..fileio.yaml_reader import read_yaml
 from .analyze import AnalyzeOptions, model_names
 from .options import fields, from_values
+from ..record import record
 
 #: the study file's keys
 STUDY_KEYS = ("kernels", "machines", "defines", "options")
@@ -42,7 +42,7 @@ class StudyError(LoopmodelError):
     """A malformed study file (one line naming the file and the key)."""
 
 
-@dataclass(frozen=True)
+@record
 class StudyKernel:
     """A kernel of a study, with its bytes: a task carries them to the worker, which parses
     them (:meth:`parts`) and reads no file, so a worker with another working folder, or on
@@ -82,7 +82,7 @@ class StudyKernel:
         return self.path
 
 
-@dataclass(frozen=True)
+@record
 class StudyMachine:
     """A machine of a study: ``given`` as written, ``spec`` what ``-m`` gets (a built-in
     name, ``host``, or a path relative to the study file's folder; the reports name the
@@ -95,7 +95,7 @@ class StudyMachine:
     model: object = dataclasses.field(default=None, repr=False, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Study:
     """A checked study file.
 

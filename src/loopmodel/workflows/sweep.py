@@ -42,6 +42,7 @@ from .inputs import machine_name
 from .options import option
 from .study import FIXED_COLUMNS, Study, StudyError, StudyKernel, StudyMachine, read_study
 from .sweep_dask import SweepStopped
+from ..record import record
 
 #: points per task (a task prepares one analyzer and runs its points; the cache stores tasks)
 CHUNK_POINTS = 32
@@ -52,7 +53,7 @@ DEFAULT_Y = "ecm.performance.cy_per_cl"
 MAX_TABLE_ROWS = 10 ** 7
 
 
-@dataclass(frozen=True)
+@record
 class SweepOptions:
     """``sweep``'s options that decide how the study is computed: where (a Dask scheduler or a
     local cluster of N processes), whether the result cache is used, and the trust given to
@@ -77,7 +78,7 @@ class SweepInterrupted(SweepStopped):
     exit_code = 130
 
 
-@dataclass(frozen=True)
+@record
 class Chunk:
     """One task: points of one kernel, machine and option set.
 
@@ -476,7 +477,7 @@ def parquet_metadata() -> dict:
 # ---------------------------------------------------------------- one kernel, machine and option set
 
 
-@dataclass(frozen=True)
+@record
 class SizeSweep:
     """The rows of a size sweep of one kernel, machine and option set (the Python API's
     ``loopmodel.sweep``), computed as they are read.

@@ -176,3 +176,7 @@ def test_a_record_refuses_what_it_does_not_make():
             ns["x"] = value
         with pytest.raises(TypeError, match="make the class with @dataclass"):
             record(types.new_class("Odd", (), exec_body=lambda body: body.update(ns)))
+    for ns in ({"__annotations__": {"x": "int"}, "x": property(lambda self: 1)},  # a data descriptor as default
+               {"__annotations__": {"x": "int"}, "__slots__": ("x",)}):
+        with pytest.raises(TypeError, match="make the class with @dataclass"):
+            record(types.new_class("Odd", (), exec_body=lambda body: body.update({**ns, "__module__": __name__})))

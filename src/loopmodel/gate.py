@@ -52,8 +52,9 @@ COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|cc|clang|icc|icx|armclang)(?
 #: ``_ . + -`` (no spaces, quotes, parentheses, braces or semicolons)
 MACRO_FLAG = re.compile(r"-(?P<op>[DU])(?P<name>_?[A-Z][A-Z0-9_]*)(?:=(?P<value>[\w.+-]*))?")
 
-#: flags data may give (full match), besides :data:`MACRO_FLAG`; see :func:`check_flags`
-_ALLOWED_FLAGS = tuple(re.compile(p) for p in (
+#: flags data may give (full match), besides :data:`MACRO_FLAG`; see :func:`check_flags` (patterns
+#: compiled as a flag first reaches them: a machine file's flags need the first few)
+_ALLOWED_FLAGS = (
     r"-O(?:[0-3sgz]|fast)?",                              # optimisation level
     r"-(?:march|mtune|mcpu|mfpu|mabi|mprefer-vector-width|msve-vector-bits)=[\w.+-]+",
     r"-m(?!llvm\b)[a-z0-9][\w.+-]*(?:=[\w.+,-]+)?",      # -mavx2, -mno-fma, -m64, -mcmodel=small
@@ -67,7 +68,7 @@ _ALLOWED_FLAGS = tuple(re.compile(p) for p in (
     r"-q(?:no-)?openmp(?:-simd)?", r"-qopt-(?!report)[\w-]+(?:=[\w.-]+)?", r"-qoverride-limits",
     r"-nolib-inline", r"-ipo\d*", r"-no-?(?:vec|prec-div|prec-sqrt|ip|ansi-alias)", r"-ansi-alias",
     r"-prec-(?:div|sqrt)", r"-restrict", r"-unroll(?:\d+|-aggressive)?", r"-ip",
-))
+)
 
 #: -f options (``-f``/``-fno-`` stripped) that load or run code, read files or write files
 _DENIED_F = re.compile(
@@ -140,7 +141,7 @@ def flag_allowed(flag: str) -> bool:
         return False
     if flag.startswith(("-D", "-U")):
         return MACRO_FLAG.fullmatch(flag) is not None
-    if not any(p.fullmatch(flag) for p in _ALLOWED_FLAGS):
+    if not any(re.fullmatch(p, flag) for p in _ALLOWED_FLAGS):
         return False
     if flag.startswith("-f"):
         name = flag[2:]

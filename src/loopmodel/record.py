@@ -62,10 +62,11 @@ def _make(cls, with_repr: bool):
     given = dict(cls.__dict__)
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)  # the bookkeeping, no method
     fields = dataclasses.fields(cls)
-    if len(fields) != len(cls.__dataclass_fields__) or any(
-            not f.init or f.kw_only or f.name.startswith("__") for f in fields):
-        raise TypeError(f"{cls.__qualname__}: a field InitVar, ClassVar, keyword-only, left out of __init__ or "
-                        "named __*: make the class with @dataclass(frozen=True)")
+    if len(fields) != len(cls.__dataclass_fields__) or "__slots__" in given or any(
+            not f.init or f.kw_only or f.name.startswith("__") or _descriptor(getattr(cls, f.name, None))
+            for f in fields):
+        raise TypeError(f"{cls.__qualname__}: a field InitVar, ClassVar, keyword-only, left out of __init__, named "
+                        "__*, or a data descriptor, or __slots__: make the class with @dataclass(frozen=True)")
     _add(cls, "__init__", _init(cls, fields))
     if with_repr:
         _add(cls, "__repr__", _repr(tuple(f.name for f in fields if f.repr)))
@@ -86,6 +87,11 @@ def _make(cls, with_repr: bool):
     return cls
 
 
+def _descriptor(value) -> bool:
+    """Whether ``value`` (a field's class attribute: its default) is a data descriptor."""
+    return hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
+
+
 def _qualified(cls, fn):
     fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
     fn.__module__ = cls.__module__
@@ -99,9 +105,11 @@ def _add(cls, name: str, fn) -> None:
 
 
 def _init(cls, fields):
-    """``__init__(self, <fields>)``: each field set with ``object.__setattr__`` (a default factory
-    called where its parameter was not given), then ``self.__post_init__()`` where the class has
-    one; compiled from source, its defaults and annotations set on the function.
+    """``__init__(self, <fields>)``: the fields stored in the instance's ``__dict__`` in their
+    order (what ``object.__setattr__`` does for them: :func:`_make` refuses a field whose class
+    attribute is a data descriptor), a default factory called where its parameter was not given,
+    then ``self.__post_init__()`` where the class has one. Compiled from a one-line body (a third
+    of the standard text's parsing), its defaults and annotations set on the function.
 
     Raises:
         TypeError: a field without default follows one with a default (the standard message).
@@ -112,21 +120,21 @@ def _init(cls, fields):
             seen_default = True
         elif seen_default:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
-    self_name = "__dataclass_self__" if "self" in (f.name for f in fields) else "self"
+    me = "__dataclass_self__" if "self" in (f.name for f in fields) else "self"
     factories = {f"__factory_{f.name}": f.default_factory for f in fields
                  if f.default_factory is not dataclasses.MISSING}
-    body = [f"__set({self_name},{f.name!r},"
-            + (f"__factory_{f.name}() if {f.name} is __FACTORY else {f.name})" if f"__factory_{f.name}" in factories
-               else f"{f.name})") for f in fields]
+    values = [f"__factory_{f.name}() if {f.name} is __FACTORY else {f.name}" if f"__factory_{f.name}" in factories
+              else f.name for f in fields]
+    body = [f"{me}.__dict__.update(zip(__names, ({', '.join(values)},)))"] if fields else []
     if hasattr(cls, "__post_init__"):
-        body.append(f"{self_name}.__post_init__()")
-    outer = ", ".join(["__set", "__FACTORY", *factories])
-    text = (f"def __make({outer}):\n def __init__({', '.join([self_name, *(f.name for f in fields)])}):\n"
+        body.append(f"{me}.__post_init__()")
+    text = (f"def __make({', '.join(['__names', '__FACTORY', *factories])}):\n"
+            f" def __init__({', '.join([me, *(f.name for f in fields)])}):\n"
             + "".join(f"  {line}\n" for line in body or ["pass"]) + " return __init__\n")
     namespace = {}
     module = sys.modules.get(cls.__module__)  # its globals: typing.get_type_hints resolves the annotations there
     exec(text, vars(module) if module is not None else {}, namespace)  # noqa: S102 - our text, as dataclasses does
-    fn = namespace["__make"](object.__setattr__, _FACTORY, *factories.values())
+    fn = namespace["__make"](tuple(f.name for f in fields), _FACTORY, *factories.values())
     defaults = [f.default if f.default_factory is dataclasses.MISSING else _FACTORY for f in fields
                 if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING]
     fn.__defaults__ = tuple(defaults) or None

@@ -167,6 +167,22 @@ def test_a_record_pickles_and_copies_as_a_dataclass():
     assert typing.get_type_hints(_Pickled.__init__) == {"x": int, "y": tuple, "return": type(None)}  # module globals
 
 
+@record
+class _Lazy:
+    """A record whose __init__ nothing has looked at yet."""
+
+    x: int
+    y: tuple = ()
+
+
+def test_a_record_compiles_its_init_when_first_called():
+    assert not isinstance(vars(_Lazy)["__init__"], types.FunctionType)
+    assert _Lazy(1, (2,)) == _Lazy(x=1, y=(2,)) and isinstance(vars(_Lazy)["__init__"], types.FunctionType)
+    assert str(inspect.signature(_Lazy)) == "(x: 'int', y: 'tuple' = ()) -> None"
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+        _Lazy()
+
+
 def test_a_record_refuses_what_it_does_not_make():
     for annotation, value in (("dataclasses.InitVar[int]", None), ("typing.ClassVar[int]", 1),
                               ("int", dataclasses.field(default=1, init=False)),

@@ -180,6 +180,10 @@ def test_versioned_llvm_mca_names_are_what_the_glob_finds(tmp_path, monkeypatch)
     monkeypatch.delenv(llvm_mca.ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert find_llvm_mca() == str(tmp_path / "llvm-mca-19")
+    (tmp_path / "link").symlink_to(tmp_path)  # the folder again under other names: listed once, the same choice
+    for path in (f"{tmp_path}/link:{tmp_path}", f"{tmp_path}:{tmp_path}/link:{tmp_path}"):
+        monkeypatch.setenv("PATH", path)
+        assert find_llvm_mca() == max(str(tmp_path / "llvm-mca-19"), str(tmp_path / "link" / "llvm-mca-19"))
 
 
 WARM = ["analyze", str(KERNELS / "3d-long-range.c"), "-m", IVB, "-D", "M=130", "-D", "N=1015"]

@@ -67,7 +67,9 @@ def _make(cls, with_repr: bool):
             for f in fields):
         raise TypeError(f"{cls.__qualname__}: a field InitVar, ClassVar, keyword-only, left out of __init__, named "
                         "__*, or a data descriptor, or __slots__: make the class with @dataclass(frozen=True)")
-    _add(cls, "__init__", _init(cls, fields))
+    _check_order(fields)
+    if "__init__" not in cls.__dict__:
+        cls.__init__ = _LazyInit(cls, fields, hasattr(cls, "__post_init__"))
     if with_repr:
         _add(cls, "__repr__", _repr(tuple(f.name for f in fields if f.repr)))
     _add(cls, "__eq__", _eq(_getter(tuple(f.name for f in fields if f.compare))))
@@ -104,29 +106,48 @@ def _add(cls, name: str, fn) -> None:
         setattr(cls, name, _qualified(cls, fn))
 
 
-def _init(cls, fields):
-    """``__init__(self, <fields>)``: the fields stored in the instance's ``__dict__`` in their
-    order (what ``object.__setattr__`` does for them: :func:`_make` refuses a field whose class
-    attribute is a data descriptor), a default factory called where its parameter was not given,
-    then ``self.__post_init__()`` where the class has one. Compiled from a one-line body (a third
-    of the standard text's parsing), its defaults and annotations set on the function.
+class _LazyInit:
+    """A record's ``__init__`` until the class is first called or its ``__init__`` looked up
+    (``cls.__init__``, ``inspect.signature(cls)``): then :func:`_init` compiles it and puts it in
+    its place. A class only read back from the per-user cache (unpickled: no ``__init__`` runs)
+    compiles none: half the records of a warm analysis."""
 
-    Raises:
-        TypeError: a field without default follows one with a default (the standard message).
-    """
+    __slots__ = ("cls", "fields", "post_init")
+
+    def __init__(self, cls, fields, post_init: bool):
+        self.cls, self.fields, self.post_init = cls, fields, post_init
+
+    def __get__(self, obj, owner=None):
+        fn = _qualified(self.cls, _init(self.cls, self.fields, self.post_init))
+        self.cls.__init__ = fn
+        return fn.__get__(obj, owner)
+
+
+def _check_order(fields) -> None:
+    """Raises TypeError (the standard message) where a field without default follows one with a
+    default: at the class statement, as the standard decorator does, not at the first call."""
     seen_default = False
     for f in fields:
         if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
             seen_default = True
         elif seen_default:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _init(cls, fields, post_init: bool):
+    """``__init__(self, <fields>)``: the fields stored in the instance's ``__dict__`` in their
+    order (what ``object.__setattr__`` does for them: :func:`_make` refuses a field whose class
+    attribute is a data descriptor), a default factory called where its parameter was not given,
+    then ``self.__post_init__()`` where the class has one (``post_init``, as it was at the class
+    statement). Compiled from a one-line body (a third of the standard text's parsing), its
+    defaults and annotations set on the function."""
     me = "__dataclass_self__" if "self" in (f.name for f in fields) else "self"
     factories = {f"__factory_{f.name}": f.default_factory for f in fields
                  if f.default_factory is not dataclasses.MISSING}
     values = [f"__factory_{f.name}() if {f.name} is __FACTORY else {f.name}" if f"__factory_{f.name}" in factories
               else f.name for f in fields]
     body = [f"{me}.__dict__.update(zip(__names, ({', '.join(values)},)))"] if fields else []
-    if hasattr(cls, "__post_init__"):
+    if post_init:
         body.append(f"{me}.__post_init__()")
     text = (f"def __make({', '.join(['__names', '__FACTORY', *factories])}):\n"
             f" def __init__({', '.join([me, *(f.name for f in fields)])}):\n"

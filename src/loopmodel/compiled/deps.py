@@ -65,6 +65,9 @@ class _Mem:
 
 @record
 class _Insn:
+    """One instruction of the block: its text, the registers it reads and writes, its memory
+    operands (:class:`_Mem`) loaded and stored, whether it is an integer increment, a move."""
+
     text: str
     reads: tuple
     writes: tuple

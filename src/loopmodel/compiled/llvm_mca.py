@@ -96,9 +96,9 @@ def find_llvm_mca() -> str | None:
     if chosen:
         found = shutil.which(chosen)
         return os.path.abspath(found) if found else None
-    cands = []
+    cands, listed = [], {}
     for d in os.environ.get("PATH", "").split(os.pathsep):
-        for p in _versioned_names(d):
+        for p in _versioned_names_once(d, listed):
             m = re.search(r"llvm-mca-(\d+)$", p)
             if m and os.access(p, os.X_OK):
                 cands.append((int(m.group(1)), p))
@@ -106,6 +106,21 @@ def find_llvm_mca() -> str | None:
         return os.path.abspath(max(cands)[1])
     found = shutil.which("llvm-mca")
     return os.path.abspath(found) if found else None
+
+
+def _versioned_names_once(folder: str, listed: dict) -> list:
+    """:func:`_versioned_names` of ``folder``, each folder listed once however often the PATH
+    names it: a folder seen before under another name (``/bin``, a link to ``/usr/bin``: a
+    thousand names) gives the names found there, joined to this name. ``listed`` maps (device,
+    inode) of the folders listed so far to their bare names."""
+    try:
+        st = os.stat(folder or os.curdir)
+    except OSError:
+        return []
+    key = (st.st_dev, st.st_ino)
+    if key not in listed:
+        listed[key] = [os.path.basename(p) for p in _versioned_names(folder)]
+    return [os.path.join(folder, n) for n in listed[key]]
 
 
 def _versioned_names(folder: str) -> list:

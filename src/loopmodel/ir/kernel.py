@@ -327,8 +327,12 @@ class Kernel:
         return self.unit_of_work(cacheline_size, defines).iterations
 
     def is_inner_invariant(self, access: Access) -> bool:
-        """True if the access does not move with the inner loop (kept in a register)."""
-        return coefficient(access.offset, self.inner_loop.index).is_zero()
+        """True if the access does not move with the inner loop (kept in a register): the
+        :func:`coefficient` of the inner index in its offset is zero, i.e. no term of the offset
+        has the index to the first power (the terms' coefficients are non-zero, and removing the
+        index from two such terms leaves two different monomials)."""
+        one = (self.inner_loop.index, 1)
+        return not any(one in m for m in access.offset.terms)
 
     def streamed_reads(self) -> tuple:
         """Reads that move with the inner loop (loop-invariant ones are hoisted to registers)."""
@@ -419,11 +423,10 @@ class Kernel:
 def coefficient(expr: Poly, var: str) -> Poly:
     """Coefficient of the (affine) loop index ``var`` in ``expr``."""
     out = {}
+    one = (var, 1)
     for m, c in expr.terms.items():
-        d = dict(m)
-        if d.get(var, 0) == 1:
-            del d[var]
-            key = tuple(sorted(d.items()))
+        if one in m:  # a monomial names a symbol once, in sorted (symbol, exponent) pairs
+            key = tuple(p for p in m if p != one)
             out[key] = out.get(key, 0) + c
     return Poly(out)
 

@@ -75,7 +75,7 @@ class Poly:
         return frozenset(s for m in self._terms for s, _ in m)
 
     def is_constant(self) -> bool:
-        return all(m == () for m in self._terms)
+        return len(self._terms) == 0 or (len(self._terms) == 1 and () in self._terms)
 
     def constant_value(self) -> Number:
         """The value of a constant polynomial; raises ValueError otherwise."""
@@ -104,7 +104,11 @@ class Poly:
         return Poly({m: -c for m, c in self._terms.items()})
 
     def __sub__(self, other):
-        return self + (-Poly.coerce(other))
+        other = Poly.coerce(other)
+        t = dict(self._terms)
+        for m, c in other._terms.items():
+            t[m] = t.get(m, 0) - c
+        return Poly(t)
 
     def __rsub__(self, other):
         return Poly.coerce(other) - self

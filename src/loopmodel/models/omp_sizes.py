@@ -83,6 +83,9 @@ class _Chunk:
 
 @record
 class _Statement:
+    """One access of a phase at the sizes: a store or a load, its array, element size (B) and the
+    chunks of it each thread touches (:class:`_Chunk`)."""
+
     store: bool
     array: str
     elem: int

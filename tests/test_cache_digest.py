@@ -47,9 +47,33 @@ def test_key_changes_with_one_byte_of_any_module(tmp_path, monkeypatch):
 
 def test_digest_is_computed_once_per_process(monkeypatch):
     cache.code_digest()
-    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("source read again"))
+    monkeypatch.setattr(cache, "_read_bytes", lambda path: pytest.fail("source read again"))
+    monkeypatch.setattr(cache, "_stamp", lambda root, files: pytest.fail("sources stamped again"))
     for _ in range(3):
         cache.make_key("x")
+
+
+def test_digest_is_read_back_while_no_source_file_changed(tmp_path, monkeypatch):
+    """A process after the first reads the digest back (no source file read) while every file
+    keeps its size, modification time and inode; a file written, even with the same size, is
+    read and hashed again, and gives the digest of its new bytes."""
+    copy = _copy_package(tmp_path)
+    monkeypatch.setattr(cache, "PACKAGE_ROOT", copy)
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    first = cache.code_digest()
+    cache._digest_of.cache_clear()
+    read = []
+    real = cache._read_bytes
+    monkeypatch.setattr(cache, "_read_bytes", lambda path: read.append(path) or real(path))
+    assert cache.code_digest() == first and read == []
+    f = copy / "units.py"
+    text = f.read_bytes()
+    os.utime(f, ns=(0, f.stat().st_mtime_ns + 10 ** 9))  # touched: read again, the same bytes
+    cache._digest_of.cache_clear()
+    assert cache.code_digest() == first and len(read) > 100
+    f.write_bytes(text.replace(b"import math", b"import sys ", 1))  # the same size, other bytes
+    cache._digest_of.cache_clear()
+    assert cache.code_digest() != first
 
 
 @needs_tools

@@ -29,6 +29,7 @@ from . import c_function
 from .c_source import c_integer, function_form, parse_source, parse_unit, prepare, unit_source, wrap
 from .defines import MAX_SIZE
 from .reader import KERNEL_MAX_BYTES, read_text
+from ..record import record
 
 #: element types of OpenMP programs and YAML descriptions (the C kernel front-end takes
 #: every type of :data:`loopmodel.ir.ctypes.TYPE_BYTES`)
@@ -53,7 +54,7 @@ INTEGER_NOTE = ("integer arrays ({names}): their loads, stores and traffic use t
                 "is counted as floating-point operations (FLOP counts, the analytic in-core model)")
 
 
-@dataclass(frozen=True)
+@record
 class CKernel:
     """A parsed C kernel file.
 

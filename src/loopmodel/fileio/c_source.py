@@ -19,7 +19,6 @@ Any other directive is an error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from pycparser import c_parser
 
@@ -27,6 +26,7 @@ from ..errors import KernelError
 from ..ir.ctypes import typedef_line
 from .c_limits import check_depth, check_statement_tokens
 from .defines import MAX_SIZE
+from ..record import record
 
 #: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
 STANDARD_HEADERS = frozenset({"math.h", "stdlib.h", "stdio.h", "stddef.h", "stdint.h", "omp.h", "tgmath.h",
@@ -51,7 +51,7 @@ _C_INTEGER = re.compile(r"(?:0[xX](?P<hex>[0-9a-fA-F]+)|0[bB](?P<bin>[01]+)|(?P<
                         r"[uUlL]*")
 
 
-@dataclass(frozen=True)
+@record
 class Prepared:
     """A kernel file's text ready for pycparser.
 

@@ -84,7 +84,7 @@ def _same_class(ours, theirs, values: dict) -> None:
 
 def _package_records():
     for info in pkgutil.walk_packages(loopmodel.__path__, "loopmodel."):
-        if info.name.endswith("__main__"):
+        if info.name.endswith(("__main__", "._build")):  # _build: the extension's build script
             continue
         module = importlib.import_module(info.name)
         for obj in vars(module).values():

@@ -23,9 +23,11 @@ from loopmodel.fileio.omp_sizes import ProgramAtSizes
 from loopmodel.ir.omp import Repeat
 from loopmodel.ir.omp_sizes import program_sizes
 from loopmodel.machine.coherence import TRANSITION_KEYS, CoherenceTable
+from loopmodel.models import omp_sizes as omp_sizes_model
 from loopmodel.models.coherence_timing import Timing
 from loopmodel.models.omp_program import predict_program
 from loopmodel.models.omp_sizes import Footprint, predict_sizes
+from loopmodel.models.omp_trace import Traces, simulate
 from loopmodel.report import doctypes
 from loopmodel.workflows import omp_sizes
 from loopmodel.workflows.omp import OmpOptions, analyse, phase_core_seconds
@@ -181,6 +183,56 @@ def test_the_study_of_an_example_equals_each_size_alone(machine, path, ns, threa
         assert _vectorised(res) == _per_size(path, model, res.defines, threads), res.defines
 
 
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(EXAMPLES), ns=st.lists(_NS, min_size=3, max_size=9, unique=True),
+       threads=st.lists(st.integers(1, 16), min_size=1, max_size=16, unique=True), block=st.integers(1, 4))
+def test_a_study_in_blocks_equals_each_size_alone(machine, monkeypatch, path, ns, threads, block):
+    """A study cut into blocks of a few sizes (the line states of the classes met in an
+    earlier block reused) gives every number of the per-size path at every size, for any
+    thread counts in any order."""
+    monkeypatch.setattr(omp_sizes, "BLOCK", block)
+    model = load_machine(machine)
+    results = _study(path, machine, [f"N={n}" for n in ns], threads)
+    assert [r.defines for r in results] == [{"N": n} for n in ns]
+    for res in results:
+        assert _vectorised(res) == _per_size(path, model, res.defines, threads), res.defines
+
+
+def test_a_block_whose_classes_were_met_before_reuses_their_line_states(machine, monkeypatch):
+    """The second block's sizes order their cuts as some of the first block's do: their line
+    states are not simulated again, and every number is the same as in a study of them alone."""
+    simulated = []
+
+    def counted(*args):
+        simulated.append(args)
+        return simulate(*args)
+
+    monkeypatch.setattr(omp_sizes_model, "simulate", counted)
+    timing = Timing(load_machine(machine).coherence)
+    ns = [1000 * k for k in range(1, 41)]
+    whole = program_sizes([read_omp_program(EXAMPLES[0], {"N": n}) for n in ns])
+    traces = Traces()
+    first = list(predict_sizes(whole, timing, (3, 16), traces=traces))
+    assert len(simulated) == 2
+    again = list(predict_sizes(whole.take(np.arange(20, 40)), timing, (16, 3), traces=traces))
+    assert len(simulated) == 2
+    for a, b in zip(first, again[::-1]):
+        assert np.array_equal(a.seconds[a.phase_rows][:, 20:], b.seconds[b.phase_rows])
+        assert np.array_equal(a.transitions[a.phase_rows][..., 20:], b.transitions[b.phase_rows])
+
+
+@pytest.mark.parametrize("path", EXAMPLES)
+def test_every_thread_count_of_a_study_equals_each_size_alone(machine, monkeypatch, path):
+    """T = 1..16 at sizes from one element per thread to 10^7, in blocks of 4 sizes."""
+    ns = [1, 15, 16, 17, 100, 1000, 4099, 65536, 999_983, 10_000_000]
+    model = load_machine(machine)
+    threads = list(range(1, 17))
+    monkeypatch.setattr(omp_sizes, "BLOCK", 4)
+    results = _study(path, machine, [f"N={n}" for n in ns], threads)
+    for res in results:
+        assert _vectorised(res) == _per_size(path, model, res.defines, threads), res.defines
+
+
 @pytest.mark.parametrize("name,defines,one_by_one", [
     ("rows.c", ["N=3:40:1", "M=1:17:8"], 0), ("columns.c", ["N=1:70:3"], 8), ("strided.c", ["N=1:30:1", "N=9000"], 0),
     ("edges.c", ["N=1:150:1"], 0), ("triangle.c", ["N=1:12:1"], 12), ("sweeps.yml", ["N=1:9:2", "ITERS=1:4:1"], 0)])
@@ -211,7 +263,7 @@ def test_every_phase_equals_predict_program(machine, path, ns, threads):
     per_phase = [[ph for it in p.items for ph in (it.body if isinstance(it, Repeat) else (it,))] for p in programs]
     core = {id(sp): np.array([math.nan if c.get(ph[j]) is None else c[ph[j]] for c, ph in zip(cores, per_phase)])
             for j, sp in enumerate(unique)}
-    pred = predict_sizes(sizes, timing, threads, core)
+    pred, = predict_sizes(sizes, timing, (threads,), core)
     assert pred.done.all()
     for s, (program, c) in enumerate(zip(programs, cores)):
         ref = predict_program(program, timing, threads, c)
@@ -237,8 +289,8 @@ def test_more_threads_than_the_state_masks_hold_are_predicted_size_by_size(tmp_p
     model = load_machine(str(path))
     timing = Timing(model.coherence, int(model.cacheline_size))
     programs = [read_omp_program(EXAMPLES[1], {"N": n}) for n in (100, 1000)]
-    assert not predict_sizes(program_sizes(programs), timing, 65).done.any()
-    assert predict_sizes(program_sizes(programs), timing, 64).done.all()
+    over, top = predict_sizes(program_sizes(programs), timing, (65, 64))
+    assert not over.done.any() and top.done.all()
     alone: list = []
     for res in _study(EXAMPLES[1], str(path), ["N=100", "N=1000"], [64, 65], alone):
         assert _vectorised(res) == _per_size(EXAMPLES[1], model, res.defines, [64, 65])

@@ -24,14 +24,16 @@ class ProgramAtSizes:
         path: the program (C or YAML).
         first: the first size point (constant -> int; every constant of the study).
         swept: the constants that vary over the study.
+        program: the program read at ``first``, where the caller has it (else it is read).
     Raises:
         KernelError: the file cannot be read or is refused at ``first`` (as
             :func:`~loopmodel.fileio.omp_program.read_omp_program`).
     """
 
-    def __init__(self, path, first: dict, swept):
+    def __init__(self, path, first: dict, swept, program: OmpProgram | None = None):
         self.path, self.swept = path, tuple(swept)
-        self.first = read_omp_program(path, first)
+        self._first_point = dict(first)
+        self.first = program if program is not None else read_omp_program(path, first)
         try:
             self.form = read_omp_form(path, first, self.swept) if self.swept else None
         except SizeDependent:
@@ -63,7 +65,12 @@ class ProgramAtSizes:
         """The program with repeat ``counts`` (read at ``point`` once); None if its structure is
         not the form's (then its sizes are read one by one)."""
         if counts not in self._programs:
-            program = read_omp_program(self.path, point)
+            program = self.read(point)
             same = structure(program)[0] == structure(self.form, counts)[0]
             self._programs[counts] = program if same else None
         return self._programs[counts]
+
+    def read(self, point: dict) -> OmpProgram:
+        """The program at ``point`` (:func:`~loopmodel.fileio.omp_program.read_omp_program`;
+        the first point's program is read once)."""
+        return self.first if point == self._first_point else read_omp_program(self.path, point)

@@ -1,14 +1,22 @@
 """The coherence-aware prediction of one OpenMP program at many sizes at once:
 :func:`~loopmodel.models.omp_program.predict_program` (benchmark-based-coherence-model.txt §III:
 chunks per thread §III-A, their MESI states §III-B, Algorithm 1 §III-C) for every size of a
-:class:`~loopmodel.ir.omp_sizes.ProgramSizes`, with numpy arrays over the sizes.
+:class:`~loopmodel.ir.omp_sizes.ProgramSizes`, with numpy arrays over the threads and sizes.
 
 What does not depend on the state of the lines is computed once per phase and thread count:
-the threads' chunks, their line runs, working sets and the timing functions at them. The line
-states are those of :class:`~loopmodel.models.coherence_sizes.SegmentStates`. Every number is
-computed with the operations of the per-size path in the same order (float additions
-included), so the results are identical to predicting each size alone; a repeat is simulated
-until every size has reached its steady iteration (the per-size path's rule, size by size).
+the threads' chunks and line runs (:mod:`~loopmodel.models.omp_chunks`, equal chunks of
+different phases and arrays computed once), their working sets and the timing functions at
+them (at the largest and smallest working set of each size where every thread has one of
+them). The line states are simulated once per class of sizes whose cuts fall alike
+(:mod:`~loopmodel.models.coherence_classes`, :mod:`~loopmodel.models.omp_trace`): each
+statement's chunks as runs of segments taking one transition, in slots common to all threads
+and classes (:mod:`~loopmodel.models.coherence_slots`). The bytes of each slot and their
+seconds are then counted per size from that size's cuts (:class:`_Replay`), once per distinct
+statement (another array with the same chunks and cuts, a repeat's later iteration reuse them).
+Every number is computed with the operations of the per-size path in the same order (float
+additions included), so the results are identical to predicting each size alone; a repeat is
+simulated until every size has reached its steady iteration (the per-size path's rule, size
+by size).
 
 Sizes this path does not take are left to the per-size path (:attr:`SizesPrediction.done`
 False): more than :data:`~loopmodel.models.coherence_sizes.MAX_THREADS` threads, a chunk whose
@@ -20,18 +28,17 @@ from __future__ import annotations
 
 import bisect
 import math
-
 import numpy as np
 
 from ..errors import ModelError
-from ..ir.omp_sizes import ProgramSizes, SizedPhase
+from ..ir.omp_sizes import ProgramSizes, structure
 from ..machine.coherence import LOAD_KEYS, STORE_KEYS, TRANSITION_KEYS
-from .coherence_sizes import KEYS_PER_ACTION, MAX_THREADS, SegmentStates
-from .coherence_timing import Timing
 from ..record import record
-
-#: integers (elements, bytes, lines) beyond this are left to the per-size path (no int64 overflow)
-_LIMIT = 2.0 ** 60
+from .coherence_classes import Layout
+from .coherence_sizes import KEYS_PER_ACTION, MAX_THREADS
+from .coherence_timing import Timing
+from .omp_chunks import Chunker, Plan, Statement, in_range
+from .omp_trace import Runs, Traces, items_of, plan_places, simulate
 
 
 @record
@@ -52,7 +59,8 @@ class SizesPrediction:
         overhead: float (rows,): ``overhead_seconds``.
         transitions: float (rows, 14, S): seconds per benchmark key
             (:data:`~loopmodel.machine.coherence.TRANSITION_KEYS` order), summed over the threads
-            (0 where the phase does not take it: every timing is positive).
+            (0 where the phase does not take it: every timing is positive); None where not
+            asked for.
     """
     threads: int
     done: np.ndarray
@@ -63,162 +71,12 @@ class SizesPrediction:
     core_seconds: np.ndarray
     in_core: np.ndarray
     overhead: np.ndarray
-    transitions: np.ndarray
+    transitions: np.ndarray | None
 
     def phase_seconds(self, sizes) -> list:
         """Per size that ``sizes`` picks (indices or a bool mask), the ``seconds`` of every
         executed phase (lists of Python floats)."""
         return self.seconds[self.phase_rows][:, sizes].T.tolist()
-
-
-@record
-class _Chunk:
-    """One thread's chunk of one statement at S sizes: ``(start, step, count)`` int64 (S,),
-    count 0 where the thread has none."""
-    thread: int
-    start: np.ndarray
-    step: np.ndarray
-    count: np.ndarray
-
-
-@record
-class _Statement:
-    """One access of a phase at the sizes: a store or a load, its array, element size (B) and the
-    chunks of it each thread touches (:class:`_Chunk`)."""
-
-    store: bool
-    array: str
-    elem: int
-    chunks: tuple
-
-
-class _Plan:
-    """What one phase is at S sizes on T threads, whatever the line states: its statements'
-    chunks, the threads' iterations and working sets, the timing functions at them (cached)."""
-
-    def __init__(self, sized: SizedPhase, elements: dict, threads: int, line: int):
-        self.sized, self.line = sized, line
-        self.team = threads if sized.phase.kind == "parallel" else 1
-        self.boxes, self.present = _boxes(sized, self.team)
-        self.statements = _statements(sized, self.boxes, self.present, elements)
-        self.work = np.zeros((self.team, sized.lo.shape[1]), dtype=np.int64)
-        for st_ in self.statements:
-            for c in st_.chunks:
-                self.work[c.thread] += c.count * st_.elem
-        self._f: dict = {}
-
-    def runs(self) -> list:
-        """``(array, chunk, (lo, hi))`` of every chunk: the line run ``[lo, hi)`` it covers
-        (int64 (S,), :meth:`~loopmodel.models.coherence.Chunk.lines` for a stride of at most a
-        line; lo = hi = 0 where the thread has no chunk)."""
-        out = []
-        for st_ in self.statements:
-            for c in st_.chunks:
-                e, step = st_.elem, c.step
-                last = c.start + np.maximum(c.count - 1, 0) * step
-                lo = np.where(c.count > 0, c.start * e // self.line, 0)
-                hi = np.where(c.count > 0, ((last + 1) * e - 1) // self.line + 1, 0)
-                out.append((st_.array, c, (lo, hi)))
-        return out
-
-    def supported(self):
-        """bool (S,): every chunk has at most one element or a stride of at most a line."""
-        ok = np.ones(self.work.shape[1], dtype=bool)
-        for st_ in self.statements:
-            for c in st_.chunks:
-                ok &= (c.count <= 1) | (c.step * st_.elem <= self.line)
-        return ok
-
-    def f(self, timing: Timing, k: int, st_: _Statement, c: _Chunk):
-        """:meth:`Timing.seconds` of transition ``k`` of the statement's action for the chunk's
-        stride and its thread's working set (float (S,)), computed once per plan."""
-        if id(c) not in self._f:
-            stride = c.step * st_.elem
-            key = (c.thread, stride.tobytes())
-            self._f[key] = self._f.get(key) or (Footprint(timing, stride, self.work[c.thread], self.team), {})
-            self._f[id(c)] = self._f[key]
-        fp, per_key = self._f[id(c)]
-        name = (STORE_KEYS if st_.store else LOAD_KEYS)[k]
-        if name not in per_key:
-            per_key[name] = fp.seconds(name)
-        return per_key[name]
-
-    def iterations(self):
-        """int64 (team, S): iterations of the loop nest per thread (0 where it has none)."""
-        n = np.where(self.present, 1, 0).astype(np.int64)
-        for (a, b), lp in zip(self.boxes, self.sized.phase.loops):
-            n = n * ((b - a) // lp.step + 1)
-        return np.where(self.present, n, 0)
-
-
-def _trips(lo, hi, step: int):
-    return np.maximum(0, -((lo - hi) // step))
-
-
-def _boxes(sized: SizedPhase, team: int) -> tuple:
-    """``(boxes, present)``: per loop ``(first, last)`` value arrays (team, S), and bool
-    (team, S): threads with iterations (the static schedule of the outer loop for a parallel
-    phase, thread 0 alone otherwise; none where a loop has no iterations), as
-    :func:`~loopmodel.models.omp_program._thread_box` at each size."""
-    loops = sized.phase.loops
-    size = sized.lo.shape[1]
-    if not loops:
-        return [], np.zeros((team, size), dtype=bool)
-    trips = [_trips(sized.lo[k], sized.hi[k], lp.step) for k, lp in enumerate(loops)]
-    empty = np.zeros(size, dtype=bool)
-    for t_ in trips:
-        empty |= t_ == 0
-    q, r = np.divmod(trips[0], team)
-    t = np.arange(team)[:, None]
-    count = q + (t < r)
-    start = t * q + np.minimum(t, r)
-    step0 = loops[0].step
-    boxes = [(sized.lo[0] + start * step0, sized.lo[0] + (start + count - 1) * step0)]
-    for k in range(1, len(loops)):
-        first = np.broadcast_to(sized.lo[k], (team, size))
-        boxes.append((first, first + (trips[k] - 1) * loops[k].step))
-    return boxes, (count > 0) & ~empty
-
-
-def _triplet(sized: SizedPhase, a: int, boxes: list) -> tuple:
-    """``(start, stop, step)`` arrays (team, S) of access number ``a`` over each thread's box
-    (:func:`~loopmodel.models.omp_program._triplet`)."""
-    lo = np.broadcast_to(sized.offset[a], boxes[0][0].shape).copy()
-    hi = lo.copy()
-    step = np.zeros_like(lo)
-    for k, ((first, last), lp) in enumerate(zip(boxes, sized.phase.loops)):
-        c = sized.coeff[a, k]
-        ca, cb = c * first, c * last
-        lo += np.minimum(ca, cb)
-        hi += np.maximum(ca, cb)
-        step = np.where((first != last) & (c != 0), np.gcd(step, np.abs(c * lp.step)), step)
-    return lo, hi + 1, np.where(step == 0, 1, step)
-
-
-def _statements(sized: SizedPhase, boxes: list, present, elements: dict) -> tuple:
-    """The phase's statements (reads, then writes, per array in order of first access) with
-    each thread's merged chunk (:func:`~loopmodel.models.omp_program.phase_statements`)."""
-    if not boxes:
-        return ()
-    regions: dict = {}
-    for a, acc in enumerate(sized.phase.accesses):
-        tri = _triplet(sized, a, boxes)
-        key = (acc.kind, acc.array)
-        if key in regions:
-            old = regions[key]
-            step = np.gcd(np.gcd(old[2], tri[2]), np.abs(tri[0] - old[0]))
-            tri = (np.minimum(old[0], tri[0]), np.maximum(old[1], tri[1]), np.where(step == 0, 1, step))
-        regions[key] = tri
-    out = []
-    for kind in ("read", "write"):
-        for (k, array), (start, stop, step) in regions.items():
-            if k != kind:
-                continue
-            count = np.where(present, np.maximum(0, -((start - stop) // step)), 0)
-            chunks = tuple(_Chunk(t, start[t], step[t], count[t]) for t in range(present.shape[0])
-                           if present[t].any())
-            out.append(_Statement(kind == "write", array, elements[array], chunks))
-    return tuple(out)
 
 
 class Footprint:
@@ -256,6 +114,9 @@ class Footprint:
         log_s = np.fromiter(map(math.log2, s.tolist()), dtype=np.float64, count=s.size)
         self.w = (log_s - logs[self.k - 1]) / (logs[self.k] - logs[self.k - 1])
         self.a, self.b = grid[self.k - 1], grid[self.k]
+        self.rest = 1 - self.w
+        self.at_mid, self.at_low, self.at_high = s, fp[self.low], fp[self.high]
+        self.every = None if (size > 0).all() else size > 0
 
     def seconds(self, key: str):
         """float (S,): :meth:`Timing.seconds` of ``key`` (0 where the size is 0).
@@ -269,169 +130,264 @@ class Footprint:
         if rest:
             (t1, w1), = rest
             out = w0 * out + w1 * self._per_size(rows[t1])
-        return np.where(self.size > 0, out, 0.0)
+        return out if self.every is None else np.where(self.every, out, 0.0)
 
     def _per_size(self, row):
         """:meth:`Timing._per_size` of one table row at every footprint."""
-        sizes, fp = self.timing.table.sizes, self.footprint
-        out = np.empty_like(fp)
-        out[self.low] = row[0] / sizes[0] * fp[self.low]
-        out[self.high] = row[-1] / sizes[-1] * fp[self.high]
-        if self.mid.any():
+        sizes = self.timing.table.sizes
+        out = np.empty_like(self.footprint)
+        if self.at_low.size:
+            out[self.low] = row[0] / sizes[0] * self.at_low
+        if self.at_high.size:
+            out[self.high] = row[-1] / sizes[-1] * self.at_high
+        if self.at_mid.size:
             r = np.asarray(row, dtype=np.float64)
-            per_byte = (1 - self.w) * r[self.k - 1] / self.a + self.w * r[self.k] / self.b
-            out[self.mid] = per_byte * fp[self.mid]
+            per_byte = self.rest * r[self.k - 1] / self.a + self.w * r[self.k] / self.b
+            if self.at_mid.size == out.size:
+                out[...] = (per_byte * self.at_mid).reshape(out.shape)
+            else:
+                out[self.mid] = per_byte * self.at_mid
         return out
 
 
-def _in_range(sized: SizedPhase, line: int, elements: dict):
-    """bool (S,): the phase's loop values, indices, their bytes and lines, and its iteration
-    counts stay far from the int64 range (estimated in floats)."""
-    loops = sized.phase.loops
-    steps = np.array([[abs(lp.step)] for lp in loops], dtype=np.float64).reshape(len(loops), 1)
-    reach = np.maximum(np.abs(sized.lo.astype(np.float64)), np.abs(sized.hi.astype(np.float64))) + steps
-    ok = (reach < _LIMIT).all(axis=0) & (np.prod(reach + 1.0, axis=0) < _LIMIT)
-    widest = max([elements[a.array] for a in sized.phase.accesses] + [line])
-    for a in range(sized.offset.shape[0]):
-        span = np.abs(sized.offset[a].astype(np.float64)) + (np.abs(sized.coeff[a].astype(np.float64))
-                                                             * (reach + 1.0)).sum(axis=0)
-        ok &= span * widest < _LIMIT
-    return ok
+class _Rates:
+    """The timing functions of one phase's threads at their working sets (float (team, S) per
+    transition and stride, computed once per phase): where every thread's working set is the
+    largest or the smallest of its size's (a static schedule: q or q + 1 iterations) and the
+    stride is the same for every thread, they are computed at those two alone (the functions
+    are elementwise, so the floats are the same)."""
+
+    def __init__(self, timing: Timing, plan: Plan):
+        self.timing, self.team, self.raw = timing, plan.team, plan.work
+        top, bottom = plan.work.max(axis=0), plan.work.min(axis=0)
+        self.upper = plan.work == top
+        self.pair = np.stack([top, bottom]) if bool((self.upper | (plan.work == bottom)).all()) else None
+        self.divisor = np.where(plan.work > 0, plan.work, 1).astype(np.float64)  # as the division converts it
+        self._known: dict = {}
+        self._strides: dict = {}
+
+    def seconds(self, name: str, st_: Statement):
+        """float (team, S): :meth:`Timing.seconds` of ``name`` for each thread at its working
+        set with the statement's stride (step x element size)."""
+        at = (id(st_.step), st_.elem)
+        if at not in self._strides:
+            stride = st_.step * st_.elem
+            two = self.pair is not None and bool((stride == stride[0]).all())
+            self._strides[at] = (two, stride, (two, stride[0].tobytes() if two else stride.tobytes()))
+        two, stride, key = self._strides[at]
+        if key not in self._known:
+            fp = (Footprint(self.timing, np.broadcast_to(stride[0], self.pair.shape), self.pair, self.team) if two
+                  else Footprint(self.timing, stride, self.raw, self.team))
+            self._known[key] = (fp, {})
+        fp, per_name = self._known[key]
+        if name not in per_name:
+            got = fp.seconds(name)
+            per_name[name] = np.where(self.upper, got[0], got[1]) if two else got
+        return per_name[name]
+
+
+class _Replay:
+    """The seconds of the phases of a :class:`~loopmodel.models.omp_trace.Trace` at every size
+    of ``layout``: per simulated phase a row (its seconds, memory and in-core seconds, bound,
+    overhead, transitions). ``columns``: the trace's column of each class of ``layout``;
+    ``core``: per distinct phase its in-core seconds per iteration (float (S,)) or None."""
+
+    def __init__(self, plans: list, layout: Layout, columns, timing: Timing, threads: int, core: list,
+                 transitions: bool):
+        self.plans, self.layout, self.columns = plans, layout, columns
+        self.timing, self.threads, self.core = timing, threads, core
+        self.size, self.transitions = layout.inverse.size, transitions
+        self.rates = {id(plan.work): _Rates(timing, plan) for plan in plans}
+        self._seconds: dict = {}
+        self._known_bytes: dict = {}
+        self._core: dict = {}
+        self.cols = np.arange(self.size)
+
+    def phase(self, k: int, runs: tuple) -> tuple:
+        """The row of one executed phase: distinct phase ``k`` with the :class:`Runs` of its
+        statements."""
+        plan = self.plans[k]
+        reads = np.zeros((plan.team, self.size))
+        writes = np.zeros((plan.team, self.size))
+        parts = np.zeros((len(TRANSITION_KEYS), self.size)) if self.transitions else None
+        for st_, r in zip(plan.statements, runs):
+            if r is not None:
+                self._count(plan, st_, r, writes if st_.store else reads, parts)
+        memory = np.maximum(reads, writes).max(axis=0)
+        seconds, core_s = self._with_core(plan, self.core[k], reads, writes, memory)
+        overhead = self.timing.overhead(self.threads) if plan.sized.phase.kind == "parallel" else 0.0
+        return seconds + overhead, memory, core_s, seconds > memory, overhead, parts
+
+    def _count(self, plan: Plan, st_: Statement, runs: Runs, acc, parts) -> None:
+        """Add each thread's seconds of the statement to its ``acc`` in the order the per-size
+        path adds them (its transitions in the order their first lines come) and to ``parts``.
+        The seconds are a function of the chunks, the working sets, the cuts and the runs
+        alone: a statement met again with all of them the same (another array with the same
+        chunks and cuts, a repeat's next iteration) reuses them."""
+        key = (id(plan.work), st_.store, st_.elem, id(st_.start), id(st_.step), id(st_.count),
+               id(self.layout.first[st_.array]), runs.starts.tobytes(), runs.starts.shape, runs.sequence)
+        if key not in self._seconds:
+            self._seconds[key] = self._seconds_of(plan, st_, runs)
+        secs = self._seconds[key]
+        for q in range(secs.shape[1]):
+            acc += secs[:, q]
+        if parts is not None:
+            base = KEYS_PER_ACTION if st_.store else 0
+            for k in sorted(set(runs.sequence)):
+                at = [q for q, c in enumerate(runs.sequence) if c == k]
+                part = secs[:, at[0]] if len(at) == 1 else secs[:, at].sum(axis=1)
+                parts[base + k] = np.cumsum(np.concatenate([parts[base + k][None], part]), axis=0)[-1]
+
+    def _seconds_of(self, plan: Plan, st_: Statement, runs: Runs):
+        """float (team, Q, S): the seconds each thread adds in each slot (Algorithm 1:
+        L(key, stride, s(t), T) x bytes / s(t)); a transition with several slots: its total
+        in the first of them with elements, 0 in the others (the per-size path adds a
+        transition's seconds once, where its first line with elements comes)."""
+        rates = self.rates[id(plan.work)]
+        names = STORE_KEYS if st_.store else LOAD_KEYS
+        nbytes = self._bytes(st_, runs.starts)
+        work = rates.divisor
+        secs = np.empty((nbytes.shape[0], len(runs.sequence), self.size))
+        for k in set(runs.sequence):
+            f = rates.seconds(names[k], st_)
+            at = [q for q, c in enumerate(runs.sequence) if c == k]
+            if len(at) == 1:
+                np.divide(f * nbytes[:, at[0]], work, out=secs[:, at[0]])
+                continue
+            value = f * nbytes[:, at].sum(axis=1) / work
+            seen = np.zeros(work.shape, dtype=bool)
+            for q in at:
+                has = nbytes[:, q] > 0
+                np.copyto(secs[:, q], np.where(has & ~seen, value, 0.0))
+                seen |= has
+        return secs
+
+    def _bytes(self, st_: Statement, starts):
+        """(team, Q, S): the bytes of the chunk's elements whose first byte lies in each slot's
+        segments (:meth:`~loopmodel.models.coherence.Chunk.bytes_in`; :func:`_as_float`), once
+        per chunk, cuts and slots (statements on arrays alike share them)."""
+        count = st_.count[:, None, :]
+        team, slots = starts.shape[0], starts.shape[1]
+        if slots == 1:
+            return _as_float(count * st_.elem)
+        first = self.layout.first[st_.array]
+        source = self.layout.source[st_.array]
+        cut = source[np.arange(source.shape[0]), starts[:, 1:, self.columns]]
+        key = (id(st_.start), id(st_.step), id(st_.count), st_.elem, id(first), cut.tobytes(), cut.shape)
+        if key in self._known_bytes:
+            return self._known_bytes[key]
+        at = np.take(cut.astype(np.int32 if first.size < 2 ** 31 else np.int64), self.layout.inverse, axis=2)
+        at += (self.cols * first.shape[1]).astype(at.dtype)
+        before = np.empty((team, slots + 1, self.size), dtype=np.int64)
+        before[:, 0] = 0
+        before[:, -1] = st_.count
+        inner = before[:, 1:-1]
+        inner[...] = np.take(first.ravel(), at, mode="clip")
+        start = st_.start[:, None, :]
+        if (st_.step == 1).all():
+            inner -= start
+        else:
+            np.negative((start - inner) // st_.step[:, None, :], out=inner)
+        np.maximum(inner, 0, out=inner)
+        np.minimum(inner, count, out=inner)
+        out = _as_float((before[:, 1:] - before[:, :-1]) * st_.elem)
+        self._known_bytes[key] = out
+        return out
+
+    def _with_core(self, plan: Plan, per_it, reads, writes, memory) -> tuple:
+        """``(seconds, core seconds)`` (S,): max over threads of max(θ_L, θ_S, in-core time)
+        (:func:`~loopmodel.models.omp_program._phase_seconds`); NaN core where unknown
+        (``per_it``: in-core seconds per iteration, float (S,), or None)."""
+        if per_it is None:
+            return memory, np.full(self.size, np.nan)
+        if id(plan) not in self._core:
+            self._core[id(plan)] = np.where(plan.present, plan.iterations() * per_it, 0.0)
+        core_t = self._core[id(plan)]
+        slowest = np.maximum(np.maximum(reads, writes), core_t).max(axis=0)
+        seconds = np.maximum(slowest, memory)
+        known = ~np.isnan(per_it)
+        return np.where(known, seconds, memory), np.where(known, core_t.max(axis=0), np.nan)
+
+
+def _as_float(nbytes):
+    """int64 bytes as float64 where every one is below 2**53 (so that sums of them stay the
+    integer sums, and a product with a float is the same), else as they are."""
+    return nbytes.astype(np.float64) if nbytes.max(initial=0) < 2 ** 53 else nbytes
 
 
 def _unique(sizes: ProgramSizes) -> list:
     return [sp for item in sizes.items for sp in (item if isinstance(item, tuple) else (item,))]
 
 
-class _Simulation:
-    """The segment states and the rows of the phases simulated so far (one row per executed
-    phase simulated; a repeat's copied iterations reuse rows)."""
-
-    def __init__(self, plans: dict, elements: dict, timing: Timing, threads: int, core: dict, size: int):
-        self.plans, self.timing, self.threads, self.core, self.size = plans, timing, threads, core, size
-        runs: dict = {}
-        chunks = []
-        for plan in plans.values():
-            for array, c, lohi in plan.runs():
-                chunks.append((array, len(runs.setdefault(array, [])), c))
-                runs[array].append(lohi)
-        self.states = SegmentStates(runs, elements, timing.cacheline_size)
-        self.windows = {id(c): self.states.window(array, run, (c.start, c.step, c.count))
-                        for array, run, c in chunks}
-        self.rows: list = []
-
-    def phase(self, sized: SizedPhase) -> int:
-        """Time one executed phase from the current states, move the states on; its row."""
-        plan = self.plans[id(sized)]
-        reads = np.zeros((plan.team, self.size))
-        writes = np.zeros((plan.team, self.size))
-        parts = np.zeros((len(TRANSITION_KEYS), self.size))
-        for st_ in plan.statements:
-            for c in st_.chunks:
-                self._chunk(plan, st_, c, writes if st_.store else reads, parts)
-        memory = np.maximum(reads, writes).max(axis=0)
-        seconds, core_s = self._with_core(plan, sized, reads, writes, memory)
-        overhead = self.timing.overhead(self.threads) if sized.phase.kind == "parallel" else 0.0
-        self.rows.append((seconds + overhead, memory, core_s, seconds > memory, overhead, parts))
-        return len(self.rows) - 1
-
-    def _chunk(self, plan: _Plan, st_: _Statement, c: _Chunk, acc, parts) -> None:
-        """Apply one chunk; add its seconds to its thread's ``acc`` in the order the per-size
-        path adds them (its transitions in the order their first lines come) and to
-        ``parts``."""
-        window = self.windows[id(c)]
-        if window is None:
-            return
-        found = self.states.apply(window, st_.store, c.thread)
-        base = KEYS_PER_ACTION if st_.store else 0
-        work = np.where(plan.work[c.thread] > 0, plan.work[c.thread], 1)
-        secs = []
-        for k, elements, _ in found:
-            has = elements > 0
-            nbytes = elements * st_.elem
-            secs.append(np.where(has, plan.f(self.timing, k, st_, c) * nbytes / work, 0.0))
-            parts[base + k] += secs[-1]
-        if len(found) == 1:
-            acc[c.thread] += secs[0]
-            return
-        if len(found) == 2:
-            ahead = found[0][2] < found[1][2]
-            acc[c.thread] += np.where(ahead, secs[0], secs[1])
-            acc[c.thread] += np.where(ahead, secs[1], secs[0])
-            return
-        order = np.argsort(np.stack([first for _, _, first in found], axis=1), axis=1, kind="stable")
-        ordered = np.take_along_axis(np.stack(secs, axis=1), order, axis=1)
-        for j in range(len(found)):
-            acc[c.thread] += ordered[:, j]
-
-    def _with_core(self, plan: _Plan, sized: SizedPhase, reads, writes, memory) -> tuple:
-        """``(seconds, core seconds)`` (S,): max over threads of max(θ_L, θ_S, in-core time)
-        (:func:`~loopmodel.models.omp_program._phase_seconds`); NaN core where unknown."""
-        per_it = self.core.get(id(sized))
-        if per_it is None:
-            return memory, np.full(self.size, np.nan)
-        core_t = plan.iterations() * per_it
-        core_t = np.where(plan.present, core_t, 0.0)
-        slowest = np.maximum(np.maximum(reads, writes), core_t).max(axis=0)
-        seconds = np.maximum(slowest, memory)
-        known = ~np.isnan(per_it)
-        return np.where(known, seconds, memory), np.where(known, core_t.max(axis=0), np.nan)
-
-    def repeat(self, body: tuple, count: int, out: list) -> None:
-        """A repeat's iterations, until every size's states repeat (then copies of the last)."""
-        before = None
-        for k in range(count):
-            snap = self.states.snapshot()
-            if before is not None and self.states.same(before).all():
-                last = out[-len(body):]
-                out += [(row, j) for j in range(k, count) for row, _ in last]
-                return
-            before = snap
-            out += [(self.phase(sp), k) for sp in body]
-
-
-def predict_sizes(sizes: ProgramSizes, timing: Timing, threads: int, core: dict | None = None) -> SizesPrediction:
-    """:func:`~loopmodel.models.omp_program.predict_program` of every size of ``sizes``.
+def predict_sizes(sizes: ProgramSizes, timing: Timing, threads: tuple, core: dict | None = None,
+                  transitions: bool = True, traces: Traces | None = None):
+    """:func:`~loopmodel.models.omp_program.predict_program` of every size of ``sizes``, for
+    each thread count of ``threads`` in turn: a generator of :class:`SizesPrediction`. What
+    does not depend on the thread count (which sizes stay within the integer range, the
+    phases' integers told apart) is done once.
 
     Args:
         sizes: :class:`~loopmodel.ir.omp_sizes.ProgramSizes` (S sizes).
         timing: :class:`~loopmodel.models.coherence_timing.Timing`.
-        threads: T >= 1, within the table's thread counts.
+        threads: thread counts T >= 1, within the table's thread counts.
         core: ``id(SizedPhase)`` of a phase of ``sizes`` -> float (S,): in-core seconds per
             iteration of its loop nest (NaN where unknown); phases not in it are timed by their
             memory accesses alone.
-    Returns:
-        :class:`SizesPrediction` (the sizes it leaves to the per-size path: ``done`` False,
-        their entries NaN).
+        transitions: whether to give :attr:`SizesPrediction.transitions` (else None).
+        traces: :class:`~loopmodel.models.omp_trace.Traces` of the study, to reuse the line
+            states of classes met in earlier blocks of sizes (None: simulate them here).
+    Yields:
+        :class:`SizesPrediction` per thread count (the sizes it leaves to the per-size path:
+        ``done`` False, their entries NaN).
     Raises:
         ModelError: a transition without a timing, or T outside the table (as
-            :func:`~loopmodel.models.omp_program.predict_program`).
+            :func:`~loopmodel.models.omp_program.predict_program`), when that thread count's
+            prediction is asked for.
     """
     line = timing.cacheline_size
     elements = {a.name: a.element_size for a in sizes.program.arrays.values()}
     unique = _unique(sizes)
-    done = np.full(sizes.count, threads <= MAX_THREADS)
+    within = np.ones(sizes.count, dtype=bool)
     for sp in unique:
-        done &= _in_range(sp, line, elements)
-    plans = {id(sp): _Plan(sp, elements, threads, line) for sp in unique}
-    for plan in plans.values():
-        done &= plan.supported()
-    if not done.any():
-        return _prediction([], [], threads, done)
-    if not done.all():
-        plans = {id(sp): _Plan(part, elements, threads, line) for sp, part in zip(unique, _unique(sizes.take(done)))}
-    sim = _Simulation(plans, elements, timing, threads, {k: v[done] for k, v in (core or {}).items()}, int(done.sum()))
-    out: list = []
-    for item, sized in zip(sizes.program.items, sizes.items):
-        if isinstance(sized, tuple):
-            if sized:
-                sim.repeat(sized, item.count, out)
-        else:
-            out.append((sim.phase(sized), None))
-    return _prediction(sim.rows, out, threads, done)
+        within &= in_range(sp, line, elements)
+    ids: dict = {}
+    for t in threads:
+        done = within & (t <= MAX_THREADS)
+        chunker = Chunker(elements, t, line, ids)
+        plans = [chunker.plan(sp) for sp in unique]
+        for plan in plans:
+            done &= plan.supported()
+        if not done.any():
+            yield _prediction([], [], t, done, transitions)
+            continue
+        if not done.all():
+            chunker = Chunker(elements, t, line)
+            plans = [chunker.plan(part) for part in _unique(sizes.take(done))]
+        yield _predict(sizes, unique, plans, timing, t, done, core, transitions, traces)
 
 
-def _prediction(rows: list, out: list, threads: int, done) -> SizesPrediction:
+def _predict(sizes: ProgramSizes, unique: list, plans: list, timing: Timing, threads: int, done, core,
+             transitions: bool, traces) -> SizesPrediction:
+    """The prediction of the ``done`` sizes with the :class:`~loopmodel.models.omp_chunks.Plan`
+    of each distinct phase at them."""
+    runs, places = plan_places(plans)
+    layout = Layout(runs, {a.name: a.element_size for a in sizes.program.arrays.values()}, timing.cacheline_size,
+                    int(done.sum()))
+
+    def make():
+        return simulate(items_of(sizes.program, sizes.items, unique), list(zip(plans, places)), layout)
+
+    if traces is None:
+        trace, columns = make(), np.arange(layout.reps.size)
+    else:
+        trace, columns = traces.get((structure(sizes.program), threads, timing.cacheline_size), layout, make)
+    per_it = [None if id(sp) not in (core or {}) else core[id(sp)][done] for sp in unique]
+    replay = _Replay(plans, layout, columns, timing, threads, per_it, transitions)
+    return _prediction([replay.phase(k, runs) for k, runs in trace.executed], list(trace.order), threads, done,
+                       transitions)
+
+
+def _prediction(rows: list, out: list, threads: int, done, transitions: bool) -> SizesPrediction:
     """The :class:`SizesPrediction` of the simulated ``rows`` at the ``done`` sizes (NaN at the
     others); ``out``: ``(row, iteration)`` per executed phase."""
     def stack(k, extra: tuple = (), fill=np.nan, dtype=np.float64):
@@ -442,4 +398,4 @@ def _prediction(rows: list, out: list, threads: int, done) -> SizesPrediction:
 
     return SizesPrediction(threads, done, np.array([r for r, _ in out], dtype=np.int64), tuple(k for _, k in out),
                            stack(0), stack(1), stack(2), stack(3, fill=False, dtype=bool),
-                           np.array([r[4] for r in rows], dtype=np.float64), stack(5, (len(TRANSITION_KEYS),)))
+                           np.array([r[4] for r in rows], dtype=np.float64), stack(5, (len(TRANSITION_KEYS),)) if transitions else None)

@@ -5,12 +5,16 @@ The points are taken :data:`BLOCK` at a time: the program is read once as a form
 at the block's sizes (:class:`~loopmodel.fileio.omp_sizes.ProgramAtSizes`), the in-core time of
 each phase is analysed once per distinct value of what it depends on (the accesses' integers,
 empty loops and the sizes the loop bodies use), and each thread count is predicted for the
-whole block at once (:func:`~loopmodel.models.omp_sizes.predict_sizes`). Points the vectorised
-path does not take are predicted one by one as ``omp -D`` predicts a single size
+whole block at once (:func:`~loopmodel.models.omp_sizes.predict_sizes`; the line states are
+simulated once per class of sizes and thread count, and a later block whose classes were all
+met reuses them: :class:`~loopmodel.models.omp_trace.Traces`). Points the vectorised path
+does not take are predicted one by one as ``omp -D`` predicts a single size
 (:func:`loopmodel.workflows.omp.analyse`). Every number equals what ``omp`` gives at that one
 size; memory is bounded by the block, whatever the number of points.
 """
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -22,14 +26,17 @@ from ..fileio.omp_sizes import ProgramAtSizes
 from ..ir.omp import OmpProgram, Repeat
 from ..ir.omp_sizes import ProgramSizes
 from ..machine.model import MachineModel
+from ..models.coherence_classes import classes
 from ..models.omp_program import repeat_slices
 from ..models.omp_sizes import predict_sizes
+from ..models.omp_trace import Traces
+from ..record import record
 from .inputs import machine_model, machine_name
 from .omp import OmpOptions, analyse, coherence_timing, phase_core_seconds, thread_counts
-from ..record import record
 
-#: size points predicted together (the arrays of a block are a few times this x the phases)
-BLOCK = 4096
+#: size points predicted together (the arrays of a block are a few times this x the phases x the
+#: threads; 2048 keeps those of 16 threads within a core's cache)
+BLOCK = 2048
 
 
 @record
@@ -73,27 +80,28 @@ class OmpSizes:
         """:class:`SizeResult` per point, in sweep order, computed a block at a time."""
         timing = coherence_timing(self.machine, self.machine_name)
         swept = [n for n, seq in self.points.values.items() if len(seq) > 1]
-        reader = ProgramAtSizes(self.path, self.points[0], swept)
-        incore = _InCore(self.path, self.machine, reader.form)
+        reader = ProgramAtSizes(self.path, self.points[0], swept, self.program)
+        incore = _InCore(reader, self.machine)
+        traces = Traces()
         for start in range(0, len(self.points), BLOCK):
             points = [self.points[i] for i in range(start, min(start + BLOCK, len(self.points)))]
-            yield from self._block(reader, incore, timing, points)
+            yield from self._block(reader, incore, timing, traces, points)
 
-    def _block(self, reader: ProgramAtSizes, incore: "_InCore", timing, points: list) -> list:
+    def _block(self, reader: ProgramAtSizes, incore: "_InCore", timing, traces: Traces, points: list) -> list:
         groups, alone = reader.block(points)
         rows: dict = {}
         for idx, sizes in groups:
             core = incore.core(sizes, [points[i] for i in idx])
             done = np.ones(sizes.count, dtype=bool)
-            secs = []
-            for t in self.threads:  # one prediction at a time: only its phase times are kept
-                pred = predict_sizes(sizes, timing, t, core)
-                done &= pred.done
-                secs.append(pred.seconds[pred.phase_rows])
-            secs = [per[:, done].T.tolist() for per in secs]
+            preds = []
+            for pred in predict_sizes(sizes, timing, self.threads, core, False, traces):
+                done &= pred.done  # one prediction at a time: only its phase times are kept
+                preds.append((pred.seconds[pred.phase_rows], pred.phase_rows))
             repeats = repeat_slices(sizes.program)
-            for k, s in enumerate(np.flatnonzero(done)):
-                rows[int(idx[s])] = _rows(repeats, [(t, per[k]) for t, per in zip(self.threads, secs)])
+            sums = [_sums(per[:, done], at, repeats) for per, at in preds]
+            lines = tuple(rep.line for rep, _ in repeats)
+            for s, row in zip(np.flatnonzero(done).tolist(), _assemble(self.threads, sums)):
+                rows[int(idx[s])] = row, lines
             alone = np.concatenate([alone, idx[~done]])
         for i in alone.astype(int):
             program = read_omp_program(self.path, points[i])
@@ -101,6 +109,39 @@ class OmpSizes:
             rows[int(i)] = _rows(repeat_slices(program), [(r.threads, [p.seconds for p in r.prediction.phases])
                                                           for r in one])
         return [SizeResult(p, *rows[i]) for i, p in enumerate(points)]
+
+
+def _sums(per, at, repeats: tuple) -> tuple:
+    """One thread count at the sizes of a block: ``(phases, totals, iterations)``, per size its
+    phase seconds (a tuple), their sum, and per repeat its iterations' sums (a tuple per
+    size of a tuple per repeat), added by Python's ``sum`` as
+    :func:`~loopmodel.models.omp_program.predict_program` adds them. ``per``: float
+    (executed phases, sizes); ``at``: the simulated row of each executed phase (iterations
+    with the same rows have the same sums)."""
+    phases = per.T.tolist()
+    totals = list(map(sum, phases))
+    iterations = []
+    for _, its in repeats:
+        known: dict = {}
+        columns = []
+        for a, b in its:
+            key = tuple(at[a:b].tolist())
+            if key not in known:
+                known[key] = [sum(p[a:b]) for p in phases]
+            columns.append(known[key])
+        iterations.append(list(zip(*columns)) if columns else [()] * len(totals))
+    return list(map(tuple, phases)), totals, list(zip(*iterations)) if iterations else [()] * len(totals)
+
+
+def _assemble(threads: tuple, sums: list):
+    """Per size of a block, the :class:`ThreadTime` of every thread count from :func:`_sums`
+    per thread count, speed-ups as :func:`~loopmodel.workflows.omp.analyse` divides them."""
+    base = sums[0][1]
+    columns = []
+    for t, (phases, totals, iterations) in zip(threads, sums):
+        speedups = [b / x if x else 1.0 for b, x in zip(base, totals)]
+        columns.append(list(map(ThreadTime, itertools.repeat(t), totals, speedups, phases, iterations)))
+    return zip(*columns)
 
 
 def _rows(repeats: tuple, per_thread: list) -> tuple:
@@ -125,10 +166,10 @@ class _InCore:
     offsets, which loops are empty, and the swept sizes the loop bodies use (the form's
     ``loop_code``)."""
 
-    def __init__(self, path: str, machine: MachineModel, form: OmpProgram | None):
-        self.path, self.machine = path, machine
+    def __init__(self, reader: ProgramAtSizes, machine: MachineModel):
+        self.reader, self.machine = reader, machine
         names = set()
-        for item in (form.items if form is not None else ()):
+        for item in (reader.form.items if reader.form is not None else ()):
             for ph in (item.body if isinstance(item, Repeat) else (item,)):
                 names |= set(ph.loop_code.split())
         self.body_names = sorted(names)
@@ -140,17 +181,17 @@ class _InCore:
         key = np.concatenate([np.concatenate([sp.coeff.reshape(-1, sizes.count), sp.offset, sp.hi == sp.lo])
                               for sp in unique] + [np.array([[p[n] for p in points] for n in self.body_names],
                                                             dtype=np.int64).reshape(-1, sizes.count)])
-        distinct, first, inverse = np.unique(key, axis=1, return_index=True, return_inverse=True)
+        first, inverse = classes([np.ascontiguousarray(key.T)], sizes.count)
         values = np.full((len(unique), sizes.count), np.nan)
-        for k in range(distinct.shape[1]):
-            per_phase = self._analysed(distinct[:, k].tobytes(), points[int(first[k])])
-            values[:, inverse.reshape(-1) == k] = np.array(per_phase, dtype=np.float64)[:, None]
+        for k, at in enumerate(first):
+            per_phase = self._analysed(key[:, at].tobytes(), points[int(at)])
+            values[:, inverse == k] = np.array(per_phase, dtype=np.float64)[:, None]
         return {id(sp): values[j] for j, sp in enumerate(unique)}
 
     def _analysed(self, key: bytes, point: dict) -> list:
         """The in-core seconds of every phase (NaN where None) at ``point``, once per key."""
         if key not in self.known:
-            program = read_omp_program(self.path, point)
+            program = self.reader.read(point)
             core, _ = phase_core_seconds(program, self.machine)
             phases = [ph for it in program.items for ph in (it.body if isinstance(it, Repeat) else (it,))]
             self.known[key] = [np.nan if core.get(ph) is None else core[ph] for ph in phases]

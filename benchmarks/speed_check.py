@@ -164,6 +164,8 @@ CASES = (
     Case("analyze-warm-json", "the same (--incore auto) with --json", command(*ANALYZE, "-D", "N=1015", "--json")),
     Case("analyze-cold-analytic", "analyze --incore analytic with an empty cache (file validation, parsing)",
          command(*ANALYZE, "-D", "N=1015", "--incore", "analytic", cold=True), k=5),
+    Case("analyze-sim", "analyze -p ECM --incore analytic --cache-predictor sim (the simulator's warm-up and window)",
+         command(*ANALYZE, "-D", "N=1015", "-p", "ECM", "--incore", "analytic", "--cache-predictor", "sim"), k=5),
     Case("analyze-api", "loopmodel.analyze(...) in process (--incore auto), after a warm-up call",
          in_process(api_analyze)),
     Case("sweep-1000-analytic-json", "analyze -D N=10:10000:10 --incore analytic --json (1000 points)",

@@ -1,7 +1,7 @@
 """cffi build script for the simulator core (run by setup.py at install time).
 
-API mode, out of line: the C source ``_core.c`` is compiled into the extension
-module ``loopmodel.cachesim._cachesim``.
+API mode, out of line: the C sources ``_core.c`` (the cache hierarchy) and ``_nest.c`` (the loop-nest
+driver, which uses it) are compiled as one unit into the extension module ``loopmodel.cachesim._cachesim``.
 """
 from pathlib import Path
 
@@ -60,9 +60,14 @@ typedef struct {
 int lm_run(lm_hier *h, const lm_nest *n, const lm_run_opts *o, lm_run_result *r);
 """
 
+#: the C sources, in the order they are compiled (one translation unit: the driver calls the
+#: hierarchy's static functions)
+SOURCES = ("_core.c", "_nest.c")
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-ffibuilder.set_source("loopmodel.cachesim._cachesim", (Path(__file__).parent / "_core.c").read_text(),
+ffibuilder.set_source("loopmodel.cachesim._cachesim",
+                      "\n".join((Path(__file__).parent / name).read_text() for name in SOURCES),
                       extra_compile_args=["-O3", "-fno-strict-aliasing"])
 
 if __name__ == "__main__":

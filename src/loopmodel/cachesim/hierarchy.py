@@ -1,7 +1,7 @@
 """Python face of the compiled simulator: build a hierarchy, feed accesses, read statistics.
 
 Semantics: :mod:`loopmodel.cachesim` (module docstring). The inner loops run in
-C (``_core.c`` through cffi); this module only converts arguments and results.
+C (``_core.c`` and ``_nest.c`` through cffi); this module only converts arguments and results.
 """
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ class Hierarchy:
         """Sweep ``nest`` until every level is in steady state, then count a measurement window.
 
         Semantics of the warm-up and the window: :class:`~loopmodel.cachesim.nest.RunOptions`
-        and ``lm_run`` in ``_core.c`` (kerncraft-tool-paper.txt §2.4.1). Statistics are
+        and ``lm_run`` in ``_nest.c`` (kerncraft-tool-paper.txt §2.4.1). Statistics are
         reset, then counted only inside the window (read them with :meth:`stats`); counting is off
         afterwards (:attr:`counting` is False).
 

@@ -1,7 +1,7 @@
 """Loop nests for the simulator's driver (:meth:`loopmodel.cachesim.hierarchy.Hierarchy.run`): pure data.
 
 A perfect loop nest of at most :data:`MAXD` loops with affine bounds, and affine
-accesses into memory; the driver (``lm_run`` in ``_core.c``) sweeps it again
+accesses into memory; the driver (``lm_run`` in ``_nest.c``) sweeps it again
 and again until the hierarchy is in steady state, then counts a measurement
 window (kerncraft-tool-paper.txt §2.4.1: warm up, then count a precise window
 aligned to cache lines and array edges).
@@ -103,12 +103,17 @@ class RunOptions:
             come in bursts (a set's lines age together), so a window shorter
             than the bursts' period samples them at a biased phase.
         fast_forward: jump over whole periods of a loop once the simulated state repeats, shifted
-            (``lm_run`` in ``_core.c``): every loop whose iterations move all accesses by the same
+            (``lm_run`` in ``_nest.c``): every loop whose iterations move all accesses by the same
             bytes repeats after the iterations that move them by whole cache lines; once the caches'
             contents at one period boundary are those at the boundary before, shifted by those
             lines, every later period repeats too (the set of a line is its number modulo the sets),
-            and the driver adds whole periods' counts instead of simulating them. The results are
-            those of simulating every access (False), which the tests compare it with.
+            and the driver adds whole periods' counts instead of simulating them. Where only the
+            levels above the last repeat (the last level is filling, or its contents repeat over a
+            longer period), and the last level does nothing to them (it evicts no line they may hold,
+            a victim level gives each line back with the dirty bit it gave before), their operations
+            on the last level repeat shifted too: the driver replays those of the period before on
+            the last level alone and moves the levels above on (``lm_sink`` in ``_nest.c``). The
+            results are those of simulating every access (False), which the tests compare it with.
     """
 
     target_it: int

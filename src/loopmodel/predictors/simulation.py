@@ -41,9 +41,10 @@ window aligned to cache lines and array edges), with these choices:
   and that many are measured. None of this is shortened for speed: where the
   caches' contents repeat from one period of an outer loop to the next (rows
   or planes of arrays of one shape, moved by whole cache lines), the simulator
-  adds whole periods' counts instead of simulating them, with exactly the
-  result of simulating every access (:class:`~loopmodel.cachesim.nest.RunOptions`
-  ``fast_forward``).
+  adds whole periods' counts instead of simulating them; where only the levels
+  above the last repeat (the warm-up filling the last level), it replays their
+  operations on the last level alone. Both give exactly the result of simulating
+  every access (:class:`~loopmodel.cachesim.nest.RunOptions` ``fast_forward``).
 * Long rows (1D kernels): one window of whole cache lines of the written array
   inside a row, at least two lines away from the row ends.
 * Short rows (multi-dimensional kernels): whole rows, from the first

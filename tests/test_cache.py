@@ -16,7 +16,7 @@ def _copy_ivb(tmp_path, name="m.yml"):
     from loopmodel.fileio.machine_files import _builtin_path
 
     p = tmp_path / name
-    p.write_bytes(_builtin_path(IVB).read_bytes())
+    p.write_bytes(Path(_builtin_path(IVB)).read_bytes())
     return p
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -159,7 +160,7 @@ def test_analyzer_failure_is_one_line(tmp_path):
     import yaml
 
     from loopmodel.fileio.machine_files import _builtin_path
-    data = yaml.safe_load(_builtin_path(SNB).read_text())
+    data = yaml.safe_load(Path(_builtin_path(SNB)).read_text())
     data["in_core"]["llvm_mca_cpu"] = "no-such-cpu"
     f = tmp_path / "m.yml"
     f.write_text(yaml.safe_dump(data))

@@ -3,6 +3,8 @@ folder named ``host`` in the working directory. Either way it is the stored prob
 hint that there is none, never "Is a directory"."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from helpers import IVB, KERNELS
 
@@ -41,12 +43,12 @@ def test_a_folder_named_host_in_the_working_directory_is_not_the_machine(cache, 
     assert code == 2 and err.count("\n") == 1 and NO_PROBE in err and "Errno" not in err
     stored = host_model_path()
     stored.parent.mkdir(parents=True)
-    stored.write_bytes(_builtin_path(IVB).read_bytes())
+    stored.write_bytes(Path(_builtin_path(IVB)).read_bytes())
     assert load_machine("host") == load_machine(str(stored))
     assert _analyze_host(capsys)[0] == 0
 
 
 def test_a_file_named_host_in_the_working_directory_is_still_read(cache, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "host").write_bytes(_builtin_path(IVB).read_bytes())
+    (tmp_path / "host").write_bytes(Path(_builtin_path(IVB)).read_bytes())
     assert load_machine("host").clock == load_machine(IVB).clock

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -102,7 +103,7 @@ def test_duplicate_keys_in_every_yaml_loopmodel_reads(tmp_path):
     is one line naming the file and the line."""
     machine = (tmp_path / "m.yml")
     from loopmodel.fileio.machine_files import _builtin_path
-    text = _builtin_path(SKL).read_text()
+    text = Path(_builtin_path(SKL)).read_text()
     machine.write_text(text + "clock: 3.0 GHz\n")
     study = _study(tmp_path, f"kernels: [{DAXPY}]\nmachines: [{SKL}]\nmachines: [HaswellEP_E5-2695v3]\n"
                              "defines: {N: 1000}\n")
@@ -126,7 +127,6 @@ def test_every_reader_uses_the_one_reader():
     """No module of the package opens a file for reading except the reader, the cache, the
     probe's system files and the package's own data (an AST scan of open/read_text calls)."""
     import ast
-    from pathlib import Path
 
     import loopmodel
 

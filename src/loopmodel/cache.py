@@ -29,15 +29,34 @@ under an earlier, looser umask); it writes nothing into a folder of another user
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import pickle
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .version import __version__
 
-#: the package whose source :func:`code_digest` covers
-PACKAGE_ROOT = Path(__file__).resolve().parent
+if TYPE_CHECKING:
+    from pathlib import Path
+
+#: the package whose source :func:`code_digest` covers (a folder)
+PACKAGE_ROOT = os.path.dirname(os.path.realpath(__file__))
+
+
+def _sha256_type():
+    """SHA-256 (``hashlib.sha256``'s digests) without loading OpenSSL, which ``import hashlib``
+    does and which costs every process a few milliseconds: CPython's built-in module where it has
+    one (``_sha2`` from 3.12, ``_sha256`` before), else hashlib's."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            return __import__(name).sha256
+        except ImportError:
+            pass
+    import hashlib
+    return hashlib.sha256
+
+
+#: ``sha256(data=b"")``: a hash object as ``hashlib.sha256`` makes it
+sha256 = _sha256_type()
 
 
 def enabled() -> bool:
@@ -46,16 +65,23 @@ def enabled() -> bool:
 
 def cache_dir() -> Path:
     """The cache root (not created here)."""
+    from pathlib import Path
+
+    return Path(_root())
+
+
+def _root() -> str:
+    """The cache root as a string (reading an entry needs no ``pathlib``, a few ms of start-up)."""
     if os.environ.get("LOOPMODEL_CACHE_DIR"):
-        return Path(os.environ["LOOPMODEL_CACHE_DIR"])
+        return os.environ["LOOPMODEL_CACHE_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "loopmodel"
+    return os.path.join(base, "loopmodel")
 
 
 def make_key(*parts) -> str:
     """Cache key: SHA-256 hex digest of the parts (bytes, or anything with a stable ``repr``),
     loopmodel's version and :func:`code_digest` (so every entry dies with a code change)."""
-    h = hashlib.sha256(__version__.encode())
+    h = sha256(__version__.encode())
     h.update(code_digest())
     for p in parts:
         b = p if isinstance(p, bytes) else repr(p).encode()
@@ -105,7 +131,7 @@ def _digest_of(root: str) -> bytes:
     known = load(_DIGEST_KIND, stamp)
     if isinstance(known, bytes) and len(known) == 32:
         return known
-    h = hashlib.sha256()
+    h = sha256()
     for parts, path in files:
         rel = "/".join(parts).encode()
         data = _read_bytes(path)
@@ -125,7 +151,7 @@ def _stamp(root: str, files: list) -> str:
     """SHA-256 (hex) of ``root`` and, per file of :func:`_source_files`, its relative path, size,
     modification time (ns) and inode: what changes when a file is written, replaced or renamed
     (what Python's bytecode cache checks, and more); a file that cannot be read stamps as such."""
-    h = hashlib.sha256(root.encode())
+    h = sha256(root.encode())
     for parts, path in files:
         try:
             st = os.stat(path)
@@ -156,7 +182,7 @@ def load(kind: str, key: str):
     if not enabled():
         return None
     try:
-        fh = _open_private(cache_dir() / kind, f"{key}.pickle")
+        fh = _open_private(os.path.join(_root(), kind), f"{key}.pickle")
         if fh is None:
             return None
         with fh:
@@ -168,7 +194,7 @@ def load(kind: str, key: str):
         return None
 
 
-def _open_private(folder: Path, name: str):
+def _open_private(folder: str, name: str):
     """``folder/name`` open for reading, or None where the folder or the file is not private
     (checked on the opened descriptors, so that nothing can be swapped in between; the file is
     not followed if it is a symbolic link).

@@ -7,14 +7,17 @@ is the one the probe wrote, kept until the next probe of the same host replaces 
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
+import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import cache
 from ..errors import MachineError
 from .output import replace_atomically
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: the ``-m`` name of this host's probed model
 HOST_NAME = "host"
@@ -28,7 +31,8 @@ def host_cpu_model(root: str = "/") -> str:
     """The CPU model of this host: the ``model name`` (x86) or ``CPU part`` lines of
     ``/proc/cpuinfo`` under ``root``; '' where unreadable."""
     try:
-        text = Path(root, "proc/cpuinfo").read_text(errors="replace")
+        with open(os.path.join(root, "proc/cpuinfo"), errors="replace") as fh:
+            text = fh.read()
     except OSError:
         return ""
     m = re.search(r"^(model name|CPU part|cpu)\s*:\s*(.+)$", text, re.MULTILINE)
@@ -41,7 +45,7 @@ def host_model_path(hostname: str | None = None, cpu_model: str | None = None) -
     hostname = hostname if hostname is not None else _hostname()
     cpu_model = cpu_model if cpu_model is not None else host_cpu_model()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", hostname) or "unknown"
-    digest = hashlib.sha256(cpu_model.encode()).hexdigest()[:8]
+    digest = cache.sha256(cpu_model.encode()).hexdigest()[:8]
     return cache.cache_dir() / "hosts" / f"{safe}-{digest}.yml"
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import os
-from pathlib import Path
 
 from .. import cache
 from ..errors import MachineError
@@ -19,18 +18,21 @@ from ..machine.model import MachineModel
 from .host_models import HOST_NAME, resolve_host
 from .reader import decode, read_bytes
 
-# built-in models ship as package data (installed as plain files)
-_BUILTIN_DIR = Path(__file__).resolve().parent.parent / "machines"
+# built-in models ship as package data (installed as plain files); paths as strings: a warm run
+# needs no pathlib (a few ms of start-up)
+_BUILTIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "machines")
 
 
 def builtin_names() -> list:
     """Names of the built-in machine models (file stems)."""
-    return sorted(p.stem for p in _BUILTIN_DIR.glob("*.yml"))
+    return sorted(f[:-4] for f in os.listdir(_BUILTIN_DIR)
+                  if f.endswith(".yml") and not f.startswith(".") and os.path.isfile(os.path.join(_BUILTIN_DIR, f)))
 
 
-def _builtin_path(name: str):
-    cand = _BUILTIN_DIR / f"{name}.yml"
-    return cand if cand.is_file() else None
+def _builtin_path(name: str) -> str | None:
+    """The built-in model file of that name, or None."""
+    cand = os.path.join(_BUILTIN_DIR, f"{name}.yml")
+    return cand if os.path.isfile(cand) else None
 
 
 def _read_bytes(path) -> bytes:
@@ -70,14 +72,21 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
         MachineError: missing file, YAML error, or schema violation (one line
             with file and key path).
     """
-    if str(name_or_path) == HOST_NAME and not Path(HOST_NAME).is_file():  # a folder 'host' is no machine file
-        name_or_path = str(resolve_host())
-    p = Path(name_or_path)
-    builtin = None if (p.suffix in (".yml", ".yaml") or p.exists()) else _builtin_path(str(name_or_path))
-    if builtin is None and not p.exists() and p.suffix not in (".yml", ".yaml"):
-        raise MachineError(f"unknown machine '{name_or_path}': not a built-in model "
+    name = str(name_or_path)
+    if name == HOST_NAME and not os.path.isfile(HOST_NAME):  # a folder 'host' is no machine file
+        name = str(resolve_host())
+    is_yaml, exists = os.path.splitext(name)[1] in (".yml", ".yaml"), os.path.exists(name or ".")
+    builtin = None if (is_yaml or exists) else _builtin_path(name)
+    if builtin is None and not exists and not is_yaml:
+        raise MachineError(f"unknown machine '{name}': not a built-in model "
                            f"({', '.join(builtin_names())}) and no such file")
-    path, source = (builtin, str(name_or_path)) if builtin is not None else (p, str(p))
+    if builtin is not None:
+        path, source = builtin, name
+    else:
+        from pathlib import Path
+
+        path = Path(name)
+        source = str(path)
     raw = _read_bytes(path)
     key = cache.make_key(raw, source, overrides)
     model = cache.load("machines", key)
@@ -98,6 +107,8 @@ def machine_from_dict(data: dict, source: str, overrides: dict | None = None) ->
         data = _parsing("kerncraft_machine").convert_kerncraft(data, source)
     if overrides:
         data = {**data, **overrides}
+    from pathlib import Path
+
     data.setdefault("name", Path(source).stem)
     return validate(data, source)
 

@@ -29,6 +29,7 @@ under an earlier, looser umask); it writes nothing into a folder of another user
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import pickle
 from typing import TYPE_CHECKING
@@ -48,11 +49,10 @@ def _sha256_type():
     one (``_sha2`` from 3.12, ``_sha256`` before), else hashlib's."""
     for name in ("_sha2", "_sha256"):
         try:
-            return __import__(name).sha256
+            return importlib.import_module(name).sha256
         except ImportError:
             pass
-    import hashlib
-    return hashlib.sha256
+    return importlib.import_module("hashlib").sha256
 
 
 #: ``sha256(data=b"")``: a hash object as ``hashlib.sha256`` makes it
@@ -63,11 +63,15 @@ def enabled() -> bool:
     return os.environ.get("LOOPMODEL_NO_CACHE", "") in ("", "0")
 
 
+def path_class():
+    """``pathlib.Path``, imported on first use: a warm analysis handles its paths (the cache's,
+    the built-in machine files') as strings and does not load pathlib (a few ms of every process)."""
+    return importlib.import_module("pathlib").Path
+
+
 def cache_dir() -> Path:
     """The cache root (not created here)."""
-    from pathlib import Path
-
-    return Path(_root())
+    return path_class()(_root())
 
 
 def _root() -> str:

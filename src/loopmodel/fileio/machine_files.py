@@ -83,9 +83,7 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
     if builtin is not None:
         path, source = builtin, name
     else:
-        from pathlib import Path
-
-        path = Path(name)
+        path = cache.path_class()(name)
         source = str(path)
     raw = _read_bytes(path)
     key = cache.make_key(raw, source, overrides)
@@ -107,9 +105,7 @@ def machine_from_dict(data: dict, source: str, overrides: dict | None = None) ->
         data = _parsing("kerncraft_machine").convert_kerncraft(data, source)
     if overrides:
         data = {**data, **overrides}
-    from pathlib import Path
-
-    data.setdefault("name", Path(source).stem)
+    data.setdefault("name", cache.path_class()(source).stem)
     return validate(data, source)
 
 

@@ -13,7 +13,6 @@ Run: python benchmarks/fuzz_fastforward.py [--workers N] [--examples N] [--seed 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import multiprocessing
 import sys
@@ -26,32 +25,13 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
 
 def _strategies():
-    """``{name: test body(data)}``: the suite's property tests, undecorated."""
-    from hypothesis import strategies as st
-
+    """``{name: test body(data)}``: the suite's property tests without their settings (Hypothesis
+    keeps the undecorated function as ``test.hypothesis.inner_test``)."""
     import test_cachesim_fastforward as t
 
-    def random_nests(data):
-        levels = data.draw(t.hierarchies())
-        t._same(levels, data.draw(t.nests(levels[0].line_size)), data.draw(t.run_options()))
-
-    def stencils_3d(data):
-        levels = data.draw(t.hierarchies())
-        target = data.draw(st.integers(100, 30_000))
-        options = dataclasses.replace(data.draw(t.run_options()), target_it=target,
-                                      max_target_it=data.draw(st.sampled_from([0, 4 * target])))
-        t._same(levels, data.draw(t.stencils_3d(levels[0].line_size)), options)
-
-    def large_last_level(data):
-        levels = data.draw(t.hierarchies(large_last=True))
-        target = data.draw(st.integers(100, 20_000))
-        options = dataclasses.replace(data.draw(t.run_options()), target_it=target, cold=False,
-                                      max_target_it=data.draw(st.sampled_from([0, 4 * target])))
-        nest = t._stencil_2d(data.draw(st.integers(50, 3000)), data.draw(st.sampled_from([13, 37, 64, 100, 250, 251])),
-                             data.draw(st.sampled_from([4, 8])))
-        t._same(levels, nest, options)
-
-    return {"random-nests": random_nests, "3d-stencils": stencils_3d, "large-last-level": large_last_level}
+    return {"random-nests": t.test_fast_forward_equals_the_full_simulation_on_random_nests,
+            "3d-stencils": t.test_fast_forward_equals_the_full_simulation_on_3d_stencils,
+            "large-last-level": t.test_fast_forward_equals_the_full_simulation_with_a_large_last_level}
 
 
 def fuzz(job: tuple) -> dict:
@@ -60,7 +40,7 @@ def fuzz(job: tuple) -> dict:
     from hypothesis import strategies as st
 
     seed_value, examples, name = job
-    body = _strategies()[name]
+    body = _strategies()[name].hypothesis.inner_test
     count = [0]
 
     @seed(seed_value)

@@ -312,12 +312,13 @@ static void counters_take(const lm_hier *h, const lm_drive *dv, lm_counters *k) 
     k->last_work_line = dv->last_work_line;
 }
 
-/* counters += m * (now - at): m more periods of the one that ended now */
-static void counters_advance(lm_hier *h, lm_drive *dv, const lm_counters *at, int64_t m) {
+/* counters += m * (now - at): m more periods of the one that ended now, for the first nlv levels (and
+   memory, where that is every level) and the driver */
+static void counters_advance(lm_hier *h, lm_drive *dv, const lm_counters *at, int64_t m, int nlv) {
     lm_counters now;
     counters_take(h, dv, &now);
     uint64_t um = (uint64_t)m;
-    for (int i = 0; i < h->n; i++) {
+    for (int i = 0; i < nlv; i++) {
         lm_cache *c = &h->lv[i];
         const uint64_t *a = now.c + 8 * i, *b = at->c + 8 * i;
         c->hits += um * (a[0] - b[0]); c->misses += um * (a[1] - b[1]);
@@ -326,13 +327,24 @@ static void counters_advance(lm_hier *h, lm_drive *dv, const lm_counters *at, in
         c->invalidations += um * (a[6] - b[6]); c->placed += um * (a[7] - b[7]);
     }
     int j = 8 * h->n;
-    h->mem_loads += um * (now.c[j] - at->c[j]);
-    h->mem_stores += um * (now.c[j + 1] - at->c[j + 1]);
-    h->mem_store_bytes += um * (now.c[j + 2] - at->c[j + 2]);
+    if (nlv == h->n) {
+        h->mem_loads += um * (now.c[j] - at->c[j]);
+        h->mem_stores += um * (now.c[j + 1] - at->c[j + 1]);
+        h->mem_store_bytes += um * (now.c[j + 2] - at->c[j + 2]);
+    }
     dv->simulated += m * (now.simulated - at->simulated);
     dv->jumped += m * (now.simulated - at->simulated);
     dv->measured += m * (now.measured - at->measured);
     dv->work_lines += m * (now.work_lines - at->work_lines);
+}
+
+/* the driver m periods of loop L on, the first nlv levels shifted by them already: their counters and
+   the driver's grow by m periods' worth, the loop's index and the last line of work move on */
+static void ff_moved_on(lm_hier *h, lm_drive *dv, const lm_period *p, int L, const lm_nest *n, int64_t *idx,
+                        int64_t m, int nlv) {
+    counters_advance(h, dv, &p->at, m, nlv);
+    idx[L] += m * p->P * n->step[L];
+    if (dv->last_work_line != LM_INVALID) dv->last_work_line += (uint64_t)(m * p->delta);
 }
 
 /* 1: warming up (every counter but placements off), 2: measuring whole rows, 0: anything else */
@@ -788,16 +800,8 @@ static int64_t sink_jump(lm_ff *ff, lm_period *p, int L, lm_hier *h, const lm_ne
     if (m <= 0 || !ff_in_range(n, idx, L, base, p, from, m) || !tags_in_range(h, m * p->delta, last)) return 0;
     int64_t k = sink_replay(h, sk, p, o, ws, &now, m, reg);
     if (k <= 0) return 0;
-    lm_cache keep = h->lv[last]; /* replayed: its counters as they are */
-    uint64_t mem[3] = {h->mem_loads, h->mem_stores, h->mem_store_bytes};
-    counters_advance(h, dv, &p->at, k);
-    h->lv[last] = keep;
-    h->mem_loads = mem[0];
-    h->mem_stores = mem[1];
-    h->mem_store_bytes = mem[2];
-    shift_state(h, k * p->delta, last);
-    idx[L] += k * p->P * n->step[L];
-    if (dv->last_work_line != LM_INVALID) dv->last_work_line += (uint64_t)(k * p->delta);
+    shift_state(h, k * p->delta, last); /* the last level and memory: their counters as replayed */
+    ff_moved_on(h, dv, p, L, n, idx, k, last);
     return k;
 }
 
@@ -825,24 +829,23 @@ static void ff_boundary(lm_ff *ff, lm_period *p, int L, lm_hier *h, const lm_nes
     lm_warm_lv wout[LM_MAXLV];
     int64_t m = p->periodic && reg && reg == p->regime && dv->events == p->events && ff_work_line_shifted(p, dv) ?
                 ff_periods(p, L, h, n, o, idx, dv, ws, wout, base) : 0;
-    int64_t ms = 0;
+    int64_t jumped = 0;
     if (m > 0 && shift_state(h, m * p->delta, h->n)) {
-        counters_advance(h, dv, &p->at, m);
-        idx[L] += m * p->P * n->step[L];
-        if (dv->last_work_line != LM_INVALID) dv->last_work_line += (uint64_t)(m * p->delta);
+        ff_moved_on(h, dv, p, L, n, idx, m, h->n);
         if (reg == 1) memcpy(ws, wout, sizeof(lm_warm_lv) * (size_t)h->n);
-    } else if ((ms = sink_jump(ff, p, L, h, n, o, idx, dv, ws, base, reg)) > 0) {
+        jumped = m;
+    } else if ((jumped = sink_jump(ff, p, L, h, n, o, idx, dv, ws, base, reg)) > 0) {
         /* the whole hierarchy may repeat from here on: a snapshot at the next boundary */
         p->periodic = p->snap = p->recording = p->ref_ok = 0;
         p->attempt_work = dv->work - 2 * ff->lines;
     }
-    if (m > 0 || ms > 0) {
+    if (jumped > 0) {
         for (int k = 0; k < L; k++) { /* their periods' warm-up checks and operations now miss some */
             ff->per[k].cur.n = -1;
             ff->sink[k].log.bad = 1;
         }
     }
-    if (m <= 0 && ms <= 0 && !p->periodic && dv->work - p->attempt_work >= 2 * ff->lines) {
+    if (jumped <= 0 && !p->periodic && dv->work - p->attempt_work >= 2 * ff->lines) {
         if (!p->has_buf && ff->bufs < LM_FF_BUFS(ff->lines)) {
             if (snap_alloc(h, &p->buf, h->n)) {
                 p->has_buf = 1;

@@ -11,8 +11,12 @@ wall-clock limit and an address-space limit, and is classed by what happened:
   the case expects one; ``ok (runs)``: a long job that is still running, within the memory
   limit, when the time limit ends it (a study of 10^8 points).
 
-Usage: ``python benchmarks/hostile_inputs.py [--timeout 20] [--memory-mb 3000] [CASE ...]``;
-prints one row per case (case, outcome, the last line of output).
+Usage: ``python benchmarks/hostile_inputs.py [--timeout 20] [--memory-mb 3000] [--src DIR] [CASE ...]``;
+prints one row per case (case, outcome, the last line of output). ``--src``: the ``src`` folder
+of the loopmodel to run (another checkout's, for a before/after table); default this one's.
+Besides those outcomes, a case may check what it left: ``LEAKED`` (a file's content in the
+output), ``STALE`` (a result served from the cache for another compiler), ``WROTE OUTSIDE``
+(the cache wrote through another user's link).
 """
 from __future__ import annotations
 
@@ -85,7 +89,8 @@ def _write(tmp: str, name: str, text: str) -> str:
 
 
 def cases(tmp: str) -> list:
-    """(name, argv, expect) with expect 'error' (one-line refusal) or 'result'."""
+    """(name, argv, expect) with expect 'error' (one-line refusal) or 'result'; the cases of the
+    generated programs (:func:`program_cases`) add a fourth element: environment and checks."""
     mark = os.path.join(tmp, MARK)
     inject = f'-Dmain=main(int c,char**v){{system("touch {mark}");return 0;}}int orig_main'
     evil_machine = _machine_with(tmp, "evil-D.yml", {"compiler": {"gcc": f"-O2 '{inject}'"}})
@@ -194,6 +199,97 @@ def cases(tmp: str) -> list:
         ("20 kernel #pragma GCC dependency", an(poison, "-m", SKL, "-D", "N=1000"), "error"),
         ("21 FIFO as a kernel", an(fifo, "-m", SKL, "-D", "N=1000"), "error"),
         ("22 YAML alias bomb as machine file", an(daxpy, "-m", bomb, "-D", "N=1000"), "error"),
+    ] + program_cases(tmp, lm)
+
+
+_PAYLOAD = '{ int system(const char *); system("touch %s"); }'
+
+
+def _kernel_bytes(tmp: str, name: str, text: str) -> str:
+    """A kernel file written byte for byte (carriage returns, form feeds kept)."""
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as fh:
+        fh.write(text.encode("utf-8"))
+    return path
+
+
+def program_cases(tmp: str, lm: list) -> list:
+    """The programs loopmodel compiles: kernel bytes the parser and gcc read differently, OpenMP
+    clauses, machine-file flags, the cache root, the bench cache key, pragmas, signals, and
+    kernels using the names of the harness."""
+    mark = os.path.join(tmp, MARK)
+    pay = _PAYLOAD % mark
+    head = "double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = b[i] * 2.0; // x"
+    cr = _kernel_bytes(tmp, "cr.c", f"{head}\r{pay}\n")
+    ff = _kernel_bytes(tmp, "ff.c", f"{head}\\\f\n{pay}\n")
+    vt = _kernel_bytes(tmp, "vt.c", f"{head}\\\v\n{pay}\n")
+    crlf = _kernel_bytes(tmp, "crlf.c", f"{head}\\\r\n{pay}\n")
+    fn = _kernel_bytes(tmp, "fn.c", "void k(double *a, double *b, int n) {\n  for (int i = 0; i < n; ++i)\n"
+                       f"    a[i] = b[i]; // x\r{pay}\n}}\n")
+    study = _write(tmp, "s-cr.yml", f"kernels: [{cr}]\nmachines: [{SKL}]\ndefines: {{N: 1000}}\n"
+                   "options: {incore: [measured]}\n")
+    passwd = _kernel_bytes(tmp, "passwd.c", f'{head}\r#include "/etc/passwd"\n')
+    zero = _kernel_bytes(tmp, "zero.c", f'{head}\r#include "/dev/zero"\n')
+    omp = {c: _kernel_bytes(tmp, f"omp-{i}.c", f"double a[N], b[N];\n#pragma omp parallel for {c}\n"
+                            "for (int i = 0; i < N; ++i)\n  a[i] = b[i];\n")
+           for i, c in enumerate((f'num_threads(system("touch {mark}"))', f'if(system("touch {mark}"))',
+                                  f'schedule(dynamic, system("touch {mark}"))'))}
+    flags = {f: _machine_with(tmp, f"flag-{i}.yml", {"compiler": {"gcc": f"-O2 {f}"}})
+             for i, f in enumerate(("-finput-charset=ISO-2022-JP", "-fexec-charset=EBCDIC-US", "-fsanitize=address",
+                                    "-finstrument-functions", "-fself-test=/tmp", "-lcrypt"))}
+    daxpy = os.path.join(KERNELS, "daxpy.c")
+    victim = os.path.join(tmp, "victim")
+    shared = os.path.join(tmp, "shared-cache")
+    os.makedirs(victim, mode=0o755, exist_ok=True)
+    os.makedirs(shared, exist_ok=True)
+    os.chmod(shared, 0o777)
+    os.symlink(victim, os.path.join(shared, "machines"))
+    wrapdir = os.path.join(tmp, "wrap")
+    os.makedirs(wrapdir, exist_ok=True)
+    wrapper = os.path.join(wrapdir, "gcc")
+    with open(wrapper, "w", encoding="utf-8") as fh:
+        fh.write('#!/bin/sh\nexec /usr/bin/gcc "$@" -O0\n')
+    os.chmod(wrapper, 0o755)
+    bench = " ".join(lm + ["bench", daxpy, "-D", "N=2000", "--repeat", "3"])
+    stale = ["sh", "-c", f"{bench} > /dev/null && PATH={wrapdir}:$PATH {bench}"]
+    pragma = _kernel_bytes(tmp, "pragma.c", "double a[N];\nfor (int i = 0; i < N; ++i) {\n  _Pragma(\"omp simd\")\n"
+                           "  for (int j = 0; j < N; ++j)\n    a[j] = a[j] * 2.0;\n}\n")
+    unroll = _kernel_bytes(tmp, "unroll.c", "double a[N];\n#pragma GCC unroll 65534\nfor (int i = 0; i < N; ++i)\n"
+                           "  a[i] = a[i] * 2.0;\n")
+    big = _write(tmp, "s-big.yml", f"kernels: [{daxpy}]\nmachines: [{SKL}]\ndefines: {{N: '1000:100000000:1'}}\n"
+                 "options: {incore: [analytic]}\n")
+    sweep = " ".join(lm + ["sweep", big, "--workers", "1", "--no-cache", "--no-progress", "-o",
+                           os.path.join(tmp, "term.csv")])
+    term = ["sh", "-c", f"{sweep} & sleep 8; kill -TERM $!; wait $!"]
+    stream = _kernel_bytes(tmp, "q.c", "double a[N], b[N], c[N];\ndouble q;\nfor (int j = 0; j < N; ++j)\n"
+                           "  a[j] = b[j] + q * c[j];\n")
+    bk = lambda path, *a: lm + ["bench", path, "-D", "N=1000", "--repeat", "1", *a]
+    return [
+        ("23 CR in // comment (bench)", bk(cr), "any"),
+        ("23b backslash form feed (bench)", bk(ff), "any"),
+        ("23c backslash vertical tab (bench)", bk(vt), "any"),
+        ("23d backslash CR LF (bench)", bk(crlf), "any"),
+        ("23e CR in a kernel function (bench)", lm + ["bench", fn, "-D", "n=1000", "--repeat", "1"], "any"),
+        ("23f CR through a study file (sweep)", lm + ["sweep", study, "--workers", "1", "--no-cache", "--no-progress",
+                                                      "-o", os.path.join(tmp, "o23.csv")], "any"),
+        ("23g CR #include /etc/passwd (bench)", bk(passwd), "any",
+         {"leak": "/etc/passwd:"}),
+        ("23h CR #include /dev/zero (bench)", bk(zero), "any"),
+        ("24 omp num_threads(system()) --threads", bk(omp[next(iter(omp))], "--threads", "2"), "error"),
+        ("24b omp if(system()) --threads", bk(list(omp.values())[1], "--threads", "2"), "error"),
+        ("24c omp schedule(dynamic, system())", bk(list(omp.values())[2], "--threads", "2"), "error"),
+    ] + [(f"25{'abcdef'[i]} machine flag {f}", bk(daxpy, "-m", m),
+          "error") for i, (f, m) in enumerate(flags.items())] + [
+        ("26 cache root with another's symlink", lm + ["analyze", daxpy, "-m", SKL, "-D", "N=1000", "--incore",
+                                                      "analytic"], "result",
+         {"env": {"LOOPMODEL_CACHE_DIR": shared}, "outside": victim}),
+        ("27 another gcc first on PATH (bench)", stale, "result", {"stale": "from the per-user cache"}),
+        ("28 _Pragma(\"omp simd\") (analyze)", lm + ["analyze", pragma, "-m", SKL, "-D", "N=100", "--incore",
+                                                     "analytic"], "result"),
+        ("29 #pragma GCC unroll 65534 (bench)", bk(unroll), "error"),
+        ("30 SIGTERM during sweep", term, "signal"),
+        ("31 scalar 'q' (analyze --incore llvm-mca)", lm + ["analyze", stream, "-m", SKL, "-D", "N=1000",
+                                                            "--incore", "llvm-mca"], "result"),
     ]
 
 
@@ -204,9 +300,10 @@ def _limits(memory_mb: int):
     return apply
 
 
-def run_case(argv: list, tmp: str, timeout: float, memory_mb: int) -> tuple:
+def run_case(argv: list, tmp: str, timeout: float, memory_mb: int, src: str, extra_env=None) -> tuple:
     """(exit status or 'TIMEOUT', stdout+stderr)."""
-    env = dict(os.environ, LOOPMODEL_CACHE_DIR=os.path.join(tmp, "cache"), PYTHONPATH=os.path.join(ROOT, "src"))
+    env = dict(os.environ, LOOPMODEL_CACHE_DIR=os.path.join(tmp, "cache"), PYTHONPATH=src)
+    env.update(extra_env or {})
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=env,
                            preexec_fn=_limits(memory_mb), stdin=subprocess.DEVNULL)
@@ -216,15 +313,28 @@ def run_case(argv: list, tmp: str, timeout: float, memory_mb: int) -> tuple:
     return p.returncode, p.stdout + p.stderr
 
 
-def classify(rc, output: str, expect: str, marker: bool) -> str:
+def classify(rc, output: str, expect: str, marker: bool, extra=None, tmp: str = "") -> str:
+    extra = extra or {}
     if marker:
         return "RAN CODE"
+    if extra.get("leak") and extra["leak"] in output:
+        return "LEAKED"
+    if extra.get("stale") and extra["stale"] in output:
+        return "STALE"
+    if extra.get("outside") and os.listdir(extra["outside"]):
+        return "WROTE OUTSIDE"
+    if expect == "signal":  # one line and exit 143 (128 + SIGTERM), no warning or traceback
+        if "Traceback" in output or "leaked" in output:
+            return "TRACEBACK" if "Traceback" in output else "LEAK WARNING"
+        return "ok" if rc == 143 and len([ln for ln in output.splitlines() if ln.strip()]) <= 2 else f"exit {rc}"
     if "Traceback (most recent call last)" in output:
         return "TRACEBACK"
     if rc == "TIMEOUT":
         return "ok (runs)" if expect == "runs" else "TIMEOUT"
     if isinstance(rc, int) and rc < 0:
         return "KILLED"
+    if expect == "any":  # a refusal in one line, or a result: either is safe
+        return "ok" if rc == 0 or len([ln for ln in output.splitlines() if ln.strip()]) <= 2 else "ok (long)"
     if expect == "error":
         lines = [ln for ln in output.splitlines() if ln.strip()]
         if rc == 0:
@@ -238,16 +348,18 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", help="run only cases whose name starts with one of these")
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--memory-mb", type=int, default=3000)
+    ap.add_argument("--src", default=os.path.join(ROOT, "src"), help="the src folder of the loopmodel to run")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
-        for name, cmd, expect in cases(tmp):
+        for name, cmd, expect, *more in cases(tmp):
             if args.names and not any(name.startswith(n) for n in args.names):
                 continue
+            extra = more[0] if more else {}
             marker = os.path.join(tmp, MARK)
             if os.path.exists(marker):
                 os.remove(marker)
-            rc, out = run_case(cmd, tmp, args.timeout, args.memory_mb)
-            verdict = classify(rc, out, expect, os.path.exists(marker))
+            rc, out = run_case(cmd, tmp, args.timeout, args.memory_mb, os.path.abspath(args.src), extra.get("env"))
+            verdict = classify(rc, out, expect, os.path.exists(marker), extra, tmp)
             last = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "")
             print(f"{name:40s} | {verdict:10s} | {str(rc):7s} | {last.replace(tmp, '<tmp>')[:150]}", flush=True)
     return 0

@@ -53,7 +53,7 @@ def refusal(text: str) -> KernelError:
 
 
 def shape(kernel) -> dict:
-    """The kernel IR without positions and file name: what the models read."""
+    """The kernel IR without positions, file name and printed C: what the models read."""
     out = {}
     for f in dataclasses.fields(kernel):
         value = getattr(kernel, f.name)
@@ -61,7 +61,7 @@ def shape(kernel) -> dict:
             value = tuple((a.array, a.indices, a.offset) for a in value)
         elif f.name == "loops":
             value = tuple((lp.index, lp.start, lp.stop, lp.step) for lp in value)
-        elif f.name == "source":
+        elif f.name in ("source", "code"):
             continue
         out[f.name] = value
     return out
@@ -283,18 +283,20 @@ def _kernel_function(program: str) -> str:
 
 def test_generated_program_of_a_function_is_that_of_its_bare_loop_nest():
     bare, function = c(BARE_COPY), c(COPY)
-    assert _kernel_function(generate_c(function.kernel, function.text, {"n": 100})) == \
-        _kernel_function(generate_c(bare.kernel, bare.text, {"n": 100}))
+    assert _kernel_function(generate_c(function.kernel, {"n": 100})) == \
+        _kernel_function(generate_c(bare.kernel, {"n": 100}))
 
 
-def test_generated_program_includes_the_headers_of_typedef_names_and_refuses_its_own_names():
+def test_generated_program_includes_the_headers_of_typedef_names_and_refuses_the_program_prefix():
     parsed = c("void k(int64_t *a, ptrdiff_t n) {\n  for (ptrdiff_t i = 0; i < n; ++i)\n    a[i] = a[i] + 1;\n}\n")
-    program = generate_c(parsed.kernel, parsed.text, {"n": 10})
+    program = generate_c(parsed.kernel, {"n": 10})
     assert "#include <stddef.h>" in program and "#include <stdint.h>" in program and "int64_t *restrict a" in program
-    assert "#include <stdint.h>" not in generate_c(c(BARE_COPY).kernel, BARE_COPY, {"n": 10})
-    clash = c(COPY.replace("int n", "int reps").replace("< n", "< reps"))
-    with pytest.raises(ToolError, match="'reps' is also a name in the program loopmodel generates"):
-        generate_c(clash.kernel, clash.text, {"reps": 10})
+    assert "#include <stdint.h>" not in generate_c(c(BARE_COPY).kernel, {"n": 10})
+    harness_word = c(COPY.replace("int n", "int reps").replace("< n", "< reps"))
+    assert "#define reps 10" in generate_c(harness_word.kernel, {"reps": 10})
+    clash = c(COPY.replace("int n", "int loopmodel_n").replace("< n", "< loopmodel_n"))
+    with pytest.raises(ToolError, match="'loopmodel_n' cannot be compiled as a kernel name"):
+        generate_c(clash.kernel, {"loopmodel_n": 10})
 
 
 @pytest.mark.skipif(not HAVE_GCC, reason="gcc needed")

@@ -90,8 +90,8 @@ def test_same_process_twice_second_analysis_is_from_the_cache(tmp_path, monkeypa
     kernel = parse_kernel_file(str(KERNELS / "triad.c"))[0]
     text = (KERNELS / "triad.c").read_text()
     machine = load_machine(SNB)
-    _, a = compiled_incore(kernel, text, machine, {"N": 1000}, 8)
-    _, b = compiled_incore(kernel, text, machine, {"N": 1000}, 8)
+    _, a = compiled_incore(kernel, machine, {"N": 1000}, 8)
+    _, b = compiled_incore(kernel, machine, {"N": 1000}, 8)
     assert a == b and len(compiled) == 1
 
 

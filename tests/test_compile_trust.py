@@ -152,7 +152,7 @@ def test_analytic_dot_agrees_with_llvm_mca_on_gccs_code():
 
 def _mnemonics(machine: str, kernel=TRIAD, defines=None, **kw) -> list:
     k, _ = parse_kernel_file(str(kernel))
-    src = generate_c(k, kernel.read_text(), defines or {"N": 1000}, **kw)
+    src = generate_c(k, defines or {"N": 1000}, **kw)
     asm = compile_to_assembly(src, choose_compiler(load_machine(machine)))
     return [ln.split()[0] for ln in find_kernel_block(asm, 8).lines]
 
@@ -216,10 +216,11 @@ def test_swaps_become_pointer_exchanges_after_each_call(tmp_path):
             "    b[i] = 0.5 * (a[i - 1] + a[i + 1]);\n")
     (tmp_path / "jacobi.c").write_text(text)
     k, _ = parse_kernel_file(str(tmp_path / "jacobi.c"))
-    src = generate_c(_WithSwaps(k, (("a", "b"),)), text + "swap(a, b);\n", {"N": 100})
-    call = src.index("loopmodel_kernel_call(a, b);")
-    exchange = src.index("{ void *loopmodel_t = a; a = b; b = loopmodel_t; }")
-    assert call < exchange < src.index("if (argc > 1000)")
+    src = generate_c(_WithSwaps(k, (("a", "b"),)), {"N": 100})
+    call = src.index("loopmodel_kernel_call(loopmodel_array_a, loopmodel_array_b);")
+    exchange = src.index("{ void *loopmodel_t = loopmodel_array_a; loopmodel_array_a = loopmodel_array_b; "
+                         "loopmodel_array_b = loopmodel_t; }")
+    assert call < exchange < src.index("if (loopmodel_argc > 1000)")
     assert "\n    swap(a, b);" not in src  # the statement itself is not compiled
     (tmp_path / "k.c").write_text(src)
     cc = subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(tmp_path / "k"), str(tmp_path / "k.c")],

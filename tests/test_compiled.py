@@ -43,7 +43,7 @@ def test_block_and_unroll_factor(machine, name):
     iterations of 8 B; the block contains the kernel's vector arithmetic and ends with the back jump."""
     m = load_machine(machine)
     k, text = _k(name)
-    asm = compile_to_assembly(generate_c(k, text, SIZES[name]), choose_compiler(m))
+    asm = compile_to_assembly(generate_c(k, SIZES[name]), choose_compiler(m))
     b = find_kernel_block(asm, 8)
     assert b.iterations_per_pass == 4 and b.bytes_per_pass == 32
     assert b.lines[-1].startswith("jne") or b.lines[-1].startswith("jb")
@@ -121,7 +121,7 @@ Block RThroughput: 4.8
 def test_reduction_without_fast_math_is_latency_bound():
     m = load_machine(SNB)
     k, text = _k("dot.c")
-    r, info = compiled_incore(k, text, m, {"N": 1000}, 8, use_cache=False)
+    r, info = compiled_incore(k, m, {"N": 1000}, 8, use_cache=False)
     assert r.dependency >= 2.9  # one vaddsd (3 cy) per iteration in order
     assert r.T_OL >= 8 * 2.9
 
@@ -131,13 +131,13 @@ def test_cache_is_keyed_by_flags_and_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
     k, text = _k("triad.c")
     snb = load_machine(SNB)
-    _, a = compiled_incore(k, text, snb, {"N": 1000}, 8)
-    _, a2 = compiled_incore(k, text, snb, {"N": 1000}, 8)
+    _, a = compiled_incore(k, snb, {"N": 1000}, 8)
+    _, a2 = compiled_incore(k, snb, {"N": 1000}, 8)
     assert a2 == a and len(list((tmp_path / "incore").iterdir())) == 1
-    _, b = compiled_incore(k, text, snb, {"N": 1000}, 8, flags="-O2 -march=corei7-avx")
+    _, b = compiled_incore(k, snb, {"N": 1000}, 8, flags="-O2 -march=corei7-avx")
     assert b.flags == ("-O2", "-march=corei7-avx")
     ivb = dataclasses.replace(snb, in_core=dataclasses.replace(snb.in_core, llvm_mca_cpu="ivybridge"))
-    compiled_incore(k, text, ivb, {"N": 1000}, 8)
+    compiled_incore(k, ivb, {"N": 1000}, 8)
     assert len(list((tmp_path / "incore").iterdir())) == 3
 
 
@@ -232,7 +232,7 @@ def test_osaca_backend_ports():
     (ecm-model-slides.txt, IVB 2D 5-pt: T_nOL = 8.0 cy)."""
     m = load_machine(SNB)
     k, text = _k("2d-5pt.c")
-    r, info = compiled_incore(k, text, m, SIZES["2d-5pt.c"], 8, "osaca", use_cache=False, assume_aligned=32)
+    r, info = compiled_incore(k, m, SIZES["2d-5pt.c"], 8, "osaca", use_cache=False, assume_aligned=32)
     assert info.analyzer == "osaca" and info.iterations_per_pass == 4
     assert info.ports_cy_per_pass["2D"] == 3.5 and info.ports_cy_per_pass["2"] == 4.5
     assert r.components["2D"] == 7.0 and r.T_nOL == 8.0
@@ -304,8 +304,8 @@ def test_llvm_mca_and_osaca_agree_within_25_percent(machine, name):
     arrays known to be 32 B aligned: full-width AVX where the offsets allow)."""
     m = load_machine(machine)
     k, text = _k(name)
-    a, ia = compiled_incore(k, text, m, SIZES[name], 8, "llvm-mca", use_cache=False, assume_aligned=32)
-    b, ib = compiled_incore(k, text, m, SIZES[name], 8, "osaca", use_cache=False, assume_aligned=32)
+    a, ia = compiled_incore(k, m, SIZES[name], 8, "llvm-mca", use_cache=False, assume_aligned=32)
+    b, ib = compiled_incore(k, m, SIZES[name], 8, "osaca", use_cache=False, assume_aligned=32)
     assert ia.block == ib.block and ia.iterations_per_pass == ib.iterations_per_pass == 4
     for x, y in ((a.T_OL, b.T_OL), (a.T_nOL, b.T_nOL)):
         assert abs(x - y) <= 0.25 * max(x, y) + 1e-9, (a.T_OL, a.T_nOL, b.T_OL, b.T_nOL)
@@ -381,7 +381,7 @@ def test_aarch64_thunderx2_reference_file():
     m = load_machine(str(_tx2_reference()))
     assert m.isa.lower() == "aarch64" and m.in_core.llvm_mca_cpu == "thunderx2t99"
     k, text = _k("triad.c")
-    r, info = compiled_incore(k, text, m, {"N": 1000}, 8, use_cache=False)
+    r, info = compiled_incore(k, m, {"N": 1000}, 8, use_cache=False)
     assert info.compiler == "aarch64-linux-gnu-gcc"
     assert info.iterations_per_pass == 2 and info.bytes_per_pass == 16
     assert info.block.split("\n")[-2].startswith("bne") and any("fmla" in ln for ln in info.block.split("\n"))
@@ -435,7 +435,7 @@ def test_osaca_not_installed_is_a_tool_error(monkeypatch):
     monkeypatch.setattr(ob, "available", lambda: False)
     k, text = _k("triad.c")
     with pytest.raises(ToolError, match=r"OSACA is not installed \(pip install 'loopmodel\[osaca\]'\)"):
-        compiled_incore(k, text, load_machine(SNB), {"N": 1000}, 8, "osaca", use_cache=False)
+        compiled_incore(k, load_machine(SNB), {"N": 1000}, 8, "osaca", use_cache=False)
 
 
 @pytest.mark.skipif(shutil.which("powerpc64le-linux-gnu-gcc") is not None, reason="cross compiler installed")
@@ -478,7 +478,7 @@ def test_loop_without_arrays_is_analyzed_from_its_counter(tmp_path):
     machine = load_machine(SKX)
     for flags, per_pass in (("-O2 -march=skylake-avx512", 1), ("-Ofast -march=skylake-avx512 -mprefer-vector-width=512",
                                                                   8)):
-        res, info = compiled_incore(kernel, text, machine, {"N": 1000}, 8, flags=flags, use_cache=False,
+        res, info = compiled_incore(kernel, machine, {"N": 1000}, 8, flags=flags, use_cache=False,
                                     trust_machine=True)
         assert info.iterations_per_pass % per_pass == 0 and info.bytes_per_pass == 0
         assert res.T_OL > 0 and any("from the loop counter" in n for n in res.notes)

@@ -373,8 +373,8 @@ def test_both_analyzers_give_the_same_times_with_kerncraft_port_lists(machine, n
     m = dataclasses.replace(base, in_core=dataclasses.replace(base.in_core, analyzer_ports=ports))
     k = parse_kernel_file(str(KERNELS / name))[0]
     text = (KERNELS / name).read_text()
-    a, _ = compiled_incore(k, text, m, sizes, 8, "llvm-mca", use_cache=False)
-    b, _ = compiled_incore(k, text, m, sizes, 8, "osaca", use_cache=False)
+    a, _ = compiled_incore(k, m, sizes, 8, "llvm-mca", use_cache=False)
+    b, _ = compiled_incore(k, m, sizes, 8, "osaca", use_cache=False)
     assert (a.T_OL, a.T_nOL) == pytest.approx((b.T_OL, b.T_nOL), abs=0.05)
 
 

@@ -24,7 +24,7 @@ ZEN4 = str(KERNELS.parent / "machines" / "EpycZen4_2vCPU.yml")
 
 def _timed(name, defines):
     k, _ = parse_kernel_file(str(KERNELS / name))
-    return generate_c(k, (KERNELS / name).read_text(), defines, timed=True)
+    return generate_c(k, defines, timed=True)
 
 
 def test_timed_program_contents():
@@ -35,21 +35,20 @@ def test_timed_program_contents():
         assert part in src, part
     main = src[src.index("int main("):]
     # pinning before the first touch, warm-up call before calibration and timed runs
-    order = [main.index(s) for s in ("loopmodel_pin(cpu)", "aligned_alloc(", "/* warm-up", "probe *= 2",
-                                     "seconds[run] = ")]
+    order = [main.index(s) for s in ("loopmodel_pin(loopmodel_cpu)", "aligned_alloc(", "/* warm-up",
+                                     "loopmodel_probe *= 2", "loopmodel_seconds[loopmodel_run] = ")]
     assert order == sorted(order)
     # warm-up, calibration run, its confirmation (a preempted run does not end the doubling), timed runs
-    assert main.count("loopmodel_kernel_call(") == 4 and "again < el ? again : el" in main
+    assert main.count("loopmodel_kernel_call(") == 4 and "loopmodel_again < loopmodel_el ? loopmodel_again : loopmodel_el" in main
     assert TIMED_USAGE.split("\n")[0] in src
 
 
 def test_untimed_program_is_unchanged_by_the_keyword():
     k, _ = parse_kernel_file(DAXPY)
-    text = (KERNELS / "daxpy.c").read_text()
-    plain = generate_c(k, text, {"N": 100})
-    assert generate_c(k, text, {"N": 100}, timed=False) == plain
+    plain = generate_c(k, {"N": 100})
+    assert generate_c(k, {"N": 100}, timed=False) == plain
     assert "sched_setaffinity" not in plain and "_GNU_SOURCE" not in plain and "printf" not in plain
-    assert "long reps = argc > 1 ? atol(argv[1]) : 1;" in plain
+    assert "long loopmodel_reps = loopmodel_argc > 1 ? atol(loopmodel_argv[1]) : 1;" in plain
 
 
 @needs_gcc

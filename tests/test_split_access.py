@@ -110,8 +110,8 @@ def test_compiled_adds_split_load_time_to_t_nol(tmp_path):
     k = _kernel(tmp_path, JACOBI)
     m = load_machine(SKX)
     flags = "-O3 -march=skylake-avx512 -mprefer-vector-width=512"
-    plain, _ = compiled_incore(k, JACOBI, m, {"M": 10, "N": 200}, 8, flags=flags, use_cache=False, trust_machine=True)
-    split, info = compiled_incore(k, JACOBI, _with_split(m, 1.0, 0.0), {"M": 10, "N": 200}, 8, flags=flags,
+    plain, _ = compiled_incore(k, m, {"M": 10, "N": 200}, 8, flags=flags, use_cache=False, trust_machine=True)
+    split, info = compiled_incore(k, _with_split(m, 1.0, 0.0), {"M": 10, "N": 200}, 8, flags=flags,
                                   use_cache=False, trust_machine=True)
     # 3 split loads per CL (8 iterations, one zmm vector per stream), each one more load at 2 per cy
     assert split.T_nOL == pytest.approx(plain.T_nOL + 3 / m.in_core.load.instructions_per_cycle)

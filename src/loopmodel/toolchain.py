@@ -31,7 +31,7 @@ COMPILE_TIMEOUT_S = 120
 VERSION_TIMEOUT_S = 30
 
 #: what :func:`compile_c` produces: output -> the flags that select it (before ``-o``)
-_OUTPUTS = {"assembly": ("-S",), "executable": (), "macros": ("-dM", "-E")}
+_OUTPUTS = {"assembly": ("-S",), "executable": (), "macros": ("-dM", "-E"), "preprocessed": ("-E", "-P")}
 
 
 def find_compiler(compiler: str) -> str:
@@ -69,7 +69,8 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
         flags: compiler flags (sequence of str), placed before the output options.
         output: ``"assembly"`` (``-S``: returns the assembly text), ``"executable"``
             (compile and link: returns the executable's path, ``directory/name``) or
-            ``"macros"`` (``-dM -E``: returns the predefined macros, one ``#define`` a line).
+            ``"macros"`` (``-dM -E``: returns the predefined macros, one ``#define`` a line) or
+            ``"preprocessed"`` (``-E -P``: returns the text the compiler proper reads).
         name: base name of the source and output files.
         directory: where the files go; required for ``"executable"`` (a private temporary
             directory of the caller, which keeps the program); otherwise a temporary
@@ -96,7 +97,7 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
     path = find_compiler(compiler)
     flags = tuple(flags)
     src = os.path.join(directory, f"{name}.c")
-    out = os.path.join(directory, name + {"assembly": ".s", "macros": ".h"}.get(output, ""))
+    out = os.path.join(directory, name + {"assembly": ".s", "macros": ".h", "preprocessed": ".i"}.get(output, ""))
     with open(src, "w", encoding="utf-8") as fh:
         fh.write(source)
     libs = tuple(libraries) if output == "executable" else ()

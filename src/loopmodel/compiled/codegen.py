@@ -1,21 +1,28 @@
 """A compilable C program around the kernel (kerncraft-tool-paper.txt §2.5).
 
-The generated file keeps the user's loop nest verbatim in a function of its own,
-``loopmodel_kernel``, which takes every array as a ``restrict`` pointer parameter
-(pointer-to-array types, so ``a[j][i]`` indexing is unchanged) and every scalar by
-address (copied into a local of the same name, written back after the loop). ``main``
-allocates the arrays on the heap, initialises them, gives scalars run-time values (from
-``argc``, so that they are not constant-folded) and calls the kernel through a
-``volatile`` function pointer, so the compiler can neither inline the kernel nor
-propagate facts from the call site into it: the kernel is compiled as a function taking
-its arrays from elsewhere, as in typical user code, and the compiler knows nothing about
-their alignment. ``assume_aligned`` (``--assume-aligned BYTES``) tells it the arrays are
-aligned to that many bytes (``__builtin_assume_aligned``), to model code whose arrays are
-known to be aligned. A weak, empty ``loopmodel_opaque`` receives the data after the
-calls so that nothing is dropped; being weak it cannot be inlined, and the file compiles
-and links on its own (``loopmodel codegen KERNEL > k.c && cc k.c``). ``swap(a, b)``
-statements of the kernel (``Kernel.swaps``) become pointer exchanges in ``main`` after
-each call. It is meant to be read by users (``loopmodel codegen KERNEL``).
+The kernel's part of the program is its loop nest as the front-end printed it from the checked
+syntax tree (:attr:`loopmodel.ir.kernel.Kernel.code`, :mod:`loopmodel.fileio.c_print`), never
+the kernel file's text: a comment, line ending, splice, directive or byte the parser did not
+turn into a node cannot reach the compiler (docs/reference/trust.md). It sits in a function of
+its own, ``loopmodel_kernel``, which takes every array as a ``restrict`` pointer parameter
+(pointer-to-array types, so ``a[j][i]`` indexing is unchanged) and every scalar by address
+(copied into a local of the same name, written back after the loop). The size constants are
+macros around that function only (``#define`` before, ``#undef`` after), and the kernel's
+own names are ``#undef``-ed before it, so that no macro of a header or of the compiler
+(``errno``, ``linux``) replaces one of them. Every other identifier of the program starts with
+``loopmodel_`` (which no kernel name may), so a kernel may name its arrays and scalars as C
+allows (``q``, ``t``, ``r``, ``main``, ``free``). ``main`` allocates the arrays on the heap,
+initialises them, gives scalars run-time values (from ``argc``, so that they are not
+constant-folded) and calls the kernel through a ``volatile`` function pointer, so the compiler
+can neither inline the kernel nor propagate facts from the call site into it: the kernel is
+compiled as a function taking its arrays from elsewhere, as in typical user code, and the
+compiler knows nothing about their alignment. ``assume_aligned`` (``--assume-aligned
+BYTES``) tells it the arrays are aligned to that many bytes (``__builtin_assume_aligned``),
+to model code whose arrays are known to be aligned. A weak, empty ``loopmodel_opaque``
+receives the data after the calls so that nothing is dropped; being weak it cannot be
+inlined, and the file compiles and links on its own (``loopmodel codegen KERNEL > k.c && cc
+k.c``). ``swap(a, b)`` statements of the kernel (``Kernel.swaps``) become pointer exchanges in
+``main`` after each call. It is meant to be read by users (``loopmodel codegen KERNEL``).
 """
 from __future__ import annotations
 
@@ -29,15 +36,10 @@ OPAQUE = "loopmodel_opaque"
 KERNEL = "loopmodel_kernel"
 MARK_START = "LOOPMODEL KERNEL START"
 MARK_END = "LOOPMODEL KERNEL END"
-_FOR = re.compile(r"\bfor\s*\(")
-_SWAP = re.compile(r"\bswap\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*;")
-#: names the generated program declares or calls besides the kernel's own: a size constant of
-#: one of them would be a macro over it, an array or scalar a second declaration in ``main``
-PROGRAM_NAMES = frozenset({
-    "again", "aligned_alloc", "argc", "argv", "atof", "atoi", "atol", "calloc", "clock_gettime", "cpu", "cpu_set_t",
-    "el", "flush", "flush_n", "fpcr", "fprintf", "free", "main", "malloc", "min_time", "p", "pinned", "printf",
-    "probe", "q", "r", "rep", "reps", "run", "runs", "sched_setaffinity", "seconds", "set", "stderr", "t", "t0",
-    "timespec", "tv_nsec", "tv_sec"})
+#: the prefix of every name of the generated program outside the kernel's own
+PREFIX = "loopmodel_"
+#: identifiers C reserves for the implementation (``__x``, ``_X``): not a kernel's to use
+_RESERVED = re.compile(r"__|_[A-Z]")
 
 
 def comment_text(text) -> str:
@@ -47,27 +49,10 @@ def comment_text(text) -> str:
     return clean.replace("*/", "*?/")
 
 
-def kernel_loop_text(kernel, text: str) -> str:
-    """The loop nest of ``text`` (the kernel file): from the first loop (or the ``#pragma``
-    lines right before it) to the end, comments kept; ``swap(a, b);`` statements are
-    replaced by a comment (the caller exchanges the pointers). Declarations on the first
-    loop's line before it (a kernel function's parameters, written on its header's line by
-    :func:`loopmodel.fileio.c_function.compiler_text`) are left out."""
-    lines = text.split("\n")
-    first = kernel.loops[0].line - 1
-    start = _FOR.search(lines[first])
-    if start and lines[first][:start.start()].strip():
-        lines[first] = lines[first][start.start():]
-    while first > 0 and lines[first - 1].strip().startswith("#pragma"):
-        first -= 1
-    body = "\n".join(lines[first:]).rstrip() + "\n"
-    return _SWAP.sub(lambda m: f"/* swap({m.group(1)}, {m.group(2)}): after the call, in main */", body)
-
-
-def _type_headers(kernel, text: str) -> tuple:
+def _type_headers(kernel) -> tuple:
     """The headers that declare the typedef names (``ptrdiff_t``, ``int64_t``) of the kernel's
     types and its loop nest (:func:`loopmodel.ir.ctypes.headers`)."""
-    words = re.findall(r"\w+", kernel_loop_text(kernel, text))
+    words = re.findall(r"\w+", kernel.code)
     words += [x.ctype for x in list(kernel.arrays.values()) + list(kernel.scalars.values())]
     return headers(words)
 
@@ -77,20 +62,37 @@ def _dims(arr, defines):
 
 
 def _scalar_arg(name: str) -> str:
-    return f"loopmodel_arg_{name}"
+    return f"{PREFIX}arg_{name}"
 
 
-def _parameters(kernel, defines) -> str:
-    """The kernel function's parameter list: arrays as restrict pointers, scalars by address."""
+def _array_var(name: str) -> str:
+    """``main``'s pointer to the array ``name``."""
+    return f"{PREFIX}array_{name}"
+
+
+def _block_var(name: str) -> str:
+    """``main``'s allocated block of the array ``name`` (the array starts ``array_offset`` into it)."""
+    return f"{PREFIX}block_{name}"
+
+
+def _scalar_var(name: str) -> str:
+    """``main``'s variable holding the scalar ``name``."""
+    return f"{PREFIX}scalar_{name}"
+
+
+def _parameters(kernel, defines, named: bool = True) -> str:
+    """The kernel function's parameter list: arrays as restrict pointers, scalars by address
+    (without ``named``: the types alone, for the function pointer's declaration)."""
     params = []
     for name, arr in kernel.arrays.items():
         inner = "".join(f"[{d}]" for d in _dims(arr, defines)[1:])
-        params.append(f"{arr.ctype} (*restrict {name}){inner}" if inner else f"{arr.ctype} *restrict {name}")
-    params += [f"{sc.ctype} *{_scalar_arg(name)}" for name, sc in kernel.scalars.items()]
+        decl = name if named else ""
+        params.append(f"{arr.ctype} (*restrict {decl}){inner}" if inner else f"{arr.ctype} *restrict {decl}".rstrip())
+    params += [f"{sc.ctype} *{_scalar_arg(name) if named else ''}".rstrip() for name, sc in kernel.scalars.items()]
     return ", ".join(params) or "void"
 
 
-def parallel_pragma(kernel, text: str) -> str:
+def parallel_pragma(kernel) -> str:
     """The ``#pragma omp parallel for`` that shares the outermost loop among threads (static
     schedule, a ``reduction`` clause per scalar reduction); '' when the kernel has OpenMP
     pragmas of its own.
@@ -100,7 +102,7 @@ def parallel_pragma(kernel, text: str) -> str:
             another element (a dependence between iterations), or a recurrence that is not a
             reduction.
     """
-    if re.search(r"^\s*#\s*pragma\s+omp\b", text, re.MULTILINE):
+    if any(p.split(" ", 1)[0] == "omp" for p in kernel.pragmas):
         return ""
     writes = {a.array: a for a in kernel.writes}
     for a in kernel.reads:
@@ -114,39 +116,44 @@ def parallel_pragma(kernel, text: str) -> str:
         if not rec.reassociable:
             raise DefineError(f"--threads: the recurrence in '{rec.variable}' is not a reduction; the loop cannot "
                               "be shared among threads", file=kernel.source)
-        op = "*" if re.search(rf"\b{re.escape(rec.variable)}\s*\*=", text) else "+"
-        ops.append(f" reduction({op}:{rec.variable})")
+        op = "*" if re.search(rf"\b{re.escape(rec.variable)}\s*\*=", kernel.code) else "+"
+        ops.append(f" reduction({op}: {rec.variable})")
     return "#pragma omp parallel for schedule(static)" + "".join(dict.fromkeys(ops))
 
 
-def _kernel_function(kernel, text: str, defines: dict, assume_aligned: int | None, threads: bool = False) -> list:
-    out = ["/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
-           f"   (restrict) but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
-           f"void {KERNEL}({_parameters(kernel, defines)})", "{"]
+def _kernel_names(kernel) -> list:
+    """The kernel's own names in its function: arrays, scalars and loop indices."""
+    return list(dict.fromkeys([*kernel.arrays, *kernel.scalars, *kernel.loop_indices]))
+
+
+def _kernel_function(kernel, defines: dict, assume_aligned: int | None, threads: bool = False) -> list:
+    out = ["/* the kernel's names are its own here: no macro of a header or of the compiler replaces them */"]
+    out += [f"#undef {name}" for name in _kernel_names(kernel)]
+    out += [f"#define {name} {value}" for name, value in sorted(defines.items())]
+    out += ["/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
+            f"   (restrict) but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
+            f"void {KERNEL}({_parameters(kernel, defines)})", "{"]
     for name, sc in kernel.scalars.items():
         out.append(f"    {sc.ctype} {name} = *{_scalar_arg(name)};")
-    loops = kernel_loop_text(kernel, text)
     for index in kernel.loop_indices:  # declared before the loop in the kernel file ('int i; for (i = 0; ...')
-        if not re.search(rf"\bfor\s*\(\s*[A-Za-z_][\w\s]*?\s{re.escape(index)}\s*=", loops):
+        if not re.search(rf"\bfor\s*\(\s*[A-Za-z_][\w\s]*?\s{re.escape(index)}\s*=", kernel.code):
             out.append(f"    long {index};")
     if assume_aligned:
         for name in kernel.arrays:
             out.append(f"    {name} = __builtin_assume_aligned({name}, {int(assume_aligned)});")
     out.append(f'    __asm__ volatile("# {MARK_START}");  /* marks the kernel in the assembly */')
-    pragma = parallel_pragma(kernel, text) if threads else ""
+    pragma = parallel_pragma(kernel) if threads else ""
     if pragma:
         out.append("    " + pragma)
-    for line in loops.rstrip("\n").split("\n"):
+    for line in kernel.code.rstrip("\n").split("\n"):
         out.append(("    " + line) if line.strip() else "")
     out.append(f'    __asm__ volatile("# {MARK_END}");')
     for name in kernel.scalars:
         out.append(f"    *{_scalar_arg(name)} = {name};")
-    out += ["}", ""]
+    out += ["}"] + [f"#undef {name}" for name in sorted(defines)] + [""]
     return out
 
 
-#: suffix of the allocated block of an array (the array starts ``array_offset`` bytes into it)
-BASE = "_loopmodel_block"
 #: bytes of the page whose offsets the arrays' starts are spread over
 PAGE = 4096
 
@@ -174,34 +181,37 @@ def _allocations(kernel, defines: dict, checked: bool = False, threads: bool = F
         dims = _dims(arr, defines)
         inner = "".join(f"[{d}]" for d in dims[1:])
         total = " * ".join(str(d) for d in dims)
-        ptr = f"(*{name}){inner}" if inner else f"*{name}"
+        var, block = _array_var(name), _block_var(name)
+        ptr = f"(*{var}){inner}" if inner else f"*{var}"
         offset = array_offset(k, len(kernel.arrays))
-        out.append(f"    char *{name}{BASE} = aligned_alloc(4096, ((sizeof({arr.ctype}) * (size_t){total} + {offset} "
+        out.append(f"    char *{block} = aligned_alloc(4096, ((sizeof({arr.ctype}) * (size_t){total} + {offset} "
                    "+ 4095) / 4096) * 4096);")
         if checked:
-            out.append(f'    if (!{name}{BASE}) {{ fprintf(stderr, "cannot allocate array {name}\\n"); return 2; }}')
-        out.append(f"    {arr.ctype} {ptr} = (void *)({name}{BASE} + {offset});")
+            out.append(f'    if (!{block}) {{ fprintf(stderr, "cannot allocate array {name}\\n"); return 2; }}')
+        out.append(f"    {arr.ctype} {ptr} = (void *)({block} + {offset});")
         if threads:  # first touch by the threads that work on the data (static schedule)
             out.append("    #pragma omp parallel for schedule(static)")
-        out.append(f"    for (size_t q = 0; q < (size_t){total}; ++q)")
-        out.append(f"        (({arr.ctype} *){name})[q] = ({arr.ctype})(q % 13) / 13 + 1;")
+        out.append(f"    for (size_t {PREFIX}q = 0; {PREFIX}q < (size_t){total}; ++{PREFIX}q)")
+        out.append(f"        (({arr.ctype} *){var})[{PREFIX}q] = ({arr.ctype})({PREFIX}q % 13) / 13 + 1;")
     for n, (name, sc) in enumerate(kernel.scalars.items()):
-        out.append(f"    {sc.ctype} {name} = ({sc.ctype})(argc + {n + 1}) / 3;")
+        out.append(f"    {sc.ctype} {_scalar_var(name)} = ({sc.ctype})({PREFIX}argc + {n + 1}) / 3;")
     return out
 
 
 def _keep(kernel) -> list:
     """What the opaque calls receive: every array and the address of every scalar."""
-    return list(kernel.arrays) + [f"&{s}" for s in kernel.scalars]
+    return [_array_var(a) for a in kernel.arrays] + [f"&{_scalar_var(s)}" for s in kernel.scalars]
 
 
 def _call_loop(kernel, count: str, indent: str = "    ") -> list:
     """``for (rep < count)``: one kernel call, the swaps, the never-taken opaque calls."""
     args = ", ".join(_keep(kernel))
-    out = [f"{indent}for (long rep = 0; rep < {count}; ++rep) {{", f"{indent}    {KERNEL}_call({args});"]
+    rep = f"{PREFIX}rep"
+    out = [f"{indent}for (long {rep} = 0; {rep} < {count}; ++{rep}) {{", f"{indent}    {KERNEL}_call({args});"]
     for a, b in getattr(kernel, "swaps", ()) or ():
-        out.append(f"{indent}    {{ void *loopmodel_t = {a}; {a} = {b}; {b} = loopmodel_t; }}  /* swap({a}, {b}) */")
-    out.append(f"{indent}    if (argc > 1000) {{  /* never true: the compiler must assume the data is used */")
+        x, y = _array_var(a), _array_var(b)
+        out.append(f"{indent}    {{ void *{PREFIX}t = {x}; {x} = {y}; {y} = {PREFIX}t; }}  /* swap({a}, {b}) */")
+    out.append(f"{indent}    if ({PREFIX}argc > 1000) {{  /* never true: the compiler must assume the data is used */")
     out += [f"{indent}        {OPAQUE}({k});" for k in _keep(kernel)]
     out += [f"{indent}    }}", f"{indent}}}"]
     return out
@@ -209,15 +219,19 @@ def _call_loop(kernel, count: str, indent: str = "    ") -> list:
 
 def _teardown(kernel) -> list:
     out = [f"    {OPAQUE}({k});" for k in _keep(kernel)]
-    out += [f"    free({name}{BASE});" for name in kernel.arrays]
+    out += [f"    free({_block_var(name)});" for name in kernel.arrays]
     return out + ["    return 0;", "}", ""]
 
 
+_MAIN = f"int main(int {PREFIX}argc, char **{PREFIX}argv)"
+
+
 def _main_function(kernel, defines: dict, repetitions: bool) -> list:
-    out = ["int main(int argc, char **argv)", "{"]
+    out = [_MAIN, "{"]
     out += _allocations(kernel, defines)
-    out.append("    long reps = argc > 1 ? atol(argv[1]) : 1;" if repetitions else "    long reps = 1;")
-    out += _call_loop(kernel, "reps")
+    out.append(f"    long {PREFIX}reps = {PREFIX}argc > 1 ? atol({PREFIX}argv[1]) : 1;" if repetitions
+               else f"    long {PREFIX}reps = 1;")
+    out += _call_loop(kernel, f"{PREFIX}reps")
     return out + _teardown(kernel)
 
 
@@ -265,88 +279,103 @@ static void loopmodel_flush_denormals(void)
 }
 """
 
-#: argument checks and pinning, first lines of the timed ``main``
-_TIMED_ARGS = r"""    if (argc < 4 || argc > 6) {
-        fprintf(stderr, "usage: %s REPS_PER_RUN RUNS CPU [MIN_TIME_S [FLUSH_BYTES]]\n", argv[0]);
+#: argument checks and pinning, first lines of the timed ``main`` (every local ``loopmodel_``-named)
+_TIMED_ARGS = r"""    if (loopmodel_argc < 4 || loopmodel_argc > 6) {
+        fprintf(stderr, "usage: %s REPS_PER_RUN RUNS CPU [MIN_TIME_S [FLUSH_BYTES]]\n", loopmodel_argv[0]);
         return 2;
     }
-    long reps = atol(argv[1]);
-    int runs = atoi(argv[2]);
-    int cpu = atoi(argv[3]);
-    double min_time = argc > 4 ? atof(argv[4]) : 0.0;
-    long flush_n = argc > 5 ? atol(argv[5]) / (long)sizeof(double) : 0;
-    double *flush = flush_n > 0 ? calloc((size_t)flush_n, sizeof(double)) : NULL;
-    if (flush_n > 0 && !flush) { fprintf(stderr, "cannot allocate the flush buffer\n"); return 2; }
-    if (reps < 0 || runs < 1 || (reps == 0 && !(min_time > 0))) {
+    long loopmodel_reps = atol(loopmodel_argv[1]);
+    int loopmodel_runs = atoi(loopmodel_argv[2]);
+    int loopmodel_cpu = atoi(loopmodel_argv[3]);
+    double loopmodel_min_time = loopmodel_argc > 4 ? atof(loopmodel_argv[4]) : 0.0;
+    long loopmodel_flush_n = loopmodel_argc > 5 ? atol(loopmodel_argv[5]) / (long)sizeof(double) : 0;
+    double *loopmodel_flush = loopmodel_flush_n > 0 ? calloc((size_t)loopmodel_flush_n, sizeof(double)) : NULL;
+    if (loopmodel_flush_n > 0 && !loopmodel_flush) { fprintf(stderr, "cannot allocate the flush buffer\n"); return 2; }
+    if (loopmodel_reps < 0 || loopmodel_runs < 1 || (loopmodel_reps == 0 && !(loopmodel_min_time > 0))) {
         fprintf(stderr, "REPS_PER_RUN >= 1 (0: calibrate, needs MIN_TIME_S > 0) and RUNS >= 1 expected\n");
         return 2;
     }
-    double *seconds = malloc(sizeof(double) * (size_t)runs);
-    if (!seconds) { fprintf(stderr, "cannot allocate the result array\n"); return 2; }
-    int pinned = loopmodel_pin(cpu);  /* before the first touch: pages local to that CPU */
+    double *loopmodel_seconds = malloc(sizeof(double) * (size_t)loopmodel_runs);
+    if (!loopmodel_seconds) { fprintf(stderr, "cannot allocate the result array\n"); return 2; }
+    int loopmodel_pinned = loopmodel_pin(loopmodel_cpu);  /* before the first touch: pages local to that CPU */
     loopmodel_flush_denormals();"""
 
 #: the JSON result line, after the timed runs
 _TIMED_OUTPUT = r"""    printf("{\"seconds\": [");
-    for (int r = 0; r < runs; ++r)
-        printf("%s%.9e", r ? ", " : "", seconds[r]);
-    printf("], \"reps\": %ld, \"runs\": %d, \"cpu\": %d, \"pinned\": %s}\n", reps, runs, cpu,
-           pinned ? "true" : "false");
-    free(seconds);
-    free(flush);"""
+    for (int loopmodel_r = 0; loopmodel_r < loopmodel_runs; ++loopmodel_r)
+        printf("%s%.9e", loopmodel_r ? ", " : "", loopmodel_seconds[loopmodel_r]);
+    printf("], \"reps\": %ld, \"runs\": %d, \"cpu\": %d, \"pinned\": %s}\n", loopmodel_reps, loopmodel_runs,
+           loopmodel_cpu, loopmodel_pinned ? "true" : "false");
+    free(loopmodel_seconds);
+    free(loopmodel_flush);"""
+
+
+def _calibration(kernel) -> list:
+    """REPS_PER_RUN 0: calls doubled until two runs in a row last MIN_TIME_S (a run the OS
+    preempted does not end it early)."""
+    out = [f"    for (long {PREFIX}probe = 1; {PREFIX}reps == 0; {PREFIX}probe *= 2) {{  /* calibration: doubling */",
+           f"        double {PREFIX}t0 = {PREFIX}now();"]
+    out += _call_loop(kernel, f"{PREFIX}probe", "        ")
+    out += [f"        double {PREFIX}el = {PREFIX}now() - {PREFIX}t0;",
+            f"        if ({PREFIX}el >= {PREFIX}min_time) {{  /* once more: a run the OS preempted also lasts that long */",
+            f"            {PREFIX}t0 = {PREFIX}now();"]
+    out += _call_loop(kernel, f"{PREFIX}probe", "            ")
+    out += [f"            double {PREFIX}again = {PREFIX}now() - {PREFIX}t0;",
+            f"            {PREFIX}el = {PREFIX}again < {PREFIX}el ? {PREFIX}again : {PREFIX}el;", "        }",
+            f"        if ({PREFIX}el >= {PREFIX}min_time || {PREFIX}probe >= (1L << 30))",
+            f"            {PREFIX}reps = {PREFIX}probe;", "    }"]
+    return out
 
 
 def _timed_main_function(kernel, defines: dict, threads: bool = False) -> list:
     """``main(REPS_PER_RUN RUNS CPU [MIN_TIME_S])``: pin, first touch, one warm-up call,
-    calibration (REPS_PER_RUN 0: doubled until two runs in a row last MIN_TIME_S, so that a
-    preempted run does not end it early), RUNS timed runs."""
-    out = ["int main(int argc, char **argv)", "{"]
+    calibration (:func:`_calibration`), RUNS timed runs."""
+    out = [_MAIN, "{"]
     out += _TIMED_ARGS.split("\n")
     out += _allocations(kernel, defines, checked=True, threads=threads)
     out.append("    /* warm-up: data (and code) in the caches they are in during the timed runs */")
     out += _call_loop(kernel, "1")
-    out += ["    for (long probe = 1; reps == 0; probe *= 2) {  /* calibration: doubling */",
-            "        double t0 = loopmodel_now();"]
-    out += _call_loop(kernel, "probe", "        ")
-    out += ["        double el = loopmodel_now() - t0;",
-            "        if (el >= min_time) {  /* once more: a run the OS preempted also lasts that long */",
-            "            t0 = loopmodel_now();"]
-    out += _call_loop(kernel, "probe", "            ")
-    out += ["            double again = loopmodel_now() - t0;", "            el = again < el ? again : el;", "        }",
-            "        if (el >= min_time || probe >= (1L << 30))", "            reps = probe;",
-            "    }", "    for (int run = 0; run < runs; ++run) {",
-            "        for (long q = 0; q < flush_n; ++q)  /* cold: the kernel's data evicted by the buffer */",
-            "            flush[q] += 1.0;",
-            f"        if (flush_n > 0) {OPAQUE}(flush);",
-            "        double t0 = loopmodel_now();"]
-    out += _call_loop(kernel, "reps", "        ")
-    out += ["        seconds[run] = loopmodel_now() - t0;", "    }"]
+    out += _calibration(kernel)
+    out += [f"    for (int {PREFIX}run = 0; {PREFIX}run < {PREFIX}runs; ++{PREFIX}run) {{",
+            f"        for (long {PREFIX}q = 0; {PREFIX}q < {PREFIX}flush_n; ++{PREFIX}q)"
+            "  /* cold: the kernel's data evicted by the buffer */",
+            f"            {PREFIX}flush[{PREFIX}q] += 1.0;",
+            f"        if ({PREFIX}flush_n > 0) {OPAQUE}({PREFIX}flush);",
+            f"        double {PREFIX}t0 = {PREFIX}now();"]
+    out += _call_loop(kernel, f"{PREFIX}reps", "        ")
+    out += [f"        {PREFIX}seconds[{PREFIX}run] = {PREFIX}now() - {PREFIX}t0;", "    }"]
     out += _TIMED_OUTPUT.split("\n")
     return out + _teardown(kernel)
 
 
-def _check_names(kernel) -> None:
-    """Refuse a kernel whose size constant, array or scalar has a name of the generated program
-    (:data:`PROGRAM_NAMES`, or one starting ``loopmodel_``).
+def check_names(kernel) -> None:
+    """Refuse a kernel that cannot be compiled as the program loopmodel generates: no C code
+    (a kernel description), or a name (size constant, array, scalar, loop index) starting
+    ``loopmodel_`` (the program's own names) or reserved for the C implementation (``__x``,
+    ``_X``).
 
     Raises:
-        ToolError: the first such name (one line naming the kernel): the program cannot be built.
+        ToolError: one line naming the kernel and the first such name.
     """
-    names = set(kernel.constants) | set(kernel.arrays) | set(kernel.scalars)
-    clash = sorted(n for n in names if n in PROGRAM_NAMES or n.startswith("loopmodel_"))
+    if not kernel.code:
+        raise ToolError("the kernel has no C code to compile (a kernel description): give the C kernel",
+                        file=kernel.source)
+    names = set(kernel.constants) | set(_kernel_names(kernel))
+    clash = sorted(n for n in names if n.startswith(PREFIX) or _RESERVED.match(n))
     if clash:
-        raise ToolError(f"'{clash[0]}' is also a name in the program loopmodel generates around the kernel "
-                          f"({', '.join(sorted(PROGRAM_NAMES))}, loopmodel_*): rename it in the kernel to compile it",
-                          file=kernel.source)
+        why = ("names starting 'loopmodel_' are the generated program's own" if clash[0].startswith(PREFIX)
+               else "names starting '__' or '_' and a capital are reserved for the C implementation")
+        raise ToolError(f"'{clash[0]}' cannot be compiled as a kernel name ({why}): rename it in the kernel",
+                        file=kernel.source)
 
 
-def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assume_aligned: int | None = None,
+def generate_c(kernel, defines: dict, repetitions: bool = True, assume_aligned: int | None = None,
                timed: bool = False, threads: bool = False) -> str:
     """C source of a program running the kernel (compiles and links on its own).
 
     Args:
-        kernel: :class:`~loopmodel.ir.kernel.Kernel` parsed from ``text``.
-        text: the kernel file's text.
+        kernel: :class:`~loopmodel.ir.kernel.Kernel` parsed from C (its :attr:`code`, the nest
+            printed from the checked syntax tree, is the only kernel text in the program).
         defines: size constant -> int (all constants of the kernel).
         repetitions: call the kernel ``argv[1]`` times (for running it).
         assume_aligned: bytes the kernel function may assume every array aligned to
@@ -363,27 +392,25 @@ def generate_c(kernel, text: str, defines: dict, repetitions: bool = True, assum
         ``main``.
 
     Raises:
-        ToolError: a name of the kernel that the program uses too (:data:`PROGRAM_NAMES`).
+        ToolError: no C code, or a name the program cannot hold (:func:`check_names`).
     """
-    _check_names(kernel)
+    check_names(kernel)
     swaps = [f"swap({a}, {b})" for a, b in (getattr(kernel, "swaps", ()) or ())]
     out = [f"/* Generated by loopmodel {__version__} from {comment_text(kernel.source)}",
            "   (" + ", ".join(f"{k}={v}" for k, v in sorted(defines.items())) + ").",
-           "   The kernel loop nest verbatim in its own function (arrays passed in, alignment "
-           + (f"assumed {int(assume_aligned)} B" if assume_aligned else "unknown") + "),",
+           "   The kernel loop nest, printed from the parsed kernel, in its own function (arrays passed in, "
+           "alignment " + (f"assumed {int(assume_aligned)} B" if assume_aligned else "unknown") + "),",
            "   arrays on the heap in main, opaque calls keep the work alive"
            + (f"; {', '.join(swaps)} after each call" if swaps else "") + ". */"]
     if timed:
         out += ["/* " + TIMED_USAGE.replace("\n", "\n    ") + " */", "#define _GNU_SOURCE", "#include <sched.h>",
                 "#include <stdio.h>", "#include <time.h>"]
-    out += ["#include <stdlib.h>", "#include <math.h>"] + [f"#include <{h}>" for h in _type_headers(kernel, text)] + [""]
-    for name, value in sorted(defines.items()):
-        out.append(f"#define {name} {value}")
-    out += ["", "/* weak: may be replaced at link time, so the compiler cannot see through it */",
+    out += ["#include <stdlib.h>", "#include <math.h>"] + [f"#include <{h}>" for h in _type_headers(kernel)] + [""]
+    out += ["/* weak: may be replaced at link time, so the compiler cannot see through it */",
             f"__attribute__((weak)) void {OPAQUE}(void *p) {{ (void)p; }}", ""]
-    out += _kernel_function(kernel, text, defines, assume_aligned, threads and timed)
+    out += _kernel_function(kernel, defines, assume_aligned, threads and timed)
     out += ["/* called through a volatile pointer: never inlined, nothing known at the call site */",
-            f"static void (*volatile {KERNEL}_call)({_parameters(kernel, defines)}) = {KERNEL};", ""]
+            f"static void (*volatile {KERNEL}_call)({_parameters(kernel, defines, named=False)}) = {KERNEL};", ""]
     if timed:
         out += _TIMED_HELPERS.split("\n") + _timed_main_function(kernel, defines, threads)
     else:

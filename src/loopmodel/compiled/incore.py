@@ -285,7 +285,7 @@ def _analyzer_tool(machine, analyzer: str, suggest: bool) -> tuple:
     raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
 
 
-def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations_per_unit: float,
+def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
                     analyzer: str = "llvm-mca", compiler: str | None = None, flags: str | None = None,
                     asm_block: str | None = None, pointer_increment: float | None = None,
                     use_cache: bool = True, assume_aligned: int | None = None, trust_machine: bool = False,
@@ -321,7 +321,7 @@ def compiled_incore(kernel, kernel_text: str, machine, defines: dict, iterations
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
     cpu = machine.in_core.llvm_mca_cpu
     tool, tool_version, target, target_note = _analyzer_tool(machine, analyzer, suggest)
-    src = single_core_source(generate_c(kernel, kernel_text, defines, assume_aligned=assume_aligned))
+    src = single_core_source(generate_c(kernel, defines, assume_aligned=assume_aligned))
     work_stride = _stride_bytes(kernel, defines) if kernel.work_accesses() else None
     shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)

@@ -33,6 +33,7 @@ from ..errors import KernelError
 from ..ir.extent import index_range, sign, size_floors
 from ..ir.kernel import Kernel
 from ..ir.poly import Poly
+from .c_pragma import pragma_string
 from .c_source import matching
 
 #: words a function header may hold before the name (scanned back from it)
@@ -87,7 +88,7 @@ def select_function(unit, filename: str) -> tuple:
         elif isinstance(item, c_ast.Decl):
             globals_.append(item)
         elif isinstance(item, c_ast.Pragma):
-            notes.append(f"line {_line(item)}: '#pragma {item.string.strip()}' outside the kernel function: ignored")
+            notes.append(f"line {_line(item)}: '#pragma {pragma_string(item, filename)}' outside the kernel function: ignored")
         elif item is not function:
             raise KernelError(f"'{type(item).__name__}' at the top level is not supported (accepted: declarations, "
                               "functions, #pragma)", file=filename, line=_line(item))

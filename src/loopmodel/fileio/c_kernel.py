@@ -26,6 +26,8 @@ from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
 from . import c_function
+from .c_pragma import parse_pragma, pragma_string
+from .c_print import nest_code
 from .c_source import c_integer, function_form, parse_source, parse_unit, prepare, unit_source, wrap
 from .defines import MAX_SIZE
 from .reader import KERNEL_MAX_BYTES, read_text
@@ -167,7 +169,7 @@ class KernelBuilder:
         self.scalars: dict = {}
         self.constants: set = set()
         self.loops: list = []
-        self.pragmas: list = []
+        self.pragma_models: list = []  # KernelPragma of the pragmas before the nest's loops
         self.reads: dict = {}
         self.writes: dict = {}
         self.ops: dict = {}
@@ -350,14 +352,14 @@ class KernelBuilder:
                 calls after it (naming the line).
         """
         loop = None
-        pending_pragmas = []
+        pending_pragmas, before = [], []
         for item in items:
             if isinstance(item, c_ast.Decl):
                 if loop is not None:
                     raise self.err(item, "declarations must come before the loop nest")
                 self.declare(item)
             elif isinstance(item, c_ast.Pragma):
-                pending_pragmas.append(item.string.strip())
+                pending_pragmas.append(item)
             elif isinstance(item, c_ast.For):
                 if loop is not None:
                     raise self.err(item, "only one loop nest per kernel is supported (put each nest in a kernel "
@@ -365,7 +367,8 @@ class KernelBuilder:
                 if self.swaps:
                     raise self.err(item, "only 'swap(x, y);' calls may follow the loop nest")
                 loop = item
-                self.pragmas.extend(pending_pragmas)
+                before = pending_pragmas
+                self.pragma(*before)
                 pending_pragmas = []
             elif isinstance(item, c_ast.FuncCall) and getattr(item.name, "name", None) == "swap":
                 if loop is None:
@@ -383,7 +386,17 @@ class KernelBuilder:
         if loop is None:
             raise KernelError("no for-loop found in kernel", file=self.filename)
         self.loop(loop)
-        return self.finish()
+        return self.finish(nest_code(before, loop, self.filename))
+
+    def pragma(self, *nodes) -> None:
+        """Record pragmas before a loop of the nest (:mod:`.c_pragma`: typed, printed again).
+
+        Raises:
+            KernelError: a pragma the typed model refuses (naming the line).
+        """
+        for node in nodes:
+            line = node.coord.line - 1 if node.coord is not None and node.coord.line else None
+            self.pragma_models.append(parse_pragma(pragma_string(node, self.filename), self.filename, line))
 
     def swap(self, call) -> tuple:
         """``swap(x, y);`` after the loop nest (Kerncraft's grammar): two arrays trade places between sweeps.
@@ -426,14 +439,17 @@ class KernelBuilder:
         body = node.stmt
         items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
         real = [it for it in items if not isinstance(it, c_ast.Pragma)]
-        pragmas = [it.string.strip() for it in items if isinstance(it, c_ast.Pragma)]
+        pragmas = [it for it in items if isinstance(it, c_ast.Pragma)]
         fors = [it for it in real if isinstance(it, c_ast.For)]
         if fors:
             if len(real) != 1:
                 raise self.err(fors[0] if len(fors) > 1 else real[0] if real[0] is not fors[0] else real[1],
                                "imperfect loop nest (statements beside an inner loop) not supported")
-            self.pragmas.extend(pragmas)
+            self.pragma(*pragmas)
             self.loop(fors[0])
+        elif pragmas:
+            raise self.err(pragmas[0], "a pragma in the innermost loop's body is not supported (put it before "
+                                       "the loop it applies to)")
         else:
             if not real:
                 raise self.err(node, "innermost loop body is empty")
@@ -657,7 +673,14 @@ class KernelBuilder:
                 stack.extend(nd.children)
 
     # finishing --------------------------------------------------------------------
-    def finish(self) -> Kernel:
+    def finish(self, code: str = "") -> Kernel:
+        """The :class:`Kernel` of what was collected; ``code``: its loop nest as C
+        (:func:`~.c_print.nest_code`; '' for a description with no C).
+
+        Raises:
+            KernelError: no statements, nothing written, swapped arrays of different sizes, a
+                pragma naming a variable the kernel does not have.
+        """
         if not self.statements:
             raise KernelError("innermost loop has no statements", file=self.filename)
         if not self.writes and not any(k == "scalar" for k, *_ in self.statements):
@@ -668,6 +691,7 @@ class KernelBuilder:
                 raise KernelError(f"swap({x}, {y}): the arrays reach {self.arrays[x].dims[0]} and "
                                   f"{self.arrays[y].dims[0]} elements; swapped arrays need the same size (give it "
                                   "in the parameters)", file=self.filename)
+        self.check_pragma_names()
         return Kernel(
             source=self.filename,
             arrays=dict(self.arrays),
@@ -679,10 +703,24 @@ class KernelBuilder:
             fma_candidates=self.fma,
             recurrences=tuple(self.recurrences()),
             constants=frozenset(self.constants),
-            pragmas=tuple(self.pragmas),
+            pragmas=tuple(p.text() for p in self.pragma_models),
             swaps=tuple(self.swaps),
             index_values=tuple(lp.index for lp in self.loops if lp.index in self.index_values),
+            code=code,
         )
+
+    def check_pragma_names(self) -> None:
+        """Every variable a pragma's clause names is an array, scalar or loop index of the kernel.
+
+        Raises:
+            KernelError: the first that is not (naming the pragma).
+        """
+        known = set(self.arrays) | set(self.scalars) | set(self.loop_indices())
+        for p in self.pragma_models:
+            unknown = [n for n in p.names() if n not in known]
+            if unknown:
+                raise KernelError(f"'#pragma {p.text()}' names '{unknown[0]}', which is not an array, scalar or "
+                                  "loop index of the kernel", file=self.filename)
 
     def notes(self) -> tuple:
         """Notes on the kernel: the extents taken from the accesses (:attr:`extent_notes`) and

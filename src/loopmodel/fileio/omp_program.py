@@ -62,6 +62,8 @@ from ..ir.omp import PHASE_KINDS, AffineAccess, LoopBound, OmpArray, OmpProgram,
 from ..ir.point import MAX_DATA_BYTES
 from ..ir.poly import Poly
 from .c_kernel import COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, read_kernel_text
+from .c_pragma import parse_pragma, pragma_string
+from .c_print import CodePrinter
 from .c_source import parse_source, wrap_source
 from .kernel_yaml import YAML_SUFFIXES, load_yaml_text, read_expression
 from .omp_swept import SweptResolver
@@ -388,7 +390,7 @@ class _CProgram(_Resolver):
         self.arrays: dict = {}
         self.scalars: dict = {}
         self.notes: list = []
-        self.gen = c_generator.CGenerator()
+        self.gen = CodePrinter(filename)  # pragmas printed from their typed model
         self.short = c_generator.CGenerator(reduce_parentheses=True)  # labels and messages
 
     def fail(self, where, message: str) -> KernelError:
@@ -506,7 +508,7 @@ class _CProgram(_Resolver):
     # pragmas -------------------------------------------------------------------------------
     def directive(self, node) -> _Directive | None:
         """A ``#pragma`` -> :class:`_Directive`; None for ones the model ignores (noted)."""
-        text = " ".join(node.string.split())
+        text = " ".join(pragma_string(node, self.filename).split())
         line = self.line(node)
         words = text.split(" ", 1)
         if words[0] != "omp":
@@ -525,8 +527,9 @@ class _CProgram(_Resolver):
             what = f"'#pragma omp {name or rest}'" if rest else "'#pragma omp' without a directive"
             raise KernelError(f"{what} is not supported by the OpenMP program model "
                               "(parallel for, for, master, single, simd, barrier)", file=self.filename, line=line)
-        clauses = self.clauses(rest[pos:], name, line)
-        return _Directive(name, clauses, line, text)
+        self.clauses(rest[pos:], name, line)  # the model's restrictions
+        typed = parse_pragma(text, self.filename, line)  # what is compiled: printed from the typed model
+        return _Directive(name, [(c.name, c.text()) for c in typed.clauses], line, typed.text())
 
     def clauses(self, text: str, directive: str, line: int) -> list:
         """The clauses after a directive -> ``[(name, text)]``; rejected ones raise."""
@@ -782,7 +785,7 @@ class _CProgram(_Resolver):
     def body_statement(self, stmt, nest, notes: list) -> None:
         """One statement inside a loop: its array reads and writes, in execution order."""
         if isinstance(stmt, c_ast.Pragma):
-            text = " ".join(stmt.string.split())
+            text = " ".join(pragma_string(stmt, self.filename).split())
             if text.split(" ")[0] != "omp":
                 self.notes.append(f"line {self.line(stmt)}: '#pragma {text}' ignored (not OpenMP)")
             elif text not in ("omp simd",) and not text.startswith("omp simd "):
@@ -941,7 +944,7 @@ def _walk(node):
 def _has_omp_loop(node) -> bool:
     for _, n in _walk(node):
         if isinstance(n, c_ast.Pragma):
-            words = n.string.split()
+            words = pragma_string(n).split()
             if words[:1] == ["omp"] and len(words) > 1 and words[1] in {w.split()[0] for w in _WORKSHARING}:
                 return True
     return False

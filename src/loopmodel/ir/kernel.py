@@ -207,6 +207,10 @@ class Kernel:
             and a generated benchmark program swaps the pointers.
         index_values: loop indices used as values in the arithmetic (``x = (i + 0.5) * dx``),
             outermost first: each use converts the integer index to floating point.
+        code: the loop nest as C, printed from the checked syntax tree with its pragmas
+            printed from their typed model (:func:`loopmodel.fileio.c_print.nest_code`): the
+            only kernel text a compiled program holds; '' for a kernel read from a description
+            without C code.
     """
 
     source: str
@@ -222,6 +226,7 @@ class Kernel:
     pragmas: tuple = ()
     swaps: tuple = ()
     index_values: tuple = ()
+    code: str = ""
 
     @property
     def loop_indices(self) -> tuple:

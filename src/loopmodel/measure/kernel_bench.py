@@ -368,7 +368,7 @@ def measure_kernel(path: str, defines: dict, compiler: str = "gcc", flags=None, 
         raise DefineError(f"the kernel does no iterations at {sizes}", file=str(path))
     command, flag_tuple, flags_from = choose_build(compiler, flags, machine, machine_file)
     version = toolchain.tool_version(toolchain.find_compiler(command))
-    exe, flag_tuple = _program(kernel, parsed.text, sizes, command, flag_tuple, threads)
+    exe, flag_tuple = _program(kernel, sizes, command, flag_tuple, threads)
     pin = -1 if cpu is None or threads is not None else cpu  # threads: placed by OMP_PLACES/OMP_PROC_BIND
     cmd = [exe, str(reps_per_run or 0), str(runs), str(pin), repr(float(min_time_s))]
     if flush_bytes:
@@ -401,10 +401,10 @@ def _counters(cmd: list, reps: int, iterations: int, timeout_s: float, threads) 
     return count_per_call(command_for, reps, read_topology().vendor, iterations), ""
 
 
-def _program(kernel, text: str, sizes: dict, command: str, flags: tuple, threads) -> tuple:
+def _program(kernel, sizes: dict, command: str, flags: tuple, threads) -> tuple:
     """``(executable, flags)``: the timed program, single-core (OpenMP pragmas removed) or, with
     ``threads``, OpenMP (``-fopenmp`` added where the flags lack it)."""
-    source = generate_c(kernel, text, sizes, timed=True, threads=threads is not None)
+    source = generate_c(kernel, sizes, timed=True, threads=threads is not None)
     if threads is None:
         source = single_core_source(source)
     elif not any(f in ("-fopenmp", "-qopenmp", "-fiopenmp") for f in flags):

@@ -507,7 +507,7 @@ class Analyzer:
         for analyzer in analyzers:
             try:
                 done.append(_compiled("incore").compiled_incore(
-                    self.kernel, opt.kernel_text, self.machine, at, it_per_unit, analyzer, opt.compiler,
+                    self.kernel, self.machine, at, it_per_unit, analyzer, opt.compiler,
                     opt.compiler_flags, opt.asm_block, opt.pointer_increment, opt.use_cache,
                     assume_aligned=opt.assume_aligned, trust_machine=opt.trust_machine_flags,
                     machine_file=opt.machine_file, suggest=mode != "auto"))

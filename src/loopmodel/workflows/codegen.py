@@ -33,9 +33,9 @@ def run(kernel: str, options: CodegenOptions) -> str:
     if str(kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=kernel)
     parsed = load_c_kernel(kernel)
-    model, text = parsed.kernel, parsed.text
+    model = parsed.kernel
     point = one_point(sweep(list(options.define), parsed.defaults), "codegen")
     missing = model.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")
-    return generate_c(model, text, point, assume_aligned=alignment_bytes(options.assume_aligned))
+    return generate_c(model, point, assume_aligned=alignment_bytes(options.assume_aligned))

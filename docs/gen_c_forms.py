@@ -101,6 +101,14 @@ FORMS = (
     ("Pragmas and the preprocessor", "GCC ivdep, unroll, clang loop in a function",
      "void k(double *a, const double *b, int n) {\n#pragma GCC ivdep\n#pragma unroll 4\n"
      "  for (int i = 0; i < n; ++i)\n    a[i] = b[i];\n}\n"),
+    ("Pragmas and the preprocessor", "OpenMP clauses with literals, _Pragma",
+     "double a[N][N];\n#pragma omp parallel for schedule(dynamic, 4) num_threads(8)\nfor (int j = 0; j < N; ++j) {\n"
+     "  _Pragma(\"omp simd\")\n  for (int i = 0; i < N; ++i)\n    a[j][i] = 2.0 * a[j][i];\n}\n"),
+    ("Pragmas and the preprocessor", "an OpenMP clause with an expression",
+     "double a[N];\n#pragma omp parallel for num_threads(omp_get_max_threads())\nfor (int i = 0; i < N; ++i)\n"
+     "  a[i] = 0.0;\n"),
+    ("Pragmas and the preprocessor", "an unroll factor above 64",
+     "double a[N];\n#pragma GCC unroll 65534\nfor (int i = 0; i < N; ++i)\n  a[i] = 0.0;\n"),
     ("Pragmas and the preprocessor", "other pragmas (ignored with a note)",
      "#pragma once\n#pragma GCC optimize(\"O3\")\ndouble a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 0.0;\n"),
     ("Pragmas and the preprocessor", "#include of a standard header, #define of a size",
@@ -200,11 +208,13 @@ floating-point operations (a note says so). Indices and sizes may have any integ
 `-D N=...` overrides it).
 
 Pragmas: OpenMP and loop hints (`omp`, `simd`, `ivdep`, `vector`, `unroll`, `GCC ivdep/unroll`,
-`clang loop`) are kept and compiled with the loop nest; any other pragma is ignored with a note
-and left out of the compiled program. What is compiled (the compiled in-core analyses,
-`bench`, `validate`, `codegen`) is the kernel written in Kerncraft's form with every line where
-it is in the file: the function's header becomes the declarations of its parameters, its
-`return` and closing brace are left out, the loop nest is compiled verbatim.
+`clang loop`, also written `_Pragma("...")`) are read into a typed model and compiled with the
+loop nest as printed from it: every clause argument an integer literal within its bound or a
+variable of the kernel (docs/reference/trust.md lists them); anything else in such a pragma is
+refused. Any other pragma is ignored with a note and left out of the compiled program. What is
+compiled (the compiled in-core analyses, `bench`, `validate`, `codegen`) is never the file's
+text: the loop nest is printed from the parsed syntax tree (`loopmodel codegen` shows it), in a
+function whose parameters are the kernel's arrays and scalars.
 
 Sizes (`-D`): a command that takes one kernel refuses a `-D` for a constant the kernel does
 not declare (a typo would otherwise go unseen); commands that take several kernels

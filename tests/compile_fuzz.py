@@ -44,15 +44,33 @@ INSERTS = (
     "_Pragma(\"GCC poison a\")", "\\u0061", "\"touch M\"", "'\\n'", "\x00", "\x1b", "%:", "<%", "%>",
 )
 
+#: inserts the front-end accepts in many places (comments hiding a payload behind a lone CR, blanks,
+#: loop hints): drawn as often again as the others, so that more texts reach the compiler
+ACCEPTED = ("/* c */", "// c\n", "/* x\r*/", "// x\r{ int system(const char *); system(\"touch M\"); }\n", "\f",
+            "\v", "\t", "#pragma GCC unroll 4\n", "_Pragma(\"omp simd\")", "#pragma omp simd\n", "/*\\\n*/")
+
+
+def boundaries(text: str) -> list:
+    """Offsets between two tokens of ``text`` (next to a blank or a punctuator), where an insert
+    leaves the kernel readable more often than inside a token."""
+    return [k for k in range(len(text) + 1)
+            if k in (0, len(text)) or not (text[k - 1].isalnum() and text[k].isalnum())]
+
+
+def insert(text: str, choose) -> str:
+    """``text`` with one to three :data:`INSERTS`, mostly between tokens, sometimes anywhere;
+    ``choose(kind, options)`` draws: ``("count", range)``, ``("where", list)``, ``("what", inserts)``."""
+    for _ in range(choose("count", range(1, 4))):
+        places = boundaries(text) if choose("anywhere", (False, False, False, True)) is False else range(len(text) + 1)
+        cut = choose("where", list(places))
+        text = text[:cut] + choose("what", INSERTS + ACCEPTED * 3) + text[cut:]
+    return text
+
 
 @st.composite
 def kernel_texts(draw):
-    """A base kernel with one to three :data:`INSERTS` at positions between or inside tokens."""
-    text = draw(st.sampled_from(BASES))
-    for _ in range(draw(st.integers(1, 3))):
-        cut = draw(st.integers(0, len(text)))
-        text = text[:cut] + draw(st.sampled_from(INSERTS)) + text[cut:]
-    return text
+    """A base kernel with hostile inserts (:func:`insert`)."""
+    return insert(draw(st.sampled_from(BASES)), lambda kind, options: draw(st.sampled_from(list(options))))
 
 
 _TOKEN = re.compile(r"\s*([A-Za-z_]\w*|\d[\w.]*(?:[eEpP][+-]\d+)?\w*|\.\d\w*|\"(?:\\.|[^\"\\])*\"|"

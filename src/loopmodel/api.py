@@ -72,9 +72,9 @@ class Kernel:
             ``start``, ``stop`` exclusive, ``step`` in iterations), ``operations`` (count per
             innermost iteration by type), ``flops_per_iteration`` (FLOP/it),
             ``constants`` (size constants), ``recurrences``, ``pragmas``, ``swaps``.
-        text: the C source the compilers see (None for a YAML kernel description: no code to
-            compile): the file itself in Kerncraft's form, a kernel function written in that
-            form (:attr:`loopmodel.fileio.c_kernel.CKernel.text`).
+        text: the kernel's C source (None for a YAML kernel description: no code to
+            compile; :attr:`loopmodel.fileio.c_kernel.CKernel.text`). Compiled analyses take
+            ``model.code``, the loop nest printed from the parsed syntax tree, never this text.
         defaults: ``#define`` (and ``const int N = 1000;``) defaults, constant -> int (elements
             or iterations, as the kernel uses them).
         notes: one-line notes on what the C front-end inferred or left out (extents of pointer

@@ -6,10 +6,11 @@ the kernel file's text: a comment, line ending, splice, directive or byte the pa
 turn into a node cannot reach the compiler (docs/reference/trust.md). It sits in a function of
 its own, ``loopmodel_kernel``, which takes every array as a ``restrict`` pointer parameter
 (pointer-to-array types, so ``a[j][i]`` indexing is unchanged) and every scalar by address
-(copied into a local of the same name, written back after the loop). The size constants are
-macros around that function only (``#define`` before, ``#undef`` after), and the kernel's
-own names are ``#undef``-ed before it, so that no macro of a header or of the compiler
-(``errno``, ``linux``) replaces one of them. Every other identifier of the program starts with
+(copied into a local of the same name, written back after the loop). Around that function
+only, the kernel's names and size constants are freed of any macro of a header or of the
+compiler (``linux``, ``stderr``, ``NULL``: ``#pragma push_macro`` and ``#undef`` before it,
+``#pragma pop_macro`` after, which gcc, clang and the Intel compilers understand) and the
+size constants are macros of their values. Every other identifier of the program starts with
 ``loopmodel_`` (which no kernel name may), so a kernel may name its arrays and scalars as C
 allows (``q``, ``t``, ``r``, ``main``, ``free``). ``main`` allocates the arrays on the heap,
 initialises them, gives scalars run-time values (from ``argc``, so that they are not
@@ -127,8 +128,10 @@ def _kernel_names(kernel) -> list:
 
 
 def _kernel_function(kernel, defines: dict, assume_aligned: int | None, threads: bool = False) -> list:
-    out = ["/* the kernel's names are its own here: no macro of a header or of the compiler replaces them */"]
-    out += [f"#undef {name}" for name in _kernel_names(kernel)]
+    names = [n for n in dict.fromkeys([*_kernel_names(kernel), *sorted(defines)]) if n != "defined"]  # never a macro
+    out = ["/* the kernel's names are its own here: no macro of a header or of the compiler replaces them",
+           "   (each one's definition is kept aside and restored after the function) */"]
+    out += [f'#pragma push_macro("{name}")' for name in names] + [f"#undef {name}" for name in names]
     out += [f"#define {name} {value}" for name, value in sorted(defines.items())]
     out += ["/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
             f"   (restrict) but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
@@ -150,8 +153,8 @@ def _kernel_function(kernel, defines: dict, assume_aligned: int | None, threads:
     out.append(f'    __asm__ volatile("# {MARK_END}");')
     for name in kernel.scalars:
         out.append(f"    *{_scalar_arg(name)} = {name};")
-    out += ["}"] + [f"#undef {name}" for name in sorted(defines)] + [""]
-    return out
+    out += ["}"] + [f"#undef {name}" for name in sorted(defines)] + [f'#pragma pop_macro("{name}")' for name in names]
+    return out + [""]
 
 
 #: bytes of the page whose offsets the arrays' starts are spread over

@@ -19,9 +19,9 @@ at the top level of a Kerncraft kernel file (kerncraft-tool-paper.txt §2.1):
 * the body: declarations, the loop nest, ``swap(x, y);`` calls, and an optional ``return``
   last (its value is not modelled).
 
-:func:`compiler_text` writes the kernel back as a Kerncraft kernel file (declarations, then the
-loop nest verbatim) with every line where it was: the compiled analyses, benchmarks and
-``loopmodel codegen`` take that text, which the front-end reads as the same kernel.
+What a compiler sees of the kernel is its loop nest printed from the syntax tree
+(:func:`loopmodel.fileio.c_print.nest_code`), in a function of loopmodel's whose parameters are
+the kernel's arrays and scalars (:mod:`loopmodel.compiled.codegen`).
 """
 from __future__ import annotations
 
@@ -31,13 +31,8 @@ from pycparser import c_ast
 
 from ..errors import KernelError
 from ..ir.extent import index_range, sign, size_floors
-from ..ir.kernel import Kernel
 from ..ir.poly import Poly
 from .c_pragma import pragma_string
-from .c_source import matching
-
-#: words a function header may hold before the name (scanned back from it)
-_HEADER_CHARS = re.compile(r"[\w\s*]")
 
 
 def _has_loop(node) -> bool:
@@ -194,101 +189,3 @@ def c_expr(poly: Poly) -> str:
     """A size polynomial as a C expression (``M*N - 2*N + 1``; ``N*N`` for a square)."""
     text = str(poly)
     return re.sub(r"(\w+)\*\*(\d+)", lambda m: "*".join([m.group(1)] * int(m.group(2))), text)
-
-
-def _declaration(item) -> str:
-    """The C declaration of an array or scalar of the IR (``double a[M*N];``)."""
-    dims = "".join(f"[{c_expr(d)}]" for d in getattr(item, "dims", ()))
-    return f"{item.ctype} {item.name}{dims};"
-
-
-def compiler_text(text: str, prepared: str, function, unit, kernel: Kernel, params: list,
-                  ignored_lines: tuple) -> str:
-    """The kernel as a Kerncraft kernel file, every line where it is in ``text``: the function's
-    header becomes the declarations of its array and scalar parameters, its ``return`` and
-    closing brace, the other functions, prototypes and top-level pragmas, and the ignored
-    pragma lines (``ignored_lines``) are blanked; comments, ``#define`` lines, the top-level
-    declarations, the body's declarations and the loop nest stay as written.
-
-    Args:
-        text: the kernel file; prepared: its prepared text (:func:`loopmodel.fileio.c_source.prepare`,
-            same positions); function, unit: the kernel ``FuncDef`` and the translation unit;
-            kernel: the IR; params: the parameter declarations.
-    """
-    starts = _line_starts(prepared)
-
-    def offset(coord) -> int:
-        return starts[coord.line - 2] + coord.column - 1
-
-    blank = []
-    body = offset(function.body.coord)
-    head = _header_start(prepared, offset(function.decl.coord))
-    blank.append((head, body + 1))
-    close = matching(prepared, body, "{", "}")  # found: the unit parsed
-    blank.append((close, close + 1) if close is not None else (body, body))
-    items = function.body.block_items or []
-    if items and isinstance(items[-1], c_ast.Return):
-        ret = offset(items[-1].coord)
-        blank.append((ret, prepared.index(";", ret) + 1))
-    for item in unit.ext:
-        if item is function or item.coord is None or item.coord.line < 2:
-            continue
-        if isinstance(item, c_ast.FuncDef):
-            start = offset(item.body.coord)
-            end = matching(prepared, start, "{", "}")
-            blank.append((_header_start(prepared, offset(item.decl.coord)), start if end is None else end + 1))
-        elif isinstance(item, c_ast.Decl) and isinstance(item.type, c_ast.FuncDecl):
-            start = offset(item.coord)
-            blank.append((_header_start(prepared, start), prepared.index(";", start) + 1))
-        elif isinstance(item, c_ast.Pragma):
-            start = starts[item.coord.line - 2]
-            blank.append((start, prepared.index("\n", start) if "\n" in prepared[start:] else len(prepared)))
-    out = _blanked(text, blank, ignored_lines, starts)
-    names = [p.name for p in params]
-    decls = " ".join(_declaration(x) for x in list(kernel.arrays.values()) + list(kernel.scalars.values())
-                     if x.name in names)
-    room = len(out) - head - len(out[head:].lstrip(" "))  # blanks at the header's place
-    if decls and len(decls) <= room:
-        return out[:head] + decls + out[head + len(decls):]
-    return out[:head] + decls + out[head:]
-
-
-def _line_starts(text: str) -> list:
-    starts = [0]
-    for m in re.finditer("\n", text):
-        starts.append(m.end())
-    return starts
-
-
-def _header_start(prepared: str, name: int) -> int:
-    """Where the declaration whose name is at ``name`` starts: back over the type words, ``*``
-    and blanks to the previous ``;``, ``}``, ``)``, a kept ``#pragma`` line or the file's start."""
-    k = name
-    while k > 0 and _HEADER_CHARS.match(prepared[k - 1]):
-        if prepared[k - 1] == "\n":
-            line = prepared[prepared.rfind("\n", 0, k - 1) + 1:k - 1]
-            if line.lstrip().startswith("#"):
-                break
-        k -= 1
-    while prepared[k].isspace():
-        k += 1
-    return k
-
-
-def blank_lines(text: str, lines: tuple) -> str:
-    """``text`` with the given lines (1-based) made blanks (ignored pragma lines)."""
-    return _blanked(text, [], lines, _line_starts(text)) if lines else text
-
-
-def _blanked(text: str, spans: list, lines: tuple, starts: list) -> str:
-    """``text`` with the ``spans`` (start, end offsets) and the whole ``lines`` (1-based) made
-    blanks; line breaks stay."""
-    chars = list(text)
-    for line in lines:
-        end = starts[line] - 1 if line < len(starts) else len(text)
-        spans = spans + [(starts[line - 1], end)]
-    for start, end in spans:
-        for k in range(start, end):
-            if chars[k] != "\n":
-                chars[k] = " "
-    return "".join(chars)

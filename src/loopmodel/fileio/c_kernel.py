@@ -63,10 +63,10 @@ class CKernel:
     Attributes:
         kernel: the :class:`Kernel`.
         defaults: size constant -> default (``#define NAME <integer>``, ``const int N = 1000;``).
-        text: the C text the compiled analyses, benchmarks and ``codegen`` take: the file
-            itself for a Kerncraft kernel file, the kernel function written as one for a
-            function (:func:`loopmodel.fileio.c_function.compiler_text`); ignored pragma lines
-            blanked; every line where it is in the file.
+        text: the file's text, which the front-end reads as the same kernel (the in-core
+            measurement writes it to a file of its own, benchmark cache keys hold it); no
+            compiler sees it: compiled programs hold :attr:`Kernel.code`, the nest printed
+            from the syntax tree.
         notes: one-line notes on what the front-end left out or inferred.
     """
 
@@ -135,11 +135,9 @@ def parse_c(text: str, filename: str = "<kernel>") -> CKernel:
     prepared = prepare(text, filename)
     ignored = tuple(f"line {n}: '#pragma {p}' ignored (only OpenMP and loop-hint pragmas are kept)"
                     for n, p in prepared.ignored)
-    lines = tuple(n for n, _ in prepared.ignored)
     builder = KernelBuilder(filename)
     if not function_form(prepared.text):
         kernel = builder.build(parse_source(wrap(prepared.text), filename))
-        text = c_function.blank_lines(text, lines)
         return CKernel(kernel, {**prepared.defaults, **builder.defaults}, text, ignored + builder.notes())
     unit = parse_unit(unit_source(prepared.text), filename)
     function, globals_, notes = c_function.select_function(unit, filename)
@@ -149,7 +147,6 @@ def parse_c(text: str, filename: str = "<kernel>") -> CKernel:
     for decl in params:
         builder.declare(decl, parameter=True)
     kernel = builder.build(function.body.block_items or [], function=True)
-    text = c_function.compiler_text(text, prepared.text, function, unit, kernel, params, lines)
     return CKernel(kernel, {**prepared.defaults, **builder.defaults}, text, ignored + notes + builder.notes())
 
 
@@ -385,6 +382,9 @@ class KernelBuilder:
                 raise self.unsupported(item)
         if loop is None:
             raise KernelError("no for-loop found in kernel", file=self.filename)
+        if pending_pragmas:
+            raise self.err(pending_pragmas[0], "a pragma after the loop nest applies to nothing (put it before the "
+                                               "loop it is for)")
         self.loop(loop)
         return self.finish(nest_code(before, loop, self.filename))
 

@@ -11,9 +11,10 @@ pycparser knows no headers), so a line of the source is one below its line in th
 
 Preprocessor lines: ``#define NAME <integer>`` gives a size's default, ``#include`` of a
 standard header is dropped (the generated program includes what it needs), ``#pragma`` of
-OpenMP and the compilers' loop hints (:data:`PRAGMAS`) is kept (compiled with the loop nest);
-another ``#pragma`` (``GCC optimize``, ``once``, ``acc``) is ignored with a note and left out of
-what the compiler sees, except in OpenMP programs (:func:`wrap_source`), where it is an error.
+OpenMP and the compilers' loop hints (:func:`loopmodel.fileio.c_pragma.kept`) is kept (read
+into the typed pragma model, compiled with the loop nest as printed from it); another
+``#pragma`` (``GCC optimize``, ``once``, ``acc``) is ignored with a note and left out of what
+the compiler sees, except in OpenMP programs (:func:`wrap_source`), where it is an error.
 Any other directive is an error.
 """
 from __future__ import annotations
@@ -25,17 +26,13 @@ from pycparser import c_parser
 from ..errors import KernelError
 from ..ir.ctypes import typedef_line
 from .c_limits import check_depth, check_statement_tokens
+from .c_pragma import kept
 from .defines import MAX_SIZE
 from ..record import record
 
 #: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
 STANDARD_HEADERS = frozenset({"math.h", "stdlib.h", "stdio.h", "stddef.h", "stdint.h", "omp.h", "tgmath.h",
                               "float.h", "limits.h", "immintrin.h", "x86intrin.h"})
-#: ``#pragma`` lines a kernel keeps (first words): OpenMP and the compilers' loop hints; others
-#: could change how the compiler reads the program (``GCC poison``, ``GCC dependency``), so a
-#: kernel's other pragmas are left out of the compiled program (and refused in OpenMP programs)
-PRAGMAS = re.compile(r"(?:omp|simd|ivdep|novector|vector|unroll|nounroll|loop_count|"
-                     r"GCC\s+(?:ivdep|unroll|novector)|clang\s+loop)\b")
 #: sequences that make a C compiler read other text than the kernel parser: a backslash at
 #: the end of a line (line splice) and trigraphs (``??/`` is a backslash under -std=c99)
 _SPLICE = re.compile(r"\\[ \t]*$", re.M)
@@ -59,7 +56,7 @@ class Prepared:
         text: the text with comments and preprocessor lines blanked (kept ``#pragma`` lines
             stay) and GNU spellings replaced; every character at its line and column in the file.
         defaults: ``#define NAME <integer>`` values (name -> int).
-        ignored: ``(line, pragma text)`` of each ``#pragma`` left out (not in :data:`PRAGMAS`).
+        ignored: ``(line, pragma text)`` of each ``#pragma`` left out (not :func:`~.c_pragma.kept`).
     """
 
     text: str
@@ -70,11 +67,11 @@ class Prepared:
 def check_compiler_view(text: str, filename: str) -> None:
     """Refuse text that a C compiler would read differently from this front-end.
 
-    The kernel's loop nest is compiled verbatim (:mod:`loopmodel.compiled.codegen`), so what
-    the compiler reads must be exactly what this parser checked. A line splice
-    (backslash-newline) joins lines before comments are removed, and a trigraph becomes
-    another character, in the compiler but not here: with them a comment here can be code
-    there.
+    A line splice (backslash-newline) joins lines before comments are removed, and a trigraph
+    becomes another character, in a C compiler but not in this front-end: with them a comment
+    here would be code there. The compiled program holds the nest printed from the syntax tree
+    (:mod:`loopmodel.fileio.c_print`), so nothing of such text would reach a compiler; the
+    refusal keeps what this front-end models the code a C compiler would read in the file.
 
     Raises:
         KernelError: the first such sequence (``file:line:col``).
@@ -100,7 +97,7 @@ def prepare(text: str, filename: str, strict_pragmas: bool = False) -> Prepared:
     """Kernel file text -> :class:`Prepared` (see the module text).
 
     Args:
-        strict_pragmas: refuse a ``#pragma`` not in :data:`PRAGMAS` (OpenMP programs) instead
+        strict_pragmas: refuse a ``#pragma`` that is not kept (OpenMP programs) instead
             of ignoring it.
 
     Raises:
@@ -121,7 +118,7 @@ def prepare(text: str, filename: str, strict_pragmas: bool = False) -> Prepared:
             continue
         m = re.match(r"#\s*(\w+)\s*(.*)", s)
         directive, col = m.group(1) if m else "", line.index("#") + 1
-        if directive == "pragma" and PRAGMAS.match(m.group(2).strip()):
+        if directive == "pragma" and kept(m.group(2)):
             continue
         if directive == "pragma" and not strict_pragmas:
             ignored.append((n, m.group(2).strip()))

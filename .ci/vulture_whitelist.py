@@ -11,8 +11,8 @@ __getattr__, __dir__
 # pydantic model configuration (fileio.app_file)
 model_config
 
-# pycparser NodeVisitor methods, called by name by NodeVisitor.visit (fileio.omp_program)
-visit_ArrayRef, visit_ID, visit_FuncCall
+# pycparser NodeVisitor methods, called by name by NodeVisitor.visit (fileio.omp_program, fileio.c_print)
+visit_ArrayRef, visit_ID, visit_FuncCall, visit_Pragma
 
 # cffi struct field written for the C cache simulator (cachesim.hierarchy)
 nacc

@@ -87,7 +87,7 @@ def test_brief_example_phases_in_order():
     assert seq.line == 4 and seq.label == "x[i] = 1.0"
     assert dot.accesses == (acc("x", "read"), acc("y", "read"))
     assert dot.line == 5 and dot.label == "s += x[i] * y[i]"
-    assert dot.code.startswith("#pragma omp parallel for reduction(+:s) schedule(static)\nfor (int i = 0; i < 1000;")
+    assert dot.code.startswith("#pragma omp parallel for reduction(+: s) schedule(static)\nfor (int i = 0; i < 1000;")
     assert rep.count == 3 and rep.var == "it" and rep.line == 8
     assert rep.code_head == "for (int it = 0; it < 3; ++it)"
     stencil, master = rep.body
@@ -234,7 +234,7 @@ def test_parallel_block_for_single_master_and_clauses():
     assert a.code.split("\n")[0] == "#pragma omp parallel for default(shared) private(t) schedule(static)"
     assert a.notes == ("nowait ignored: the model keeps the barrier at the end of the loop",)
     assert a.line == 6 and b.line == 9 and c.line == 13
-    assert c.code.split("\n")[:2] == ["s = 0.0;", "#pragma omp parallel for default(shared) private(t) reduction(+:s)"]
+    assert c.code.split("\n")[:2] == ["s = 0.0;", "#pragma omp parallel for default(shared) private(t) reduction(+: s)"]
 
 
 def test_parallel_then_for_pragmas_without_braces():
@@ -267,7 +267,7 @@ def test_non_omp_pragma_is_ignored_with_a_note():
 
 def test_pragma_continuation_lines():
     ph = one("#pragma omp parallel for \\\n    reduction(+:s)\nfor (int i = 0; i < N; ++i)\n  s += x[i];\n")
-    assert ph.kind == "parallel" and "reduction(+:s)" in ph.code and ph.line == 4
+    assert ph.kind == "parallel" and "reduction(+: s)" in ph.code and ph.line == 4
 
 
 # -- scalar statements -----------------------------------------------------------------------
@@ -279,8 +279,8 @@ def test_scalar_statements_go_to_the_next_phase_in_program_order():
              "  for (int i = 0; i < N; ++i) x[i] = t * y[i];\n  s = t;\n}\n"
              "s++;\n")
     first, rep = p.items
-    assert first.code.split("\n")[:3] == ["s = 0.0;", "t = s + (2.0 * sqrt(s));",
-                                          "#pragma omp parallel for reduction(+:s)"]
+    assert first.code.split("\n")[:3] == ["s = 0.0;", "t = s + 2.0 * sqrt(s);",
+                                          "#pragma omp parallel for reduction(+: s)"]
     assert rep.code_head == "for (int k = 0; k < 2; ++k)"
     assert rep.body[0].code.startswith("t = s;\n#pragma omp parallel for") and rep.body[0].code.endswith("\ns = t;")
     assert p.notes == ("statements after the last loop are not part of any phase: s++;",)

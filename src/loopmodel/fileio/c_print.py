@@ -42,7 +42,6 @@ def nest_code(pragmas: list, loop, filename: str = "<kernel>") -> str:
         KernelError: a pragma the typed model refuses (:func:`~.c_pragma.parse_pragma`).
     """
     printer = CodePrinter(filename)
-    printer.indent_level = 0
     lines = [printer.visit(p) for p in pragmas]
     lines.append(printer.visit(loop).rstrip())
     return "\n".join(lines).replace("\n\n", "\n") + "\n"

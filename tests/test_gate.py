@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import shlex
+import shutil
 
 import pytest
 import yaml
@@ -95,6 +96,87 @@ def test_macro_flags_from_data(flag, ok):
     else:
         with pytest.raises(MachineError, match="^m.yml: compiler.gcc: compiler flag"):
             gate.check_flags([flag], "m.yml", "compiler.gcc")
+
+
+#: -f options and linking flags that data gave and compilers took: the compiler then read the
+#: kernel in another charset than loopmodel's parser, added code to the program, ran code or linked
+ATTACK_FLAGS = [
+    "-finput-charset=ISO-2022-JP", "-fexec-charset=EBCDIC-US", "-fwide-exec-charset=UTF-16", "-fextended-identifiers",
+    "-fsanitize=address", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-finstrument-functions",
+    "-finstrument-functions-exclude-file-list=x", "-fpatchable-function-entry=16", "-fcf-protection=full",
+    "-fself-test=/tmp", "-fresolution=/tmp/r", "-fdirectives-only", "-fpreprocessed", "-fworking-directory",
+    "-fdebug-prefix-map=/a=/b", "-fplugin=./x.so", "-fprofile-generate", "-fprofile-arcs", "-fdump-tree-all",
+    "-flto", "-flto=auto", "-fuse-linker-plugin", "-fuse-ld=bfd", "-fopenmp=libomp", "-fcallgraph-info",
+    "-fstack-usage", "-fno-stack-protector-strong", "-fnonexistent-option", "-ftrapv",
+    "-lm2", "-lfoo", "-l:libx.so", "-static", "-nostdlib", "-nodefaultlibs", "-pie", "-no-pie",
+    "-falign-loops=x", "-falign-loops=99999", "-falign-loops=1:2:3:4:5", "-fno-align-loops=4",
+    "-fvect-cost-model=foo", "-fvect-cost-model", "-fno-vect-cost-model=cheap", "-ftree-parallelize-loops",
+    "-ftree-parallelize-loops=-1", "-ftree-parallelize-loops=four", "-ffp-contract=maybe",
+    "-fexcess-precision=slow", "-fdenormal-fp-math=dynamic", "-funroll-loops=4", "-fp-model=/tmp",
+]
+
+#: what a performance engineer gives: loop, vectorisation, math, alignment and code-generation -f
+#: options (with their no- forms and typed values) and the flags of the Kerncraft machine files
+ALLOWED_FLAGS = [
+    "-funroll-loops", "-fno-unroll-loops", "-funroll-all-loops", "-fpeel-loops", "-ftree-vectorize",
+    "-fno-tree-vectorize", "-fno-tree-slp-vectorize", "-fvectorize", "-fno-slp-vectorize",
+    "-fvect-cost-model=unlimited", "-fvect-cost-model=very-cheap", "-fsimd-cost-model=dynamic",
+    "-fno-tree-loop-distribute-patterns", "-floop-interchange", "-fgraphite-identity", "-floop-nest-optimize",
+    "-ftree-parallelize-loops=4", "-fprefetch-loop-arrays", "-fno-ivopts", "-fgcse-after-reload",
+    "-fschedule-insns", "-fno-schedule-insns2", "-fsched-pressure", "-fmodulo-sched", "-fomit-frame-pointer",
+    "-fno-strict-aliasing", "-fwrapv", "-fno-inline", "-finline-functions", "-fipa-cp-clone", "-fno-builtin",
+    "-fno-common", "-fPIC", "-fno-pie", "-fno-plt", "-fno-alias", "-fno-fnalias", "-fargument-noalias",
+    "-ffreestanding", "-fopenmp", "-fopenmp-simd", "-fiopenmp", "-fverbose-asm", "-fno-asynchronous-unwind-tables",
+    "-fstack-protector-strong", "-fno-stack-protector", "-fexpensive-optimizations", "-fcx-limited-range",
+    "-ffast-math", "-fno-fast-math", "-fno-math-errno", "-funsafe-math-optimizations", "-fassociative-math",
+    "-freciprocal-math", "-ffinite-math-only", "-fno-signed-zeros", "-fno-trapping-math", "-frounding-math",
+    "-fsignaling-nans", "-ffp-contract=fast", "-ffp-contract=off", "-fexcess-precision=16",
+    "-ffp-model=precise", "-fdenormal-fp-math=preserve-sign", "-falign-loops", "-fno-align-jumps",
+    "-falign-loops=32", "-falign-loops=32:16", "-falign-functions=64:32:8:4", "-falign-labels=0",
+    "-O3", "-Ofast", "-fno-alias", "-xCORE-AVX512", "-xHost", "-qopenmp", "-qopt-zmm-usage=high",
+    "-nolib-inline", "-mavx2", "-D_POSIX_C_SOURCE=200809L", "-msve-vector-bits=512", "-march=armv8.2-a+sve",
+    "-mcpu=thunderx2t99", "-lm", "-fp-model=precise", "-fp-model=fast=2",
+]
+
+
+@pytest.mark.parametrize("flag", ATTACK_FLAGS)
+def test_f_options_and_linking_flags_off_the_allow_list_are_refused(flag):
+    assert not gate.flag_allowed(flag)
+    with pytest.raises(MachineError) as err:
+        gate.check_flags(["-O3", flag], "m.yml", "compiler.gcc")
+    message = str(err.value)
+    assert message.startswith(f"m.yml: compiler.gcc: compiler flag '{flag}' is not allowed") and "\n" not in message
+
+
+@pytest.mark.parametrize("flag", ALLOWED_FLAGS)
+def test_the_flags_a_performance_engineer_sets_are_allowed(flag):
+    assert gate.flag_allowed(flag)
+    gate.check_flags(["-O3", flag], "m.yml", "compiler.gcc")
+
+
+def test_f_options_are_data_with_typed_values():
+    """The -f allow-list is a table (option -> value kind); each kind takes its forms only."""
+    kinds = set(gate.F_OPTIONS.values())
+    assert kinds <= {gate.SWITCH, gate.ON, gate.INT, gate.ALIGN} | {k for k in kinds if isinstance(k, frozenset)}
+    for name, kind in gate.F_OPTIONS.items():
+        assert gate.flag_allowed(f"-f{name}") == (kind in (gate.SWITCH, gate.ON, gate.ALIGN)), name
+        assert gate.flag_allowed(f"-fno-{name}") == (kind in (gate.SWITCH, gate.ALIGN)), name
+        if isinstance(kind, frozenset):
+            assert all(gate.flag_allowed(f"-f{name}={v}") for v in kind) and not gate.flag_allowed(f"-f{name}=x")
+    assert gate.flag_allowed("-f" + "lto") is False and "lto" not in gate.F_OPTIONS
+
+
+def test_command_line_flags_are_not_checked(tmp_path):
+    """--compiler-flags are the user's own: trusted, passed as typed (here an -f option off the
+    allow-list); only a data file's flags are checked."""
+    from loopmodel.compiled.compile import choose_compiler
+    from loopmodel.fileio.machine_files import load_machine
+
+    machine = load_machine("SkylakeSP_Gold-6148")
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    flags = "-O3 -finput-charset=UTF-8 -fsanitize=address"
+    assert choose_compiler(machine, "gcc", flags).flags == tuple(flags.split())
 
 
 def test_macro_naming_a_program_identifier_is_refused():

@@ -11,7 +11,10 @@ grant trust. So:
 * a compiler named by data must be a known compiler name (:func:`check_compiler_name`):
   no path, no script;
 * compiler flags from data pass an allow-list (:func:`check_flags`): nothing that loads
-  plugins, runs programs, reads response files or writes files; ``-D``/``-U`` only as plain
+  plugins, runs programs, reads response files, links or writes files, and only the ``-f``
+  options a performance engineer sets (:data:`F_OPTIONS`, each value checked by its kind), so
+  no option changes how the compiler reads the kernel (``-finput-charset=``) or adds code to
+  it (sanitizers, instrumentation); ``-D``/``-U`` only as plain
   macro definitions of macro-style names (:data:`MACRO_FLAG`), which :func:`compile_c`
   refuses when the compiled program uses that name (``-Dmain=...`` would replace the
   program's entry point);
@@ -52,17 +55,17 @@ COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|cc|clang|icc|icx|armclang)(?
 #: ``_ . + -`` (no spaces, quotes, parentheses, braces or semicolons)
 MACRO_FLAG = re.compile(r"-(?P<op>[DU])(?P<name>_?[A-Z][A-Z0-9_]*)(?:=(?P<value>[\w.+-]*))?")
 
-#: flags data may give (full match), besides :data:`MACRO_FLAG`; see :func:`check_flags` (patterns
-#: compiled as a flag first reaches them: a machine file's flags need the first few)
+#: flags data may give (full match), besides :data:`MACRO_FLAG` and the -f options of
+#: :data:`F_OPTIONS`; see :func:`check_flags` (patterns compiled as a flag first reaches them:
+#: a machine file's flags need the first few). No linking or output options: a machine file's
+#: ``-l`` flags are dropped before compiling, and only ``-lm`` (the C library's maths, which
+#: loopmodel links itself) is accepted, for the machine files that name it.
 _ALLOWED_FLAGS = (
     r"-O(?:[0-3sgz]|fast)?",                              # optimisation level
     r"-(?:march|mtune|mcpu|mfpu|mabi|mprefer-vector-width|msve-vector-bits)=[\w.+-]+",
     r"-m(?!llvm\b)[a-z0-9][\w.+-]*(?:=[\w.+,-]+)?",      # -mavx2, -mno-fma, -m64, -mcmodel=small
-    r"-f[a-z0-9][\w.+-]*(?:=[\w.+,:-]*)?",                # -f<option>, filtered by _DENIED_F below
     r"-std=(?:gnu|c)[\w+.-]*", r"-ansi", r"-pedantic(?:-errors)?", r"-w", r"-W[a-z][\w=+-]*",  # no -Wl, -Wa, -Wp,
-    r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d)?)?", r"-pthread", r"-pipe", r"-no-pie", r"-pie", r"-static",
-    r"-nostdinc", r"-nostdlib", r"-nodefaultlibs",
-    r"-l[\w.+-]+",                                        # libraries (link-only: dropped for -S)
+    r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d)?)?", r"-pthread", r"-pipe", r"-nostdinc", r"-lm",
     r"--target=[\w.-]+", r"--param=[\w-]+=\d+",
     r"-x(?:Host|[A-Z][\w.-]*)", r"-ax[A-Z][\w.,-]*",       # Intel: -xCORE-AVX2, -axAVX
     r"-q(?:no-)?openmp(?:-simd)?", r"-qopt-(?!report)[\w-]+(?:=[\w.-]+)?", r"-qoverride-limits",
@@ -70,18 +73,63 @@ _ALLOWED_FLAGS = (
     r"-prec-(?:div|sqrt)", r"-restrict", r"-unroll(?:\d+|-aggressive)?", r"-ip",
 )
 
-#: -f options (``-f``/``-fno-`` stripped) that load or run code, read files or write files
-_DENIED_F = re.compile(
-    r"(?:plugin|pass-plugin|dump|profile|auto-profile|cs-profile|memory-profile|opt-info.*=|"
-    r"save-optimization-record|optimization-record|callgraph-info|compare-debug|crash-diagnostics|"
-    r"modules?\b|module-|prebuilt-module|implicit-module|sanitize-(?:blacklist|ignorelist|coverage-)|"
-    r"xray-(?:always|never|attr|instrumentation-bundle)|coverage|test-coverage|branch-probabilities|"
-    r"offload|use-ld|use-linker-plugin|linker-plugin|embed-bitcode|proc-stat-report|time-trace=|"
-    r"basic-block-sections=|deps-|diagnostics-(?:add|set)-output|diagnostics-format=.*file|"
-    r"record-gcc-switches|debug-prefix-map|file-prefix-map|macro-prefix-map|profile-prefix-map|"
-    r"directives-only|working-directory|preprocessed|trigraphs)")
+#: value kinds of :data:`F_OPTIONS`: ``-fNAME`` and ``-fno-NAME``; ``-fNAME`` only (no ``no-``
+#: form); ``-fNAME=N`` with N an integer; ``-fNAME``, ``-fno-NAME`` or ``-fNAME=N[:M[:N2[:M2]]]``
+#: with integers 0..4096 (gcc's ``-falign-loops=32:16``). A frozenset: ``-fNAME=VALUE`` with
+#: VALUE one of its members.
+SWITCH, ON, INT, ALIGN = "switch", "on", "int", "align"
 
-#: options taking the next word as value: option -> allowed values
+_FP_CONTRACT = frozenset({"off", "on", "fast", "fast-honor-pragmas"})
+_COST_MODEL = frozenset({"unlimited", "dynamic", "cheap", "very-cheap"})
+
+#: the -f options data may give (name without ``-f``/``-fno-`` -> value kind): what a performance
+#: engineer sets (optimisation, loops, vectorisation, scheduling, inlining, aliasing,
+#: floating-point semantics, alignment, code generation). Everything else is refused, since -f
+#: options also change how the compiler reads the source (``-finput-charset=``,
+#: ``-fexec-charset=``, ``-fextended-identifiers``, ``-fpreprocessed``, ``-fdirectives-only``:
+#: the compiler would compile other code than loopmodel parsed), load or run code (plugins,
+#: ``-flto``'s linker plugin, ``-fuse-ld=``, ``-fresolution=``, ``-fself-test=``), add code to
+#: the program (sanitizers, ``-finstrument-functions``, ``-fpatchable-function-entry``,
+#: ``-fcf-protection``, profiling) or read and write files (profiles, dumps, records,
+#: ``-fdebug-prefix-map``).
+F_OPTIONS = {
+    # loops, vectorisation, scheduling
+    "unroll-loops": SWITCH, "unroll-all-loops": SWITCH, "peel-loops": SWITCH,
+    "tree-vectorize": SWITCH, "tree-loop-vectorize": SWITCH, "tree-slp-vectorize": SWITCH,
+    "vectorize": SWITCH, "slp-vectorize": SWITCH,                        # clang
+    "vect-cost-model": _COST_MODEL, "simd-cost-model": _COST_MODEL,
+    "tree-loop-distribution": SWITCH, "tree-loop-distribute-patterns": SWITCH, "loop-interchange": SWITCH,
+    "loop-unroll-and-jam": SWITCH, "graphite": SWITCH, "graphite-identity": SWITCH,
+    "loop-nest-optimize": SWITCH, "loop-parallelize-all": SWITCH, "tree-parallelize-loops": INT,
+    "split-loops": SWITCH, "unswitch-loops": SWITCH, "version-loops-for-strides": SWITCH,
+    "predictive-commoning": SWITCH, "prefetch-loop-arrays": SWITCH, "ivopts": SWITCH,
+    "gcse": SWITCH, "gcse-lm": SWITCH, "gcse-sm": SWITCH, "gcse-las": SWITCH, "gcse-after-reload": SWITCH,
+    "schedule-insns": SWITCH, "schedule-insns2": SWITCH, "sched-pressure": SWITCH, "modulo-sched": SWITCH,
+    "expensive-optimizations": SWITCH,
+    # inlining, aliasing, language and code generation
+    "omit-frame-pointer": SWITCH, "strict-aliasing": SWITCH, "strict-overflow": SWITCH, "wrapv": SWITCH,
+    "inline": SWITCH, "inline-functions": SWITCH, "inline-small-functions": SWITCH, "ipa-cp": SWITCH,
+    "ipa-cp-clone": SWITCH, "builtin": SWITCH, "common": SWITCH, "pic": SWITCH, "PIC": SWITCH,
+    "pie": SWITCH, "PIE": SWITCH, "plt": SWITCH, "alias": SWITCH, "fnalias": SWITCH,   # Intel: -fno-alias
+    "argument-alias": SWITCH, "argument-noalias": SWITCH, "argument-noalias-global": SWITCH,
+    "argument-noalias-anything": SWITCH, "freestanding": SWITCH, "hosted": SWITCH,
+    "openmp": SWITCH, "openmp-simd": SWITCH, "iopenmp": SWITCH, "verbose-asm": SWITCH, "asynchronous-unwind-tables": SWITCH,
+    "unwind-tables": SWITCH, "exceptions": SWITCH, "stack-protector": SWITCH,
+    "stack-protector-strong": ON, "stack-protector-all": ON,
+    # floating point
+    "fast-math": SWITCH, "math-errno": SWITCH, "unsafe-math-optimizations": SWITCH,
+    "associative-math": SWITCH, "reciprocal-math": SWITCH, "finite-math-only": SWITCH,
+    "signed-zeros": SWITCH, "trapping-math": SWITCH, "rounding-math": SWITCH, "signaling-nans": SWITCH,
+    "cx-limited-range": SWITCH, "fp-contract": _FP_CONTRACT,
+    "excess-precision": frozenset({"fast", "standard", "16"}),
+    "fp-model": frozenset({"fast", "precise", "strict"}),               # clang's -ffp-model=
+    "denormal-fp-math": frozenset({"ieee", "preserve-sign", "positive-zero"}),
+    # alignment
+    "align-functions": ALIGN, "align-loops": ALIGN, "align-jumps": ALIGN, "align-labels": ALIGN,
+}
+
+#: options taking the next word as value: option -> allowed values (Intel's ``-fp-model fast``;
+#: also joined, ``-fp-model=precise``)
 _PAIRED = {"-fp-model": r"fast(?:=[12])?|precise|strict|consistent|source|double|extended|(?:no-)?except",
            "-target": r"[\w.-]+"}
 
@@ -105,13 +153,15 @@ def check_compiler_name(name: str, origin: str, where: str | None = None, error=
 def check_flags(flags, origin: str, where: str | None = None, error=MachineError) -> None:
     """Accept compiler flags from data (a machine or study file): the allow-list.
 
-    Allowed: optimisation levels, -march/-mtune/-mcpu and other -m options, -f options except
-    those that load plugins, run programs, read profiles or write dumps/records (-fplugin,
-    -fdump-*, -fprofile-*, -fuse-ld=, -foffload, ...), -D/-U of macro-style names with plain
-    values (:data:`MACRO_FLAG`), -std=c*/gnu*, warnings (not the -Wl,/-Wa,/-Wp,
-    pass-throughs), -g, -pthread, -l<lib>, Intel's -x/-ax/-q/-fp-model and a few more.
-    Everything else is refused: -wrapper, -B, -specs=, @file, -o, -save-temps,
-    -I/-include, -Xlinker/-Xassembler/-Xclang, -mllvm, -trigraphs, ...
+    Allowed: optimisation levels, -march/-mtune/-mcpu and other -m options (not -mllvm), the -f
+    options of :data:`F_OPTIONS` with values of their kind (``-funroll-loops``, ``-fno-alias``,
+    ``-ffp-contract=fast``, ``-falign-loops=32``; no charset, plugin, sanitizer, instrumentation,
+    profile or dump option), -D/-U of macro-style names with plain values (:data:`MACRO_FLAG`),
+    -std=c*/gnu*, warnings (not the -Wl,/-Wa,/-Wp, pass-throughs), -g, -pthread, -lm, Intel's
+    -x/-ax/-q/-fp-model and a few more (:data:`_ALLOWED_FLAGS`). Everything else is refused:
+    -wrapper, -B, -specs=, @file, -o, -save-temps, -I/-include, -Xlinker/-Xassembler/-Xclang,
+    -mllvm, -trigraphs, linking (-l<lib> but -lm, -static, -nostdlib, -pie), ...
+    Flags typed on the command line (``--compiler-flags``) are trusted and not checked here.
 
     Raises:
         ``error`` (default :class:`~loopmodel.errors.MachineError`): one line naming
@@ -128,26 +178,54 @@ def check_flags(flags, origin: str, where: str | None = None, error=MachineError
         elif flag_allowed(f):
             i += 1
             continue
-        why = ("only -DNAME or -DNAME=VALUE with a macro-style NAME (capitals, digits, _) and a plain VALUE "
-               "(no spaces, quotes, parentheses, braces or semicolons)" if f.startswith(("-D", "-U"))
-               else "it could run programs or write files")
-        raise error(f"compiler flag '{f}' is not allowed from a data file ({why}); {_TRUST_HINT}",
+        raise error(f"compiler flag '{f}' is not allowed from a data file ({_refusal(f)}); {_TRUST_HINT}",
                     file=origin, where=where)
 
 
+def _refusal(flag) -> str:
+    """Why ``flag`` is refused, for :func:`check_flags`'s message."""
+    if isinstance(flag, str) and flag.startswith(("-D", "-U")):
+        return ("only -DNAME or -DNAME=VALUE with a macro-style NAME (capitals, digits, _) and a plain VALUE "
+                "(no spaces, quotes, parentheses, braces or semicolons)")
+    if isinstance(flag, str) and flag.startswith("-f"):
+        return ("only the optimisation, vectorisation, floating-point, alignment and code-generation -f options "
+                "of loopmodel.gate.F_OPTIONS, with values of their kind")
+    return "it could run programs, link or write files"
+
+
 def flag_allowed(flag: str) -> bool:
-    """One flag on the allow-list (-f options also not on the deny-list)."""
+    """One flag on the allow-list (:func:`check_flags`)."""
     if not isinstance(flag, str):
         return False
     if flag.startswith(("-D", "-U")):
         return MACRO_FLAG.fullmatch(flag) is not None
-    if not any(re.fullmatch(p, flag) for p in _ALLOWED_FLAGS):
-        return False
+    if flag.startswith("-fp-model="):  # Intel's joined spelling of -fp-model VALUE
+        return re.fullmatch(_PAIRED["-fp-model"], flag[len("-fp-model="):]) is not None
     if flag.startswith("-f"):
-        name = flag[2:]
-        name = name[3:] if name.startswith("no-") else name
-        return _DENIED_F.match(name) is None
-    return True
+        return _f_option_allowed(flag[2:])
+    return any(re.fullmatch(p, flag) for p in _ALLOWED_FLAGS)
+
+
+def _f_option_allowed(text: str) -> bool:
+    """``-f`` + ``text`` is an option of :data:`F_OPTIONS` in a form its kind allows."""
+    name, eq, value = text.partition("=")
+    negated = name.startswith("no-")
+    kind = F_OPTIONS.get(name[3:] if negated else name)
+    if kind is None:
+        return False
+    if not eq:
+        return kind in (SWITCH, ALIGN) or (kind == ON and not negated)
+    return not negated and _f_value_allowed(kind, value)
+
+
+def _f_value_allowed(kind, value: str) -> bool:
+    """``value`` (after ``=``) is one of ``kind``: an integer, alignments, one of a set."""
+    if kind == INT:
+        return re.fullmatch(r"[0-9]{1,6}", value) is not None
+    if kind == ALIGN:
+        parts = value.split(":")
+        return len(parts) <= 4 and all(re.fullmatch(r"[0-9]{1,4}", p) and int(p) <= 4096 for p in parts)
+    return isinstance(kind, frozenset) and value in kind
 
 
 _IDENTIFIER = r"[A-Za-z_]\w*"
@@ -328,6 +406,6 @@ def _check_executable(path: str, what: str) -> None:
         raise ToolError(f"cannot run {what}: '{path}' is not an executable file")
 
 
-__all__ = ["COMPILER_NAME", "MACRO_FLAG", "allow_compiler", "check_compiler_name", "check_flags",
+__all__ = ["COMPILER_NAME", "F_OPTIONS", "MACRO_FLAG", "allow_compiler", "check_compiler_name", "check_flags",
            "check_macros_unused", "compile_c", "flag_allowed", "program_env", "run_counted",
            "run_loopmodel", "run_program", "run_tool"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import shlex
 import shutil
+import sys
 
 import pytest
 import yaml
@@ -212,6 +213,71 @@ def test_tools_are_known_tools(tmp_path):
     with pytest.raises(ToolError, match="not a known compiler name"):
         toolchain.compile_c("int main(void){return 0;}\n", str(script), [], "assembly", "k")
     assert not (tmp_path / "gcc-wrapper.ran").exists()
+
+
+# ---------------------------------------------------------------- resource limits of the children
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+
+
+@needs_gcc
+def test_a_compiler_reading_dev_zero_stops_at_its_memory_limit(tmp_path, monkeypatch):
+    """A kernel that makes cc1 read /dev/zero grew it to GiBs; the tool's address-space limit
+    (lowered here to 256 MiB) stops it within a second, a one-line ToolError."""
+    monkeypatch.setattr(gate, "TOOL_MEMORY_LIMIT_B", 256 << 20)
+    source = '#include "/dev/zero"\n'
+    (tmp_path / "zero.c").write_text(source)
+    with pytest.raises(ToolError) as err:
+        gate.compile_c(shutil.which("gcc"), ["-S", "-o", "zero.s", "zero.c"], source, str(tmp_path), 120,
+                       "gcc compiling zero.c")
+    assert str(err.value) == "gcc compiling zero.c ran out of its 256 MiB memory limit"
+
+
+def test_a_tool_past_its_cpu_limit_is_stopped(tmp_path, monkeypatch):
+    """A tool that keeps computing is stopped by its CPU-time limit (lowered here to 1 s), long
+    before the wall-clock timeout; a shell loop burns CPU without memory."""
+    spin = tmp_path / "spin"
+    spin.write_text("#!/bin/sh\nwhile :; do :; done\n")
+    spin.chmod(0o755)
+    monkeypatch.setattr(gate, "_CHOSEN", set())
+    monkeypatch.setattr(gate, "CPU_LIMIT_S", 1)
+    gate.allow_compiler(str(spin))
+    with pytest.raises(ToolError, match=r"^a spinning tool exceeded its CPU-time limit \(1 s\)$"):
+        gate.run_tool(str(spin), [], "a spinning tool", 300)
+
+
+@needs_gcc
+def test_programs_loopmodel_built_get_no_memory_limit(tmp_path, monkeypatch):
+    """A benchmark may allocate many GiB: run_program limits CPU time and core files only (the
+    tool's memory limit, lowered to 256 MiB, does not reach it; the program asks for 1 GiB)."""
+    monkeypatch.setattr(gate, "TOOL_MEMORY_LIMIT_B", 256 << 20)
+    source = ("#include <stdlib.h>\nint main(void) { char *volatile p = malloc((size_t)1 << 30); "
+              "return p == NULL; }\n")
+    exe = toolchain.compile_c(source, "gcc", ["-O0"], "executable", "big", str(tmp_path))
+    assert gate.run_program([exe], "the program", 60).returncode == 0
+    assert set(gate._limits("program", 60)) == {"RLIMIT_CPU", "RLIMIT_CORE"}
+
+
+def test_limits_follow_the_timeout_and_need_resource(monkeypatch):
+    """CPU seconds: the timeout rounded up, +1 (a program's on every CPU it may use); without the
+    resource module (not Unix) a child runs with no limits set."""
+    tool = gate._limits("tool", 29.5)
+    assert tool == {"RLIMIT_CORE": 0, "RLIMIT_CPU": 31, "RLIMIT_AS": gate.TOOL_MEMORY_LIMIT_B,
+                    "RLIMIT_FSIZE": gate.TOOL_FILE_LIMIT_B}
+    assert gate._limits("program", 29.5)["RLIMIT_CPU"] == 31 * gate._cpus()
+    assert callable(gate._preexec(tool)) and gate._preexec({}) is None
+    monkeypatch.setitem(sys.modules, "resource", None)
+    assert gate._preexec(tool) is None
+
+
+def test_a_failure_that_is_no_limit_is_the_callers_error():
+    """Only a limit's signature becomes the gate's error: a compiler's own error passes through."""
+    p = type("P", (), {"returncode": 1, "stderr": "k.c:3:5: error: 'x' undeclared\n    3 | out of memory\n"})()
+    assert gate._stopped_by_limit(p, "gcc", gate._limits("tool", 10)) is None
+    p.stderr = "gcc: fatal error: CPU time limit exceeded signal terminated program cc1\n"
+    assert gate._stopped_by_limit(p, "gcc", gate._limits("tool", 10)) == "gcc exceeded its CPU-time limit (11 s)"
+    p.returncode, p.stderr = -9, ""
+    assert gate._stopped_by_limit(p, "the program", gate._limits("program", 10)) is None  # toolchain says it
 
 
 # ---------------------------------------------------------------- data that tried to run a program

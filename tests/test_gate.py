@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import shlex
+import shutil
+import sys
 
 import pytest
 import yaml
@@ -97,6 +99,87 @@ def test_macro_flags_from_data(flag, ok):
             gate.check_flags([flag], "m.yml", "compiler.gcc")
 
 
+#: -f options and linking flags that data gave and compilers took: the compiler then read the
+#: kernel in another charset than loopmodel's parser, added code to the program, ran code or linked
+ATTACK_FLAGS = [
+    "-finput-charset=ISO-2022-JP", "-fexec-charset=EBCDIC-US", "-fwide-exec-charset=UTF-16", "-fextended-identifiers",
+    "-fsanitize=address", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-finstrument-functions",
+    "-finstrument-functions-exclude-file-list=x", "-fpatchable-function-entry=16", "-fcf-protection=full",
+    "-fself-test=/tmp", "-fresolution=/tmp/r", "-fdirectives-only", "-fpreprocessed", "-fworking-directory",
+    "-fdebug-prefix-map=/a=/b", "-fplugin=./x.so", "-fprofile-generate", "-fprofile-arcs", "-fdump-tree-all",
+    "-flto", "-flto=auto", "-fuse-linker-plugin", "-fuse-ld=bfd", "-fopenmp=libomp", "-fcallgraph-info",
+    "-fstack-usage", "-fno-stack-protector-strong", "-fnonexistent-option", "-ftrapv",
+    "-lm2", "-lfoo", "-l:libx.so", "-static", "-nostdlib", "-nodefaultlibs", "-pie", "-no-pie",
+    "-falign-loops=x", "-falign-loops=99999", "-falign-loops=1:2:3:4:5", "-fno-align-loops=4",
+    "-fvect-cost-model=foo", "-fvect-cost-model", "-fno-vect-cost-model=cheap", "-ftree-parallelize-loops",
+    "-ftree-parallelize-loops=-1", "-ftree-parallelize-loops=four", "-ffp-contract=maybe",
+    "-fexcess-precision=slow", "-fdenormal-fp-math=dynamic", "-funroll-loops=4", "-fp-model=/tmp",
+]
+
+#: what a performance engineer gives: loop, vectorisation, math, alignment and code-generation -f
+#: options (with their no- forms and typed values) and the flags of the Kerncraft machine files
+ALLOWED_FLAGS = [
+    "-funroll-loops", "-fno-unroll-loops", "-funroll-all-loops", "-fpeel-loops", "-ftree-vectorize",
+    "-fno-tree-vectorize", "-fno-tree-slp-vectorize", "-fvectorize", "-fno-slp-vectorize",
+    "-fvect-cost-model=unlimited", "-fvect-cost-model=very-cheap", "-fsimd-cost-model=dynamic",
+    "-fno-tree-loop-distribute-patterns", "-floop-interchange", "-fgraphite-identity", "-floop-nest-optimize",
+    "-ftree-parallelize-loops=4", "-fprefetch-loop-arrays", "-fno-ivopts", "-fgcse-after-reload",
+    "-fschedule-insns", "-fno-schedule-insns2", "-fsched-pressure", "-fmodulo-sched", "-fomit-frame-pointer",
+    "-fno-strict-aliasing", "-fwrapv", "-fno-inline", "-finline-functions", "-fipa-cp-clone", "-fno-builtin",
+    "-fno-common", "-fPIC", "-fno-pie", "-fno-plt", "-fno-alias", "-fno-fnalias", "-fargument-noalias",
+    "-ffreestanding", "-fopenmp", "-fopenmp-simd", "-fiopenmp", "-fverbose-asm", "-fno-asynchronous-unwind-tables",
+    "-fstack-protector-strong", "-fno-stack-protector", "-fexpensive-optimizations", "-fcx-limited-range",
+    "-ffast-math", "-fno-fast-math", "-fno-math-errno", "-funsafe-math-optimizations", "-fassociative-math",
+    "-freciprocal-math", "-ffinite-math-only", "-fno-signed-zeros", "-fno-trapping-math", "-frounding-math",
+    "-fsignaling-nans", "-ffp-contract=fast", "-ffp-contract=off", "-fexcess-precision=16",
+    "-ffp-model=precise", "-fdenormal-fp-math=preserve-sign", "-falign-loops", "-fno-align-jumps",
+    "-falign-loops=32", "-falign-loops=32:16", "-falign-functions=64:32:8:4", "-falign-labels=0",
+    "-O3", "-Ofast", "-fno-alias", "-xCORE-AVX512", "-xHost", "-qopenmp", "-qopt-zmm-usage=high",
+    "-nolib-inline", "-mavx2", "-D_POSIX_C_SOURCE=200809L", "-msve-vector-bits=512", "-march=armv8.2-a+sve",
+    "-mcpu=thunderx2t99", "-lm", "-fp-model=precise", "-fp-model=fast=2",
+]
+
+
+@pytest.mark.parametrize("flag", ATTACK_FLAGS)
+def test_f_options_and_linking_flags_off_the_allow_list_are_refused(flag):
+    assert not gate.flag_allowed(flag)
+    with pytest.raises(MachineError) as err:
+        gate.check_flags(["-O3", flag], "m.yml", "compiler.gcc")
+    message = str(err.value)
+    assert message.startswith(f"m.yml: compiler.gcc: compiler flag '{flag}' is not allowed") and "\n" not in message
+
+
+@pytest.mark.parametrize("flag", ALLOWED_FLAGS)
+def test_the_flags_a_performance_engineer_sets_are_allowed(flag):
+    assert gate.flag_allowed(flag)
+    gate.check_flags(["-O3", flag], "m.yml", "compiler.gcc")
+
+
+def test_f_options_are_data_with_typed_values():
+    """The -f allow-list is a table (option -> value kind); each kind takes its forms only."""
+    kinds = set(gate.F_OPTIONS.values())
+    assert kinds <= {gate.SWITCH, gate.ON, gate.INT, gate.ALIGN} | {k for k in kinds if isinstance(k, frozenset)}
+    for name, kind in gate.F_OPTIONS.items():
+        assert gate.flag_allowed(f"-f{name}") == (kind in (gate.SWITCH, gate.ON, gate.ALIGN)), name
+        assert gate.flag_allowed(f"-fno-{name}") == (kind in (gate.SWITCH, gate.ALIGN)), name
+        if isinstance(kind, frozenset):
+            assert all(gate.flag_allowed(f"-f{name}={v}") for v in kind) and not gate.flag_allowed(f"-f{name}=x")
+    assert gate.flag_allowed("-f" + "lto") is False and "lto" not in gate.F_OPTIONS
+
+
+def test_command_line_flags_are_not_checked(tmp_path):
+    """--compiler-flags are the user's own: trusted, passed as typed (here an -f option off the
+    allow-list); only a data file's flags are checked."""
+    from loopmodel.compiled.compile import choose_compiler
+    from loopmodel.fileio.machine_files import load_machine
+
+    machine = load_machine("SkylakeSP_Gold-6148")
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    flags = "-O3 -finput-charset=UTF-8 -fsanitize=address"
+    assert choose_compiler(machine, "gcc", flags).flags == tuple(flags.split())
+
+
 def test_macro_naming_a_program_identifier_is_refused():
     src = "#define N 100\nint main(void) { double a[N]; return 0; }\n"
     gate.check_macros_unused(["-O2", "-DNDEBUG", "-D_GNU_SOURCE"], src, "the program")
@@ -130,6 +213,71 @@ def test_tools_are_known_tools(tmp_path):
     with pytest.raises(ToolError, match="not a known compiler name"):
         toolchain.compile_c("int main(void){return 0;}\n", str(script), [], "assembly", "k")
     assert not (tmp_path / "gcc-wrapper.ran").exists()
+
+
+# ---------------------------------------------------------------- resource limits of the children
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+
+
+@needs_gcc
+def test_a_compiler_reading_dev_zero_stops_at_its_memory_limit(tmp_path, monkeypatch):
+    """A kernel that makes cc1 read /dev/zero grew it to GiBs; the tool's address-space limit
+    (lowered here to 256 MiB) stops it within a second, a one-line ToolError."""
+    monkeypatch.setattr(gate, "TOOL_MEMORY_LIMIT_B", 256 << 20)
+    source = '#include "/dev/zero"\n'
+    (tmp_path / "zero.c").write_text(source)
+    with pytest.raises(ToolError) as err:
+        gate.compile_c(shutil.which("gcc"), ["-S", "-o", "zero.s", "zero.c"], source, str(tmp_path), 120,
+                       "gcc compiling zero.c")
+    assert str(err.value) == "gcc compiling zero.c ran out of its 256 MiB memory limit"
+
+
+def test_a_tool_past_its_cpu_limit_is_stopped(tmp_path, monkeypatch):
+    """A tool that keeps computing is stopped by its CPU-time limit (lowered here to 1 s), long
+    before the wall-clock timeout; a shell loop burns CPU without memory."""
+    spin = tmp_path / "spin"
+    spin.write_text("#!/bin/sh\nwhile :; do :; done\n")
+    spin.chmod(0o755)
+    monkeypatch.setattr(gate, "_CHOSEN", set())
+    monkeypatch.setattr(gate, "CPU_LIMIT_S", 1)
+    gate.allow_compiler(str(spin))
+    with pytest.raises(ToolError, match=r"^a spinning tool exceeded its CPU-time limit \(1 s\)$"):
+        gate.run_tool(str(spin), [], "a spinning tool", 300)
+
+
+@needs_gcc
+def test_programs_loopmodel_built_get_no_memory_limit(tmp_path, monkeypatch):
+    """A benchmark may allocate many GiB: run_program limits CPU time and core files only (the
+    tool's memory limit, lowered to 256 MiB, does not reach it; the program asks for 1 GiB)."""
+    monkeypatch.setattr(gate, "TOOL_MEMORY_LIMIT_B", 256 << 20)
+    source = ("#include <stdlib.h>\nint main(void) { char *volatile p = malloc((size_t)1 << 30); "
+              "return p == NULL; }\n")
+    exe = toolchain.compile_c(source, "gcc", ["-O0"], "executable", "big", str(tmp_path))
+    assert gate.run_program([exe], "the program", 60).returncode == 0
+    assert set(gate._limits("program", 60)) == {"RLIMIT_CPU", "RLIMIT_CORE"}
+
+
+def test_limits_follow_the_timeout_and_need_resource(monkeypatch):
+    """CPU seconds: the timeout rounded up, +1 (a program's on every CPU it may use); without the
+    resource module (not Unix) a child runs with no limits set."""
+    tool = gate._limits("tool", 29.5)
+    assert tool == {"RLIMIT_CORE": 0, "RLIMIT_CPU": 31, "RLIMIT_AS": gate.TOOL_MEMORY_LIMIT_B,
+                    "RLIMIT_FSIZE": gate.TOOL_FILE_LIMIT_B}
+    assert gate._limits("program", 29.5)["RLIMIT_CPU"] == 31 * gate._cpus()
+    assert callable(gate._preexec(tool)) and gate._preexec({}) is None
+    monkeypatch.setitem(sys.modules, "resource", None)
+    assert gate._preexec(tool) is None
+
+
+def test_a_failure_that_is_no_limit_is_the_callers_error():
+    """Only a limit's signature becomes the gate's error: a compiler's own error passes through."""
+    p = type("P", (), {"returncode": 1, "stderr": "k.c:3:5: error: 'x' undeclared\n    3 | out of memory\n"})()
+    assert gate._stopped_by_limit(p, "gcc", gate._limits("tool", 10)) is None
+    p.stderr = "gcc: fatal error: CPU time limit exceeded signal terminated program cc1\n"
+    assert gate._stopped_by_limit(p, "gcc", gate._limits("tool", 10)) == "gcc exceeded its CPU-time limit (11 s)"
+    p.returncode, p.stderr = -9, ""
+    assert gate._stopped_by_limit(p, "the program", gate._limits("program", 10)) is None  # toolchain says it
 
 
 # ---------------------------------------------------------------- data that tried to run a program

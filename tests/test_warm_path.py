@@ -192,7 +192,7 @@ WARM = ["analyze", str(KERNELS / "3d-long-range.c"), "-m", IVB, "-D", "M=130", "
 #: only starting a process, compiling or asking platform needs, pathlib and OpenSSL's hashlib
 #: (paths as strings, SHA-256 from CPython's built-in module: a few ms of every process each)
 NOT_WARM = ("rich", "pydantic", "pydantic_core", "annotated_types", "pycparser", "yaml", "importlib.metadata",
-            "socket", "subprocess", "tempfile", "platform", "pathlib", "hashlib", "_hashlib", "loopmodel.fileio.c_kernel", "loopmodel.fileio.kernel_yaml", "loopmodel.fileio.machine_schema",
+            "socket", "subprocess", "resource", "tempfile", "platform", "pathlib", "hashlib", "_hashlib", "loopmodel.fileio.c_kernel", "loopmodel.fileio.kernel_yaml", "loopmodel.fileio.machine_schema",
             "loopmodel.fileio.kerncraft_machine", "loopmodel.cachesim", "loopmodel.predictors.simulation",
             "loopmodel.report.ecm_plot")
 

@@ -332,3 +332,20 @@ def test_the_entry_name_is_not_followed_when_stored(tmp_path, monkeypatch, fresh
     cache.store("k", key, "mine")  # the link itself is replaced, its target untouched
     assert target.read_text() == "theirs" and not _entry("k", key).is_symlink()
     assert cache.load("k", key) == "mine"
+
+
+def test_the_probed_host_model_is_kept_only_in_a_private_folder(tmp_path, monkeypatch, fresh_process):
+    from loopmodel.errors import MachineError
+    from loopmodel.fileio.host_models import store_host_model
+
+    root = tmp_path / "c"
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(root))
+    assert store_host_model("name: h\n").read_text() == "name: h\n"
+    assert root.stat().st_mode & 0o7777 == 0o700 and (root / "hosts").stat().st_mode & 0o7777 == 0o700
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "link"))
+    (tmp_path / "link").symlink_to(theirs)
+    with pytest.raises(MachineError, match="is a symbolic link"):
+        store_host_model("name: h\n")
+    assert _files_under(theirs) == []

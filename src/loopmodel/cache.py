@@ -286,6 +286,22 @@ def _kind_folder(kind: str, create: bool = False) -> int | None:
         os.close(rfd)
 
 
+def folder(kind: str) -> str | None:
+    """The folder of ``kind`` under the cache root, for files kept there by name (the probed host
+    models): made where missing and checked as :func:`store` does (root and folder 0o700, this
+    user's, no symbolic link); None where the cache is bypassed (:func:`problem` says why).
+    Files are then written by path, inside a folder nobody else can write to.
+
+    Raises:
+        OSError: a folder cannot be opened or made.
+    """
+    dfd = _kind_folder(kind, create=True)
+    if dfd is None:
+        return None
+    os.close(dfd)
+    return os.path.join(_root(), kind)
+
+
 def load(kind: str, key: str):
     """The object stored under ``kind/key``, or None (a miss): the cache is off or bypassed, the
     entry is missing or unreadable, it or its folders are not private to this user, or it was

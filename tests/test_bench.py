@@ -58,6 +58,58 @@ def test_results_are_cached_per_user_and_no_cache_measures_again(tmp_path, monke
     assert not other.cached and not fresh.cached and len(calls) == 3
 
 
+def _gcc_wrapper(folder, real_gcc: str):
+    """An executable named ``gcc`` in ``folder`` that runs ``real_gcc`` (a wrapper such as one
+    that adds flags): what ``gcc`` means once ``folder`` leads the PATH."""
+    folder.mkdir()
+    exe = folder / "gcc"
+    exe.write_text(f'#!/bin/sh\nexec {real_gcc} "$@"\n')
+    exe.chmod(0o755)
+    return exe
+
+
+def test_another_gcc_first_on_the_path_or_the_same_one_changed_is_measured_again(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    real = shutil.which("gcc") or "/bin/true"  # the wrappers are only asked their version here
+    one, two = _gcc_wrapper(tmp_path / "one", real), _gcc_wrapper(tmp_path / "two", real)  # same bytes
+    measure, calls = fake_measure()
+    args = dict(repeat=3, measure=measure, clock=lambda cpu: 3e9, blocks=1)
+    path = os.environ.get("PATH", "")
+    monkeypatch.setenv("PATH", f"{one.parent}{os.pathsep}{path}")
+    assert not run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args).cached
+    assert run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args).cached and len(calls) == 1
+    monkeypatch.setenv("PATH", f"{two.parent}{os.pathsep}{path}")  # another gcc of the same name
+    assert not run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args).cached and len(calls) == 2
+    assert run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args).cached and len(calls) == 2
+    st = two.stat()
+    os.utime(two, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # the same gcc, changed in place
+    assert not run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args).cached and len(calls) == 3
+    monkeypatch.setenv("PATH", f"{one.parent}{os.pathsep}{path}")  # the first one again: its result
+    assert run_bench("examples/kernels/daxpy.c", {"N": 1000}, **args).cached and len(calls) == 3
+
+
+def test_the_compiler_identity_is_its_path_version_size_and_mtime(tmp_path, monkeypatch):
+    import os
+
+    from loopmodel import toolchain
+
+    exe = tmp_path / "bin" / "gcc"
+    exe.parent.mkdir()
+    exe.write_text('#!/bin/sh\necho "gcc (wrapper) 1.0"\n')
+    exe.chmod(0o755)
+    link = tmp_path / "bin" / "cc"
+    link.symlink_to(exe)
+    monkeypatch.setenv("PATH", str(exe.parent))
+    st = exe.stat()
+    assert toolchain.compiler_identity("gcc") == (str(exe), str(exe), "gcc (wrapper) 1.0\n", st.st_size,
+                                                  st.st_mtime_ns)
+    assert toolchain.compiler_identity("cc")[:2] == (str(link), str(exe))  # the name run, the file it is
+    assert toolchain.compiler_identity("no-such-cc") == ("not found", "no-such-cc")
+    assert toolchain.compiler_identity(str(exe)) == toolchain.compiler_identity("gcc")
+
+
 def _cli(*argv):
     return subprocess.run([sys.executable, "-m", "loopmodel", *argv], capture_output=True, text=True, timeout=300)
 

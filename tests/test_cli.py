@@ -404,3 +404,21 @@ def test_kernel_with_define_default_needs_no_D(tmp_path):
     assert doc["defines"] == {"N": 4096}
     assert doc["kernel"]["flops_per_it"] == 0
     assert k.read_text().startswith("#define N 4096")
+
+
+def test_a_cache_folder_others_may_write_to_is_not_used_and_the_note_says_so(tmp_path, monkeypatch):
+    import os
+
+    from helpers import ROOT, run_cli
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(shared))
+    p = run_cli("analyze", KERNELS / "triad.c", "-m", IVB, "-D", "N=100000", "--incore", "analytic", cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and "ECM" in p.stdout
+    note = (f"loopmodel: note: the cache folder {shared} is writable by others (mode 0777): results are not "
+            f"cached; make it private (chmod 700 {shared}) or set LOOPMODEL_CACHE_DIR to a folder of your own\n")
+    assert p.stderr.endswith(note) and p.stderr.count("loopmodel: note: the cache folder") == 1
+    assert list(shared.iterdir()) == [] and shared.stat().st_mode & 0o7777 == 0o777

@@ -19,12 +19,17 @@ was computed for, then the pickled object. :func:`load` compares the header with
 and key asked for before unpickling, so an entry renamed, copied or swapped on disk is a
 miss (recomputed and stored again), never another input's result.
 
-Loading a pickle can run code, so :func:`load` reads only entries nobody else can have
-written: the kind folder and the file must be owned by this user (``os.getuid()``) and
-writable neither by the group nor by others; otherwise the entry is a miss and is not
-unpickled. :func:`store` creates the folders with mode 0o700 and the files with 0o600, and
-takes the group's and others' write permission off a kind folder of this user's (one made
-under an earlier, looser umask); it writes nothing into a folder of another user's.
+Loading a pickle can run code, so the cache is used only where nobody else can have written
+to it. The root and the kind folder must be real folders (not symbolic links), owned by this
+user (``os.getuid()``) and writable neither by the group nor by others; a folder that is not
+is never changed (no ``chmod``), only refused: this process then bypasses the cache (reads and
+writes nothing) and :func:`problem` says which folder and how to fix it, for the command line
+to print. The checks are made on opened descriptors (the root opened with ``O_NOFOLLOW``, the
+kind folder, the entry and the temporary file relative to their folder's descriptor), so that
+nothing can be swapped in between check and use. :func:`load` also requires the entry file to
+be private (else a miss, not unpickled). :func:`store` creates a missing root and kind folder
+with mode 0o700 (the root's parents as usual) and writes a temporary file of mode 0o600,
+renamed over the entry.
 """
 from __future__ import annotations
 
@@ -75,11 +80,13 @@ def cache_dir() -> Path:
 
 
 def _root() -> str:
-    """The cache root as a string (reading an entry needs no ``pathlib``, a few ms of start-up)."""
+    """The cache root as a string (reading an entry needs no ``pathlib``, a few ms of start-up):
+    absolute and normalised, so that its last part is the folder itself (a trailing ``/`` would
+    make opening it follow a symbolic link)."""
     if os.environ.get("LOOPMODEL_CACHE_DIR"):
-        return os.environ["LOOPMODEL_CACHE_DIR"]
+        return os.path.abspath(os.environ["LOOPMODEL_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "loopmodel")
+    return os.path.abspath(os.path.join(base, "loopmodel"))
 
 
 def make_key(*parts) -> str:
@@ -179,14 +186,130 @@ def _private(st: os.stat_result) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
+#: opening a folder of the cache: a folder, and not through a symbolic link as its last part
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+#: cache root -> why this process does not use the cache under it (:func:`problem`)
+_refused: dict = {}
+
+
+def problem() -> str | None:
+    """Why this process bypasses the cache (the first unsafe folder found under the current root,
+    and how to fix it: one line), or None. The cache never prints; the command line does."""
+    return _refused.get(_root())
+
+
+def _folder_problem(path: str, st: os.stat_result | None) -> str | None:
+    """Why the folder ``path`` (``st``: its fstat; None: a symbolic link) is not used, or None."""
+    fix = "set LOOPMODEL_CACHE_DIR to a folder of your own"
+    if st is None:
+        return f"the cache folder {path} is a symbolic link: results are not cached; {fix}"
+    if st.st_uid != os.getuid():
+        return f"the cache folder {path} belongs to another user (uid {st.st_uid}): results are not cached; {fix}"
+    if st.st_mode & 0o022:
+        who = "others" if st.st_mode & 0o002 else "its group"
+        return (f"the cache folder {path} is writable by {who} (mode {st.st_mode & 0o7777:04o}): results are not "
+                f"cached; make it private (chmod 700 {path}) or {fix}")
+    return None
+
+
+def _open_folder(path: str, name: str, dir_fd: int | None, create: bool) -> int | None:
+    """A descriptor of the folder ``name`` (relative to ``dir_fd``; ``path``: how a note names it),
+    opened without following a symbolic link and checked on the descriptor; None where it is not
+    private to this user (the reason recorded for :func:`problem`; nothing about it changed).
+    With ``create`` a missing folder is made, mode 0o700.
+
+    Raises:
+        OSError: it is missing (and not created), or cannot be opened or made.
+    """
+    try:
+        fd = os.open(name, _FOLDER, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+        if dir_fd is None:  # the root: its missing parents made as usual, itself private
+            os.makedirs(os.path.dirname(name), exist_ok=True)
+        try:
+            os.mkdir(name, 0o700, dir_fd=dir_fd)
+        except FileExistsError:  # made meanwhile (another process), or a dangling link: opened below
+            pass
+        fd = _reopen(path, name, dir_fd)
+    except NotADirectoryError:
+        fd = _reopen(path, name, dir_fd)
+    if fd is None:
+        return None
+    why = _folder_problem(path, os.fstat(fd))
+    if why is not None:
+        os.close(fd)
+        _refused.setdefault(_root(), why)
+        return None
+    return fd
+
+
+def _reopen(path: str, name: str, dir_fd: int | None) -> int | None:
+    """:func:`_open_folder`'s second try: None, with the reason recorded, where ``name`` is a
+    symbolic link (what opening it without following said; ``lstat`` only tells which note).
+
+    Raises:
+        OSError: anything else in its way (a file, a missing folder).
+    """
+    try:
+        return os.open(name, _FOLDER, dir_fd=dir_fd)
+    except NotADirectoryError:
+        if not os.path.islink(path):
+            raise
+    _refused.setdefault(_root(), _folder_problem(path, None))
+    return None
+
+
+def _kind_folder(kind: str, create: bool = False) -> int | None:
+    """A descriptor of the folder of ``kind`` under the cache root, both opened and checked as
+    :func:`_open_folder` says (the kind folder relative to the root's descriptor, so that nothing
+    can be swapped in between); None where the cache is bypassed (this process found an unsafe
+    folder under the root). With ``create`` missing folders are made: the root's parents as
+    usual, the root and the kind folder with mode 0o700.
+
+    Raises:
+        OSError: a folder is missing (and not created), or cannot be opened or made.
+    """
+    if os.sep in kind or kind in ("", ".", ".."):
+        raise ValueError(f"cache kind {kind!r} is not one folder name")
+    root = _root()
+    if root in _refused:
+        return None
+    rfd = _open_folder(root, root, None, create)
+    if rfd is None:
+        return None
+    try:
+        return _open_folder(os.path.join(root, kind), kind, rfd, create)
+    finally:
+        os.close(rfd)
+
+
+def folder(kind: str) -> str | None:
+    """The folder of ``kind`` under the cache root, for files kept there by name (the probed host
+    models): made where missing and checked as :func:`store` does (root and folder 0o700, this
+    user's, no symbolic link); None where the cache is bypassed (:func:`problem` says why).
+    Files are then written by path, inside a folder nobody else can write to.
+
+    Raises:
+        OSError: a folder cannot be opened or made.
+    """
+    dfd = _kind_folder(kind, create=True)
+    if dfd is None:
+        return None
+    os.close(dfd)
+    return os.path.join(_root(), kind)
+
+
 def load(kind: str, key: str):
-    """The object stored under ``kind/key``, or None (a miss): the cache is off, the entry is
-    missing or unreadable, it or its folder is not private to this user, or it was stored for
-    another kind or key (see the module docstring)."""
+    """The object stored under ``kind/key``, or None (a miss): the cache is off or bypassed, the
+    entry is missing or unreadable, it or its folders are not private to this user, or it was
+    stored for another kind or key (see the module docstring)."""
     if not enabled():
         return None
     try:
-        fh = _open_private(os.path.join(_root(), kind), f"{key}.pickle")
+        fh = _open_private(kind, f"{key}.pickle")
         if fh is None:
             return None
         with fh:
@@ -198,18 +321,18 @@ def load(kind: str, key: str):
         return None
 
 
-def _open_private(folder: str, name: str):
-    """``folder/name`` open for reading, or None where the folder or the file is not private
-    (checked on the opened descriptors, so that nothing can be swapped in between; the file is
-    not followed if it is a symbolic link).
+def _open_private(kind: str, name: str):
+    """``<root>/<kind>/<name>`` open for reading, or None where a folder or the file is not
+    private (checked on the opened descriptors, so that nothing can be swapped in between; no
+    symbolic link followed for the root, the kind folder or the file).
 
     Raises:
-        OSError: the folder or the file cannot be opened.
+        OSError: a folder or the file cannot be opened.
     """
-    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    dfd = _kind_folder(kind)
+    if dfd is None:
+        return None
     try:
-        if not _private(os.fstat(dfd)):
-            return None
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dfd)
     finally:
         os.close(dfd)
@@ -222,39 +345,41 @@ def _open_private(folder: str, name: str):
 
 def store(kind: str, key: str, obj) -> None:
     """Store ``obj`` under ``kind/key`` with its header, atomically (written to a temporary
-    file of mode 0o600, then renamed); nothing where the folder cannot be made private."""
+    file of mode 0o600 in the kind folder, then renamed over the entry, both relative to the
+    folder's checked descriptor); nothing where the cache is bypassed or cannot be written."""
     if not enabled():
         return
     try:
-        d = _private_folder(cache_dir() / kind)
-        if d is None:
-            return
-        tmp = d / f".{key}.{os.getpid()}.tmp"
-        tmp.unlink(missing_ok=True)
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as fh:
-            fh.write(_header(kind, key))
-            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, d / f"{key}.pickle")
+        dfd = _kind_folder(kind, create=True)
+    except OSError:
+        return
+    if dfd is None:
+        return
+    try:
+        _write_entry(dfd, f"{key}.pickle", _header(kind, key), obj)
     except OSError:
         pass
+    finally:
+        os.close(dfd)
 
 
-def _private_folder(d: Path) -> Path | None:
-    """``d`` and the cache root, created with mode 0o700 where missing; ``d`` made private
-    (0o700) if it is this user's and others may write to it; None if it is another user's.
-
-    Raises:
-        OSError: a folder cannot be created or changed.
-    """
-    d.parent.parent.mkdir(parents=True, exist_ok=True)
-    for folder in (d.parent, d):
+def _write_entry(dfd: int, name: str, header: bytes, obj) -> None:
+    """``header`` and ``obj`` pickled into ``name`` in the folder ``dfd``: a new temporary file
+    (never a link followed), renamed over ``name``; the temporary file is removed on failure."""
+    tmp = f".{name}.{os.getpid()}.tmp"
+    try:
+        os.unlink(tmp, dir_fd=dfd)  # left by a process of the same id that died writing it
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(header)
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
         try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
             pass
-    st = os.stat(d)
-    if st.st_uid != os.getuid():
-        return None
-    if st.st_mode & 0o022:
-        os.chmod(d, 0o700)
-    return d
+        raise

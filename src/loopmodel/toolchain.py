@@ -46,6 +46,30 @@ def find_compiler(compiler: str) -> str:
     return os.path.abspath(path)  # the compiler runs in another directory
 
 
+def compiler_identity(compiler: str) -> tuple:
+    """What tells the compiler that ``compiler`` (a name looked up on the PATH, or a path) stands
+    for now from any other: the path that will be run (:func:`find_compiler`), its real path,
+    ``--version`` output (:func:`_version_output`, cached), size and modification time (ns) of
+    the real file. A cache key holding it is another key for another ``gcc`` first on the PATH
+    (a wrapper adding flags) or for the same compiler replaced or changed in place; a key holding
+    only the name would serve the other compiler's results.
+
+    Returns:
+        ``(path, real path, version output, size, mtime ns)``; ``("not found", compiler)`` where
+        there is no such compiler (the build then says so).
+    """
+    try:
+        path = find_compiler(compiler)
+    except ToolError:
+        return ("not found", compiler)
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return (path, real, "unreadable")
+    return (path, real, _version_output(path), st.st_size, st.st_mtime_ns)
+
+
 def chosen_compiler(compiler: str) -> str:
     """:func:`find_compiler` for a compiler the person running loopmodel named on the command
     line (``--compiler``, trusted): its path, which :mod:`loopmodel.gate` then runs whatever its

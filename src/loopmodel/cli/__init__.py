@@ -86,6 +86,14 @@ def main(argv=None) -> int:
         gc.enable()
     args = parser.parse_args(argv)
     try:
+        return _run(parser, args)
+    finally:
+        _cache_note()
+
+
+def _run(parser, args) -> int:
+    """Run the parsed command: its exit status (see :func:`main`)."""
+    try:
         if args.command in COMMANDS:
             return command_module(args.command).run(args)
         parser.print_help()
@@ -102,3 +110,18 @@ def main(argv=None) -> int:
         except (OSError, ValueError):
             pass
         return 0
+
+
+def _cache_note() -> None:
+    """The per-user cache's note, once at the end of every command, on stderr: the unsafe
+    cache folder for which this process bypassed the cache, and how to fix it
+    (:func:`loopmodel.cache.problem`; the cache itself never prints). Looked up among the
+    loaded modules: a command that never loaded the cache found nothing, and does not pay
+    for importing it."""
+    cache = sys.modules.get(f"{__package__.rpartition('.')[0]}.cache")
+    note = cache.problem() if cache is not None else None
+    if note:
+        try:
+            sys.stderr.write(f"loopmodel: note: {note}\n")
+        except (OSError, ValueError):
+            pass

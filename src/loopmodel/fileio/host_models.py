@@ -52,14 +52,17 @@ def host_model_path(hostname: str | None = None, cpu_model: str | None = None) -
 def store_host_model(text: str) -> Path:
     """Keep ``text`` (a machine file) as this host's probed model, replacing an earlier probe.
 
-    Written to a temporary file and renamed, so a reader never sees half a file.
+    Written to a temporary file and renamed, so a reader never sees half a file, in the cache's
+    ``hosts`` folder made and checked by :func:`loopmodel.cache.folder`.
 
     Raises:
-        MachineError: the cache folder cannot be written (one line naming it).
+        MachineError: the cache folder cannot be written, or is not private to this user (one
+            line naming it).
     """
     path = host_model_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if cache.folder(path.parent.name) is None:  # an unsafe cache folder: nothing written
+            raise MachineError(f"cannot keep the probed model for -m host: {cache.problem()}")
         replace_atomically(path, text)
     except OSError as exc:
         raise MachineError(f"cannot keep the probed model for -m host: {exc.strerror or exc}",

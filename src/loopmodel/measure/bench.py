@@ -9,7 +9,8 @@ clock measured right before and after the runs (the clock of a shared host moves
 per-CL figures use the kernel's unit of work (one cache line of the written array,
 kerncraft-tool-paper.txt §1.2.1). Without hardware counters the result says so.
 
-Results are kept in the per-user cache, keyed by the kernel text, sizes, compiler and flags,
+Results are kept in the per-user cache, keyed by the kernel text, sizes, compiler (its path,
+version, size and modification time: another ``gcc`` first on the PATH is another key) and flags,
 host and CPU, loopmodel's code and the options (the thesis' result cache, §3.5). The fastest
 run of the last fresh measurement of each case is kept too (kind ``bench-earlier``, keyed
 without the options that only decide how many runs are taken), and the next fresh measurement
@@ -35,6 +36,7 @@ from .probe import data_caches
 from .stability import BLOCKS, SPREAD_S, TOLERANCE, Stability, against_earlier, measure_in_blocks
 from .topology import read_topology
 from ..record import record
+from ..toolchain import compiler_identity
 
 COUNTERS_NOTE = "counters unavailable: time only"
 
@@ -130,19 +132,21 @@ def _per_it(counted: dict | None) -> dict | None:
 def bench_key(text: str, defines: dict, compiler: str, flags, repeat: int, min_time_s: float, cpu,
               cold: bool = False, threads: int | None = None, blocks: tuple = (BLOCKS, TOLERANCE)) -> str:
     """The per-user cache key of one benchmark (everything that decides its result; ``blocks``:
-    blocks per round and tolerance, :mod:`.stability`)."""
-    return cache.make_key("bench", text, sorted(defines.items()), compiler, tuple(flags), repeat, min_time_s,
-                          cpu, cold, threads, tuple(blocks), socket.gethostname(), host_cpu_model(),
-                          platform.machine())
+    blocks per round and tolerance, :mod:`.stability`). The compiler counts by what it is, not
+    its name (:func:`loopmodel.toolchain.compiler_identity`)."""
+    return cache.make_key("bench", text, sorted(defines.items()), compiler_identity(compiler), tuple(flags),
+                          repeat, min_time_s, cpu, cold, threads, tuple(blocks), socket.gethostname(),
+                          host_cpu_model(), platform.machine())
 
 
 def earlier_key(text: str, defines: dict, compiler: str, flags, cpu, cold: bool = False,
                 threads: int | None = None) -> str:
     """The per-user cache key of the last fresh measurement of a case (kind ``bench-earlier``):
     kernel text, sizes, compiler and flags, CPU, cache mode, threads and host -- not the number
-    of runs, blocks, tolerance or spread."""
-    return cache.make_key("bench-earlier", text, sorted(defines.items()), compiler, tuple(flags), cpu, cold,
-                          threads, socket.gethostname(), host_cpu_model(), platform.machine())
+    of runs, blocks, tolerance or spread. The compiler counts as in :func:`bench_key`."""
+    return cache.make_key("bench-earlier", text, sorted(defines.items()), compiler_identity(compiler),
+                          tuple(flags), cpu, cold, threads, socket.gethostname(), host_cpu_model(),
+                          platform.machine())
 
 
 def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time_s: float = 0.01,

@@ -274,6 +274,18 @@ def test_dangerous_flags_refused(flags):
     assert shlex.split(flags)[0] in str(err.value) and str(err.value).startswith("evil.yml: compiler.gcc: ")
 
 
+def test_link_flags_dropped_before_compiling_are_still_checked(tmp_path):
+    """A machine file's -l flags never reach the compiler (loopmodel links what it needs), but
+    one other than -lm is refused, as the allow-list says, not silently left out."""
+    from loopmodel.compiled.compile import choose_compiler
+    machine = load_machine(str(_machine_file(tmp_path, {"gcc": "-O3 -lcrypt"})))
+    with pytest.raises(MachineError, match="'-lcrypt'"):
+        choose_compiler(machine, machine_file="evil.yml")
+    fine = load_machine(str(_machine_file(tmp_path, {"gcc": "-O3 -lm"}, "fine.yml")))
+    if shutil.which("gcc"):
+        assert "-lm" not in choose_compiler(fine).flags
+
+
 def _all_machine_flags():
     out = []
     for name in builtin_names():

@@ -78,6 +78,8 @@ class CompilerSetting:
             the default ``gcc`` / cross compiler).
         family: :func:`compiler_family` of ``command``.
         flags: flags (tuple of str, link-only ``-l...`` dropped).
+        dropped: the link-only ``-l...`` flags left out of ``flags`` (loopmodel links what its
+            programs need); a machine file's are still checked against the allow-list.
         flags_from: ``"--compiler-flags"``, ``"machine file (compiler.<key>)"`` or ``"default"``.
         machine_key: the machine file's ``compiler`` key the flags came from (None otherwise).
         command_from_machine: the command is a machine file's ``compiler`` key.
@@ -91,6 +93,7 @@ class CompilerSetting:
     machine_key: str | None = None
     command_from_machine: bool = False
     cross: bool = False
+    dropped: tuple = ()
 
 
 def resolve_compiler(machine, compiler: str | None = None, flags: str | None = None) -> CompilerSetting:
@@ -132,12 +135,14 @@ def resolve_compiler(machine, compiler: str | None = None, flags: str | None = N
     else:
         text, origin = flags, "--compiler-flags"
     try:
-        parts = tuple(f for f in shlex.split(str(text)) if not f.startswith("-l"))
+        words = shlex.split(str(text))
     except ValueError as exc:
         if key is not None:
             raise MachineError(f"cannot split the compiler flags {text!r}: {exc}", where=f"compiler.{key}") from None
         raise OptionError(f"--compiler-flags: cannot split {text!r}: {exc}") from None
-    return CompilerSetting(cmd, family, parts, origin, key, from_machine, cross)
+    parts = tuple(f for f in words if not f.startswith("-l"))
+    dropped = tuple(f for f in words if f.startswith("-l"))
+    return CompilerSetting(cmd, family, parts, origin, key, from_machine, cross, dropped)
 
 
 def choose_compiler(machine, compiler: str | None = None, flags: str | None = None,
@@ -160,7 +165,7 @@ def choose_compiler(machine, compiler: str | None = None, flags: str | None = No
         if setting.command_from_machine:
             gate.check_compiler_name(setting.command, origin)
         if setting.machine_key is not None:
-            gate.check_flags(setting.flags, origin, f"compiler.{setting.machine_key}")
+            gate.check_flags(setting.flags + setting.dropped, origin, f"compiler.{setting.machine_key}")
     cmd, parts = setting.command, setting.flags
     path = shutil.which(cmd)
     if path is None:

@@ -151,7 +151,8 @@ class _Reader:
             m = _TOKEN.match(text, pos)
             if not m:
                 if text[pos:].strip():
-                    raise self.error(f"cannot read '{text[pos:].strip()[:40]}'")
+                    raise self.error(f"cannot read '{' '.join(text[pos:].split())[:40]}' (a pragma's arguments are "
+                                     "names, decimal integer literals and ( ) , : or an operator)")
                 break
             self.tokens.append((m.lastgroup, m.group(m.lastgroup)))
             pos = m.end()

@@ -26,7 +26,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from ..errors import DefineError, LoopmodelError
+from ..errors import DefineError
 from ..fileio.output import check_new_output
 from ..fileio.result_file import output_format
 from ..report import study_plot
@@ -127,10 +127,7 @@ def _check_output(path: str, option: str, force: bool) -> None:
 
 def _plot(rows: list, args, x: str, y: str, group: tuple) -> None:
     title = f"{os.path.basename(args.study)}: {y} over {x}"
-    try:
-        study_plot.plot_study(rows, args.plot, x, y=y, title=title, group=group)
-    except OSError as exc:
-        raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
+    study_plot.plot_study(rows, args.plot, x, y=y, title=title, group=group)
 
 
 class _Progress:

@@ -13,9 +13,9 @@ pyarrow are imported only when the command runs (:mod:`loopmodel.workflows.sweep
 Exit status: 0 every point was computed; 1 some points failed with a one-line loopmodel error
 (their rows hold the error, the file is written, the summary line counts them); 2 bad input,
 or the run could not finish (no worker left, a task that killed its workers, the scheduler
-not reached); 130 interrupted (SIGINT). Any other exception in a point is a bug in loopmodel,
-not a row: it stops the sweep with its traceback (a bug report). A run that does not finish
-writes nothing to ``-o``.
+not reached); 130 interrupted (SIGINT), 143 and 129 stopped by SIGTERM and SIGHUP. Any other
+exception in a point is a bug in loopmodel, not a row: it stops the sweep with its traceback
+(a bug report). A run that does not finish writes nothing to ``-o`` nor ``--plot``.
 """
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def run(args) -> int:
 
     Raises:
         LoopmodelError: one-line user errors (study file, output files, scheduler); a run that
-            could not finish (:class:`loopmodel.workflows.sweep_dask.SweepStopped`; exit status 130 for SIGINT).
+            could not finish (:class:`loopmodel.workflows.sweep_dask.SweepStopped`; exit status
+            130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
     """
     options = options_from_args(workflow.SweepOptions, args)
     output_format(args.output)

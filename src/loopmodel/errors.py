@@ -81,3 +81,29 @@ class ApiTypeError(UsageError, TypeError):
 class ApiValueError(UsageError, ValueError):
     """A Python API argument of the right type with a value the API refuses (an empty path,
     an option value outside its choices); also catchable as :class:`ValueError`."""
+
+
+class Stopped(KeyboardInterrupt):
+    """A command asked to end by a signal other than SIGINT (SIGTERM, SIGHUP): the command
+    line raises it in its main thread, so it stops the work as a Ctrl-C does (``finally``
+    blocks and ``with`` exits run, clusters close, temporary files go) and ``except
+    KeyboardInterrupt`` catches it too.
+
+    Args:
+        signum: the signal's number.
+        name: its name (``SIGTERM``).
+    """
+
+    def __init__(self, signum: int, name: str):
+        super().__init__(name)
+        self.signum = signum
+        self.name = name
+
+
+def stop_reason(exc: KeyboardInterrupt) -> tuple:
+    """``(what stopped it, exit status)`` of an interrupted command: ``("interrupted", 130)`` for
+    SIGINT (a Ctrl-C), ``("stopped by SIGTERM", 143)`` for a :class:`Stopped` (128 + the signal
+    number, the shells' convention)."""
+    if isinstance(exc, Stopped):
+        return f"stopped by {exc.name}", 128 + exc.signum
+    return "interrupted", 130

@@ -10,12 +10,14 @@ rendering the result (:mod:`loopmodel.report`). No model logic here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
+import signal
 import sys
 
-from ..errors import LoopmodelError
+from ..errors import LoopmodelError, Stopped, stop_reason
 from ..fileio.defines import normalize_argv
 from ..version import __version__
 from .argv import json_file_argv
@@ -65,9 +67,46 @@ def _command(argv: list) -> str | None:
     return argv[0] if argv and argv[0] in COMMANDS else None
 
 
+#: signals that ask a program to end: they stop a command as a Ctrl-C (SIGINT) does
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def stop_signals():
+    """SIGTERM and SIGHUP raise :class:`~loopmodel.errors.Stopped` (a KeyboardInterrupt) in the
+    main thread while the command runs, so it stops as for a Ctrl-C: its ``finally`` blocks run
+    (a Dask cluster closed, temporary files removed) and nothing half-written is left. A signal
+    the caller ignores (``nohup``) stays ignored; after the first, further ones are ignored
+    while the command cleans up (SIGKILL still ends it). The handlers before are put back on
+    exit. Outside the main thread (no signal handlers there) nothing changes.
+    """
+    previous, raised = {}, []
+
+    def stop(signum, _frame):
+        if not raised:
+            raised.append(signum)
+            raise Stopped(signum, signal.Signals(signum).name)
+
+    for name in STOP_SIGNALS:
+        signum = getattr(signal, name, None)  # Windows has no SIGHUP
+        try:
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, stop)
+        except ValueError:  # not the main thread
+            break
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv=None) -> int:
     """Run ``loopmodel`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status: 0,
-    2 for a user error (one line on stderr), 130 when interrupted.
+    2 for a user error (one line on stderr); stopped by a signal, one line and 128 + its number:
+    130 for SIGINT (Ctrl-C, "interrupted"), 143 for SIGTERM and 129 for SIGHUP ("stopped by
+    SIGTERM", :func:`stop_signals`). Whatever the outcome, the cache's note ends the output
+    where this process ran without the per-user cache (:func:`_cache_note`).
 
     As the program (``argv`` None: the ``loopmodel`` command, ``python -m loopmodel``) the cyclic
     garbage collector waits while the command's modules load, and what they made is left out of
@@ -75,6 +114,28 @@ def main(argv=None) -> int:
     took about 5 % of a warm ``analyze``. Called with ``argv`` (tests, other programs) the
     collector is left as it is.
     """
+    with stop_signals():
+        try:
+            return _main(argv)
+        except LoopmodelError as exc:
+            sys.stderr.write(f"loopmodel: {exc}\n")
+            return exc.exit_code
+        except KeyboardInterrupt as exc:  # SIGINT, and SIGTERM and SIGHUP (stop_signals)
+            reason, status = stop_reason(exc)
+            sys.stderr.write(f"loopmodel: {reason}\n")
+            return status
+        except BrokenPipeError:  # e.g. '| head': stop quietly, and let the exit flush go nowhere
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            return 0
+        finally:
+            _cache_note()
+
+
+def _main(argv) -> int:
+    """Parse ``argv`` (None: the program's) and run its command (:func:`main`)."""
     program = argv is None
     if program:
         gc.disable()
@@ -85,31 +146,10 @@ def main(argv=None) -> int:
         gc.freeze()
         gc.enable()
     args = parser.parse_args(argv)
-    try:
-        return _run(parser, args)
-    finally:
-        _cache_note()
-
-
-def _run(parser, args) -> int:
-    """Run the parsed command: its exit status (see :func:`main`)."""
-    try:
-        if args.command in COMMANDS:
-            return command_module(args.command).run(args)
-        parser.print_help()
-        return 2
-    except LoopmodelError as exc:
-        sys.stderr.write(f"loopmodel: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("loopmodel: interrupted\n")
-        return 130
-    except BrokenPipeError:  # e.g. '| head': stop quietly, and let the exit flush go nowhere
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 0
+    if args.command in COMMANDS:
+        return command_module(args.command).run(args)
+    parser.print_help()
+    return 2
 
 
 def _cache_note() -> None:

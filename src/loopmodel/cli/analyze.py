@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from ..errors import DefineError, LoopmodelError
+from ..errors import DefineError
 from ..fileio.output import check_new_output, write_new_output
 from ..report.figures import check_picture_path
 from ..report.text import SweepPrinter, render
@@ -170,10 +170,7 @@ def _write_ecm_plot(args, variable: str, plot_points: list, analyzer, first: dic
     fixed = ", ".join(f"{n}={v}" for n, v in sorted(first.items()) if n != variable)
     title = f"{os.path.basename(str(args.kernel))} on {analyzer.machine.name}: single-core ECM contributions"
     title += f" ({fixed})" if fixed else ""
-    try:
-        _ecm_plot().plot(plot_points, variable, args.plot, title)
-    except OSError as exc:
-        raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
+    _ecm_plot().plot(plot_points, variable, args.plot, title)
 
 
 def _ecm_plot():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import LoopmodelError
 from ..fileio.output import check_new_output
 from ..report import energy as rep
 from ..workflows import energy as workflow
@@ -40,10 +39,7 @@ def run(args) -> int:
         check_new_output(args.plot, "--plot", args.force)
     out = workflow.run(args.kernel, args.machine, options_from_args(workflow.EnergyOptions, args))
     if args.plot:
-        try:
-            rep.plot(out.result, out.title, args.plot)
-        except OSError as exc:
-            raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
+        rep.plot(out.result, out.title, args.plot)
     if args.json:
         ctx = rep.context(out.kernel, out.machine.name, out.analysis.defines, out.data_in, out.power)
         json.dump(rep.to_dict(out.result, ctx), sys.stdout, indent=1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import DefineError, LoopmodelError
+from ..errors import DefineError
 from ..fileio.output import check_new_output
 from ..report.omp_json import to_json
 from ..report.omp_plot import plot
@@ -60,10 +60,7 @@ def run(args) -> int:
         check_new_output(args.plot, "--plot", args.force)
     result = workflow.run(args.program, args.machine, options)
     if args.plot:
-        try:
-            plot(result.rows, result.program, args.plot, f"{args.program.rsplit('/', 1)[-1]} on {args.machine}")
-        except OSError as exc:
-            raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
+        plot(result.rows, result.program, args.plot, f"{args.program.rsplit('/', 1)[-1]} on {args.machine}")
     if args.json:
         json.dump(to_json(result.rows, result.program, result.machine_name, result.notes), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import LoopmodelError
 from ..fileio.output import check_new_output
 from ..report import scaling as rep
 from ..workflows import scaling as workflow
@@ -35,10 +34,7 @@ def run(args) -> int:
     out = workflow.run(args.kernel, args.machine, options_from_args(workflow.ScalingOptions, args))
     results = list(out.curves)
     if args.plot:
-        try:
-            rep.plot(results, out.analysis, args.plot, out.measured)
-        except OSError as exc:
-            raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=args.plot) from None
+        rep.plot(results, out.analysis, args.plot, out.measured)
     if args.json:
         json.dump(rep.to_dict(results, out.analysis, out.measured, out.fit), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -13,9 +13,9 @@ pyarrow are imported only when the command runs (:mod:`loopmodel.workflows.sweep
 Exit status: 0 every point was computed; 1 some points failed with a one-line loopmodel error
 (their rows hold the error, the file is written, the summary line counts them); 2 bad input,
 or the run could not finish (no worker left, a task that killed its workers, the scheduler
-not reached); 130 interrupted (SIGINT). Any other exception in a point is a bug in loopmodel,
-not a row: it stops the sweep with its traceback (a bug report). A run that does not finish
-writes nothing to ``-o``.
+not reached); 130 interrupted (SIGINT), 143 and 129 stopped by SIGTERM and SIGHUP. Any other
+exception in a point is a bug in loopmodel, not a row: it stops the sweep with its traceback
+(a bug report). A run that does not finish writes nothing to ``-o`` nor ``--plot``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from ..errors import DefineError, LoopmodelError
+from ..errors import DefineError
 from ..fileio.output import check_new_output
 from ..fileio.result_file import output_format
 from ..report import study_plot
@@ -69,7 +69,8 @@ def run(args) -> int:
 
     Raises:
         LoopmodelError: one-line user errors (study file, output files, scheduler); a run that
-            could not finish (:class:`loopmodel.workflows.sweep_dask.SweepStopped`; exit status 130 for SIGINT).
+            could not finish (:class:`loopmodel.workflows.sweep_dask.SweepStopped`; exit status
+            130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
     """
     options = options_from_args(workflow.SweepOptions, args)
     output_format(args.output)
@@ -127,10 +128,7 @@ def _check_output(path: str, option: str, force: bool) -> None:
 
 def _plot(rows: list, args, x: str, y: str, group: tuple) -> None:
     title = f"{os.path.basename(args.study)}: {y} over {x}"
-    try:
-        study_plot.plot_study(rows, args.plot, x, y=y, title=title, group=group)
-    except OSError as exc:
-        raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=args.plot) from None
+    study_plot.plot_study(rows, args.plot, x, y=y, title=title, group=group)
 
 
 class _Progress:

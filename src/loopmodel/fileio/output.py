@@ -1,13 +1,18 @@
-"""Output files the user names (``-o``, ``--plot``): checked before the work, never overwritten.
+"""Output files the user names (``-o``, ``--json FILE``): checked before the work, written whole,
+never overwritten.
 
 Nothing the user had is replaced: an existing file is refused (unless the command has a
-``--force`` and it was given), and the new file is created exclusively, so a file that
-appeared meanwhile is not replaced either.
+``--force`` and it was given), and the new file is put in place with a hard link, which
+fails if a file appeared meanwhile. Nothing half-written is left either: a file is written
+under a hidden temporary name beside its path and appears under its name only when it is
+whole; the temporary file is removed on any failure, an interruption (Ctrl-C, SIGTERM)
+included (:func:`loopmodel.atomic.write_whole`).
 """
 from __future__ import annotations
 
 import os
 
+from ..atomic import write_whole
 from ..errors import DefineError
 
 
@@ -29,24 +34,19 @@ def check_new_output(path: str, option: str, force: bool = False) -> None:
         raise DefineError(f"{option}: folder {folder} is not writable", file=path)
 
 
+def _write_data(partial: str, data: str | bytes) -> None:
+    """Create ``partial`` with ``data``: bytes as they are, str as UTF-8."""
+    with open(partial, "xb") if isinstance(data, bytes) else open(partial, "x", encoding="utf-8") as fh:
+        fh.write(data)
+
+
 def write_new_output(path: str, text: str | bytes, option: str) -> None:
-    """Create ``path`` with ``text`` (str: UTF-8; bytes: as they are); never replaces a file.
+    """Create ``path`` with ``text`` (str: UTF-8; bytes: as they are), whole; never replaces a file.
 
     Raises:
         DefineError: the file exists by now, or the system refuses to write it (one line).
     """
-    try:
-        with _open_new(path, text) as fh:  # "x": never replaces a file created meanwhile
-            fh.write(text)
-    except FileExistsError:
-        raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
-    except OSError as exc:
-        raise DefineError(f"{option}: cannot write: {exc.strerror or exc}", file=path) from None
-
-
-def _open_new(path, data: str | bytes):
-    """``path`` opened for exclusive creation: binary for bytes, UTF-8 text for str."""
-    return open(path, "xb") if isinstance(data, bytes) else open(path, "x", encoding="utf-8")
+    write_output(path, text, option)
 
 
 def replace_atomically(path, text: str | bytes) -> None:
@@ -56,28 +56,18 @@ def replace_atomically(path, text: str | bytes) -> None:
     Raises:
         OSError: the folder cannot be written (the temporary file is removed).
     """
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with _open_new(tmp, text) as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+    write_whole(path, lambda partial: _write_data(partial, text), True, "output")
 
 
 def write_output(path: str, text: str | bytes, option: str, force: bool = False) -> None:
-    """Create ``path`` (:func:`write_new_output`); with ``force`` (the command's ``--force``) an
-    existing file is replaced atomically (:func:`replace_atomically`).
+    """Create ``path`` with ``text``, whole (:func:`write_whole`); with ``force`` (the command's
+    ``--force``) an existing file is replaced atomically, else never.
 
     Raises:
-        DefineError: as :func:`write_new_output`, or the replacement failed (one line).
+        DefineError: the file exists by now (not ``force``), or the system refuses to write it
+            (one line naming the file, the option and the system's reason).
     """
-    if not force or not os.path.lexists(path):
-        write_new_output(path, text, option)
-        return
     try:
-        replace_atomically(path, text)
+        write_whole(path, lambda partial: _write_data(partial, text), force, option)
     except OSError as exc:
         raise DefineError(f"{option}: cannot write: {exc.strerror or exc}", file=path) from None

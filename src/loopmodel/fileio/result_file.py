@@ -13,19 +13,19 @@ batch or one row group, however many rows there are; the disk holds the spool un
 file is written.
 
 The file is written beside its path under a hidden temporary name and put in place when it
-is whole (:func:`publish`): an interrupted or failed run leaves nothing behind, and a file
-the user had is never replaced (with ``force``: replaced atomically). pyarrow is imported
-only to write Parquet (:func:`pyarrow_modules`).
+is whole (:func:`loopmodel.atomic.publish`): an interrupted or failed run leaves nothing
+behind, and a file the user had is never replaced (with ``force``: replaced atomically).
+pyarrow is imported only to write Parquet (:func:`pyarrow_modules`).
 """
 from __future__ import annotations
 
 import csv
 import json
 import os
-import secrets
 import sys
 import tempfile
 
+from ..atomic import publish, temporary_path
 from ..errors import DefineError
 from ..record import record
 
@@ -218,30 +218,6 @@ def _record_batch(pa, rows: list, names: list, kinds: dict, schema):
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def publish(partial: str, path: str, force: bool, option: str) -> None:
-    """Put the whole file ``partial`` (beside ``path``) in place at ``path``: as a new file
-    (a hard link, which fails if ``path`` exists by now), or with ``force`` in place of the
-    old one (an atomic rename). ``partial`` is gone afterwards.
-
-    Raises:
-        DefineError: ``path`` exists (not ``force``), or the system refuses (one line).
-        OSError: another failure of the file system.
-    """
-    if force:
-        os.replace(partial, path)
-        return
-    try:
-        os.link(partial, path)
-    except FileExistsError:
-        raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
-    except OSError:  # a file system without hard links: check, then rename
-        if os.path.lexists(path):
-            raise DefineError(f"{option}: output file exists; not overwritten", file=path) from None
-        os.rename(partial, path)
-        return
-    os.unlink(partial)
-
-
 class ResultFile:
     """A study's rows on their way to ``path`` (CSV or Parquet by extension, :func:`output_format`)
     or, for None, to stdout as CSV. A context manager: :meth:`add` batches of rows as they
@@ -295,7 +271,8 @@ class ResultFile:
             raise self._error("cannot keep the rows in a temporary file", exc) from None
 
     def finish(self) -> None:
-        """Write every row kept: CSV on stdout, or the file, put in place whole (:func:`publish`).
+        """Write every row kept: CSV on stdout, or the file, put in place whole
+        (:func:`~loopmodel.atomic.publish`).
 
         Raises:
             DefineError: the file exists by now (not ``force``) or cannot be written (one line).
@@ -304,9 +281,8 @@ class ResultFile:
         if self.path is None:
             write_csv(self.spool, sys.stdout)
             return
-        folder, base = os.path.split(os.path.abspath(self.path))
         try:
-            self.partial = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.part")
+            self.partial = temporary_path(self.path)
             with open(self.partial, "x", encoding="utf-8", newline="") as fh:
                 if self.fmt == "csv":
                     write_csv(self.spool, fh)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 
-from .figures import pyplot
+from .figures import pyplot, save
 
 #: the shaded bands, %
 BANDS = (30, 12, 5)
@@ -40,7 +40,7 @@ def plot(run, path: str | None, title: str):
 
     Raises:
         ToolError: matplotlib is not installed.
-        OSError: the file cannot be written (the caller turns it into one line).
+        LoopmodelError: the file cannot be written (one line, :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
     by_level, by_regime, by_family = {}, {}, {}
@@ -68,6 +68,5 @@ def plot(run, path: str | None, title: str):
     fig.tight_layout()
     if path is None:
         return fig
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return None

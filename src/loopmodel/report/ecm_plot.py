@@ -305,7 +305,7 @@ def plot(points, variable: str, path: str | None, title: str):
 
     Raises:
         ToolError: matplotlib is not installed.
-        OSError: the file cannot be written (the caller turns it into one line).
+        LoopmodelError: the file cannot be written (one line, :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
     points = sorted(points, key=lambda p: p.x)

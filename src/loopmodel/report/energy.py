@@ -108,7 +108,8 @@ def plot(result, title: str, path: str | None):
     extension); with ``path`` None returns the figure.
 
     Raises:
-        ToolError: no matplotlib; OSError: the file cannot be written.
+        ToolError: no matplotlib; LoopmodelError: the file cannot be written (one line,
+            :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9.0, 5.0))

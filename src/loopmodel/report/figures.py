@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import DefineError, ToolError
+from ..atomic import write_whole
+from ..errors import DefineError, LoopmodelError, ToolError
 
 
 def pyplot():
@@ -54,7 +55,7 @@ def finish(fig, ax, title: str, legend_loc: str, path: str | None, legend_outsid
     final picture, :mod:`loopmodel.report.label_layout`), the layout done again after it.
 
     Raises:
-        OSError: the file cannot be written (the caller makes it one line).
+        LoopmodelError: the file cannot be written (:func:`save`).
     """
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, which="both")
@@ -73,9 +74,29 @@ def finish(fig, ax, title: str, legend_loc: str, path: str | None, legend_outsid
         fig.tight_layout()
     if path is None:
         return fig
-    fig.savefig(path, dpi=120)
-    pyplot().close(fig)
+    save(fig, path)
     return None
+
+
+def save(fig, path: str, dpi: int = 120) -> None:
+    """Write ``fig`` to ``path`` whole or not at all, and close it in pyplot: every picture a
+    command writes is saved here. The format is the extension's (PNG, SVG, PDF; none:
+    matplotlib's default), drawn into a temporary file beside ``path`` that takes its place
+    once complete (:func:`loopmodel.atomic.write_whole`); on any failure, an interrupt
+    included, the temporary file is removed and ``path`` is left as it was.
+
+    Raises:
+        LoopmodelError: the file cannot be written (one line naming it and the system's
+            reason, e.g. ``out.png: cannot write the plot: No space left on device``).
+    """
+    plt = pyplot()
+    fmt = os.path.splitext(path)[1][1:].lower() or plt.rcParams["savefig.format"]
+    try:
+        write_whole(path, lambda partial: fig.savefig(partial, format=fmt, dpi=dpi), True, "--plot")
+    except OSError as exc:
+        raise LoopmodelError(f"cannot write the plot: {exc.strerror or exc}", file=path) from None
+    finally:
+        plt.close(fig)
 
 
 def legend_entries(ax) -> tuple:

@@ -26,7 +26,8 @@ def plot(rows, program, path: str | None, title: str):
     Returns:
         the figure when ``path`` is None, else None (the file is written).
     Raises:
-        ToolError: matplotlib missing. OSError: the file cannot be written.
+        ToolError: matplotlib missing. LoopmodelError: the file cannot be written (one line,
+            :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))

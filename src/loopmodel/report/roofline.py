@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import LoopmodelError
 from .roofline_plot import plot
 from .schema import document as envelope, finite
 
@@ -44,11 +43,8 @@ def write_plot(points, top, path: str, machine: str, cache: str) -> None:
     Raises:
         LoopmodelError: the file cannot be written (one line); ToolError: no matplotlib.
     """
-    try:
-        plot(points, top, path, f"measured Roofline on {machine} "
-             f"({'warm and cold' if cache == 'both' else cache} data, 1 core)")
-    except OSError as exc:
-        raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=path) from None
+    plot(points, top, path, f"measured Roofline on {machine} "
+         f"({'warm and cold' if cache == 'both' else cache} data, 1 core)")
 
 
 def render(points, top, notes, console, plot_path: str | None = None) -> None:

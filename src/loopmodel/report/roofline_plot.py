@@ -17,7 +17,8 @@ def plot(points, roofs, path: str | None, title: str):
     figure instead (tests inspect its artists).
 
     Raises:
-        ToolError: matplotlib missing. OSError: the file cannot be written.
+        ToolError: matplotlib missing. LoopmodelError: the file cannot be written (one line,
+            :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
 

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..units import format_si
-from .figures import pyplot
+from .figures import pyplot, save
 from .schema import document
 
 
@@ -101,7 +101,8 @@ def plot(results: list, analysis, path: str | None, measured: dict | None = None
     matplotlib figure instead.
 
     Raises:
-        ToolError: no matplotlib; OSError: the file cannot be written.
+        ToolError: no matplotlib; LoopmodelError: the file cannot be written (one line,
+            :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -124,6 +125,5 @@ def plot(results: list, analysis, path: str | None, measured: dict | None = None
     fig.tight_layout()
     if path is None:
         return fig
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return None

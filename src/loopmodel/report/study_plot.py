@@ -175,7 +175,8 @@ def plot_study(rows, path, x, y="ecm.performance.cy_per_cl", title="", group=Non
     Returns:
         the matplotlib figure when ``path`` is None (tests inspect its artists), else None.
     Raises:
-        ToolError: matplotlib missing. OSError: the file cannot be written.
+        ToolError: matplotlib missing. LoopmodelError: the file cannot be written (one line,
+            :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
     common, lines, places = study_lines(list(rows), x, y, group)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import LoopmodelError
 from ..measure.validation import validation_notes
 from .schema import document as envelope
 from .validation_plot import plot
@@ -26,10 +25,7 @@ def write_plot(rows, path: str, kernel: str, machine: str) -> None:
     Raises:
         LoopmodelError: the file cannot be written (one line); ToolError: no matplotlib.
     """
-    try:
-        plot(rows, path, f"{kernel.rsplit('/', 1)[-1]} on {machine}: ECM vs measured")
-    except OSError as exc:
-        raise LoopmodelError(f"cannot write the plot: {exc.strerror}", file=path) from None
+    plot(rows, path, f"{kernel.rsplit('/', 1)[-1]} on {machine}: ECM vs measured")
 
 
 def render(kernel: str, machine: str, rows, summary: dict, notes, console) -> None:

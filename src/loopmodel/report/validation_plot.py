@@ -26,7 +26,7 @@ def plot(rows, path: str | None, title: str):
 
     Raises:
         ToolError: matplotlib is not installed.
-        OSError: the file cannot be written (the caller turns it into one line).
+        LoopmodelError: the file cannot be written (one line, :func:`~loopmodel.report.figures.save`).
     """
     plt = pyplot()
 

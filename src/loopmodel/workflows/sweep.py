@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .. import cache
-from ..errors import DefineError, LoopmodelError, OptionError
+from ..errors import DefineError, LoopmodelError, OptionError, stop_reason
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from ..fileio.result_file import ResultFile, RowBatch
 from ..report.json_report import to_dict
@@ -73,9 +73,19 @@ class SweepOptions:
 
 
 class SweepInterrupted(SweepStopped):
-    """A sweep stopped by SIGINT (Ctrl-C): exit status 130, as for any interrupted command."""
+    """A sweep stopped by SIGINT (Ctrl-C; exit status 130), or by SIGTERM or SIGHUP
+    (:class:`loopmodel.errors.Stopped`; 143, 129), as any command so stopped.
+
+    Args:
+        message: one line: what stopped it, the points done, what was written.
+        exit_code: the exit status (:func:`loopmodel.errors.stop_reason`).
+    """
 
     exit_code = 130
+
+    def __init__(self, message: str, exit_code: int = 130):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @record
@@ -448,8 +458,8 @@ def write_study(study: Study, path: str | None, client=None, use_cache: bool = T
 
     Raises:
         DefineError: unknown extension, the file exists (not ``force``), or cannot be written.
-        SweepStopped: no Dask worker left or the scheduler lost; SweepInterrupted: SIGINT.
-            One line with the points done and what was written (nothing, for a file).
+        SweepStopped: no Dask worker left or the scheduler lost; SweepInterrupted: SIGINT, SIGTERM
+            or SIGHUP. One line with the points done and what was written (nothing, for a file).
     """
     stats = SweepStats(total=study.points())
     out = ResultFile(path, study.columns(), force, metadata=parquet_metadata())
@@ -461,8 +471,9 @@ def write_study(study: Study, path: str | None, client=None, use_cache: bool = T
                 if on_rows:
                     on_rows(rows)
             out.finish()
-    except KeyboardInterrupt:
-        raise SweepInterrupted(f"interrupted; {stats.done()}, {out.left()}") from None
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM and SIGHUP (errors.Stopped)
+        reason, status = stop_reason(exc)
+        raise SweepInterrupted(f"{reason}; {stats.done()}, {out.left()}", status) from None
     except SweepStopped as exc:
         raise SweepStopped(f"{exc.message}; {stats.done()}, {out.left()}") from None
     return stats

@@ -5,9 +5,10 @@ Every wait on Dask is bounded by :data:`TIMEOUT_ENV` seconds (default
 :data:`DEFAULT_TIMEOUT_S`): connecting to ``--dask ADDRESS`` (something else than a Dask
 scheduler there is a one-line error, not a hang or a traceback), and a sweep whose scheduler
 has had no worker that long stops with one line. The worker processes of a local cluster
-ignore SIGINT, so a Ctrl-C reaches this process only: it stops the cluster and says so in
-one line. dask and distributed are imported here only, when a sweep needs them
-(:func:`dask_modules`).
+do not see SIGINT and SIGHUP, so a Ctrl-C or a hangup reaches this process only: it stops the
+cluster and says so in one line (so does SIGTERM, which the command line makes a
+KeyboardInterrupt as well). dask and distributed are imported here only, when a sweep needs
+them (:func:`dask_modules`).
 """
 from __future__ import annotations
 
@@ -123,32 +124,84 @@ def _text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
+@contextlib.contextmanager
 def _local_cluster(workers: int | None):
-    """A ``LocalCluster`` whose worker processes do not profile themselves and ignore SIGINT:
-    they inherit the ignored signal (an ignored signal stays ignored across exec), so a
-    Ctrl-C sent to the process group stops this process only, which closes the cluster (a
-    Ctrl-C in the second the cluster takes to start is lost).
+    """A ``LocalCluster`` (context manager: closed on exit) whose worker processes do not
+    profile themselves and do not see SIGINT and SIGHUP (they inherit SIGINT ignored and
+    SIGHUP blocked, which both stay so across exec), so a Ctrl-C or a hangup sent to the
+    process group stops this process only, which closes the cluster; a signal that comes
+    while the cluster starts stops the sweep once it has started (:func:`_signals_held`).
 
     Raises:
         LoopmodelError: a worker process cannot start (one line).
     """
     dask, distributed = dask_modules()
     n = workers or len(allowed_cpus())
-    main = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    release = _signals_held()
     try:
         # a worker's profiler keeps a sample of its stacks per second, 1000 of them (some 100 MB):
         # off, a worker's memory stays flat over a sweep of hours
         with warnings.catch_warnings(), dask.config.set({"distributed.worker.profile.enabled": False}):
             # its HTTP port taken (another cluster): it takes another, say nothing
             warnings.filterwarnings("ignore", message="Port .* is already in use")
-            return distributed.LocalCluster(n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None,
-                                silence_logs=logging.CRITICAL)
-    except RuntimeError as exc:  # e.g. a worker process that cannot start
-        raise LoopmodelError(f"cannot start a local Dask cluster of {n} worker(s): {exc}") from None
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+            cluster = distributed.LocalCluster(n_workers=n, processes=True, threads_per_worker=1,
+                                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    except BaseException as exc:
+        release()
+        if isinstance(exc, RuntimeError):  # e.g. a worker process that cannot start
+            raise LoopmodelError(f"cannot start a local Dask cluster of {n} worker(s): {exc}") from None
+        raise
+    with cluster:
+        release()  # a signal that came while it started stops the sweep here, and the cluster closes
+        yield cluster
+
+
+#: signals a terminal sends to its whole foreground process group: the workers do not see them
+GROUP_SIGNALS = ("SIGINT", "SIGHUP")
+#: of those, the ones the workers ignore (multiprocessing's resource tracker unblocks SIGINT in
+#: the thread that starts it, and that thread may start the workers)
+IGNORED_SIGNALS = ("SIGINT",)
+#: a signal that asks this process to end: held while the cluster starts, the workers keep its default
+HELD_SIGNALS = ("SIGTERM",)
+
+
+def _signals_held():
+    """Hold the signals that stop a sweep while a local cluster starts; returns the function
+    that lets them go: the handlers before put back, and a signal that came meanwhile
+    delivered then (so it does not stop the start half-way).
+
+    :data:`GROUP_SIGNALS` are blocked in this thread, so the threads the cluster starts and
+    the processes they start (its workers, multiprocessing's resource tracker) keep them
+    blocked, and :data:`IGNORED_SIGNALS` are also ignored (an ignored signal stays ignored
+    across exec): a Ctrl-C or a hangup sent to the process group reaches this process only.
+    :data:`HELD_SIGNALS` are not blocked (Dask ends a worker with SIGTERM). Meanwhile a
+    handler of their own notes the signals not ignored; an ignored one waits while this
+    thread blocks it, and is lost if another thread takes it (so is SIGINT without
+    ``pthread_sigmask``, on Windows). Outside the main thread nothing is held (signal
+    handlers: main thread only).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    group, ignored, held = ([getattr(signal, n) for n in names if hasattr(signal, n)]
+                            for names in (GROUP_SIGNALS, IGNORED_SIGNALS, HELD_SIGNALS))
+    came = []
+
+    def note(signum, _frame):
+        came.append(signum)
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, group) if hasattr(signal, "pthread_sigmask") else None
+    previous = {s: signal.signal(s, signal.SIG_IGN if s in ignored else note) for s in group + held}
+
+    def release():
+        for signum, handler in previous.items():
+            if handler is None:  # not set from Python: the interpreter's own
+                handler = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+            signal.signal(signum, handler)
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # one still pending is delivered now
+        for signum in dict.fromkeys(came):
+            signal.raise_signal(signum)
+    return release
 
 
 # ---------------------------------------------------------------- is it a scheduler?

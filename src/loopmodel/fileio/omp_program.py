@@ -527,13 +527,16 @@ class _CProgram(_Resolver):
             what = f"'#pragma omp {name or rest}'" if rest else "'#pragma omp' without a directive"
             raise KernelError(f"{what} is not supported by the OpenMP program model "
                               "(parallel for, for, master, single, simd, barrier)", file=self.filename, line=line)
-        self.clauses(rest[pos:], name, line)  # the model's restrictions
+        self.check_clauses(rest[pos:], name, line)
         typed = parse_pragma(text, self.filename, line)  # what is compiled: printed from the typed model
         return _Directive(name, [(c.name, c.text()) for c in typed.clauses], line, typed.text())
 
-    def clauses(self, text: str, directive: str, line: int) -> list:
-        """The clauses after a directive -> ``[(name, text)]``; rejected ones raise."""
-        out = []
+    def check_clauses(self, text: str, directive: str, line: int) -> None:
+        """The clauses after a directive against the model's restrictions (what is compiled is
+        printed from :func:`~.c_pragma.parse_pragma`'s model, not from this reading).
+
+        Raises:
+            KernelError: the first clause the model refuses (naming the line)."""
         pos = 0
         while pos < len(text):
             m = _CLAUSE.match(text, pos)
@@ -554,8 +557,6 @@ class _CProgram(_Resolver):
                     raise KernelError(f"unbalanced parentheses in clause '{name}'", file=self.filename, line=line)
                 args, pos = text[start + 1:k].strip(), k + 1
             self.check_clause(name, args, directive, line)
-            out.append((name, name if args is None else f"{name}({args})"))
-        return out
 
     def check_clause(self, name: str, args, directive: str, line: int) -> None:
         def bad(why):

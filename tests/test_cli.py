@@ -18,7 +18,8 @@ COMMANDS = {
     "readme": ["analyze", LR, "-m", IVB, "-D", "M=130", "-D", "N=1015"],
     "readme_json": ["analyze", LR, "-m", IVB, "-D", "M=130", "-D", "N=1015", "--json"],
     "kerncraft_D": ["analyze", LR, "-m", IVB, "-D", "M", "130", "-D", "N", "1015", "--json"],
-    "cores4_json": ["analyze", LR, "-m", IVB, "-D", "M=130", "-D", "N=1015", "--json", "--cores", "4"],
+    "cores4_json": ["analyze", LR, "-m", IVB, "-D", "M=130", "-D", "N=1015", "--json", "--cores", "4",
+                    "--multicore-model", "saturation"],
     "cores4_text": ["analyze", LR, "-m", IVB, "-D", "M=130", "-D", "N=1015", "--cores", "4", "-p", "ECM"],
     "sweep_json": ["analyze", FIVE, "-m", IVB, "-D", "M=100", "-D", "N=100:300:100", "--json"],
     "sweep_text": ["analyze", FIVE, "-m", IVB, "-D", "M=100", "-D", "N=100:300:100"],
@@ -345,8 +346,9 @@ def test_cores_divide_shared_l3(runs):
     # multicore: P(n) = min(n P1, P_sat) -> max(T_ECM_MEM / n, T_L3MEM)
     e = four["ecm"]
     # max(165.80 / 4, 47.80) = max(41.45, 47.80): the memory interface is saturated at 4 cores
-    assert e["multicore_T_ECM_MEM_cy_per_cl"] == pytest.approx(47.80, abs=0.01)
-    assert "4 cores, data in memory" in ok(runs, "cores4_text")
+    assert e["multicore_model"] == "saturation" and e["data_location"] == "MEM"
+    assert e["multicore_cy_per_cl"] == pytest.approx(47.80, abs=0.01)
+    assert "4 cores, data in MEM" in ok(runs, "cores4_text")
 
 
 def test_no_reassociation_makes_dot_latency_bound(runs):

@@ -224,5 +224,5 @@ def test_ecm_composition_of_the_papers_numbers():
     m = load_machine(IVB)
     incore = SimpleNamespace(T_OL=13.2, T_nOL=7.0)
     parts = [SimpleNamespace(name=n, cycles=v) for n, v in (("L1L2", 14.0), ("L2L3", 10.0), ("L3MEM", 9.1))]
-    got = [combine(incore, parts[:d], m, d == 3) for d in range(4)]
+    got = [combine(incore, parts[:d], m) for d in range(4)]
     assert got == pytest.approx([13.2, 21.0, 31.0, 40.1])

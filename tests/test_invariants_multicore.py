@@ -27,7 +27,7 @@ from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.errors import ModelError
 from loopmodel.machine.bandwidth import choose_bandwidth, write_allocate_factor
 from loopmodel.models.roofline import roofline_model
-from loopmodel.models.scaling import multicore_time, scaling
+from loopmodel.models.scaling import scaling
 from loopmodel.report.output_units import UNITS, convert
 
 SKX = "SkylakeSP_Gold-6148"
@@ -37,8 +37,8 @@ COPY = "double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n    a[i] = b[i];\n"
 
 
 def _multicore(res):
-    """The aggregate cy/CL of ``analyze --cores n`` for an analysis result."""
-    return multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit)
+    """The aggregate cy/CL of ``analyze --cores n`` for an analysis result (its prediction's)."""
+    return res.prediction.cy_per_cl
 
 
 def _json(*args) -> dict:
@@ -77,7 +77,8 @@ def test_data_set_in_the_shared_l3_stays_there_in_analyze_cores_as_in_scaling():
             row = curve["points"][n - 1]
             assert row["cores"] == n
             assert row["it_s"] == pytest.approx(an["ecm"]["performance"]["it_s"], rel=1e-12)
-            assert row["T_ECM_cy_per_cl"] == pytest.approx(an["ecm"]["T_ECM_cy_per_cl"]["MEM"], rel=1e-12)
+            assert row["T_ECM_cy_per_cl"] == pytest.approx(an["ecm"]["selected_T_ECM_cy_per_cl"], rel=1e-12)
+            assert row["data_in"] == an["ecm"]["data_location"]
     rows = sc["curves"][0]["points"]
     one = _json("analyze", *args, "--json")["ecm"]["T_ECM_cy_per_cl"]  # data in L3, in L3, in L2:
     assert [rows[n - 1]["T_ECM_cy_per_cl"] for n in (1, 10, 20)] == pytest.approx([one["L3"], one["L3"], one["L2"]])
@@ -100,19 +101,19 @@ def _sizes_and_cores(machine_names=ks.MACHINES, strided=False, large=1e9):
 @settings(ks.PROPERTY_SETTINGS, max_examples=300)
 @given(_sizes_and_cores(), st.sampled_from(("repeated", "single")))
 def test_analyze_cores_n_equals_scaling_row_n(example, sweeps):
-    """Through the public API: ``analyze(cores=n).performance`` (it/s) is row n of ``scaling`` with the
-    saturation rule, its per-core T_ECM the row's; with no memory traffic the contention row is the same."""
+    """Through the public API: ``analyze(cores=n, multicore_model=m).performance`` (it/s) is row n of
+    ``scaling --model m``, for both models; its data location and per-core T_ECM are the row's."""
     case, machine, defines, n = example
     opts = {"incore": "analytic", "sweeps": sweeps}
-    an = loopmodel.analyze(case.source, machine, defines, models=("ECM",), cores=n, unit="it/s", **opts)
-    assume(an.analysis.ecm.unknown is None)
     for model in ("saturation", "contention"):
+        an = loopmodel.analyze(case.source, machine, defines, models=("ECM",), cores=n, unit="it/s",
+                               multicore_model=model, **opts)
+        assume(an.analysis.ecm.unknown is None)
         sc = loopmodel.scaling(case.source, machine, defines, cores=[1, n], model=model, **opts)
-        row = sc.curves[0].points[-1]
-        assert row.cores == n
-        assert row.core_cy_per_cl == pytest.approx(an.analysis.ecm.T_ECM["MEM"], rel=1e-12)
-        if model == "saturation" or an.analysis.ecm.memory_busy == 0:
-            assert row.it_per_s == pytest.approx(an.performance, rel=1e-12), model
+        row, p = sc.curves[0].points[-1], an.analysis.prediction
+        assert row.cores == n and row.location == p.location
+        assert row.core_cy_per_cl == pytest.approx(p.single_core_cy_per_cl, rel=1e-12)
+        assert row.it_per_s == pytest.approx(an.performance, rel=1e-12), model
 
 
 @settings(ks.PROPERTY_SETTINGS, max_examples=40)
@@ -127,7 +128,7 @@ def test_simulated_traffic_splits_the_data_set_as_the_layer_conditions(example):
     assume(one.ecm.unknown is None and one.simulation is not None)
     at_n = Analyzer(case.kernel, m, AnalyzerSettings(models=("ECM",), incore="analytic", cache_predictor="sim",
                                              kernel_text=case.source)).run(defines, cores=n)
-    row = scaling(one.ecm, m, [n], one.traffic.iterations_per_unit, "saturation", per_cores={n: at_n.ecm}).points[0]
+    row = scaling(one.ecm, m, [n], one.traffic.iterations_per_unit, "contention", per_cores={n: at_n.ecm}).points[0]
     assert 1.0 / row.rate_cl_per_cy == pytest.approx(_multicore(at_n), rel=1e-12)
     lc = ks.analyze(case, m, defines, models=("ECM",), cores=n)
     held = next((k for k, lv in enumerate(lc.lc_levels) if lv.holds_data_set), None)

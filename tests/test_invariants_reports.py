@@ -299,9 +299,10 @@ def _check_ecm(text: str, ecm: dict) -> int:
     (row,) = _table(text, "ECM prediction, ")
     assert row == [f"{fig(ecm['T_ECM_cy_per_cl'][lv], 2)} cy/CL" if ecm["T_ECM_cy_per_cl"][lv] is not None
                    else "n/a" for lv in levels]
-    multi = next((line for line in lines if " cores, data in memory: " in line), None)
+    multi = next((line for line in lines if " cores, data in " in line), None)
     if multi is not None:  # --cores n: the aggregate figure
-        assert multi.split(": ")[1].split()[0] == fig(ecm["multicore_T_ECM_MEM_cy_per_cl"], 2), multi
+        assert multi.split(": ")[1].split()[0] == fig(ecm["multicore_cy_per_cl"], 2), multi
+        assert f"data in {ecm['data_location']}:" in multi, multi
     return len(want) + 2 * len(levels) + (multi is not None)
 
 

@@ -71,7 +71,7 @@ def test_ecm_without_div_throughput_reports_the_transfers():
     # eq. 4 without T_OL: L1 36.0, L2 36 + 40 = 76.0, MEM 76 + 11.62 = 87.62
     assert [c["time_cy_per_cl"] for c in e["contributions"]] == pytest.approx([40.0, 11.62], abs=0.01)
     assert e["T_transfer_cy_per_cl"] == pytest.approx({"L1": 36.0, "L2": 76.0, "MEM": 87.62}, abs=0.01)
-    assert e["saturation_cores"] is None and e["multicore_T_ECM_MEM_cy_per_cl"] is None
+    assert e["saturation_cores"] is None and e["multicore_cy_per_cl"] is None
     assert all(v is None for v in e["performance"].values())
     assert "DIV" in e["unknown"] and e["notation"].startswith("{ n/a || ")
     assert any("no throughput for DIV" in n for n in doc["notes"])

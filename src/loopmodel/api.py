@@ -47,7 +47,6 @@ from .workflows import omp as omp_workflow
 from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
-from .models.scaling import multicore_time
 from .record import record
 from .workflows.analysis import AnalysisResult
 from .workflows.analyze import AnalyzeOptions, model_names
@@ -415,12 +414,10 @@ class Result:
     @property
     def performance(self) -> float | None:
         """The ECM prediction for the active cores in :attr:`unit` (None without ECM or when unknown)."""
-        e = self.analysis.ecm
-        if not e:
-            return None
         a = self.analysis
-        time = multicore_time(e, a.machine, a.options.cores, a.traffic.iterations_per_unit)
-        return convert_all(time, a)[UNIT_KEYS[self.unit]]
+        if a.prediction is None:
+            return None
+        return convert_all(a.prediction.cy_per_cl, a)[UNIT_KEYS[self.unit]]
 
     def to_dict(self) -> dict:
         """The document ``loopmodel analyze ... --json`` prints (plain JSON values)."""

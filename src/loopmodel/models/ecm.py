@@ -30,6 +30,7 @@ from dataclasses import field
 from ..errors import ModelError
 from ..machine.bandwidth import choose_bandwidth
 from ..units import format_fixed
+from .location import data_location
 from .saturation import SaturationPoint, saturation_point
 from ..record import record
 
@@ -87,6 +88,8 @@ class ECMResult:
             part of T_ECM, a lower bound of it, known even when T_OL is not.
         unknown: why T_OL (and so T_ECM) is unknown, e.g. the operation whose
             throughput the machine model lacks; None when everything is known.
+        location: the data location (:func:`~loopmodel.models.location.data_location`, the one
+            rule); :attr:`selected` is T_ECM there.
     """
 
     T_OL: float
@@ -103,6 +106,13 @@ class ECMResult:
     unknown: str | None = None
     cores_per_domain: int = 1
     shared_links: dict = field(default_factory=dict)
+    location: str = "MEM"
+
+    @property
+    def selected(self) -> float | None:
+        """T_ECM for the data location, cy/CL (None: T_OL unknown): the single-core figure every
+        report and command reads."""
+        return self.T_ECM[self.location]
 
     @property
     def saturation(self) -> SaturationPoint:
@@ -218,23 +228,30 @@ def contributions_for(traffic, machine, location: int, bandwidths: list) -> list
     return out
 
 
-def transfer_time(incore, parts: list, machine, in_memory: bool) -> float:
+def memory_involved(parts: list) -> bool:
+    """Whether a link into memory carries traffic among the contributions ``parts`` (cy/CL > 0)."""
+    return any(c.name.endswith("MEM") and c.cycles > 0 for c in parts)
+
+
+def transfer_time(incore, parts: list, machine) -> float:
     """Eq. 4 without T_OL, in cy/CL: the non-overlapping contributions (T_nOL and the
     transfers) add up; the result is the maximum of that sum and the overlapping transfers.
     A name in ``machine.overlap`` overlaps; one in ``machine.overlap_unless_memory``
-    overlaps while the data are in a cache (paper Table 2, TX2: "all, if Mem involved")."""
-    overlap = set(machine.overlap) | (set() if in_memory else set(machine.overlap_unless_memory))
+    overlaps unless a link into memory carries traffic (paper Table 2, TX2: "all, if Mem
+    involved"): the rule follows the traffic, not the column, so data held in a cache give the
+    same time in the memory column as in their own."""
+    overlap = set(machine.overlap) | (set() if memory_involved(parts) else set(machine.overlap_unless_memory))
     items = [("T_nOL", incore.T_nOL)] + [(c.name, c.cycles) for c in parts]
     non = sum(v for n, v in items if n not in overlap)
     return max([non] + [v for n, v in items if n in overlap])
 
 
-def combine(incore, parts: list, machine, in_memory: bool) -> float | None:
+def combine(incore, parts: list, machine) -> float | None:
     """Eq. 4: T_ECM = max(T_OL, :func:`transfer_time`) in cy/CL (``T_OL`` always overlaps);
     None when the in-core model could not give T_OL."""
     if incore.T_OL is None:
         return None
-    return max(incore.T_OL, transfer_time(incore, parts, machine, in_memory))
+    return max(incore.T_OL, transfer_time(incore, parts, machine))
 
 
 def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
@@ -264,8 +281,8 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
     for d, level in enumerate(levels):
         parts = contributions_for(traffic, machine, d, bandwidths)
         by_loc[level] = tuple(parts)
-        t_transfer[level] = transfer_time(incore, parts, machine, level == "MEM")
-        t_ecm[level] = combine(incore, parts, machine, level == "MEM")
+        t_transfer[level] = transfer_time(incore, parts, machine)
+        t_ecm[level] = combine(incore, parts, machine)
     contribs = by_loc[levels[-1]]
     mem_parts = [c for c in contribs if c.name.endswith("MEM")]
     busy = sum(c.busy for c in mem_parts)
@@ -275,7 +292,7 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
     shared = {level: shared_links(parts, machine) for level, parts in by_loc.items()}
     return ECMResult(incore.T_OL, incore.T_nOL, tuple(contribs), t_ecm, tuple(sorted(machine.overlap)),
                      ns, sum(c.cycles for c in mem_parts), tuple(names), by_loc, busy, t_transfer, unknown,
-                     machine.cores_per_numa_domain, shared)
+                     machine.cores_per_numa_domain, shared, data_location(traffic, machine.memory_hierarchy))
 
 
 def shared_links(parts, machine) -> tuple:

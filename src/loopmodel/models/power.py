@@ -162,7 +162,7 @@ def energy_grid(performance: dict, power, cores_per_chip: int | None = None, mod
 
 
 def ecm_performance(traffic, incore, machine, cores: list, clocks: list, model: str = "contention",
-                    p0: float | None = None, placement: str = "first-touch", location: str = "MEM",
+                    p0: float | None = None, placement: str = "first-touch", location: str | None = None,
                     memory_bandwidth: float | None = None, per_cores: dict | None = None) -> dict:
     """P_ECM(n, f): the ECM prediction at each clock with the multicore model.
 

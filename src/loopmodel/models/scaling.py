@@ -64,6 +64,8 @@ class ScalingPoint:
         core_cy_per_cl: T_ECM of one of the n cores for the data location (cy/CL), from the traffic
             with n active cores (the data set split among them, the shared caches too).
         memory_busy_cy_per_cl: T_Mem of one of the n cores (cy/CL; 0 for data in a cache).
+        location: the memory level the n cores' data are in (the split data set may fit caches
+            that one core's does not).
     """
 
     cores: int
@@ -74,6 +76,7 @@ class ScalingPoint:
     limit: str
     core_cy_per_cl: float = 0.0
     memory_busy_cy_per_cl: float = 0.0
+    location: str = "MEM"
 
 
 @record
@@ -126,10 +129,11 @@ def _contention_rate(counts: list, t_ecm: float, t_mem: float, p0: float, one_do
     return rate, max(us), "core" if rate >= n / t_ecm * (1 - 1e-9) else "memory"
 
 
-def core_point(n: int, ecm, machine, it_per_cl: float, model: str = "saturation", p0: float | None = None,
-               one_domain: bool = False, location: str = "MEM") -> ScalingPoint:
-    """Prediction for ``n`` cores, the one function of ``analyze --cores n`` (saturation rule, first-touch
-    placement, data in memory) and of row n of :func:`scaling`.
+def core_point(n: int, ecm, machine, it_per_cl: float, model: str = "contention", p0: float | None = None,
+               one_domain: bool = False, location: str | None = None) -> ScalingPoint:
+    """Prediction for ``n`` cores, the one function of ``analyze --cores n`` (through
+    :func:`loopmodel.models.prediction.predict`: first-touch placement, the data location) and of
+    row n of :func:`scaling`.
 
     Args:
         n: active cores (>= 1).
@@ -142,12 +146,14 @@ def core_point(n: int, ecm, machine, it_per_cl: float, model: str = "saturation"
             shared caches.
         p0: contention parameter (None: the machine model's ``contention_p0``).
         one_domain: every page in one ccNUMA domain (``--placement one-domain``).
-        location: memory level the data are in (a key of ``ecm.T_ECM``).
+        location: memory level the data are in (a key of ``ecm.T_ECM``; None: ``ecm.location``, the
+            data location of the n-core analysis).
 
     Returns:
         :class:`ScalingPoint` (rate in CL/cy, it/s).
     """
     p0 = machine.contention_p0 if p0 is None else p0
+    location = location or ecm.location
     t_ecm = ecm.T_ECM[location]
     t_mem = ecm.memory_busy if location == "MEM" else 0.0
     per_dom = machine.cores_per_numa_domain
@@ -161,21 +167,11 @@ def core_point(n: int, ecm, machine, it_per_cl: float, model: str = "saturation"
         rate, u, limit = _contention_rate(counts, t_ecm, t_mem, p0, one_domain)
         rate, link = shared_cap(rate, n, t_ecm, shared)
         limit = f"shared {link}" if link else limit
-    return ScalingPoint(n, len(counts), rate, rate * it_per_cl * machine.clock, u, limit, t_ecm, t_mem)
-
-
-def multicore_time(ecm, machine, cores: int, it_per_cl: float) -> float | None:
-    """The aggregate cy/CL of ``analyze --cores n`` (n = ``cores``), data in memory: 1 / rate of
-    :func:`core_point` with the saturation rule on the n-core analysis' ECM result ``ecm``, row n
-    of ``scaling --model saturation`` (ecm-model-slides.txt "ECM model – saturation"); None without
-    ECM (``ecm`` None) or with T_ECM unknown. ``it_per_cl``: iterations per CL of work."""
-    if ecm is None or ecm.T_ECM["MEM"] is None:
-        return None
-    return 1.0 / core_point(cores, ecm, machine, it_per_cl).rate_cl_per_cy
+    return ScalingPoint(n, len(counts), rate, rate * it_per_cl * machine.clock, u, limit, t_ecm, t_mem, location)
 
 
 def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contention", p0: float | None = None,
-            placement: str = "first-touch", location: str = "MEM", per_cores: dict | None = None) -> ScalingResult:
+            placement: str = "first-touch", location: str | None = None, per_cores: dict | None = None) -> ScalingResult:
     """Predicted performance for each core count in ``cores``: :func:`core_point` per count.
 
     Args:
@@ -189,7 +185,8 @@ def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contentio
         model: ``contention`` or ``saturation``.
         p0: contention parameter (default: the machine model's ``contention_p0``).
         placement: ``first-touch`` (each domain its own memory) or ``one-domain``.
-        location: memory level the data are in (``MEM`` or a cache level).
+        location: memory level the data are in (``MEM`` or a cache level); None: each row at the data
+            location of its own analysis (``per_cores[n].location``), the summary at ``ecm.location``.
 
     Returns:
         :class:`ScalingResult`.
@@ -201,21 +198,22 @@ def scaling(ecm, machine, cores: list, it_per_cl: float, model: str = "contentio
         raise ValueError(f"unknown scaling model '{model}' (choose {', '.join(MODELS)})")
     if placement not in PLACEMENTS:
         raise ValueError(f"unknown placement '{placement}' (choose {', '.join(PLACEMENTS)})")
-    if location not in ecm.T_ECM:
+    if location is not None and location not in ecm.T_ECM:
         raise ValueError(f"unknown data location '{location}' (choose {', '.join(ecm.T_ECM)})")
     if any(n < 1 for n in cores):
         raise ValueError("core counts must be at least 1")
     p0 = machine.contention_p0 if p0 is None else p0
     if not 0 < p0 <= P0_MAX:
         raise ValueError(f"p0 must be in (0, {P0_MAX}] (got {p0:g})")
-    t_ecm = ecm.T_ECM[location]
-    t_mem = ecm.memory_busy if location == "MEM" else 0.0
+    where = location or ecm.location
+    t_ecm = ecm.T_ECM[where]
+    t_mem = ecm.memory_busy if where == "MEM" else 0.0
     one_domain = placement == "one-domain"
     per_cores = per_cores or {}
     points = tuple(core_point(n, per_cores.get(n, ecm), machine, it_per_cl, model, p0, one_domain, location)
                    for n in cores)
     sat = saturation_point(t_ecm, t_mem)
-    return ScalingResult(model, placement, location, p0, t_ecm, t_mem, sat.cores,
+    return ScalingResult(model, placement, where, p0, t_ecm, t_mem, sat.cores,
                          sat.it_per_s(it_per_cl, machine.clock), points, it_per_cl, machine.clock,
                          machine.cores_per_numa_domain)
 

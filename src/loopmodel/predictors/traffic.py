@@ -73,13 +73,6 @@ class TrafficPrediction:
                 return lv
         raise KeyError(name)
 
-    def data_location(self, hierarchy) -> str:
-        """Where the data come from: the level beyond the farthest link that carries traffic
-        (the first level when none does); ``hierarchy``: the machine's memory levels, closest
-        to the core first (one more than :attr:`levels`)."""
-        busy = [i for i, lt in enumerate(self.levels) if lt.bytes > 0]
-        return hierarchy[busy[-1] + 1].level if busy else hierarchy[0].level
-
 
 def nt_stores_note(arrays, effect: str = "") -> str:
     """The report note of ``--nt-stores`` for either predictor: the write-only ``arrays`` whose stores

@@ -19,7 +19,8 @@ def to_dict(pred) -> dict:
             "iterations_per_invocation": kp.iterations, "units_cl_per_invocation": kp.units,
             "incore_source": kp.analysis.incore.source, "T_OL_cy_per_cl": kp.analysis.ecm.T_OL,
             "T_nOL_cy_per_cl": kp.analysis.ecm.T_nOL, "dependency_cy_per_it": kp.analysis.incore.dependency,
-            "T_ECM_MEM_cy_per_cl": kp.analysis.ecm.T_ECM["MEM"], "notation": kp.analysis.ecm.notation(),
+            "data_location": kp.analysis.location, "selected_T_ECM_cy_per_cl": kp.analysis.ecm.selected,
+            "notation": kp.analysis.ecm.notation(),
             "time_s": {str(n): t for n, t in kp.seconds.items()},
             "saturation_cores": kp.scaling.saturation_cores,
         } for kp in pred.kernels],
@@ -33,16 +34,17 @@ def render(pred, console) -> None:
     one = pred.cores[0]
     t = Table(title=f"Kernels ({one} core{'s' if one > 1 else ''}; times per application iteration)",
               title_justify="left")
-    for col in ("kernel", "count", "it/call", "in-core", "ECM \\[cy/CL]", "T_ECM,Mem \\[cy/CL]", "time \\[ms]", "share"):
+    for col in ("kernel", "count", "it/call", "in-core", "ECM \\[cy/CL]", "data in", "T_ECM \\[cy/CL]",
+                "time \\[ms]", "share"):
         t.add_column(col, justify="left" if col in ("kernel", "in-core", "ECM \\[cy/CL]") else "right")
     total = pred.total_seconds[one]
     for kp in pred.kernels:
         a = kp.analysis
         src = a.incore.source + (" (latency-bound)" if a.incore.dependency else "")
         t.add_row(kp.kernel.name, str(kp.kernel.count), f"{kp.iterations:.4g}", src, a.ecm.notation().replace(
-            " cy/CL", ""), f"{a.ecm.T_ECM['MEM']:.2f}", f"{1e3 * kp.seconds[one]:.3f}",
+            " cy/CL", ""), a.location, f"{a.ecm.selected:.2f}", f"{1e3 * kp.seconds[one]:.3f}",
             f"{100 * kp.seconds[one] / total:.1f} %" if total else "-")
-    t.add_row("total", "", "", "", "", "", f"{1e3 * total:.3f}", "100 %")
+    t.add_row("total", "", "", "", "", "", "", f"{1e3 * total:.3f}", "100 %")
     console.print(t)
     if len(pred.cores) > 1:
         s = Table(title="Runtime per application iteration \\[ms] by core count", title_justify="left")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-from ..models.scaling import multicore_time
 from ..predictors.layer_conditions import transition_size
 from .schema import document, finite
 from .output_units import convert_all
@@ -135,7 +134,7 @@ def _simulation(si) -> dict:
 
 
 def _ecm(res) -> dict:
-    e, m = res.ecm, res.machine
+    e, m, p = res.ecm, res.machine, res.prediction
     return {
         "T_OL_cy_per_cl": e.T_OL, "T_nOL_cy_per_cl": e.T_nOL,
         "contributions": [_contribution(c) for c in e.contributions],
@@ -150,8 +149,11 @@ def _ecm(res) -> dict:
         "saturated_per_domain_it_s": e.saturation.it_per_s(res.traffic.iterations_per_unit, m.clock),
         "notation": e.notation(),
         "prediction_notation": e.prediction_notation(),
-        "multicore_T_ECM_MEM_cy_per_cl": multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit),
-        "performance": {k: finite(v) for k, v in convert_all(multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit), res).items()},
+        "data_location": p.location,
+        "selected_T_ECM_cy_per_cl": p.single_core_cy_per_cl,
+        "multicore_model": p.multicore_model,
+        "multicore_cy_per_cl": p.cy_per_cl,
+        "performance": {k: finite(v) for k, v in convert_all(p.cy_per_cl, res).items()},
     }
 
 

@@ -30,7 +30,8 @@ def to_dict(results: list, analysis, measured: dict | None = None, fit: tuple | 
         doc["curves"].append({
             "model": r.model, "placement": r.placement, "data_in": r.location, "p0": r.p0,
             "saturation_cores": r.saturation_cores, "saturated_per_domain_it_s": r.saturated_it_per_s,
-            "points": [{"cores": p.cores, "numa_domains": p.domains, "T_ECM_cy_per_cl": p.core_cy_per_cl,
+            "points": [{"cores": p.cores, "numa_domains": p.domains, "data_in": p.location,
+                        "T_ECM_cy_per_cl": p.core_cy_per_cl,
                         "memory_busy_cy_per_cl": p.memory_busy_cy_per_cl, "it_s": p.it_per_s,
                         "flop_s": p.it_per_s * k.flops_per_iteration, "rate_cl_per_cy": p.rate_cl_per_cy,
                         "utilization": p.utilization, "limit": p.limit,
@@ -65,7 +66,8 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
     t = Table(title="Predicted performance per core count", title_justify="left")
     t.add_column("cores", justify="right")
     t.add_column("domains", justify="right")
-    t.add_column(f"T_ECM({r0.location}) \\[cy/CL]", justify="right")
+    t.add_column("data in")
+    t.add_column("T_ECM \\[cy/CL]", justify="right")
     for r in results:
         label = r.model + (f" (p0={r.p0:.3g})" if r.model == "contention" else "")
         t.add_column(f"{label} \\[it/s]", justify="right")
@@ -76,7 +78,7 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
         t.add_column("measured \\[it/s]", justify="right")
         t.add_column("error", justify="right")
     for i, p in enumerate(r0.points):
-        row = [str(p.cores), str(p.domains), f"{p.core_cy_per_cl:.2f}"]
+        row = [str(p.cores), str(p.domains), p.location, f"{p.core_cy_per_cl:.2f}"]
         for r in results:
             q = r.points[i]
             row.append(format_si(q.it_per_s, ""))
@@ -89,8 +91,8 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
                     f"{100 * (p.it_per_s / meas - 1):+.1f} %" if meas else "-"]
         t.add_row(*row)
     console.print(t)
-    console.print(f"T_ECM({r0.location}): the time of one of the n cores, from the traffic with n active cores "
-                  "(the data set and the shared caches split among them, as 'analyze --cores n')")
+    console.print("T_ECM: the time of one of the n cores for its data location, from the traffic with n active "
+                  "cores (the data set and the shared caches split among them, as 'analyze --cores n')")
     for n in analysis.notes:
         console.print(f"[dim]{escape('note: ' + n)}[/dim]")
 

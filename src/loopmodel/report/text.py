@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from ..models.scaling import multicore_time
 from ..predictors.layer_conditions import transition_size
 from ..units import format_bytes, format_fixed, format_si
 from .output_units import convert
@@ -200,17 +199,35 @@ def _ecm_section(res, console, unit: str, verbose: int):
         t.add_column(lvl, justify="right")
     t.add_row(*(_fmt_unit(convert(v, unit, it, m.clock, flops), unit) for _, v in rows))
     console.print(t)
-    if e.saturation_cores is not None:  # one definition with `scaling` (models.saturation)
-        psat = format_si(e.saturation.it_per_s(it, m.clock), "it/s")
-        console.print(f"saturating at {e.saturation_cores} cores per ccNUMA domain "
-                      f"(T_Mem = {format_fixed(e.memory_busy, 2)} cy/CL, P_sat = {psat} per domain)")
-    elif not e.unknown:  # repeated sweeps over a data set that stays in a cache
-        console.print("no memory traffic: nothing to saturate")
-    if opt.cores > 1 and not e.unknown:
-        tc = multicore_time(res.ecm, res.machine, res.options.cores, res.traffic.iterations_per_unit)
-        console.print(f"{opt.cores} cores, data in memory: {_fmt_unit(convert(tc, unit, it, m.clock, flops), unit)} "
-                      f"(aggregate throughput, P(n) = min(n P1, P_sat) per ccNUMA domain; row {opt.cores} of "
-                      "'scaling --model saturation')")
+    _multicore_lines(res, console, unit)
+
+
+def _multicore_lines(res, console, unit) -> None:
+    """The saturation point and the n-core figure, both read from the point's
+    :class:`~loopmodel.models.prediction.Prediction` (the figures ``scaling`` row n prints)."""
+    p, m, it = res.prediction, res.machine, res.traffic.iterations_per_unit
+    if p is None or p.single_core_cy_per_cl is None:
+        return
+    one = _fmt_unit(convert(p.single_core_cy_per_cl, unit, it, m.clock, res.kernel.flops_per_iteration), unit)
+    console.print(f"prediction: data in {p.location}, T_ECM({p.location}) = {one}"
+                  + ("" if p.cores == 1 else f" per core of {p.cores}"))
+    sat = p.saturation
+    if sat.cores is not None:  # one definition with `scaling` (models.saturation)
+        psat = format_si(sat.it_per_s(it, m.clock), "it/s")
+        where = (f"saturating at {sat.cores} cores per ccNUMA domain" if p.saturates_in_domain else
+                 f"no saturation within a ccNUMA domain (n_s = {sat.cores} > its {p.cores_per_domain} cores)")
+        console.print(f"{where} (T_Mem = {format_fixed(sat.memory_busy_cy_per_cl, 2)} cy/CL, P_sat = {psat} "
+                      "per domain)")
+    else:  # repeated sweeps over a data set that stays in a cache
+        console.print(f"no memory traffic (data in {p.location}): nothing to saturate")
+    if p.cores > 1:
+        flops = res.kernel.flops_per_iteration
+        rule = ("contention model, cross-architecture paper eq. 5" if p.multicore_model == "contention" else
+                "P(n) = min(n P1, P_sat) per ccNUMA domain")
+        console.print(f"{p.cores} cores, data in {p.location}: "
+                      f"{_fmt_unit(convert(p.cy_per_cl, unit, it, m.clock, flops), unit)} (aggregate throughput, "
+                      f"{rule}; row {p.cores} of 'scaling --model {p.multicore_model}'; "
+                      f"--multicore-model for the other model)")
 
 
 def _percent(x: float) -> str:

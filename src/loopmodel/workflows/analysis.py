@@ -20,6 +20,8 @@ from ..models import incore as _incore_model
 from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
+from ..models.location import data_location
+from ..models.prediction import DEFAULT_MULTICORE_MODEL, Prediction, predict
 from ..models.roofline import RooflineResult, roofline_model
 from ..models.split_access import alignment_modulus
 from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
@@ -41,6 +43,9 @@ class AnalyzerSettings:
         models: subset of :data:`MODELS` and ``RooflineASM`` (the CPU roof from the compiled block, only
             on request).
         cores: active cores (shared caches divided; multicore prediction).
+        multicore_model: the n-core model of the prediction (a name of
+            :data:`~loopmodel.models.prediction.MULTICORE_MODELS`); p0: its contention parameter
+            (None: the machine model's).
         cache_factor: effective cache size fraction (1.0; 0.5 = "C/2" rule; the simulation
             simulates that fraction of each cache's sets).
         vectorize: use SIMD in the analytic in-core model.
@@ -82,6 +87,8 @@ class AnalyzerSettings:
 
     models: tuple = MODELS
     cores: int = 1
+    multicore_model: str = DEFAULT_MULTICORE_MODEL
+    p0: float | None = None
     cache_factor: float = 1.0
     vectorize: bool = True
     reassociate: bool | None = None
@@ -110,8 +117,10 @@ class AnalyzerSettings:
 
 @record
 class AnalysisResult:
-    """Everything computed for one set of sizes (rendered by text, JSON and plots); ``confidence``:
-    its regime tags and the host validation's error band (:mod:`loopmodel.workflows.confidence`)."""
+    """Everything computed for one set of sizes (rendered by text, JSON and plots); ``prediction``: the
+    figures every report and command reads (:class:`~loopmodel.models.prediction.Prediction`: data
+    location, selected T_ECM, n-core figure, Roofline; None without ECM); ``confidence``: its regime
+    tags and the host validation's error band (:mod:`loopmodel.workflows.confidence`)."""
 
     kernel: object
     machine: object
@@ -128,6 +137,14 @@ class AnalysisResult:
     compiled: object = None
     roofline_asm: RooflineResult | None = None
     confidence: Confidence | None = None
+    prediction: Prediction | None = None
+
+    @property
+    def location(self) -> str:
+        """The data location (:func:`~loopmodel.models.location.data_location`, the one rule)."""
+        if self.prediction is not None:
+            return self.prediction.location
+        return data_location(self.traffic, self.machine.memory_hierarchy)
 
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
@@ -227,6 +244,18 @@ def _check_cores(cores: int, machine) -> None:
     if cores > total:
         raise DefineError(f"--cores {cores}: machine model '{machine.name}' has {total} cores "
                           f"({machine.sockets} socket(s) x {machine.cores_per_socket})")
+
+
+#: the note on a kernel whose sweep feeds itself, predicted on more than one core
+IN_PLACE_NOTE = ("values updated in the sweep feed later iterations (in-place, e.g. a Gauss-Seidel sweep): the "
+                 "n-core figure assumes the outer loop splits among the cores, which this dependency allows only "
+                 "with a wavefront or another order of the updates (synchronisation not modelled)")
+
+
+def parallel_notes(confidence, cores: int) -> tuple:
+    """:data:`IN_PLACE_NOTE` for a prediction on more than one core of a kernel tagged ``in-place``
+    (``confidence``: the point's :class:`~loopmodel.workflows.confidence.Confidence`), else nothing."""
+    return (IN_PLACE_NOTE,) if cores > 1 and "in-place" in confidence.tags else ()
 
 
 def _split_notes(kernel, defines: dict, cores: int) -> list:
@@ -379,7 +408,18 @@ class Analyzer:
         res = AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
                              incore, ecm, roof, lc_var, tuple(self._name_compiled(notes)), sim_info, compiled,
                              roof_asm)
-        return dataclasses.replace(res, confidence=assess(res, self._accuracy, self._facts))
+        return self._finish(res)
+
+    def _finish(self, res: AnalysisResult) -> AnalysisResult:
+        """``res`` with its :class:`~loopmodel.models.prediction.Prediction` (with ECM), its confidence
+        and the note on a sweep that feeds itself predicted on several cores."""
+        opt = res.options
+        if res.ecm is not None:
+            res = dataclasses.replace(res, prediction=predict(res.ecm, self.machine, opt.cores,
+                                                              res.traffic.iterations_per_unit,
+                                                              opt.multicore_model, opt.p0, res.roofline))
+        conf = assess(res, self._accuracy, self._facts)
+        return dataclasses.replace(res, confidence=conf, notes=res.notes + parallel_notes(conf, opt.cores))
 
     def _name_compiled(self, notes: list) -> list:
         """``notes`` where those of the analytic model that point to a compiled in-core analysis

@@ -18,6 +18,7 @@ from ..fileio.defines import Sweep, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_file import load_kernel
 from ..machine.fields import BANDWIDTH_S
+from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from ..report.output_units import UNITS
 from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
@@ -135,6 +136,9 @@ class AnalyzeOptions(AnalysisOptions):
         (), "LC, ECM, Roofline, RooflineASM (repeatable; default: LC, ECM and Roofline); Kerncraft's ECMData, ECMCPU "
             "and RooflineFLOP are aliases (see below)", "-p", "--pmodel", metavar="MODEL")
     cores: int = option(1, "active cores (default 1)", "--cores", "-c", type=int)
+    multicore_model: str = option(DEFAULT_MULTICORE_MODEL, "n-core model of --cores (default contention, "
+                                  "cross-architecture paper eq. 5; saturation: min(n P1, P_sat) per ccNUMA domain)",
+                                  "--multicore-model", choices=MULTICORE_MODELS)
     unit: str = option("cy/CL", "unit of predictions (default cy/CL; case-insensitive, so Kerncraft's cy/It, It/s "
                                 "work)", "--unit", "-u", choices=UNITS, type=unit_name)
 
@@ -191,10 +195,11 @@ def _kernel_parts(kernel, incore: str, models: tuple, use_cache: bool = True) ->
 
 
 def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int, notes: tuple = (),
-            incore_default: str = "auto") -> tuple:
+            incore_default: str = "auto", multicore: tuple = (DEFAULT_MULTICORE_MODEL, None)) -> tuple:
     """Kernel, machine and the shared analysis options -> ``(Analyzer, points)``; ``points`` is
     a lazy :class:`~loopmodel.fileio.defines.Sweep` (``len``, indexing, iteration). ``notes`` go
-    with every result; ``incore_default`` applies when ``options.incore`` is None.
+    with every result; ``incore_default`` applies when ``options.incore`` is None; ``multicore``:
+    ``(model, p0)`` of every point's n-core prediction (p0 None: the machine model's).
 
     Raises:
         LoopmodelError: a bad kernel, machine, size or option (one line).
@@ -222,7 +227,8 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
         pointer_increment=options.pointer_increment, use_cache=not options.no_cache, kernel_text=text,
         notes=notes + tuple(kernel_notes), incore_defines=points.largest() if len(points) > 1 else None,
         assume_aligned=alignment_bytes(options.assume_aligned), trust_machine_flags=options.trust_machine_flags,
-        machine_file=machine_name(machine), measure_repeat=options.repeat)
+        machine_file=machine_name(machine), measure_repeat=options.repeat, multicore_model=multicore[0],
+        p0=multicore[1])
     return Analyzer(model, machine_model_, settings), points
 
 
@@ -282,5 +288,6 @@ def run(kernel, machine, options: AnalyzeOptions) -> AnalyzeRun:
     """
     notes, incore_default = peer_models(options.pmodel)
     models = model_names(options.pmodel)
-    analyzer, points = prepare(kernel, machine, options, models, options.cores, notes, incore_default)
+    analyzer, points = prepare(kernel, machine, options, models, options.cores, notes, incore_default,
+                               (options.multicore_model, None))
     return AnalyzeRun(analyzer, points, models)

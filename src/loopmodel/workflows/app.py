@@ -8,7 +8,8 @@ from ..fileio.defines import one_point, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_file import load_kernel
 from ..models.application import predict
-from .analysis import Analyzer, AnalyzerSettings
+from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
+from .analysis import Analyzer, AnalyzerSettings, parallel_notes
 from .inputs import check_p0, core_list, machine_model
 from .options import option
 from ..record import record
@@ -21,7 +22,7 @@ class AppOptions:
     define: tuple = option((), "override a shared size of the application file", "-D", "--define",
                            metavar="NAME=VALUE")
     cores: str = option("1", "core counts: 1:N, 1,2,4 or N (default 1)", "--cores", "-c", metavar="RANGE")
-    model: str = option("contention", None, "--model", choices=("contention", "saturation"))
+    model: str = option(DEFAULT_MULTICORE_MODEL, None, "--model", choices=MULTICORE_MODELS)
     p0: float | None = option(None, "contention parameter p0 (default: the machine model's)", "--p0", type=float)
     clock: str | None = option(None, "core clock override, e.g. '2.2 GHz'", "--clock", metavar="FREQ")
     incore: str = option("auto", None, "--incore", choices=("auto", "llvm-mca", "osaca", "analytic", "measured"))
@@ -44,7 +45,7 @@ def run(app_file: str, machine, options: AppOptions):
     model = machine_model(machine, options.clock)
     cores = core_list(options.cores, model.cores_per_socket * model.sockets)
     check_p0(options.p0)
-    analyses, per_cores = [], []
+    analyses, per_cores, parallel = [], [], []
     for k in spec.kernels:
         kernel, _, text, notes = load_kernel(k.path, not options.no_cache)
         defines = {n: v for n, v in k.defines.items() if n in kernel.constants}
@@ -55,5 +56,6 @@ def run(app_file: str, machine, options: AppOptions):
         analyses.append(analyzer.run(defines))
         analyses[-1].ecm.require_known()
         per_cores.append({n: analyzer.run(defines, cores=n).ecm for n in cores})  # as scaling's rows
+        parallel += [f"{k.name}: {n}" for n in parallel_notes(analyses[-1].confidence, max(cores))]
     return predict(spec, analyses, model, cores, options.model, options.p0, per_cores,
-                   machine_notes(machine, model))
+                   machine_notes(machine, model) + tuple(parallel))

@@ -171,7 +171,7 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
     (:class:`~loopmodel.workflows.analysis.AnalysisResult`), in :data:`REGIMES` order.
 
     The rules (``facts``: :func:`kernel_facts` of ``result.kernel`` and ``result.machine``,
-    computed here when None; ``level``: :meth:`TrafficPrediction.data_location`, likewise):
+    computed here when None; ``level``: the result's data location, likewise):
 
     * ``streaming``: streamed accesses, all moving one element per inner iteration and depending
       on every loop index (no array reused across an outer loop, as ``x`` in a matrix-vector
@@ -239,7 +239,7 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
     trips = _inner_trips(kernel, defines, facts)
     if trips is not None and trips < max(SHORT_INNER_LOOP, 4 * full_simd_lanes(kernel, machine)):
         tags.add("short-inner-loop")
-    level = level or result.traffic.data_location(result.machine.memory_hierarchy)
+    level = level or result.location
     if _compute_bound(result.ecm, level):
         tags.add("compute-bound")
     if near_capacity(result):
@@ -319,12 +319,14 @@ def _inner_trips(kernel, defines: dict, facts: KernelFacts) -> float | None:
 
 
 def _compute_bound(ecm, level: str) -> bool:
-    """T_OL above T_nOL plus the transfers for data in ``level`` (cy/CL): the arithmetic, not
-    the data movement, sets T_ECM = max(T_OL, T_nOL + T_data) (cross-architecture-machine-models.txt
-    eq. 4). Comparing with the transfers alone would tag every kernel with data in L1 (no transfers)."""
-    if ecm is None or ecm.T_OL is None or level not in ecm.by_location:
+    """T_OL above the data-transfer part of T_ECM for data in ``level`` (cy/CL,
+    :attr:`~loopmodel.models.ecm.ECMResult.T_transfer`: T_nOL and the transfers under the machine's
+    overlap rules, cross-architecture-machine-models.txt eq. 4): the arithmetic, not the data
+    movement, sets T_ECM. Comparing with the transfers alone would tag every kernel with data in L1
+    (no transfers)."""
+    if ecm is None or ecm.T_OL is None or level not in ecm.T_transfer:
         return False
-    return ecm.T_OL > ecm.T_nOL + sum(c.cycles for c in ecm.by_location[level])
+    return ecm.T_OL > ecm.T_transfer[level]
 
 
 def _near(requirement, capacity) -> bool:
@@ -385,7 +387,7 @@ def assess(result, summary=None, facts: KernelFacts | None = None) -> Confidence
     exceeds :data:`POOR_P90` (15 %) with enough cases; a tag of :data:`KNOWN_WEAK` that the
     validation does not cover with enough cases, as a caution.
     """
-    level = result.traffic.data_location(result.machine.memory_hierarchy)
+    level = result.location
     tags = regime_tags(result, facts, level)
     if summary is None:
         probe = result.machine.probe

@@ -67,7 +67,7 @@ class EnergyRun:
         machine: the :class:`~loopmodel.machine.model.MachineModel`.
         power: the :class:`~loopmodel.machine.power.PowerSection` in use.
         kernel: the kernel as given (text).
-        data_in: the memory level the data are in.
+        data_in: the memory level the data are in (``--data-in``, else the single-core data location).
         title: ``'KERNEL on MACHINE, sizes N=..., data in MEM'`` (table and plot).
     """
 
@@ -226,6 +226,7 @@ def run(kernel, machine, options: EnergyOptions) -> EnergyRun:
         result = energy_grid(perf, power, m.cores_per_socket, options.model, tuple(notes) + model_notes(power, m))
     except ValueError as exc:
         raise DefineError(str(exc)) from None
+    where = options.data_in or res.ecm.location
     title = (f"{os.path.basename(str(kernel))} on {m.name}, sizes "
-             + ", ".join(f"{n}={v}" for n, v in sorted(res.defines.items())) + f", data in {options.data_in}")
-    return EnergyRun(result, res, m, power, str(kernel), options.data_in, title)
+             + ", ".join(f"{n}={v}" for n, v in sorted(res.defines.items())) + f", data in {where}")
+    return EnergyRun(result, res, m, power, str(kernel), where, title)

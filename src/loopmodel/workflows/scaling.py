@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from ..errors import DefineError
 from ..fileio.defines import one_point
+from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from ..models.scaling import fit_p0, scaling
 from .analysis import AnalysisResult
 from .analyze import AnalysisOptions, prepare
@@ -25,12 +26,14 @@ class MulticoreOptions(AnalysisOptions):
 
     cores: str | None = option(None, "core counts: 1:N (default 1:cores per socket), 1,2,4 or N", "--cores", "-c",
                                metavar="RANGE")
-    model: str = option("contention", "multicore model (default contention, paper eq. 5; saturation: min(n P1, "
-                                      "P_sat))", "--model", choices=("contention", "saturation", "both"))
+    model: str = option(DEFAULT_MULTICORE_MODEL, "multicore model (default contention, paper eq. 5, as analyze "
+                                                 "--cores; saturation: min(n P1, P_sat))", "--model",
+                        choices=(*MULTICORE_MODELS, "both"))
     p0: float | None = option(None, "contention parameter p0 (default: the machine model's)", "--p0", type=float)
     placement: str = option("first-touch", "memory pages in every ccNUMA domain used (default) or all in one domain",
                             "--placement", choices=("first-touch", "one-domain"))
-    data_in: str = option("MEM", "memory level the data are in (default MEM)", "--data-in", metavar="LEVEL")
+    data_in: str | None = option(None, "memory level the data are in (default: the data location of each core "
+                                       "count's analysis, as analyze --cores)", "--data-in", metavar="LEVEL")
 
 
 @record
@@ -60,13 +63,13 @@ class ScalingRun:
     fit: tuple | None = None
 
 
-def check_level(ecm, level: str) -> None:
-    """``--data-in``: ``level`` must be a level of the ECM result ``ecm``.
+def check_level(ecm, level: str | None) -> None:
+    """``--data-in``: ``level`` (None: not given) must be a level of the ECM result ``ecm``.
 
     Raises:
         DefineError: no such level (one line, the levels listed).
     """
-    if level not in ecm.T_ECM:
+    if level is not None and level not in ecm.T_ECM:
         raise DefineError(f"--data-in {level}: no such level (choose {', '.join(ecm.T_ECM)})")
 
 

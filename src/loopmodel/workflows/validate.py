@@ -59,9 +59,9 @@ class ValidateRun:
 
 
 def data_level(res) -> str:
-    """Where the data of the analysis result ``res`` come from
-    (:meth:`~loopmodel.predictors.traffic.TrafficPrediction.data_location`)."""
-    return res.traffic.data_location(res.machine.memory_hierarchy)
+    """Where the data of the analysis result ``res`` come from (its prediction's data location,
+    :func:`~loopmodel.models.location.data_location`)."""
+    return res.location
 
 
 def ecm_at_data_level(res, where: str = "") -> tuple:
@@ -71,7 +71,7 @@ def ecm_at_data_level(res, where: str = "") -> tuple:
         ModelError: no ECM prediction there (T_OL unknown); the message names ``where``.
     """
     level = data_level(res)
-    predicted = res.ecm.T_ECM.get(level)
+    predicted = res.prediction.single_core_cy_per_cl
     if predicted is None:
         raise ModelError(f"no ECM prediction{where}: {res.ecm.unknown or 'T_OL unknown'}")
     return level, predicted

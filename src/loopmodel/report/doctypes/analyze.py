@@ -306,9 +306,15 @@ class Ecm(Strict):
                                                                 "memory traffic)")]
     notation: Annotated[str, Field(description="{ T_OL || T_nOL | T_L1L2 | ... } cy/CL")]
     prediction_notation: Annotated[str, Field(description="{ T_ECM^L1 \\ T_ECM^L2 \\ ... } cy/CL")]
-    multicore_T_ECM_MEM_cy_per_cl: Annotated[Num, Field(description="aggregate time of --cores cores, data in "
-                                                                    "memory, cy/CL (null: unknown)")]
-    performance: Annotated[Performance, Field(description="multicore_T_ECM_MEM_cy_per_cl in every unit")]
+    data_location: Annotated[str, Field(description="the memory level the data come from (L1 ... MEM)")]
+    selected_T_ECM_cy_per_cl: Annotated[Num, Field(description="single-core T_ECM for data_location (one of --cores "
+                                                               "cores), cy/CL (null: unknown)")]
+    multicore_model: Annotated[str, Field(description="n-core model of multicore_cy_per_cl: contention "
+                                                      "(cross-architecture paper eq. 5) or saturation")]
+    multicore_cy_per_cl: Annotated[Num, Field(description="aggregate time of --cores cores, data in data_location, "
+                                                          "cy/CL (null: unknown); row --cores of 'scaling --model "
+                                                          "multicore_model'")]
+    performance: Annotated[Performance, Field(description="multicore_cy_per_cl in every unit")]
 
 
 class RooflineLevel(Strict):

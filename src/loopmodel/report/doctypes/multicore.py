@@ -24,6 +24,8 @@ class ScalingPoint(Strict):
     cores: Annotated[Count, Field(description="active cores n")]
     numa_domains: Annotated[Count, Field(description="ccNUMA domains in use (cores fill domains one after the "
                                                      "other)")]
+    data_in: Annotated[str, Field(description="the memory level the data of the n cores are in (the data set split "
+                                              "among them may fit caches one core's does not)")]
     T_ECM_cy_per_cl: Annotated[Num, Field(description="T_ECM of one of the n cores for the data location, from "
                                                       "the traffic with n active cores (data set and shared caches "
                                                       "split among them, as 'analyze --cores n'), cy/CL")]
@@ -108,7 +110,8 @@ class AppKernel(Strict):
     T_nOL_cy_per_cl: Annotated[Num, Field(description="non-overlapping in-core time T_nOL, cy/CL")]
     dependency_cy_per_it: Annotated[Num, Field(description="critical-path latency of a loop-carried dependency, "
                                                            "cy/it (0: none)")]
-    T_ECM_MEM_cy_per_cl: Annotated[Num, Field(description="single-core T_ECM for data in memory, cy/CL")]
+    data_location: Annotated[str, Field(description="the memory level the kernel's data come from (one core)")]
+    selected_T_ECM_cy_per_cl: Annotated[Num, Field(description="single-core T_ECM for data_location, cy/CL")]
     notation: Annotated[str, Field(description="the ECM prediction in the papers' notation, "
                                                "'{ T_OL || T_nOL | T_L1L2 | ... } cy/CL'")]
     time_s: Annotated[dict[str, Num], Field(description="core count (as text) -> time of all invocations per "

@@ -1,0 +1,3 @@
+double a[N], b[N], c[N];
+for (int i = 0; i < N; ++i)
+    a[i] = b[i] / c[i];

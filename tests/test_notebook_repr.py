@@ -128,7 +128,7 @@ def test_scaling_report_html_and_plot():
     rep = loopmodel.scaling(STENCIL, SKX, {"M": 20000, "N": 20000}, incore="analytic", cores="1:8")
     page = Checked(rep._repr_html_())
     assert rep.analysis.ecm.notation() in page.text and "saturation point: " in page.text
-    assert page.tags.count("tr") == 1 + 8 and "T_ECM(MEM) [cy/CL]" in page.text
+    assert page.tags.count("tr") == 1 + 8 and "T_ECM [cy/CL]" in page.text and "data in" in page.text
     ax = rep.plot().axes[0]
     model = next(ln for ln in ax.get_lines() if ln.get_label() == "contention model")
     assert list(model.get_xdata()) == list(range(1, 9))

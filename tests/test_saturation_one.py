@@ -110,7 +110,8 @@ def test_analyze_and_scaling_agree(machine, kernel, defines):
     counts = sorted({2, min(per_dom + 1, total), total})
     sc = scaling_report.to_dict([scaling(one.ecm, m, counts, it, "saturation")], one)["curves"][0]
     p1 = it * m.clock / one.ecm.T_ECM["MEM"]
-    docs = {n: analyze(kernel, machine, defines, models=("ECM",), incore="analytic", cores=n) for n in counts}
+    docs = {n: analyze(kernel, machine, defines, models=("ECM",), incore="analytic", cores=n,
+                       multicore_model="saturation") for n in counts}
     for n, point in zip(counts, sc["points"]):  # the multicore performance
         assert docs[n].ecm.T_ECM == pytest.approx(one.ecm.T_ECM)  # data in memory at any core count
         e = json_report.to_dict(docs[n])["ecm"]

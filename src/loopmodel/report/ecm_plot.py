@@ -88,7 +88,8 @@ def ecm_point(res, variable: str) -> EcmPoint:
     """The :class:`EcmPoint` of an :class:`~loopmodel.workflows.analysis.AnalysisResult` with ECM, over
     the size constant ``variable``. The contributions are those of data in memory: with the
     layer-condition traffic a level that holds the data makes the links behind it carry
-    nothing, so T_ECM^MEM is the prediction at every size."""
+    nothing, so their sum is the prediction for the data location at every size
+    (:attr:`~loopmodel.models.ecm.ECMResult.selected`)."""
     e = res.ecm
     parts = [("T_OL", e.T_OL, True), *contribution_parts(e.T_nOL, e.contributions, res.machine.overlap)]
     lc = tuple(LevelState(lv.level, lv.selected, tuple(transition_size(st.max_size) for st in lv.states),
@@ -96,7 +97,7 @@ def ecm_point(res, variable: str) -> EcmPoint:
                           None if lv.data_set is None else transition_size(lv.data_set.max_size))
                for lv in res.lc_levels)
     return EcmPoint(float(res.defines[variable]), res.lc_variable == variable, tuple(parts),
-                    e.T_ECM.get("MEM"), e.T_transfer.get("MEM", 0.0), lc)
+                    e.selected, e.T_transfer.get(e.location, 0.0), lc)
 
 
 def contribution_parts(t_nol: float, contributions, overlap) -> list:

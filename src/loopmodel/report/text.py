@@ -310,7 +310,7 @@ class SweepPrinter:
     def _columns(self, r) -> list:
         cols = [(n, True) for n in self.names]
         if r.ecm:
-            cols += [(f"ECM {lvl}", True) for lvl in r.ecm.T_ECM]
+            cols += [(f"ECM {lvl}", True) for lvl in r.ecm.T_ECM] + [("data in", False)]
         if r.roofline:
             cols += [("Roofline", True), ("bottleneck", False)]
         return cols + [("LC state (L1..)", False)] + ([("ECM notation", False)] if r.ecm else [])
@@ -322,6 +322,7 @@ class SweepPrinter:
         row = [str(r.defines[n]) for n in self.names]
         if r.ecm:
             row += [_fmt_unit(convert(v, unit, it, clock, fl), unit) for v in r.ecm.T_ECM.values()]
+            row.append(r.location)
         if r.roofline:
             row += [_fmt_unit(convert(r.roofline.time, unit, it, clock, fl), unit), r.roofline.bottleneck or "n/a"]
         row.append(" ".join("all" if lv.holds_data_set else f"{_DIM.get(lv.states[lv.selected].dimension, '-')}"

@@ -59,8 +59,8 @@ def render(results: list, analysis, console, measured: dict | None = None, fit: 
         console.print(f"saturation point: {r0.saturation_cores} cores per ccNUMA domain "
                       f"({r0.cores_per_domain} cores each); P_sat = {format_si(r0.saturated_it_per_s, 'it/s')} "
                       "per domain")
-    elif r0.location == "MEM":
-        console.print("no memory traffic: nothing to saturate")
+    else:
+        console.print(f"no memory traffic (data in {r0.location}): nothing to saturate")
     if fit is not None:
         console.print(f"p0 fitted to the measurement: {fit[0]:.3g} (rms relative error {100 * fit[1]:.1f} %)")
     t = Table(title="Predicted performance per core count", title_justify="left")

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .asm import packed_bytes
-from .ports import RMW, operands
+from .instructions import RMW, operands, packed_bytes, register_bytes
 from ..record import record
 
 #: x86 mnemonic prefixes without a register destination (flags or nothing)
@@ -548,10 +547,12 @@ def _a64_access(text: str, mnem: str, mem, ops: list, regs: list) -> _Insn:
 
 
 def _a64_width(ops: list) -> int:
-    """Bytes a load/store of the registers ``ops`` spans (``q`` 16 B, ``d`` 8 B, a ``v`` list 16 B each)."""
-    sizes = {"q": 16, "d": 8, "s": 4, "h": 2, "b": 1, "x": 8, "w": 4, "v": 16, "z": 64}
+    """Bytes a load/store of the registers ``ops`` spans (:func:`.instructions.register_bytes`: ``q``
+    16 B, ``d`` 8 B, a ``v`` list the sum; an SVE ``z`` register of unknown length 64 B, the widest
+    implemented vector length of current cores, A64FX)."""
     total = 0
     for o in ops:
-        for w in re.findall(r"\b([a-z])\d+", o.lower()):
-            total += sizes.get(w, 8)
+        for w in re.findall(r"\b[a-oq-z]\d+(?:\.\d*[bhsd])?", o.lower()):  # data registers, not predicates
+            b = register_bytes(w, True)
+            total += 64 if b is None else (b or 8)
     return total or 8

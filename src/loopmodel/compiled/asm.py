@@ -24,7 +24,7 @@ from collections import Counter
 
 from ..errors import OptionError, ToolError
 from .codegen import MARK_END, MARK_START
-from .instructions import packed_bytes, parse
+from .instructions import addresses, packed_bytes, parse
 from ..record import record
 
 _LABEL = r"^\s*([.\w$]+):"
@@ -300,18 +300,10 @@ def _x86_increments(text) -> dict:
     return incs
 
 
-_X86_MEM = re.compile(r"-?\w*\((%\w+)?(?:,\s*(%\w+))?(?:,\s*(\d+))?\)")
-_A64_MEM = r"\[(x\d+)(?:,\s*(x\d+)(?:,\s*lsl\s*#?(\d+))?)?"
-
-
 def _operand_steps(s: str, incs: dict, aarch64: bool) -> list:
     """``(step in B per pass, register)`` of the incremented registers addressing memory in line ``s``."""
     out = []
-    if aarch64:
-        m = re.search(_A64_MEM, s)
-        mems = [(m.group(1), m.group(2), 2 ** int(m.group(3) or 0))] if m else []
-    else:
-        mems = [(b[1:] if b else "", i[1:] if i else "", int(sc or 1)) for b, i, sc in _X86_MEM.findall(s)]
+    mems = [(a.base, a.index, a.scale) for a in addresses(s, aarch64)][:1 if aarch64 else None]
     for base, index, scale in mems:
         if index in incs:
             out.append((abs(incs[index]) * scale, index))
@@ -337,9 +329,9 @@ def _a64_increments(text) -> dict:
     """register -> constant added per pass (add/sub, and post-indexed addressing ``[xN], #k``)."""
     incs = {}
     for s in text:
-        m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)
-        if m:
-            incs[m.group(1)] = int(m.group(2))
+        for a in addresses(s, True):
+            if a.post is not None and a.post >= 0:
+                incs[a.base] = a.post
         m = re.match(r"(?:add|sub)\s+(x\d+),\s*(x\d+),\s*#?(\d+)$", s)
         if m and m.group(1) == m.group(2):
             incs[m.group(1)] = int(m.group(3))
@@ -349,9 +341,9 @@ def _a64_increments(text) -> dict:
 def _a64_steps(text) -> Counter:
     post = Counter()
     for s in text:
-        m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)  # post-index addressing
-        if m:
-            post[(float(m.group(2)), m.group(1))] += 1
+        for a in addresses(s, True)[:1]:  # post-index addressing
+            if a.post is not None and a.post >= 0:
+                post[(float(a.post), a.base)] += 1
     if post:
         return post
     return _votes(text, _a64_increments(text), True)

@@ -111,6 +111,63 @@ def parse(text: str, aarch64: bool = False, sve_bytes: float | None = None) -> I
     return Instruction(text, mnem, ops, loads, stores, op, width, widest, bool(regs), isa_level(s, aarch64))
 
 
+@record
+class Address:
+    """One memory operand: x86 ``symbol+disp(base, index, scale)``, AArch64 ``[base, index, lsl #s]``
+    or ``[base, #disp]`` with write-back (``!``) or a post-index immediate ``[base], #k``.
+
+    Attributes:
+        symbol: the symbol before an x86 displacement ('' none).
+        disp: displacement in B.
+        base, index: registers as written, without ``%`` ('' none).
+        scale: the index's factor (``lsl #s``: 2**s).
+        writeback: the base register advances (AArch64 ``!`` or post-index).
+        post: the post-index immediate in B (None without one).
+    """
+
+    symbol: str
+    disp: int
+    base: str
+    index: str
+    scale: int
+    writeback: bool = False
+    post: int | None = None
+
+
+_X86_ADDRESS = re.compile(r"([^(%]*)\(([^)]*)\)")
+_A64_ADDRESS = re.compile(r"\[([^\]]*)\](!)?(?:\s*,\s*#?(-?\d+))?")
+
+
+def addresses(text: str, aarch64: bool = False) -> tuple:
+    """The memory operands of one instruction line, as :class:`Address`, in operand order; ``()``
+    without one. x86 ``lea`` operands count (an address, not an access)."""
+    out = []
+    if aarch64:
+        for m in _A64_ADDRESS.finditer(text):
+            parts = [q.strip() for q in m.group(1).split(",")]
+            index = parts[1].lower() if len(parts) > 1 and parts[1][:1].isalpha() else ""
+            shift = re.search(r"lsl\s*#?(\d+)", m.group(1))
+            imm = re.fullmatch(r"#?(-?\d+)", parts[-1]) if len(parts) > 1 and not index else None
+            post = int(m.group(3)) if m.group(3) else None
+            out.append(Address("", int(imm.group(1)) if imm else 0, parts[0].lower(), index,
+                               2 ** int(shift.group(1)) if shift else 1, bool(m.group(2)) or post is not None, post))
+        return tuple(out)
+    return tuple(a for a in (operand_address(o) for o in operands(text)) if a is not None)
+
+
+def operand_address(op: str) -> Address | None:
+    """The :class:`Address` of one x86 AT&T operand (``-8(%rdx,%rax,8)``), None where it has none."""
+    m = _X86_ADDRESS.search(op)
+    if not m:
+        return None
+    parts = [q.strip() for q in m.group(2).split(",")]
+    reg = [q[1:] if q.startswith("%") else "" for q in parts[:2]] + ["", ""]
+    disp_text = m.group(1).strip()
+    num = re.search(r"([+-]?\d+)$", disp_text)
+    return Address(disp_text[:num.start()] if num else disp_text, int(num.group(1)) if num else 0, reg[0], reg[1],
+                   int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1)
+
+
 def operands(text: str) -> list:
     """The operands of one AT&T/ARM assembly instruction line, split at top-level commas (an
     address in parentheses or brackets stays one operand); [] where it has none."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .instructions import access_kind, operands
+from .instructions import access_kind, operand_address, operands
 from ..record import record
 
 #: x86 ALU instructions that macro-fuse with a following conditional jump
@@ -144,7 +144,6 @@ def whole_uops(instrs: list, port_class=lambda unit: 0) -> list:
 #: llvm-mca unit names of the Haswell-to-Skylake store-address port 7 and of the ports 2/3 that
 #: take what it cannot
 _PORT7 = r"^(HW|BW|SKL|SKX)Port7(\.\d+)?$"
-_INDEXED = r"\(\s*%?\w*\s*,\s*%\w+"
 
 
 def indexed_store_addresses(instrs: list) -> list:
@@ -164,7 +163,8 @@ def indexed_store_addresses(instrs: list) -> list:
     for ins in instrs:
         sevens = [k for k in ins.pressure if re.match(_PORT7, k)]
         ops = operands(ins.text)
-        if not sevens or not access_kind(ins.text)[1] or not ops or not re.search(_INDEXED, ops[-1]):
+        store = operand_address(ops[-1]) if ops else None
+        if not sevens or not access_kind(ins.text)[1] or store is None or not store.index:
             out.append(ins)
             continue
         prefix = re.match(_PORT7, sevens[0]).group(1)

@@ -178,16 +178,16 @@ def test_analyzer_latency_for_moves_and_folded_loads():
     assert c.cy_per_pass is None and "vmovapd %xmm5, %xmm0" in c.unmeasured
 
 
-def test_zmm_block_takes_narrow_adds_at_the_64_byte_latency():
+def test_zmm_block_keeps_each_add_at_its_own_width():
     block = "vmulpd (%rdi), %zmm5, %zmm1\n" + GS_O2
     (c,) = CL.chain_latencies(block.split("\n"), False, probed(add=2.0, add64=3.5))
-    assert c.cy_per_pass == pytest.approx(3 * 3.5 + 4.0) and "512-bit" in c.describe()
+    assert c.cy_per_pass == pytest.approx(3 * 2.0 + 4.0) and "512-bit" not in c.describe()
 
 
 def test_chain_classes_by_width():
-    """The chains classify FP instructions with the back-end check's classifier; SVE takes the
-    machine's SIMD width."""
-    from loopmodel.compiled.checked import classify
+    """The chains classify FP instructions with the one classifier (:mod:`loopmodel.compiled.instructions`);
+    SVE takes the machine's SIMD width."""
+    from loopmodel.compiled.instructions import fp_class as classify
     assert classify("vaddsd %xmm1, %xmm0, %xmm0") == ("ADD", 8)
     assert classify("vsubps %ymm1, %ymm0, %ymm0") == ("ADD", 32)
     assert classify("vfmadd231pd (%rdi), %zmm3, %zmm0") == ("FMA", 64)
@@ -196,7 +196,7 @@ def test_chain_classes_by_width():
     assert classify("fadd d0, d0, d1", aarch64=True) == ("ADD", 8)
     assert classify("fmla v0.2d, v1.2d, v2.2d", aarch64=True) == ("FMA", 16)
     assert classify("fmla z0.d, p0/m, z1.d, z2.d", aarch64=True) is None
-    assert classify("fmla z0.d, p0/m, z1.d, z2.d", aarch64=True, simd_width=32) == ("FMA", 32)
+    assert classify("fmla z0.d, p0/m, z1.d, z2.d", aarch64=True, sve_bytes=32) == ("FMA", 32)
 
 
 def test_op_latency_prefers_latency_by_width_and_falls_back_by_width():

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import SKX
-from loopmodel.compiled import checked, llvm_mca, osaca_backend
+from loopmodel.compiled import checked, instructions, llvm_mca, osaca_backend
 from loopmodel.compiled.llvm_mca import InstrTiming
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.workflows.analysis import Analyzer
@@ -125,7 +125,7 @@ def test_find_llvm_mca_env_override(monkeypatch, tmp_path):
     ("ldr d0, [x1]", True, None),
 ])
 def test_classify(text, aarch64, want):
-    assert checked.classify(text, aarch64) == want
+    assert instructions.fp_class(text, aarch64) == want
 
 
 def test_register_forms_replace_the_memory_operand():

@@ -250,7 +250,7 @@ def test_osaca_needs_a_known_architecture():
 
 
 def test_access_kind_x86_and_aarch64():
-    from loopmodel.compiled.ports import access_kind
+    from loopmodel.compiled.instructions import access_kind
     assert access_kind("vaddpd\t(%r11,%rax), %ymm0, %ymm0") == (True, False)
     assert access_kind("vmovupd\t%ymm0, (%rcx,%rax)") == (False, True)
     assert access_kind("vextractf128\t$0x1, %ymm0, 16(%rdx,%rax)") == (False, True)

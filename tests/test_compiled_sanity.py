@@ -18,7 +18,8 @@ import pytest
 from helpers import SKX, run_cli
 
 from loopmodel.compiled.asm import (MAX_UNROLL, KernelShape, address_steps, calls, find_kernel_block, implausible,
-                                    iterations_per_pass, packed_bytes)
+                                    iterations_per_pass)
+from loopmodel.compiled.instructions import packed_bytes
 from loopmodel.compiled.compile import single_core_source
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.fileio.c_kernel import parse_kernel

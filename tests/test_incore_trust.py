@@ -12,7 +12,7 @@ import pytest
 
 from helpers import IVB, KERNELS, SKX, SNB, SNB_MCA_RESOURCES, analyze, reference_dir, requires_tool, run_cli, tool_version
 
-from loopmodel.compiled import isa
+from loopmodel.compiled import instructions, isa
 from loopmodel.compiled.incore import CompiledInCore, data_path_bound, to_incore_result, unaccounted
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.compiled.ports import InstrPressure
@@ -82,16 +82,16 @@ def test_llvm_mca_load_without_pressure_is_unaccounted():
 
 
 def test_simd_level_of_instructions_flags_and_cpus():
-    assert [isa.instruction_isa(ln) for ln in ZMM_BLOCK.split("\n")[:4]] == ["AVX-512"] * 3 + ["SSE"]
-    assert isa.instruction_isa("vfmadd231pd\t%ymm1, %ymm2, %ymm3") == "AVX2"
-    assert isa.instruction_isa("vpaddd\t%ymm1, %ymm2, %ymm3") == "AVX2"
-    assert isa.instruction_isa("vaddpd\t%ymm1, %ymm2, %ymm3") == "AVX"
-    assert isa.instruction_isa("vperm2f128\t$3, %ymm1, %ymm1, %ymm2") == "AVX"  # a vp- mnemonic of AVX
-    assert isa.instruction_isa("vaddpd\t%xmm17, %xmm2, %xmm3") == "AVX-512"
-    assert isa.instruction_isa("vaddpd\t(%rax){1to8}, %zmm2, %zmm3{%k1}") == "AVX-512"
-    assert isa.instruction_isa("addpd\t%xmm1, %xmm2") == "SSE"
-    assert isa.instruction_isa("fmla\tz0.d, p0/m, z1.d, z2.d", aarch64=True) == "SVE"
-    assert isa.instruction_isa("fmla\tv0.2d, v1.2d, v2.2d", aarch64=True) == "NEON"
+    assert [instructions.isa_level(ln) for ln in ZMM_BLOCK.split("\n")[:4]] == ["AVX-512"] * 3 + ["SSE"]
+    assert instructions.isa_level("vfmadd231pd\t%ymm1, %ymm2, %ymm3") == "AVX2"
+    assert instructions.isa_level("vpaddd\t%ymm1, %ymm2, %ymm3") == "AVX2"
+    assert instructions.isa_level("vaddpd\t%ymm1, %ymm2, %ymm3") == "AVX"
+    assert instructions.isa_level("vperm2f128\t$3, %ymm1, %ymm1, %ymm2") == "AVX"  # a vp- mnemonic of AVX
+    assert instructions.isa_level("vaddpd\t%xmm17, %xmm2, %xmm3") == "AVX-512"
+    assert instructions.isa_level("vaddpd\t(%rax){1to8}, %zmm2, %zmm3{%k1}") == "AVX-512"
+    assert instructions.isa_level("addpd\t%xmm1, %xmm2") == "SSE"
+    assert instructions.isa_level("fmla\tz0.d, p0/m, z1.d, z2.d", aarch64=True) == "SVE"
+    assert instructions.isa_level("fmla\tv0.2d, v1.2d, v2.2d", aarch64=True) == "NEON"
     assert isa.level_from_macros("#define __AVX__ 1\n#define __AVX2__ 1\n") == "AVX2"
     assert isa.level_from_macros("#define __ARM_NEON 1\n#define __ARM_FEATURE_SVE 1\n", aarch64=True) == "SVE"
     # every CPU our built-in x86/AArch64 machine models and the Kerncraft converter name is tabulated

@@ -11,17 +11,10 @@ kept, a loop-carried dependency only one of them sees, and the largest contribut
 """
 from __future__ import annotations
 
-import re
-
-from .asm import packed_bytes
+from .instructions import packed_bytes, parse
 
 #: relative T_ECM difference from which the two analyses are reported as disagreeing
 TOLERANCE = 0.25
-
-_X86_DIV = r"^v?div[sp][sd]\b"
-_X86_SQRT = r"^v?sqrt[sp][sd]\b"
-_A64_DIV = r"^fdiv\b"
-_A64_SQRT = r"^fsqrt\b"
 
 
 def disagreement_note(analytic_ecm, compiled_ecm, analytic, compiled, info, kernel) -> str | None:
@@ -56,7 +49,7 @@ def disagreement_note(analytic_ecm, compiled_ecm, analytic, compiled, info, kern
 
 def reasons(analytic, compiled, info, kernel) -> list:
     """The differences of fact between the compiled block and the analytic model, as phrases:
-    the SIMD lanes (widest packed memory access of the block, :func:`.asm.packed_bytes`, over
+    the SIMD lanes (widest packed memory access of the block, :func:`.instructions.packed_bytes`, over
     the largest element size, against the analytic lanes), division and square-root
     instructions (the analytic model counts the kernel's operations; a compiler turns a
     division by a power of two into a multiplication), a loop-carried dependency bound on one
@@ -69,9 +62,9 @@ def reasons(analytic, compiled, info, kernel) -> list:
     if lanes != analytic.lanes:
         packed = f"{width} B packed accesses, {lanes} lanes" if width else "no packed access, scalar code"
         out.append(f"the compiled loop has {packed}, the analytic model assumes {analytic.lanes} lane(s) of {elem} B")
-    mnems = [ln.split(None, 1)[0].lower() for ln in lines]
-    for op, pat in (("DIV", _A64_DIV if info.aarch64 else _X86_DIV), ("SQRT", _A64_SQRT if info.aarch64 else _X86_SQRT)):
-        found = sum(1 for m in mnems if re.match(pat, m))
+    classes = [parse(ln, info.aarch64).fp_op for ln in lines]
+    for op in ("DIV", "SQRT"):
+        found = classes.count(op)
         if analytic.operations.get(op) and not found:
             out.append(f"the analytic model counts {analytic.operations[op]} {op} per iteration, the compiled loop has "
                        f"no {op} instruction (replaced, e.g. a division by a power of two by a multiplication)")

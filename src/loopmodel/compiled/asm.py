@@ -24,13 +24,13 @@ from collections import Counter
 
 from ..errors import OptionError, ToolError
 from .codegen import MARK_END, MARK_START
+from .instructions import addresses, packed_bytes, parse
 from ..record import record
 
 _LABEL = r"^\s*([.\w$]+):"
 _X86_BRANCH = r"^\s*(j[a-z]+)\s+([.\w$]+)\s*$"
 _A64_BRANCH = (r"^\s*(b(?:\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al))?|cbn?z|tbn?z)\s+"
                r"(?:[\w]+\s*,\s*)*(?:#?\d+\s*,\s*)?([.\w$]+)\s*$")
-_VECTOR = r"%[xyz]mm\d+|\b[vqdsz]\d+(\.\d*[bhsd])?\b|\bp\d+\b"
 
 
 @record
@@ -157,7 +157,7 @@ def find_kernel_block(asm: str, stride_bytes: float | None, aarch64: bool = Fals
 
         def score(f):
             ins = _instructions(enumerate(lines[f[1]:f[2] + 1], f[1]), aarch64)
-            return (sum(1 for _, s in ins if re.search(_VECTOR, s)), len(ins))
+            return (sum(1 for _, s in ins if parse(s, aarch64).simd), len(ins))
         lab, a, b = max(inner, key=score)
     ins = _instructions(enumerate(lines[a:b + 1], a), aarch64)
     text = tuple(s for _, s in ins)
@@ -300,18 +300,10 @@ def _x86_increments(text) -> dict:
     return incs
 
 
-_X86_MEM = re.compile(r"-?\w*\((%\w+)?(?:,\s*(%\w+))?(?:,\s*(\d+))?\)")
-_A64_MEM = r"\[(x\d+)(?:,\s*(x\d+)(?:,\s*lsl\s*#?(\d+))?)?"
-
-
 def _operand_steps(s: str, incs: dict, aarch64: bool) -> list:
     """``(step in B per pass, register)`` of the incremented registers addressing memory in line ``s``."""
     out = []
-    if aarch64:
-        m = re.search(_A64_MEM, s)
-        mems = [(m.group(1), m.group(2), 2 ** int(m.group(3) or 0))] if m else []
-    else:
-        mems = [(b[1:] if b else "", i[1:] if i else "", int(sc or 1)) for b, i, sc in _X86_MEM.findall(s)]
+    mems = [(a.base, a.index, a.scale) for a in addresses(s, aarch64)][:1 if aarch64 else None]
     for base, index, scale in mems:
         if index in incs:
             out.append((abs(incs[index]) * scale, index))
@@ -337,9 +329,9 @@ def _a64_increments(text) -> dict:
     """register -> constant added per pass (add/sub, and post-indexed addressing ``[xN], #k``)."""
     incs = {}
     for s in text:
-        m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)
-        if m:
-            incs[m.group(1)] = int(m.group(2))
+        for a in addresses(s, True):
+            if a.post is not None and a.post >= 0:
+                incs[a.base] = a.post
         m = re.match(r"(?:add|sub)\s+(x\d+),\s*(x\d+),\s*#?(\d+)$", s)
         if m and m.group(1) == m.group(2):
             incs[m.group(1)] = int(m.group(3))
@@ -349,9 +341,9 @@ def _a64_increments(text) -> dict:
 def _a64_steps(text) -> Counter:
     post = Counter()
     for s in text:
-        m = re.search(r"\[(x\d+)\],\s*#?(\d+)", s)  # post-index addressing
-        if m:
-            post[(float(m.group(2)), m.group(1))] += 1
+        for a in addresses(s, True)[:1]:  # post-index addressing
+            if a.post is not None and a.post >= 0:
+                post[(float(a.post), a.base)] += 1
     if post:
         return post
     return _votes(text, _a64_increments(text), True)
@@ -359,11 +351,6 @@ def _a64_steps(text) -> Counter:
 
 _X86_CALL = r"^call[lq]?\s+(\S+)"
 _A64_CALL = r"^blr?\s+(\S+)"
-_X86_PACKED = re.compile(r"^v?(?:mov[au]p[sd]|movdq[au](?:8|16|32|64)?|movntp[sd]|movntdq|[a-z0-9]+p[sd])$")
-_X86_NOT_PACKED = ("vbroadcast", "vpbroadcast", "vgather", "vscatter", "vpgather", "vpscatter", "movhp", "movlp",
-                   "vmovhp", "vmovlp", "vcvt", "cvt", "vinsert", "vextract", "vmovddup", "movddup")
-_X86_WIDTH = (("%zmm", 64), ("%ymm", 32), ("%xmm", 16))
-_A64_PACKED = r"^(?:ld|st)(?:r|p|ur|np|1)\b.*?\b(?:q\d+|v\d+\.(\d+)([bhsd]))"
 
 
 def calls(text, aarch64: bool = False) -> list:
@@ -378,30 +365,6 @@ def calls(text, aarch64: bool = False) -> list:
         if m:
             out.append(m.group(1).split("@", 1)[0])
     return list(dict.fromkeys(out))
-
-
-def packed_bytes(line: str, aarch64: bool = False) -> int:
-    """Width in B of the contiguous memory access of a packed SIMD instruction, 0 if none.
-
-    x86: a packed move or packed floating-point operation (``...ps``/``...pd``) with a memory
-    operand, as wide as its widest vector register; broadcasts, gathers, half-register moves
-    and conversions are left out (their memory operand is narrower). AArch64: loads and
-    stores of ``q`` registers (16 B) and of ``v`` register lists (lanes x element size).
-    """
-    s = line.strip()
-    if aarch64:
-        m = re.match(_A64_PACKED, s)
-        if not m:
-            return 0
-        if m.group(1) is None:
-            return 16
-        return int(m.group(1)) * {"b": 1, "h": 2, "s": 4, "d": 8}[m.group(2)]
-    if "(" not in s:
-        return 0
-    mnem = s.split(None, 1)[0].lower()
-    if mnem.startswith(_X86_NOT_PACKED) or not _X86_PACKED.match(mnem):
-        return 0
-    return next((w for reg, w in _X86_WIDTH if reg in s), 0)
 
 
 def implausible(text, iterations: float, shape: KernelShape, aarch64: bool = False) -> str | None:

@@ -5,12 +5,13 @@ latency of its critical cycle (:func:`.deps.critical_cycle`; kerncraft-tool-pape
 a loop-carried dependency makes T_OL its critical-path latency). Each instruction on the
 cycle costs, in this order of preference:
 
-* floating-point arithmetic (:func:`.checked.classify`: ADD for add/sub, MUL, FMA, DIV, SQRT, at the
-  width of its register: 8 B scalar double, 4 B scalar float, 16/32/64 B xmm/ymm/zmm or
-  AArch64 q/z registers): the probe's latency at that width
-  (:func:`loopmodel.machine.latency.op_latency`), else the analyzer's latency for the
-  instruction (llvm-mca's instruction info, a folded load's latency taken out, :func:`analyzer_latencies`),
-  else the machine model's ``in_core.latency`` of the operation (at the widest width);
+* floating-point arithmetic (:func:`.instructions.parse`: ADD for add/sub, MUL, FMA, DIV, SQRT, at
+  the width of its own register: 8 B scalar double, 4 B scalar float, 16/32/64 B xmm/ymm/zmm,
+  AArch64 v/q registers, SVE z registers at the machine model's ``in_core.simd_width``): the
+  probe's latency at that width (:func:`loopmodel.machine.latency.op_latency`), else the
+  analyzer's latency for the instruction (llvm-mca's instruction info or OSACA's form, a folded
+  load's latency taken out, :func:`analyzer_latencies`), else the machine model's
+  ``in_core.latency`` of the operation (at the widest width);
 * other instructions (register moves, shuffles, integer operations): the analyzer's latency;
 * how a value enters an instruction adds: through memory (the load of bytes a store wrote
   in an earlier pass) the store-to-load forwarding latency in place of the store's and the
@@ -19,27 +20,22 @@ cycle costs, in this order of preference:
   load-to-use latency (the probe's pointer chase; else the analyzer's, else 5 cy assumed);
   a store itself costs nothing (its time is in the forwarding latency).
 
-On x86 a block with 512-bit (zmm) instructions takes narrower FP additions and the other
-operations at no less than the probe's 64 B latency: Intel cores close port 1's vector unit
-while 512-bit uops are in flight (Intel 64 and IA-32 Architectures Optimization Reference
-Manual, "Port 0 and 1 fusion" for AVX-512), so the 2-cycle adder of Golden Cove / Sapphire
-Rapids serves them no more often than it serves a chain of zmm additions, which is what the
-probe's 64 B figure measured; where the 64 B latency is no larger (AMD Zen 4) nothing changes.
+Each instruction's latency is taken at its own width, whatever else the block holds: a scalar
+``vdivsd`` next to 512-bit instructions keeps the 8 B divide latency (port 0/1 fusion for
+AVX-512, Intel Optimization Reference Manual, closes a port to vector uops, which bounds
+throughput, not the latency of an instruction once issued). Each figure is labelled by its
+source, the analyzer's by the analyzer's name.
 """
 from __future__ import annotations
 
-import re
-
 from ..machine import latency as mlat
-from .checked import analyzer_latency, classify
+from .checked import analyzer_latency
 from .deps import Chain, critical_cycle, loop_carried_chains
-from .ports import access_kind
+from .instructions import parse, plain_load
 from ..record import record
 
 #: assumed store-to-load forwarding and L1 load-to-use latency (cy) where neither the probe nor the analyzer gives one
 ASSUMED_CY = 5.0
-
-_X86_LOAD_ONLY = r"^v?(mov|movu|mova|movs|movap|movup|movdq|lddqu|pmovzx|pmovsx)|^v?p?broadcast"
 
 
 @record
@@ -49,7 +45,7 @@ class Term:
     Attributes:
         text: the instruction line.
         cy: its latency on the cycle (cy), forwarding or load latency included.
-        source: where it comes from, ``"probe, 8 B"``, ``"llvm-mca"``, ``"machine model"``,
+        source: where it comes from, ``"probe, 8 B"``, ``"llvm-mca"``, ``"osaca"``, ``"machine model"``,
             ``"store-to-load forwarding 5 cy, assumed"``, ...
         fp: the FP operation class (``"ADD"``, ...), '' for other instructions.
         measured: the instruction's own latency (FP arithmetic) comes from the probe.
@@ -113,18 +109,11 @@ def analyzer_latencies(info) -> tuple:
     the analyzer gave none), and the latency of the block's plain loads (None without one)."""
     lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
     rows = tuple(analyzer_latency(info, t) for t in lines)
-    loads = [cy for t, cy in zip(lines, rows) if cy is not None and _plain_load(t, info.aarch64)]
+    loads = [cy for t, cy in zip(lines, rows) if cy is not None and plain_load(t, info.aarch64)]
     return rows, (max(loads) if loads else None)
 
 
-def _plain_load(text: str, aarch64: bool) -> bool:
-    """Whether ``text`` only loads (a move or broadcast from memory, ``ld*`` on AArch64), with no
-    arithmetic on the loaded value."""
-    mnem = text.split()[0].lower()
-    return access_kind(text, aarch64)[0] and bool(mnem.startswith("ld") if aarch64 else re.match(_X86_LOAD_ONLY, mnem))
-
-
-def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:
+def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None, analyzer_name: str = "llvm-mca") -> list:
     """The loop-carried chains of a block with their latency per pass (module docstring).
 
     Args:
@@ -133,6 +122,8 @@ def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:
         machine: the machine model (probe latencies, ``in_core.latency``).
         analyzer: :func:`analyzer_latencies` of the block, or a function without arguments
             returning them (called only where the block has a chain), or None (no analyzer).
+        analyzer_name: the analyzer that gave them (``"llvm-mca"``, ``"osaca"``), the label of
+            its figures.
 
     Returns:
         :class:`ChainLatency` per chain, in block order.
@@ -145,16 +136,15 @@ def chain_latencies(lines: list, aarch64: bool, machine, analyzer=None) -> list:
     by_text = {}
     for t, cy in zip(texts, analyzer[0]):
         by_text.setdefault(t, cy)
-    zmm = not aarch64 and any("%zmm" in t for t in texts)
-    own = {t: _own_latency(t, aarch64, machine, by_text.get(t), analyzer[1], zmm) for t in texts}
-    fwd, load = _entry_latencies(machine, analyzer[1])
+    own = {t: _own_latency(t, aarch64, machine, by_text.get(t), analyzer[1], analyzer_name) for t in texts}
+    fwd, load = _entry_latencies(machine, analyzer[1], analyzer_name)
     return [_chain_latency(c, own, fwd, load) for c in chains]
 
 
-def _entry_latencies(machine, analyzer_load) -> tuple:
+def _entry_latencies(machine, analyzer_load, analyzer_name: str) -> tuple:
     """``(store-to-load forwarding, L1 load-to-use)`` as :class:`~loopmodel.machine.latency.Latency`."""
     fwd = mlat.store_forward(machine) or mlat.Latency(ASSUMED_CY, "assumed")
-    load = mlat.load_to_use(machine) or (mlat.Latency(analyzer_load, "llvm-mca") if analyzer_load else None) \
+    load = mlat.load_to_use(machine) or (mlat.Latency(analyzer_load, analyzer_name) if analyzer_load else None) \
         or mlat.Latency(ASSUMED_CY, "assumed")
     return fwd, load
 
@@ -187,30 +177,26 @@ def _chain_latency(chain: Chain, own: dict, fwd, load) -> ChainLatency:
     return ChainLatency(chain, cyc.cy_per_pass, ts, cyc.passes, measured, missing)
 
 
-def _own_latency(text: str, aarch64: bool, machine, analyzer_cy, analyzer_load, zmm: bool) -> tuple:
+def _own_latency(text: str, aarch64: bool, machine, analyzer_cy, analyzer_load, analyzer_name: str) -> tuple:
     """``(cy or None, source, FP class, from the probe)`` of one instruction, its operation alone
-    (a folded load's latency taken out; a plain load or store 0: the load's latency is charged on
-    the way in, a store's in the forwarding latency to its reload)."""
-    loads, stores = access_kind(text, aarch64)
-    if stores and not loads:
+    at its own width (a folded load's latency taken out; a plain load or store 0: the load's
+    latency is charged on the way in, a store's in the forwarding latency to its reload)."""
+    ins = parse(text, aarch64, machine.in_core.simd_width)
+    if ins.stores and not ins.loads:
         return 0.0, "store", "", False
-    if _plain_load(text, aarch64):
+    if plain_load(text, aarch64):
         return 0.0, "load", "", False
     op_part = None
     if analyzer_cy is not None:
-        op_part = max(0.0, analyzer_cy - (analyzer_load or 0.0)) if loads else analyzer_cy
-    cls = classify(text, aarch64, machine.in_core.simd_width)
-    if cls is None:
-        return op_part, "llvm-mca", "", False
-    op, width = cls
-    got = mlat.op_latency(machine, op, width)
+        op_part = max(0.0, analyzer_cy - (analyzer_load or 0.0)) if ins.loads else analyzer_cy
+    op = ins.fp_op
+    if not op:
+        return op_part, analyzer_name, "", False
+    got = mlat.op_latency(machine, op, ins.fp_width) if ins.fp_width else None  # unknown width: not the probe's
     if got is not None:
-        wide = mlat.op_latency(machine, op, 64) if zmm and width < 64 else None
-        if wide is not None and wide.cy > got.cy:
-            return wide.cy, f"{wide.source}: the block has 512-bit instructions", op, True
         return got.cy, got.source, op, True
     if op_part is not None:
-        return op_part, "llvm-mca", op, False
+        return op_part, analyzer_name, op, False
     if op in machine.in_core.latency:
         return machine.in_core.latency[op], "machine model", op, False
     return None, "", op, False

@@ -2,7 +2,7 @@
 
 llvm-mca and OSACA time each instruction with their CPU model; the probe (``loopmodel machine
 probe``) measured the host's floating-point latencies and throughputs per operation and register
-width. Where both exist the block's FP arithmetic instructions are classified (:func:`classify`:
+width. Where both exist the block's FP arithmetic instructions are classified (:func:`.instructions.parse`:
 ADD, MUL, FMA, DIV, SQRT; width in B from the register) and the analyzer's latency and reciprocal
 throughput of each class (llvm-mca's "Instruction Info" table, OSACA's instruction forms:
 :class:`~.llvm_mca.InstrTiming`) are compared with the probe's (:class:`BackendCheck`, agreement
@@ -20,45 +20,11 @@ from __future__ import annotations
 import re
 
 from ..machine import latency as mlat
-from .ports import access_kind
+from .instructions import access_kind, parse
 from ..record import record
 
 #: relative difference up to which an analyzer's figure agrees with the probe's
 TOLERANCE = 0.15
-
-_X86_OP = (r"^v?(?:(?P<fma>f(?:n)?m(?:add|sub)(?:sub|add)?(?:132|213|231)?)|(?P<op>add|sub|mul|div|sqrt))"
-           r"(?P<kind>[sp])(?P<prec>[dsh])(?:\s|$)")
-_X86_NAMES = {"add": "ADD", "sub": "ADD", "mul": "MUL", "div": "DIV", "sqrt": "SQRT"}
-_A64_OP = r"^(?:(?P<fma>fn?m(?:la|ls|add|sub))|(?P<op>fadd|fsub|fmul|fdiv|fsqrt))(?:\s|$)"
-_A64_NAMES = {"fadd": "ADD", "fsub": "ADD", "fmul": "MUL", "fdiv": "DIV", "fsqrt": "SQRT"}
-_X86_REG_BYTES = {"xmm": 16, "ymm": 32, "zmm": 64}
-
-
-def classify(text: str, aarch64: bool = False, simd_width: float | None = None) -> tuple | None:
-    """``(op, width in B)`` of a floating-point arithmetic instruction, None for anything else.
-
-    op: ADD (additions and subtractions), MUL, FMA (fused multiply-add and -subtract forms), DIV,
-    SQRT. Width: x86 scalar ``sd`` 8, ``ss`` 4, packed the register (xmm 16, ymm 32, zmm 64;
-    AT&T syntax, the destination last); AArch64 scalar ``d`` 8, ``s`` 4, NEON ``v.2d``/``v.4s``
-    16; SVE (``z`` registers, length not in the text) ``simd_width`` (the machine model's), None
-    without it.
-    """
-    words = text.strip().lower().split(None, 1)
-    if not words:
-        return None
-    return _classify_a64(words, simd_width) if aarch64 else _classify_x86(words)
-
-
-def _classify_x86(words: list) -> tuple | None:
-    m = re.match(_X86_OP, " ".join(words))
-    if not m:
-        return None
-    op = "FMA" if m.group("fma") else _X86_NAMES[m.group("op")]
-    if m.group("kind") == "s":
-        return op, {"d": 8, "s": 4, "h": 2}[m.group("prec")]
-    regs = re.findall(r"%([xyz]mm)\d+", words[1] if len(words) > 1 else "")
-    return (op, _X86_REG_BYTES[regs[-1]]) if regs else None
-
 
 def register_forms(block_text: str, aarch64: bool = False) -> list:
     """Register forms of the block's FP instructions that have only a memory-operand form in it
@@ -70,33 +36,15 @@ def register_forms(block_text: str, aarch64: bool = False) -> list:
         return []
     out = []
     for line in block_text.split("\n"):
-        cls = classify(line)
-        if cls is None or not any(access_kind(line)):
+        ins = parse(line)
+        if not ins.fp_op or not ins.loads or not ins.vector_bytes:
             continue
-        regs = re.findall(r"%([xyz]mm)\d+", line)
-        if regs:
-            form = re.sub(r"[-\w.+$]*\(%?\w*(?:,\s*%?\w*)*(?:,\s*\d+)?\)(\{1to\d+\})?", f"%{regs[-1]}15",
-                          " ".join(line.split()), count=1)
-            if form not in out:
-                out.append(form)
+        reg = {16: "xmm", 32: "ymm", 64: "zmm"}[ins.vector_bytes]
+        form = re.sub(r"[-\w.+$]*\(%?\w*(?:,\s*%?\w*)*(?:,\s*\d+)?\)(\{1to\d+\})?", f"%{reg}15",
+                      " ".join(line.split()), count=1)
+        if form not in out:
+            out.append(form)
     return out
-
-
-def _classify_a64(words: list, simd_width: float | None = None) -> tuple | None:
-    m = re.match(_A64_OP, " ".join(words))
-    if not m or len(words) < 2:
-        return None
-    op = "FMA" if m.group("fma") else _A64_NAMES[m.group("op")]
-    dest = words[1].split(",")[0].strip()
-    if re.fullmatch(r"d\d+", dest):
-        return op, 8
-    if re.fullmatch(r"s\d+", dest):
-        return op, 4
-    if re.fullmatch(r"v\d+\.(2d|4s|8h)", dest):
-        return op, 16
-    if re.fullmatch(r"z\d+(\.[bhsd])?", dest) and simd_width:
-        return op, int(simd_width)
-    return None
 
 
 def probe_latency(machine, op: str, width: int) -> float | None:
@@ -137,7 +85,7 @@ class CheckRow:
     """One class of the block's FP instructions, one figure: the analyzer's next to the probe's.
 
     Attributes:
-        op, width: the class (:func:`classify`), width in B.
+        op, width: the class (:attr:`.instructions.Instruction.fp_class`), width in B.
         kind: ``"latency"`` (cy) or ``"throughput"`` (reciprocal throughput, cy per instruction).
         instruction: the block's first instruction of the class (the one whose figure is used;
             a register form where the class has one, for latency always: a memory form's
@@ -172,12 +120,15 @@ class BackendCheck:
     Attributes:
         analyzer, version, target: ``"llvm-mca"``, ``"19.1.7"``, ``"sapphirerapids"``.
         rows: :class:`CheckRow` per class and kind that both sides have, in block order.
+        unknown_width: the block's FP arithmetic instructions whose width the classifier could not
+            tell (an SVE register where the machine model gives no vector length): not compared.
     """
 
     analyzer: str
     version: str
     target: str
     rows: tuple = ()
+    unknown_width: tuple = ()
 
     @property
     def disagreeing(self) -> tuple:
@@ -185,8 +136,12 @@ class BackendCheck:
         return tuple(r for r in self.rows if not r.agrees)
 
     def notes(self) -> list:
-        """One note per disagreeing row, naming the instruction and both figures."""
-        out = []
+        """One note per disagreeing row, naming the instruction and both figures; where no row was
+        compared, one note saying so (and naming the instructions of unknown width)."""
+        out = [] if self.rows else [f"{self.analyzer} {self.version} {self.target}: no rows compared with the "
+                                    "probe (no FP instruction of the block at a width the probe measured"
+                                    + (f"; width unknown: {', '.join(self.unknown_width)})" if self.unknown_width
+                                       else ")")]
         for r in self.disagreeing:
             what = "latency" if r.kind == "latency" else "per instruction (reciprocal throughput)"
             out.append(f"{self.analyzer} {self.version} {self.target} times {r.instruction.split()[0]} ({r.op}, "
@@ -206,12 +161,18 @@ def check_block(info, machine) -> BackendCheck | None:
     """
     if not has_probe(machine):
         return None
+    sve = machine.in_core.simd_width
     classes: dict = {}
     for t in info.timings:
-        cls = classify(t.text, info.aarch64)
+        cls = parse(t.text, info.aarch64, sve).fp_class
         if cls is not None:
             classes.setdefault(cls, []).append(t)
-    counts = _class_counts(info)
+    block = [parse(ln.strip(), info.aarch64, sve) for ln in info.block.split("\n") if ln.strip()]
+    counts: dict = {}
+    for ins in block:
+        if ins.fp_class is not None:
+            counts[ins.fp_class] = counts.get(ins.fp_class, 0) + 1
+    unknown = tuple(dict.fromkeys(" ".join(i.text.split()) for i in block if i.fp_op and i.fp_width is None))
     counts_text = {_norm(ln) for ln in info.block.split("\n")}
     rows = []
     for (op, width), timings in classes.items():
@@ -224,23 +185,14 @@ def check_block(info, machine) -> BackendCheck | None:
             value = pick[0].latency if kind == "latency" else pick[0].rthroughput
             if value > 0:
                 rows.append(CheckRow(op, width, kind, pick[0].text, counts.get((op, width), 0), value, probe))
-    return BackendCheck(info.analyzer, info.analyzer_version, info.target, tuple(rows))
-
-
-def _class_counts(info) -> dict:
-    """``{(op, width): instructions per pass}`` of the block's FP instructions."""
-    counts: dict = {}
-    for line in info.block.split("\n"):
-        cls = classify(line, info.aarch64)
-        if cls is not None:
-            counts[cls] = counts.get(cls, 0) + 1
-    return counts
+    return BackendCheck(info.analyzer, info.analyzer_version, info.target, tuple(rows), unknown)
 
 
 def score(check: BackendCheck | None) -> tuple:
     """``(disagreeing rows, their summed relative difference)``: smaller is closer to the probe;
-    ``(inf, inf)`` without a check (:func:`check_block` gave None)."""
-    if check is None:
+    ``(inf, inf)`` without a check (:func:`check_block` gave None) or with no row compared (an
+    empty check says nothing about the analyzer, so it cannot win a comparison)."""
+    if check is None or not check.rows:
         return float("inf"), float("inf")
     bad = check.disagreeing
     return len(bad), sum(r.relative for r in bad)

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .asm import packed_bytes
-from .ports import RMW, operands
+from .instructions import RMW, Address, addresses, operand_address, operands, packed_bytes, parse, register_bytes
 from ..record import record
 
 #: x86 mnemonic prefixes without a register destination (flags or nothing)
@@ -418,18 +417,11 @@ def _x86_regs(op: str) -> list:
 
 
 def _x86_mem(op: str, mnem: str, ops: list) -> _Mem | None:
-    m = re.search(r"([^(%]*)\(([^)]*)\)", op)
-    if not m:
+    a = operand_address(op)
+    if a is None:
         return None
-    parts = [p.strip() for p in m.group(2).split(",")]
-    base = _x86_reg(parts[0][1:]) if parts and parts[0].startswith("%") else ""
-    index = _x86_reg(parts[1][1:]) if len(parts) > 1 and parts[1].startswith("%") else ""
-    scale = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1
-    disp_text = m.group(1).strip()
-    num = re.search(r"([+-]?\d+)$", disp_text)
-    disp = int(num.group(1)) if num else 0
-    symbol = disp_text[:num.start()] if num else disp_text
-    return _Mem(symbol, disp, base or "", index or "", scale, _x86_width(mnem, ops))
+    base, index = (_x86_reg(r) or "" if r else "" for r in (a.base, a.index))
+    return _Mem(a.symbol, a.disp, base, index, a.scale, _x86_width(mnem, ops))
 
 
 def _x86_width(mnem: str, ops: list) -> int:
@@ -467,7 +459,7 @@ def _x86(text: str) -> _Insn:
     gpr = len(out) == 1 and not out[0].startswith(("v", "k"))
     incform = not loads and ((gpr and bool(_X86_INCREMENT.match(mnem)))
                              or (_X86_VEC_INCREMENT.match(mnem) is not None and len(regs_only) == len(ops)))
-    move = bool(_X86_MOVE.match(mnem)) and not loads and not mnem.startswith("lea")
+    move = bool(_X86_MOVE.match(mnem)) and not loads and not mnem.startswith("lea") and not parse(text).fp_op
     return _Insn(text, tuple(dict.fromkeys(reads)), tuple(out), loads, (), incform, move,
                  _x86_step(mnem, ops, out[0]) if incform and gpr else ())
 
@@ -508,7 +500,7 @@ def _a64_regs(op: str) -> list:
 def _a64(text: str) -> _Insn:
     mnem = text.split(None, 1)[0].lower()
     body = text.split(None, 1)[1] if " " in text else ""
-    mem = re.search(r"\[([^\]]*)\](!)?(?:\s*,\s*#?(-?\d+))?", body)
+    mem = next(iter(addresses(body, True)), None)
     ops = operands(text[:text.index("[")] if mem else text)
     if mnem in _A64_NO_DEST or mnem.startswith("b."):
         return _Insn(text, tuple(r for o in ops for r in _a64_regs(o)), (), (), (), False, False)
@@ -528,19 +520,15 @@ def _a64(text: str) -> _Insn:
     return _Insn(text, tuple(dict.fromkeys(reads)), tuple(out), (), (), incform, bool(re.match(_A64_MOVE, mnem)), step)
 
 
-def _a64_access(text: str, mnem: str, mem, ops: list, regs: list) -> _Insn:
+def _a64_access(text: str, mnem: str, mem: Address, ops: list, regs: list) -> _Insn:
     """A load or store ``[base, index, lsl #s]`` / ``[base, #imm]``, with write-back (``!`` or a
     post-index immediate) advancing the base register."""
-    parts = [p.strip() for p in mem.group(1).split(",")]
-    base = _a64_reg(parts[0]) or ""
-    index = (_a64_reg(parts[1]) or "") if len(parts) > 1 else ""
-    shift = re.search(r"lsl\s*#?(\d+)", mem.group(1))
-    imm = re.fullmatch(r"#?(-?\d+)", parts[-1]) if len(parts) > 1 and not index else None
-    disp = int(imm.group(1)) if imm else 0
-    m_obj = _Mem("", disp, base, index, 2 ** int(shift.group(1)) if shift else 1, _a64_width(ops))
-    back = bool(mem.group(2) or mem.group(3))
+    base = _a64_reg(mem.base) or ""
+    index = (_a64_reg(mem.index) or "") if mem.index else ""
+    m_obj = _Mem("", mem.disp, base, index, mem.scale, _a64_width(ops))
+    back = mem.writeback
     writes_base = (base,) if back and base else ()
-    step = ((base, int(mem.group(3)) if mem.group(3) else disp),) if writes_base else ()
+    step = ((base, mem.post if mem.post is not None else mem.disp),) if writes_base else ()
     addr = tuple(r for r in (base, index) if r)
     if mnem.startswith("st"):
         return _Insn(text, tuple(regs) + addr, writes_base, (), (m_obj,), back, False, step)
@@ -548,10 +536,12 @@ def _a64_access(text: str, mnem: str, mem, ops: list, regs: list) -> _Insn:
 
 
 def _a64_width(ops: list) -> int:
-    """Bytes a load/store of the registers ``ops`` spans (``q`` 16 B, ``d`` 8 B, a ``v`` list 16 B each)."""
-    sizes = {"q": 16, "d": 8, "s": 4, "h": 2, "b": 1, "x": 8, "w": 4, "v": 16, "z": 64}
+    """Bytes a load/store of the registers ``ops`` spans (:func:`.instructions.register_bytes`: ``q``
+    16 B, ``d`` 8 B, a ``v`` list the sum; an SVE ``z`` register of unknown length 64 B, the widest
+    implemented vector length of current cores, A64FX)."""
     total = 0
     for o in ops:
-        for w in re.findall(r"\b([a-z])\d+", o.lower()):
-            total += sizes.get(w, 8)
+        for w in re.findall(r"\b[a-oq-z]\d+(?:\.\d*[bhsd])?", o.lower()):  # data registers, not predicates
+            b = register_bytes(w, True)
+            total += 64 if b is None else (b or 8)
     return total or 8

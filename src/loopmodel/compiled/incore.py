@@ -59,10 +59,11 @@ from ..machine.latency import has_op_latencies
 from ..models.incore import InCoreResult, port_pressure_times
 from ..models.split_access import split_accesses
 from ..models.short_loops import block_iterations, inner_shape, inner_trips
-from .asm import KernelShape, calls, find_kernel_block, implausible, packed_bytes
+from .asm import KernelShape, calls, find_kernel_block, implausible
 from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
 from .chain_latency import analyzer_latencies, chain_latencies
+from .instructions import access_kind, packed_bytes
 from ..record import record
 
 
@@ -469,7 +470,7 @@ def _analyse_block(block, analyzer: str, tool: str, tool_version: str, target: s
 
 def _store_ports(instrs, aarch64: bool) -> tuple:
     """Port groups on which the store instructions of a per-instruction table put pressure."""
-    units = P.port_totals(list(instrs), lambda t: P.access_kind(t, aarch64)[1])
+    units = P.port_totals(list(instrs), lambda t: access_kind(t, aarch64)[1])
     return tuple(sorted(P.group_max({k: v for k, v in units.items() if v > 0})))
 
 
@@ -497,7 +498,7 @@ def unaccounted(info: CompiledInCore, machine, cpu_level: str | None = None) -> 
     * instructions the analyzer flags as unknown (llvm-mca's unsupported instructions,
       OSACA's instruction forms without throughput);
     * instructions beyond the SIMD level ``cpu_level`` of the analyzer's CPU
-      (:func:`.isa.instruction_isa`): llvm-mca times some of them as if they were the
+      (:func:`.instructions.isa_level`): llvm-mca times some of them as if they were the
       CPU's own (AVX-512 for ``znver3``, FMA for ``sandybridge``);
     * with a per-instruction table (llvm-mca): loads or stores with no port pressure;
     * all loads, when the block has loads but every ``non_overlapping`` (load) port of the
@@ -515,10 +516,10 @@ def unaccounted(info: CompiledInCore, machine, cpu_level: str | None = None) -> 
     bad = [" ".join(u.split()) for u in info.unknown]
     bad += isa.beyond(lines, cpu_level, info.aarch64)
     for ins in info.instructions:
-        if any(P.access_kind(ins.text, info.aarch64)) and not any(v > 0 for v in ins.pressure.values()):
+        if any(access_kind(ins.text, info.aarch64)) and not any(v > 0 for v in ins.pressure.values()):
             bad.append(" ".join(ins.text.split()))
     _, non = port_sets(machine, info.analyzer)
-    loads = [ln for ln in lines if P.access_kind(ln, info.aarch64)[0]]
+    loads = [ln for ln in lines if access_kind(ln, info.aarch64)[0]]
     if non and loads and info.ports_cy_per_pass and not any(info.ports_cy_per_pass.get(p, 0.0) > 0 for p in non):
         bad += loads
     order = {ln: i for i, ln in reversed(list(enumerate(lines)))}
@@ -617,7 +618,7 @@ def latency_bound(info: CompiledInCore, t_ol: float, per_cl: float, machine) -> 
         names the chain when it sets T_OL, else ''.
     """
     lines = [" ".join(ln.split()) for ln in info.block.split("\n") if ln.strip()]
-    chains = chain_latencies(lines, info.aarch64, machine, lambda: analyzer_latencies(info))
+    chains = chain_latencies(lines, info.aarch64, machine, lambda: analyzer_latencies(info), info.analyzer)
     if chains and all(c.measured for c in chains):
         return _measured_bound(info, t_ol, per_cl, chains)
     return _simulated_bound(info, t_ol, per_cl, chains, has_op_latencies(machine))
@@ -771,7 +772,7 @@ def _store_ports_only(info: CompiledInCore) -> set:
     uses (store data and address ports; not an ALU port that updates a base register)."""
     if not info.instructions:  # OSACA: its store ports as it reports them
         return set(info.store_ports)
-    other = P.group_max(P.port_totals(list(info.instructions), lambda t: not any(P.access_kind(t, info.aarch64))))
+    other = P.group_max(P.port_totals(list(info.instructions), lambda t: not any(access_kind(t, info.aarch64))))
     return {p for p in info.store_ports if other.get(p, 0.0) <= 0.0}
 
 
@@ -901,5 +902,5 @@ def effective_ports(info: CompiledInCore, machine) -> tuple:
     full = P.group_max(P.port_totals(P.balance(instrs, cls)))
     # the loads balanced by themselves: on a port shared with store addresses (SBPort23) the
     # joint optimum leaves the loads' own share uneven
-    loads = P.group_max(P.port_totals(P.balance([i for i in instrs if P.access_kind(i.text, info.aarch64)[0]], cls)))
+    loads = P.group_max(P.port_totals(P.balance([i for i in instrs if access_kind(i.text, info.aarch64)[0]], cls)))
     return ({k: round(full.get(k, 0.0), 4) for k in names}, {k: round(loads.get(k, 0.0), 4) for k in names})

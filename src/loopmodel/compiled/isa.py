@@ -9,7 +9,7 @@ in-core analysis (:mod:`.incore`) compares
   (``cc <flags> -dM -E - </dev/null``: ``__AVX512F__``, ``__AVX2__``, ``__AVX__`` on x86,
   ``__ARM_FEATURE_SVE``, ``__ARM_NEON`` on AArch64), cached per user;
 * the level of the analyzer CPU: :data:`CPU_ISA`;
-* the level of each instruction of the loop block: :func:`instruction_isa`.
+* the level of each instruction of the loop block: :func:`.instructions.isa_level`.
 
 Levels, in increasing order: x86 ``SSE`` < ``AVX`` < ``AVX2`` < ``AVX-512``; AArch64
 ``NEON`` < ``SVE``. ``AVX2`` here includes FMA3 (both arrive with Haswell and Zen).
@@ -20,6 +20,7 @@ import re
 
 from .. import cache, toolchain
 from ..errors import ToolError
+from .instructions import isa_level
 
 X86_LEVELS = ("SSE", "AVX", "AVX2", "AVX-512")
 A64_LEVELS = ("NEON", "SVE")
@@ -90,42 +91,8 @@ def flags_isa(command: str, flags: tuple, version: str, aarch64: bool = False) -
     return level
 
 
-_AVX512_REG = re.compile(r"%(zmm\d+|k[0-7]\b|[xy]mm(1[6-9]|2\d|3[01])\b)")
-_AVX512_MNEM = re.compile(r"^(vpternlog|vperm[it]2|vscalef|vrndscale|vfixupimm|vcompress|vexpand|vrcp14|vrsqrt14|"
-                          r"vgetexp|vgetmant|vreduce|vrange|vfpclass|vpmov[a-z]*[bwdq]$|k(mov|and|or|xor|not|"
-                          r"ortest|test|shift|add|unpck))")
-_AVX2_MNEM = re.compile(r"^(vf(n)?m(add|sub)|vfmaddsub|vfmsubadd|v(p)?gather|vpbroadcast|vperm2i128|vinserti128|"
-                        r"vextracti128|vperm(q|d|pd|ps)\b|vps(ll|rl|ra)v|vpmaskmov|vpblendd)")
-_SVE = r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])|^(whilel[eot]|ptrue|ptest|incd|incw|cntd|cntw)\b"
-
-#: ``vp``-prefixed AVX (not AVX2) instructions that take ymm registers: floating-point
-#: lane permutes and the bit test (Intel SDM vol. 2: VPERM2F128, VPERMILPS/PD, VPTEST are AVX)
-_AVX_VP = ("vperm2f128", "vpermilps", "vpermilpd", "vptest")
-
-
-def instruction_isa(text: str, aarch64: bool = False) -> str:
-    """The SIMD level one assembly instruction needs (x86 AT&T or AArch64 GNU syntax).
-
-    x86: AVX-512 for zmm, mask (k) or upper-16 vector registers, EVEX-only mnemonics and
-    ``{...}`` decorations; AVX2 for FMA, gathers, permutes and 256-bit integer operations;
-    AVX for any other VEX-encoded (``v``-prefixed) instruction; SSE otherwise.
-    AArch64: SVE for z/p registers and SVE-only mnemonics, NEON otherwise.
-    """
-    s = text.strip()
-    mnem = s.split(None, 1)[0].lower() if s else ""
-    if aarch64:
-        return "SVE" if re.search(_SVE, s.lower()) else "NEON"
-    if _AVX512_REG.search(s) or "{" in s or _AVX512_MNEM.match(mnem):
-        return "AVX-512"
-    if _AVX2_MNEM.match(mnem) or (mnem.startswith("vp") and not mnem.startswith(_AVX_VP) and "%ymm" in s):
-        return "AVX2"
-    if mnem.startswith("v"):
-        return "AVX"
-    return "SSE"
-
-
 def beyond(lines, level: str | None, aarch64: bool = False) -> list:
     """Instructions of ``lines`` that need more than ``level`` (empty when ``level`` is None)."""
     if level is None or rank(level) < 0:
         return []
-    return [ln for ln in lines if rank(instruction_isa(ln, aarch64)) > rank(level)]
+    return [ln for ln in lines if rank(isa_level(ln, aarch64)) > rank(level)]

@@ -11,7 +11,8 @@ from .. import toolchain
 from ..errors import ToolError
 from .checked import register_forms
 from .llvm_mca import InstrTiming, PortReport, host_class
-from .ports import FUSABLE, access_kind
+from .instructions import access_kind
+from .ports import FUSABLE
 
 #: CPU name (a machine file's ``in_core.llvm_mca_cpu``, gcc's and LLVM's ``-march``/``-mcpu``
 #: names, or a host class of :func:`~.llvm_mca.host_class`) -> OSACA architecture code: every

@@ -6,7 +6,7 @@ fused compare-and-branch pairs. To map both to the ECM's T_OL and T_nOL on the s
 (kerncraft-tool-paper.txt §2.3: "T_OL is the overlapping time for computations
 and stores, T_nOL is the time for the loads from registers into L1") this module
 
-* classifies each instruction as load, store, both or neither (x86 AT&T and AArch64),
+* reads whether each instruction loads, stores, both or neither from :mod:`.instructions`,
 * drops the compare/test uop of an x86 compare-and-branch pair (macro-fused into the
   branch uop since Sandy Bridge and Zen), and
 * redistributes every instruction's total pressure over the ports it was seen to use so
@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import re
 
+from .instructions import access_kind, operand_address, operands
 from ..record import record
 
 #: x86 ALU instructions that macro-fuse with a following conditional jump
 FUSABLE = re.compile(r"^(cmp|test|add|sub|and|inc|dec)[bwlq]?$")
-_NO_ACCESS = ("lea", "prefetch", "nop")
-#: x86 instructions that read their memory destination (read-modify-write)
-RMW = re.compile(r"^(lock\s+)?(add|adc|sub|sbb|and|or|xor|inc|dec|neg|not|shl|shr|sal|sar|rol|ror|xadd|cmpxchg)[bwlq]?$")
 
 
 @record
@@ -36,49 +34,6 @@ class InstrPressure:
     text: str
     pressure: dict
     eligible: tuple = ()
-
-
-def operands(text: str) -> list:
-    """The operands of one AT&T/ARM assembly instruction line, split at top-level commas (an
-    address in parentheses or brackets stays one operand); [] where it has none."""
-    parts = text.split(None, 1)
-    if len(parts) < 2:
-        return []
-    out, depth, cur = [], 0, ""
-    for ch in parts[1]:
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        cur += ch
-    out.append(cur.strip())
-    return [o for o in out if o]
-
-
-def access_kind(text: str, aarch64: bool = False) -> tuple:
-    """``(loads, stores)`` flags of one assembly instruction.
-
-    x86 AT&T: a memory operand in last (destination) position stores; elsewhere it loads;
-    an integer read-modify-write instruction (``addq %rax, (%rdx)``) does both.
-    AArch64: ``ld*`` loads, ``st*`` stores.
-    """
-    mnem = text.split(None, 1)[0].lower() if text.strip() else ""
-    if aarch64:
-        return mnem.startswith("ld"), mnem.startswith("st")
-    if mnem.startswith(_NO_ACCESS):
-        return False, False
-    ops = operands(text)
-    mem = ["(" in o for o in ops]
-    if not any(mem):
-        return False, False
-    store = mem[-1] and len(ops) > 1
-    if mnem.startswith(("cmp", "test", "bt")) or mnem.startswith("vcmp") or mnem.startswith("ucomi") \
-            or mnem.startswith("vucomi") or mnem.startswith("comi") or mnem.startswith("vcomi"):
-        return True, False  # compares only read their operands
-    load = any(mem[:-1]) or (mem[-1] and len(ops) == 1) or (store and bool(RMW.match(mnem)))
-    return load, store
 
 
 def macro_fused(mnem: str, next_mnem: str) -> bool:
@@ -189,7 +144,6 @@ def whole_uops(instrs: list, port_class=lambda unit: 0) -> list:
 #: llvm-mca unit names of the Haswell-to-Skylake store-address port 7 and of the ports 2/3 that
 #: take what it cannot
 _PORT7 = r"^(HW|BW|SKL|SKX)Port7(\.\d+)?$"
-_INDEXED = r"\(\s*%?\w*\s*,\s*%\w+"
 
 
 def indexed_store_addresses(instrs: list) -> list:
@@ -209,7 +163,8 @@ def indexed_store_addresses(instrs: list) -> list:
     for ins in instrs:
         sevens = [k for k in ins.pressure if re.match(_PORT7, k)]
         ops = operands(ins.text)
-        if not sevens or not access_kind(ins.text)[1] or not ops or not re.search(_INDEXED, ops[-1]):
+        store = operand_address(ops[-1]) if ops else None
+        if not sevens or not access_kind(ins.text)[1] or store is None or not store.index:
             out.append(ins)
             continue
         prefix = re.match(_PORT7, sevens[0]).group(1)

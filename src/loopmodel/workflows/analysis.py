@@ -578,7 +578,8 @@ class Analyzer:
     def _closest_to_probe(done: list) -> tuple:
         """``((result, info), notes)``: of the analyzers' ``(InCoreResult, CompiledInCore)``, the one
         whose figures agree best with the probe's (fewest disagreeing classes, then the smaller summed
-        relative difference: :func:`loopmodel.compiled.checked.score`; the first on a tie, llvm-mca),
+        relative difference: :func:`loopmodel.compiled.checked.score`; the first on a tie, llvm-mca, and
+        where no check compared a row),
         with a note naming the pick and why; ``(done[0], ())`` for one analyzer."""
         if len(done) == 1:
             return done[0], ()
@@ -589,9 +590,14 @@ class Analyzer:
         def told(i):
             info, (bad, rel) = done[i][1], scores[i]
             rows = len(info.check.rows) if info.check else 0
+            if not rows:
+                return f"{info.analyzer} {info.analyzer_version} ({info.target}): no rows compared"
             return (f"{info.analyzer} {info.analyzer_version} ({info.target}): {bad} of {rows} figures off the probe "
                     f"by more than {checked.TOLERANCE:.0%}" + (f" (summed {rel:.0%})" if bad else ""))
         others = "; ".join(told(i) for i in range(len(done)) if i != best)
+        if scores[best][0] == float("inf"):
+            return done[best], (f"--incore auto: {done[best][1].analyzer} used, the first analyzer: no figure of "
+                                f"either was compared with the probe's ({told(best)}; {others})",)
         return done[best], (f"--incore auto: {done[best][1].analyzer} used, its latencies and throughputs of the "
                             f"block's FP instructions agree best with the probe's ({told(best)}; {others})",)
 

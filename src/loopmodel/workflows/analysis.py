@@ -20,7 +20,8 @@ from ..models import incore as _incore_model
 from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
-from ..models.roofline import RooflineResult, roofline_model
+from ..models.roofline import RooflineResult, roofline_model, versus_ecm
+from ..models.scaling import core_point
 from ..models.split_access import alignment_modulus
 from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
 from ..predictors.layer_conditions import LayerConditionAnalysis
@@ -369,6 +370,8 @@ class Analyzer:
                     notes.append(f"Roofline skipped: {exc.message}")
                 else:
                     raise
+        if roof is not None and ecm is not None and not ecm.unknown:
+            roof = versus_ecm(roof, ecm, *self._ecm_figure(ecm, traffic, opt.cores), self.machine.clock)
         for r in (roof, roof_asm):
             notes += [n for n in (r.notes if r is not None else ()) if n not in notes]
         notes += _split_notes(self.kernel, defines, opt.cores)
@@ -457,6 +460,14 @@ class Analyzer:
         other = ecm_model(traffic, analytic, self.machine, self.options.memory_bandwidth)
         note = _compiled("agreement").disagreement_note(other, ecm, analytic, incore, compiled, self.kernel)
         return [note] if note else []
+
+    def _ecm_figure(self, ecm, traffic, cores: int) -> tuple:
+        """``(cy/CL, location)``: ECM's aggregate time of ``cores`` cores with the data where the traffic
+        says (:meth:`~loopmodel.predictors.traffic.TrafficResult.data_location`), by the saturation rule
+        of ``analyze --cores`` (:func:`~loopmodel.models.scaling.core_point`; T_ECM there for one core)."""
+        loc = traffic.data_location(self.machine.memory_hierarchy)
+        point = core_point(cores, ecm, self.machine, traffic.iterations_per_unit, location=loc)
+        return 1.0 / point.rate_cl_per_cy, loc
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""

@@ -6,12 +6,13 @@ machines and random sizes (:mod:`kernel_strategies`), and the cases that broke t
 * Roofline(n) never falls when a core is added and doubles from one socket's cores to both sockets'.
 * ``--mem-bw`` is a bus bandwidth (write-allocate traffic included): the machine file's converted
   figure given as ``--mem-bw`` reproduces the default.
-* The CPU roof says what it is (peak or T_OL) and at which precision.
+* The CPU roof says what it is (T_OL, or the peak at its precision where T_OL is unknown).
 * T_ECM (eq. 4 with the machine's overlap rule) is at least each sum it is built from.
 * ``--unit`` conversions round-trip.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -26,7 +27,7 @@ import loopmodel
 from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.errors import ModelError
 from loopmodel.machine.bandwidth import choose_bandwidth, write_allocate_factor
-from loopmodel.models.roofline import roofline_model
+from loopmodel.models.roofline import PEAK_SOURCE, TOL_SOURCE, roofline_model
 from loopmodel.models.scaling import scaling
 from loopmodel.report.output_units import UNITS, convert
 
@@ -273,9 +274,12 @@ def test_cpu_roof_precision_follows_the_operand_types(types, peak):
     src = f"{types[0]} a[N], b[N];\n{types[1]} s;\nfor (int i = 0; i < N; ++i)\n    a[i] = s * b[i] + b[i];\n"
     res = loopmodel.analyze(src, SKX, {"N": 1000}, models=("Roofline",), incore="analytic").analysis
     fpc = res.machine.in_core.flops_per_cycle[peak]
-    assert res.roofline.cpu_source == "peak FLOP/s"
-    assert res.roofline.cpu_performance == pytest.approx(fpc.FMA * res.machine.clock)
-    mixed = [n for n in res.notes if "mixes float and double" in n]
+    assert res.roofline.cpu_source == TOL_SOURCE.format(source="analytic")
+    # the peak is the CPU roof only where T_OL is unknown
+    roof = roofline_model(res.kernel, res.traffic, dataclasses.replace(res.incore, T_OL=None), res.machine)
+    assert roof.cpu_source == PEAK_SOURCE
+    assert roof.cpu_performance == pytest.approx(fpc.FMA * res.machine.clock)
+    mixed = [n for n in roof.notes if "mixes float and double" in n]
     assert bool(mixed) == (types == ("float", "double"))
 
 

@@ -19,6 +19,7 @@ import yaml
 from helpers import IVB, KERNELS, ROOT, SNB, analyze, reference_dir, run_cli
 
 from loopmodel.compiled.llvm_mca import find_llvm_mca
+from loopmodel.models.roofline import PEAK_SOURCE
 
 BUILTIN_DIR = ROOT / "src" / "loopmodel" / "machines"
 
@@ -93,9 +94,9 @@ def test_ecm_without_div_throughput_text():
 
 
 def test_builtin_model_without_div_throughput(tmp_path):
-    """The same model with and without DIV throughput: the transfers, T_nOL and the Roofline
-    (its CPU roof is the applicable peak FLOP/s, which needs no DIV throughput) are equal;
-    T_OL and T_ECM become unknown instead of another number."""
+    """The same model with and without DIV throughput: the transfers, T_nOL and the bandwidth roofs are
+    equal; T_OL and T_ECM become unknown instead of another number, and the Roofline's CPU roof falls
+    back from T_OL to the applicable peak FLOP/s (which needs no DIV throughput, a lower bound of T_OL)."""
     full = analyze("uxx.c", SNB, {"N": 100})
     part = analyze("uxx.c", _machine_copy(tmp_path, SNB, _drop_div), {"N": 100})
     assert part.incore.T_OL is None and part.incore.T_nOL == full.incore.T_nOL
@@ -104,7 +105,8 @@ def test_builtin_model_without_div_throughput(tmp_path):
     assert [c.cycles for c in part.ecm.contributions] == [c.cycles for c in full.ecm.contributions]
     assert all(v is None for v in part.ecm.T_ECM.values())
     assert all(part.ecm.T_transfer[lv] <= full.ecm.T_ECM[lv] for lv in full.ecm.T_ECM)
-    assert part.roofline.unknown is None and part.roofline.time == full.roofline.time
+    assert part.roofline.unknown is None and part.roofline.cpu_source == PEAK_SOURCE
+    assert part.roofline.levels == full.roofline.levels and part.roofline.cpu_time <= full.roofline.cpu_time
     assert any("no throughput for DIV (in_core.throughput.DIV)" in n for n in part.notes)
 
 

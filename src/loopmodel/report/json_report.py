@@ -200,7 +200,7 @@ def _roofline(r, res) -> dict:
     """The Roofline result (kerncraft-tool-paper.txt §1.2.1): every performance in FLOP/s (null
     for a kernel without FLOPs, whose model works in iterations) and in it/s (from the time in
     cy/CL: it/CL x clock / time)."""
-    flops = bool(res.kernel.flops_per_iteration)
+    flops = r.work_unit == "FLOP"
     it, clock = res.traffic.iterations_per_unit, res.machine.clock
 
     def it_s(time):

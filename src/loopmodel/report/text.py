@@ -389,23 +389,24 @@ def _measured_line(m, console) -> None:
 
 
 def _roofline(res, r, title, console, unit) -> None:
-    """One Roofline table (the peak-based model or RooflineASM)."""
+    """One Roofline table (the in-core CPU roof or RooflineASM); performances in the result's
+    ``work_unit`` per second (FLOP/s, or it/s for a kernel without FLOPs)."""
     k, m = res.kernel, res.machine
+    rate = f"{r.work_unit}/s"
     console.print(f"\n[bold]----- {title} -----[/bold]")
     t = Table(title=f"Bottlenecks ({r.cores} core{'s' if r.cores > 1 else ''})", title_justify="left")
     for col in ("level", "a. intensity", "performance", "bandwidth", "bw kernel"):
         t.add_column(col, justify="right" if col != "level" else "left")
-    cpu_unit = "FLOP/s" if k.flops_per_iteration else "it/s"
-    t.add_row("CPU", "", format_si(r.cpu_performance, cpu_unit) if r.cpu_performance else "n/a", "",
+    t.add_row("CPU", "", format_si(r.cpu_performance, rate) if r.cpu_performance else "n/a", "",
               r.cpu_source)
     for lv in r.levels:
         ai = f"{lv.intensity:.3g} FLOP/B" if lv.intensity is not None else "-"
-        perf = format_si(lv.performance, "FLOP/s") if k.flops_per_iteration else format_si(lv.performance, "it/s")
-        if lv.bytes == 0:
-            perf = "no traffic"
-        t.add_row(lv.level, ai, perf, format_si(lv.bandwidth, "B/s"), lv.kernel)
+        t.add_row(lv.level, ai, "no traffic" if lv.bytes == 0 else format_si(lv.performance, rate),
+                  format_si(lv.bandwidth, "B/s"), lv.kernel)
     console.print(t)
-    rate = "FLOP/s" if k.flops_per_iteration else "it/s"
+    if r.work_unit != "FLOP":
+        console.print("no floating-point operations: no FLOP roof; the CPU roof is the in-core time, "
+                      "performance in iterations per second")
     if r.unknown:
         bw = r.bandwidth_bound()
         console.print(escape(f"performance n/a: {r.unknown}; the bandwidth roofs alone allow at most "
@@ -413,9 +414,8 @@ def _roofline(res, r, title, console, unit) -> None:
         return
     kind = "CPU bound" if r.bottleneck == "CPU" else "Cache or mem bound"
     console.print(f"{kind} with {r.cores} core(s)")
-    val = format_si(r.performance, "FLOP/s") if k.flops_per_iteration else format_si(r.performance, "it/s")
-    console.print(f"{val} due to {r.bottleneck} bottleneck"
-                  + (f" ({_fmt_unit(convert(r.time, unit, res.traffic.iterations_per_unit, m.clock, k.flops_per_iteration), unit)})"))
+    time = convert(r.time, unit, res.traffic.iterations_per_unit, m.clock, k.flops_per_iteration)
+    console.print(f"{format_si(r.performance, rate)} due to {r.bottleneck} bottleneck ({_fmt_unit(time, unit)})")
 
 
 def _by_location(res, console, unit) -> None:

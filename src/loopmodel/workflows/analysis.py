@@ -22,7 +22,7 @@ from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
 from ..models.location import data_location
 from ..models.prediction import DEFAULT_MULTICORE_MODEL, Prediction, predict
-from ..models.roofline import RooflineResult, roofline_model
+from ..models.roofline import RooflineResult, roofline_model, versus_ecm
 from ..models.split_access import alignment_modulus
 from ..models.short_loops import inner_trips, is_short, quantization, short_loop_cy_per_it
 from ..predictors.layer_conditions import LayerConditionAnalysis
@@ -385,6 +385,8 @@ class Analyzer:
         if incore is not None and incore.source == "measured":  # the ECM time in L1 = the time measured there
             incore = _measuring().fit_to_l1(incore, traffic, self.machine, opt.memory_bandwidth)
         ecm = ecm_model(traffic, incore, self.machine, opt.memory_bandwidth, unknown) if "ECM" in opt.models else None
+        pred = None if ecm is None else predict(ecm, self.machine, opt.cores, traffic.iterations_per_unit,
+                                                 opt.multicore_model, opt.p0)
         roof = None
         notes += list(opt.notes) + list(traffic.notes) + (list(incore.notes) if incore is not None else [])
         if ecm is not None and compiled is not None and incore.source != "analytic":
@@ -398,6 +400,8 @@ class Analyzer:
                     notes.append(f"Roofline skipped: {exc.message}")
                 else:
                     raise
+        if roof is not None and pred is not None:
+            roof = versus_ecm(roof, ecm, pred, self.machine.clock)
         for r in (roof, roof_asm):
             notes += [n for n in (r.notes if r is not None else ()) if n not in notes]
         notes += _split_notes(self.kernel, defines, opt.cores)
@@ -407,17 +411,12 @@ class Analyzer:
         lc_var = opt.solve_for or (self.lc.variable if self.lc is not None else None)
         res = AnalysisResult(self.kernel, self.machine, dict(defines), opt, tuple(levels), traffic,
                              incore, ecm, roof, lc_var, tuple(self._name_compiled(notes)), sim_info, compiled,
-                             roof_asm)
+                             roof_asm, prediction=pred and dataclasses.replace(pred, roofline=roof))
         return self._finish(res)
 
     def _finish(self, res: AnalysisResult) -> AnalysisResult:
-        """``res`` with its :class:`~loopmodel.models.prediction.Prediction` (with ECM), its confidence
-        and the note on a sweep that feeds itself predicted on several cores."""
+        """``res`` with its confidence and the note on a sweep that feeds itself predicted on several cores."""
         opt = res.options
-        if res.ecm is not None:
-            res = dataclasses.replace(res, prediction=predict(res.ecm, self.machine, opt.cores,
-                                                              res.traffic.iterations_per_unit,
-                                                              opt.multicore_model, opt.p0, res.roofline))
         conf = assess(res, self._accuracy, self._facts)
         return dataclasses.replace(res, confidence=conf, notes=res.notes + parallel_notes(conf, opt.cores))
 

@@ -344,9 +344,9 @@ class Roofline(Strict):
     cpu_performance_it_s: Annotated[NumOrInf, Field(description="CPU roof, it/s (it/CL x clock / "
                                                                 "cpu_time_cy_per_cl; null: unknown)")]
     cpu_time_cy_per_cl: Annotated[Num, Field(description="CPU roof, cy/CL (null: unknown)")]
-    cpu_roof_source: Annotated[str, Field(description="'peak FLOP/s', 'T_OL of the <source> in-core model' (no "
-                                                      "FLOPs per cycle, or no FLOPs), or the analyzer of the "
-                                                      "compiled block")]
+    cpu_roof_source: Annotated[str, Field(description="'T_OL of the <source> in-core model' (the in-core "
+                                                      "time ECM uses), 'peak FLOP/s (T_OL unknown)', or the "
+                                                      "analyzer of the compiled block")]
     levels: Annotated[list[RooflineLevel], Field(description="bandwidth roofs, core side first")]
     bottleneck: Annotated[str | None, Field(description="CPU or the level of the limiting roof (null: unknown)")]
     performance_flop_s: Annotated[NumOrInf, Field(description="predicted performance, FLOP/s (null: unknown, or a "

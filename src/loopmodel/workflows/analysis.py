@@ -393,15 +393,7 @@ class Analyzer:
             notes += self._agreement(defines, traffic, incore, compiled, ecm)
         notes += _conversion_notes(self.kernel, incore)
         if "Roofline" in opt.models:
-            try:
-                roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)
-            except ModelError as exc:
-                if opt.models != ("Roofline",):
-                    notes.append(f"Roofline skipped: {exc.message}")
-                else:
-                    raise
-        if roof is not None and pred is not None:
-            roof = versus_ecm(roof, ecm, pred, self.machine.clock)
+            roof = self._roofline(opt, traffic, incore, unknown, (ecm, pred), notes)
         for r in (roof, roof_asm):
             notes += [n for n in (r.notes if r is not None else ()) if n not in notes]
         notes += _split_notes(self.kernel, defines, opt.cores)
@@ -413,6 +405,25 @@ class Analyzer:
                              incore, ecm, roof, lc_var, tuple(self._name_compiled(notes)), sim_info, compiled,
                              roof_asm, prediction=pred and dataclasses.replace(pred, roofline=roof))
         return self._finish(res)
+
+    def _roofline(self, opt, traffic, incore, unknown, ecm_pred: tuple, notes: list):
+        """The point's Roofline with ``opt``'s cores (:func:`~loopmodel.models.roofline.roofline_model`) and
+        the note where it is slower than the ECM prediction (``ecm_pred``: the ECM result and the point's
+        :class:`~loopmodel.models.prediction.Prediction`, None without ECM;
+        :func:`~loopmodel.models.roofline.versus_ecm`); None with a note in ``notes`` where it cannot be
+        built beside other models.
+
+        Raises:
+            ModelError: it cannot be built and is the only model asked for."""
+        ecm, pred = ecm_pred
+        try:
+            roof = roofline_model(self.kernel, traffic, incore, self.machine, opt.cores, unknown=unknown)
+        except ModelError as exc:
+            if opt.models == ("Roofline",):
+                raise
+            notes.append(f"Roofline skipped: {exc.message}")
+            return None
+        return roof if pred is None else versus_ecm(roof, ecm, pred, self.machine.clock)
 
     def _finish(self, res: AnalysisResult) -> AnalysisResult:
         """``res`` with its confidence and the note on a sweep that feeds itself predicted on several cores."""

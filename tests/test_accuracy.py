@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from loopmodel.models.accuracy import APART, error_stats, from_mapping, summarize
+from loopmodel.machine.probe_section import from_mapping
+from loopmodel.models.accuracy import APART, error_stats, summarize
 
 
 def test_p90_is_the_nearest_rank():

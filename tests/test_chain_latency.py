@@ -24,6 +24,7 @@ from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.machine import latency as mlat
+from loopmodel.machine.probe_section import probe_section
 from loopmodel.models.incore import analytic_incore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,8 +99,8 @@ def probed(add=2.0, mul=4.0, add64=3.5, load=5.0):
     m = load_machine(SKX)
     points = [_point("ADD", w, add) for w in (8, 16, 32)] + [_point("ADD", 64, add64)]
     points += [_point("MUL", w, mul) for w in (8, 16, 32, 64)]
-    return dataclasses.replace(m, probe={"in_core": {"points": points},
-                                         "latency": [{"size_B": 12288, "cy_min": load}]})
+    return dataclasses.replace(m, probe=probe_section({"in_core": {"points": points}, "latency": [
+        {"size_B": 12288, "cy_min": load}]}))
 
 
 def _info(block, sim, thr, u=1.0):
@@ -206,8 +207,10 @@ def test_op_latency_prefers_latency_by_width_and_falls_back_by_width():
     assert mlat.op_latency(m, "FMA", 8) is None and mlat.op_latency(load_machine(SKX), "ADD", 8) is None
     fake = SimpleNamespace(in_core=SimpleNamespace(latency_by_width={"ADD": {8: 1.5}}), probe=m.probe)
     assert mlat.op_latency(fake, "ADD", 8) == mlat.Latency(1.5, "probe, 8 B")
-    bad = dataclasses.replace(m, probe={"in_core": {"points": [_point("ADD", 8, "fast"), _point("ADD", 8, -1)]}})
-    assert mlat.op_latency(bad, "ADD", 8) is None  # the provenance is data: nonsense is ignored
+    with pytest.raises(ValueError, match=r"'in_core.points\[0\].cy_per_instruction_min' must be a number"):
+        probe_section({"in_core": {"points": [_point("ADD", 8, "fast")]}})  # refused when the file is read
+    bad = dataclasses.replace(m, probe=probe_section({"in_core": {"points": [_point("ADD", 8, -1)]}}))
+    assert mlat.op_latency(bad, "ADD", 8) is None  # a number that is no latency is ignored
     assert mlat.load_to_use(m) == mlat.Latency(5.0, "probe, L1 pointer chase")
 
 

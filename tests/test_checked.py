@@ -14,6 +14,7 @@ from helpers import SKX
 from loopmodel.compiled import checked, instructions, llvm_mca, osaca_backend
 from loopmodel.compiled.llvm_mca import InstrTiming
 from loopmodel.fileio.machine_files import load_machine
+from loopmodel.machine.probe_section import probe_section
 from loopmodel.workflows.analysis import Analyzer
 
 HOST = os.path.join(os.path.dirname(__file__), "fixtures", "host-probe-xeon-kvm.yml")
@@ -24,7 +25,7 @@ def _host(cpu="cooperlake", isa=SPR_ISA, model_name="Intel(R) Xeon(R) Processor"
     """A machine model as the probe writes it: gcc's CPU name, the probe's ISA flags and FP points."""
     m = load_machine(SKX)
     probe = {"topology": {"model_name": model_name, "isa": list(isa)}, "in_core": {"points": list(points)}}
-    return dataclasses.replace(m, in_core=dataclasses.replace(m.in_core, llvm_mca_cpu=cpu), probe=probe)
+    return dataclasses.replace(m, in_core=dataclasses.replace(m.in_core, llvm_mca_cpu=cpu), probe=probe_section(probe))
 
 
 def _point(op, width, kind, cy):

@@ -15,7 +15,8 @@ from helpers import KERNELS, SKX, run_cli
 from loopmodel.compiled.llvm_mca import find_llvm_mca
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.machine_files import load_machine
-from loopmodel.models.accuracy import MIN_CASES, ErrorStats, from_mapping, summarize
+from loopmodel.machine.probe_section import ErrorStats, from_mapping, probe_section
+from loopmodel.models.accuracy import MIN_CASES, summarize
 from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.workflows.confidence import REGIMES, assess, choose_band, regime_notes, regime_tags
 
@@ -135,20 +136,6 @@ def test_near_capacity_on_either_side_of_a_capacity():
     assert "near-capacity" in tags(TRIAD, {"N": int(l2 / 32)}, cache_predictor="sim")  # the data set vs the cache
 
 
-def test_memory_noisy_needs_memory_data_and_a_wide_spread():
-    machine = load_machine(SKX)
-
-    def probed(spread):
-        rows = [{"threads": 1, "spread": spread}, {"threads": 2, "spread": 0.01}]
-        return dataclasses.replace(machine, probe={"tables": {"MEM": {"copy": rows}}})
-
-    assert "memory-noisy" in tags(TRIAD, {"N": 10 ** 7}, probed(0.2))
-    assert "memory-noisy" not in tags(TRIAD, {"N": 10 ** 7}, probed(0.05))
-    assert "memory-noisy" not in tags(TRIAD, {"N": 10 ** 7}, probed(0.2), cores=2)  # 2 threads spread 1 %
-    assert "memory-noisy" not in tags(TRIAD, {"N": 1000}, probed(0.2))  # data in L1
-    assert "memory-noisy" not in tags(TRIAD, {"N": 10 ** 7}, machine)  # no probe data
-
-
 def test_tags_come_in_vocabulary_order():
     got = tags(GAUSS_SEIDEL.replace("double", "float"), {"N": 40, "M": 1000})
     assert list(got) == [t for t in REGIMES if t in got] and len(got) >= 4
@@ -204,7 +191,7 @@ def test_notes_warn_of_poor_regimes_from_validation_or_a_caution():
 
 def test_assess_reads_the_machine_files_validation():
     machine = load_machine(str(VALIDATED))
-    assert isinstance(machine.probe["validation"], dict)  # the reader keeps probe's contents
+    assert machine.probe.validation == from_mapping(machine.probe.raw["validation"])  # typed when read
     res = analysis(open(KERNELS / "2d-5pt.c").read(), {"N": 250, "M": 250}, machine)
     c = res.confidence
     assert (c.level, c.basis, c.band) == ("L2", "L2 / stencil", ErrorStats(8, 0.3, 0.42, 0.42))
@@ -238,11 +225,10 @@ def test_analyze_without_validation_has_regimes_but_no_band():
     assert c["notes"] and c["notes"][0].startswith("caution (latency-bound)")
 
 
-def test_a_strangers_probe_section_gives_no_tag_and_no_band():
+def test_a_strangers_validation_section_gives_no_tag_and_no_band():
     machine = load_machine(SKX)
-    for probe in ({"tables": "x"}, {"tables": {"MEM": {"copy": [{"spread": "wide"}, 3]}}},
-                  {"validation": "none"}, {"validation": {"overall": {"count": "many"}}}):
-        res = analysis(TRIAD, {"N": 10 ** 7}, dataclasses.replace(machine, probe=probe))
+    for probe in ({"validation": "none"}, {"validation": {"overall": {"count": "many"}}}):
+        res = analysis(TRIAD, {"N": 10 ** 7}, dataclasses.replace(machine, probe=probe_section(probe)))
         assert "memory-noisy" not in res.confidence.tags and res.confidence.band is None
 
 

@@ -245,7 +245,7 @@ def test_probe_command_writes_a_valid_file_and_keeps_it_for_minus_m_host(fake_pr
     assert "kept for '-m host'" in err and "overlap T_OL" in err
     assert fake_probe[0].quick and fake_probe[0].repetitions == 3
     m = load_machine(str(out))
-    assert m.probe["hostname"] == "testhost" and m.name == "host-testhost"
+    assert m.probe.hostname == "testhost" and m.name == "host-testhost"
     assert host_model_path().read_text() == out.read_text()
     assert load_machine("host") == m
     assert main(["analyze", "examples/kernels/daxpy.c", "-m", "host", "-D", "N=1000000", "-p", "ECM"]) == 0

@@ -19,6 +19,7 @@ import loopmodel.workflows.probe as workflow_probe
 from loopmodel.fileio.host_models import host_model_path
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.fileio.machine_writer import machine_mapping
+from loopmodel.machine.probe_section import ErrorStats, from_mapping
 from loopmodel.models import accuracy
 from loopmodel.version import __version__
 from loopmodel.workflows.corpus import CorpusRun
@@ -75,10 +76,10 @@ def test_validate_stores_the_summary_in_the_new_model(host):
     assert written["probe"]["validation"] == expected(True, "2026-01-01T00:00:00Z")
     assert stored_mapping() == written
     (machine, name, quick, fresh), = host.calls
-    assert name == "host" and quick and fresh and machine.probe["date"] == "2026-01-01T00:00:00Z"
-    back = accuracy.from_mapping(load_machine("host").probe["validation"])
-    assert back == accuracy.from_mapping(expected(True, "2026-01-01T00:00:00Z"))
-    assert back.by_level["L3"] == accuracy.ErrorStats(1, 0.5, 0.5, 0.5) and back.provenance["cases"] == 6
+    assert name == "host" and quick and fresh and machine.probe.date == "2026-01-01T00:00:00Z"
+    back = load_machine("host").probe.validation
+    assert back == from_mapping(expected(True, "2026-01-01T00:00:00Z"))
+    assert back.by_level["L3"] == ErrorStats(1, 0.5, 0.5, 0.5) and back.provenance["cases"] == 6
     assert "validation: quick corpus (seed 0) on 2026-01-02T03:04:05Z, 6 case(s) measured, 1 skipped, 12.3 s" \
         in p.stderr
     assert "  MEM: n=2, |error| median 5.0 %, p90 7.0 %, max 7.0 %" in p.stderr
@@ -174,12 +175,12 @@ def test_machine_show_without_validation_prints_no_block(tmp_path):
 
 
 def test_validation_lines_order_levels_and_survive_a_strangers_section():
-    lines = workflow_probe.validation_lines({"by_level": {"MEM": {"count": 1, "median_abs_error": 0.1},
-                                                          "L2": "junk", "L1": {"count": 3}}, "overall": None})
+    full = {"count": 1, "median_abs_error": 0.1, "p90_abs_error": 0.2, "max_abs_error": 0.3}
+    lines = workflow_probe.validation_lines(from_mapping({"by_level": {"MEM": full, "L2": "junk", "L1": {"count": 3}},
+                                                          "overall": None}))
     assert lines == ["validation: corpus (seed ?) on an unknown date, ? case(s) measured, 0 skipped",
-                     "  L1: n=3, |error| median ?, p90 ?, max ?",
-                     "  MEM: n=1, |error| median 10.0 %, p90 ?, max ?",
-                     "  regimes: 0 with cases"]
+                     "  MEM: n=1, |error| median 10.0 %, p90 20.0 %, max 30.0 %",
+                     "  regimes: 0 with cases"]  # entries that do not read are left out when the file is read
 
 
 def test_validate_model_reports_progress_per_case_and_measures_fresh(monkeypatch):

@@ -127,6 +127,6 @@ def _summary(model, output: str | None, stored) -> None:
 def _validation(got) -> None:
     """The ``validation:`` block on stderr (as ``machine show`` prints it), then why cases were
     skipped."""
-    lines = workflow.validation_lines(got.summary.to_mapping())
+    lines = workflow.validation_lines(got.summary)
     lines += [f"note: skipped {name} in {level}: {why}" for name, level, why in got.skipped]
     sys.stderr.write("\n".join(lines) + "\n")

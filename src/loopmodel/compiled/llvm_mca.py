@@ -185,15 +185,14 @@ def host_class(machine) -> tuple:
     ``avx512f`` on an AMD ``znver3`` host means Zen 4 at least.
     """
     cpu = (machine.in_core.llvm_mca_cpu or "").lower()
-    probe = machine.probe if isinstance(machine.probe, dict) else {}
-    if cpu not in _UPGRADABLE or not probe:
+    probe = machine.probe
+    if cpu not in _UPGRADABLE or probe is None:
         return None, ""
-    topo = probe.get("topology") if isinstance(probe.get("topology"), dict) else {}
-    name = str(topo.get("model_name") or machine.model_name or "")
+    name = probe.model_name or machine.model_name or ""
     for pattern, cls in _MODEL_NAMES:
         if re.search(pattern, name) and cls in _UPGRADABLE[cpu]:
             return cls, f"model name '{name}'"
-    flags = {str(f).lower() for f in (topo.get("isa") or ())}
+    flags = {f.lower() for f in probe.isa_flags}
     if "avx512_fp16" in flags and "sapphirerapids" in _UPGRADABLE[cpu]:
         return "sapphirerapids", "the probe found avx512_fp16"
     if "avx512f" in flags and "znver4" in _UPGRADABLE[cpu]:

@@ -86,9 +86,9 @@ def resolve_host() -> Path:
 
 def host_note(machine) -> str:
     """The note that goes with results for ``-m host``: which probe they rest on."""
-    probe = machine.probe or {}
-    when = probe.get("date", "an unknown date")
-    return (f"machine model: the probe of this host '{probe.get('hostname', _hostname())}' "
+    probe = machine.probe
+    when = (probe.date if probe else None) or "an unknown date"
+    return (f"machine model: the probe of this host '{(probe.hostname if probe else None) or _hostname()}' "
             f"from {when} ({host_model_path()})")
 
 

@@ -124,7 +124,8 @@ def machine_mapping(model) -> dict:
     YAML types) with explicit units: clock in GHz, sizes in B, bandwidths in B/cy or GB/s,
     penalties and latencies in cy. It loads back to an equal model."""
     q = quantity_text
-    d = json.loads(json.dumps(dataclasses.asdict(model)))  # tuples -> lists, plain YAML types
+    # tuples -> lists, plain YAML types; the probe section is written as read (below)
+    d = json.loads(json.dumps(dataclasses.asdict(dataclasses.replace(model, probe=None))))
     d["clock"] = q(model.clock, "Hz", 1e9, "G")
     d["cacheline_size"] = q(model.cacheline_size, "B")
     d["in_core"]["simd_width"] = q(model.in_core.simd_width, "B")
@@ -160,4 +161,5 @@ def machine_mapping(model) -> dict:
     d.pop("power", None)
     if model.power is not None:
         d["power"] = power_mapping(model.power)
+    d["probe"] = model.probe.raw if model.probe is not None else {}  # the section as read: the same text back
     return d

@@ -66,13 +66,9 @@ def _by_width(machine, op: str, kind: str = "latency") -> dict:
             out[int(w)] = cy
     if out:
         return out
-    probe = machine.probe if isinstance(machine.probe, dict) else {}
-    points = (probe.get("in_core") or {}).get("points") if isinstance(probe.get("in_core"), dict) else None
-    for p in points if isinstance(points, list) else []:
-        if not isinstance(p, dict) or p.get("op") != op or p.get("kind") != kind:
-            continue
-        w, cy = p.get("width_bytes"), _number(p.get("cy_per_instruction_min"))
-        if isinstance(w, int) and w in WIDTHS and cy is not None:
+    for p in machine.probe.in_core_points if machine.probe else ():
+        w, cy = p.width_bytes, _number(p.cy_per_instruction_min)
+        if p.op == op and p.kind == kind and w in WIDTHS and cy is not None:
             out[w] = min(cy, out.get(w, cy))
     return out
 
@@ -116,12 +112,9 @@ def op_latency(machine, op: str, width: int) -> Latency | None:
 def load_to_use(machine) -> Latency | None:
     """The L1 load-to-use latency (cy): the probe's pointer chase at its smallest size, where that
     size fits in L1 (``probe.latency``: ``size_B``, ``cy_min``); None where not measured."""
-    probe = machine.probe if isinstance(machine.probe, dict) else {}
-    rows = [r for r in (probe.get("latency") or []) if isinstance(r, dict)] if isinstance(
-        probe.get("latency"), list) else []
+    rows = machine.probe.latency if machine.probe else ()
     l1 = machine.memory_hierarchy[0].size if machine.memory_hierarchy and machine.memory_hierarchy[0].size else 0
-    fits = [(r.get("size_B"), _number(r.get("cy_min"))) for r in rows
-            if isinstance(r.get("size_B"), (int, float)) and 0 < r["size_B"] <= l1]
+    fits = [(r.size_B, _number(r.cy_min)) for r in rows if 0 < r.size_B <= l1]
     fits = [(s, cy) for s, cy in fits if cy is not None]
     return Latency(min(fits)[1], "probe, L1 pointer chase") if fits else None
 

@@ -25,6 +25,7 @@ from . import fields as fx
 from .coherence import CoherenceTable
 from .fields import OPS, Convert, Ge, Gt, Le
 from .power import PowerSection
+from .probe_section import ProbeSection, probe_section
 from ..record import record
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
@@ -381,10 +382,10 @@ class MachineModel:
             (``{gcc: -O3 -march=corei7-avx}``); flags from a file must pass the allow-list of
             :mod:`loopmodel.gate` unless ``--trust-machine-flags``.
         sources: where the figures come from (citations, measurements), as documentation.
-        probe: provenance of a model measured on its host (``loopmodel machine probe``): the
-            host, date, tools, every benchmark's raw figures with their spread and the fits, as
-            plain data; the model reads only the probe's latencies by width from it
-            (:mod:`loopmodel.machine.latency`, until ``in_core.latency_by_width`` holds them).
+        probe: provenance of a model measured on its host (``loopmodel machine probe``), typed
+            (:class:`~loopmodel.machine.probe_section.ProbeSection`: the host, date, bandwidth
+            tables, latencies, instruction forms, self-check and validation the models read, with
+            the whole section as read for the writer), or None for a model that was not probed.
         coherence: the measured MESI transition table
             (:class:`~loopmodel.machine.coherence.CoherenceTable`,
             benchmark-based-coherence-model.txt §IV), or None where not measured (``loopmodel
@@ -417,7 +418,7 @@ class MachineModel:
     benchmarks: Annotated[Benchmarks, Convert(fx.benchmark_tables)] = field(default_factory=Benchmarks)
     compiler: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
-    probe: dict = field(default_factory=dict)
+    probe: Annotated[Optional[ProbeSection], Convert(probe_section)] = None
     coherence: Annotated[Optional[CoherenceTable], Convert(fx.coherence_section)] = None
     power: Annotated[Optional[PowerSection], Convert(fx.power_section)] = None
 

@@ -19,6 +19,7 @@ the model's ``probe.self_check`` (:meth:`SelfCheck.to_mapping`).
 """
 from __future__ import annotations
 
+from ..machine.probe_section import MEMORY_SPREAD_MAX, point_label, repetition_gap, self_check_summary
 from ..record import record
 
 
@@ -41,9 +42,8 @@ LINK_RESIDUAL_MAX = 0.25
 #: a re-run the figure is that of the K fastest repetitions of all attempts
 #: (:func:`loopmodel.measure.probe.fastest_of`).
 CACHE_SPREAD_MAX = 0.05
-#: The same for memory points: memory bandwidth varies more between runs (page placement,
-#: other tenants on the memory bus), so 10 %.
-MEMORY_SPREAD_MAX = 0.10
+#: The same for memory points: :data:`loopmodel.machine.probe_section.MEMORY_SPREAD_MAX` (10 %),
+#: the rule ``analyze`` applies to the memory benchmark its ECM memory term uses.
 #: Spread (max - min) / max of one pointer-chase size: latencies are stable to a few % on a
 #: quiet host (one cache miss chain, no bandwidth sharing), so 10 %.
 LATENCY_SPREAD_MAX = 0.10
@@ -137,7 +137,7 @@ class SelfCheck:
 
     def lines(self) -> list:
         """The ``self-check:`` block of the probe's text output and of ``machine show``."""
-        return self_check_lines(self.to_mapping())
+        return self_check_summary(self.to_mapping()).lines()
 
     def to_mapping(self) -> dict:
         """``probe.self_check`` of the machine file (plain YAML data)."""
@@ -148,37 +148,11 @@ class SelfCheck:
         return out
 
 
-def self_check_lines(section: dict) -> list:
-    """The ``self-check:`` block for a ``probe.self_check`` mapping (as written by
-    :meth:`SelfCheck.to_mapping`, e.g. read back from a machine file)."""
-    lines = [f"self-check: {section.get('verdict', '?')}"]
-    for c in section.get("checks") or []:
-        n = c.get("attempts", 1)
-        lines.append(f"  {c.get('name')}: {c.get('figure_percent')} % (threshold {c.get('threshold_percent')} %), "
-                     f"{c.get('verdict')}, {n} attempt{'s' if n != 1 else ''}")
-    if section.get("rerun_s"):
-        lines.append(f"  re-runs took {section['rerun_s']} s")
-    if section.get("stopped"):
-        lines.append(f"  re-runs stopped: {section['stopped']}")
-    lines += [f"  uncertain: {u}" for u in section.get("uncertain") or []]
-    return lines
-
-
-def point_label(key) -> str:
-    """``('L1', 'daxpy', 2)`` -> ``'L1 daxpy at 2 cores'``; a size in B -> ``'12288 B'``."""
-    if isinstance(key, tuple) and len(key) == 3:
-        level, kernel, threads = key
-        return f"{level} {kernel} at {threads} core{'s' if threads > 1 else ''}"
-    if isinstance(key, int):
-        return f"{key} B"
-    return str(key)
-
-
 def bandwidth_spread(p) -> float:
     """Gap between a bandwidth point's two fastest repetitions, (t_2 - t_1) / t_2 (as
     bandwidth: how much slower the second-best run was); 0 with fewer than two."""
     fastest = sorted(p.seconds)[:2]
-    return (fastest[1] - fastest[0]) / fastest[1] if len(fastest) == 2 and fastest[1] > 0 else 0.0
+    return repetition_gap(*fastest) if len(fastest) == 2 else 0.0
 
 
 def latency_spread(p) -> float:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from ..errors import ModelError
-from ..machine.bandwidth import choose_bandwidth
+from ..machine.bandwidth import ChosenBandwidth, choose_bandwidth
 from ..units import format_fixed
 from .location import data_location
 from .saturation import SaturationPoint, saturation_point
@@ -53,6 +53,9 @@ class Contribution:
         bytes_in / bytes_out: bytes per CL of work toward / away from the core.
         bandwidth: B/cy per direction used.
         source: where the bandwidth came from (machine file or benchmark kernel).
+        measured: the benchmark point the bandwidth was taken from
+            (:class:`~loopmodel.machine.bandwidth.ChosenBandwidth`: level, kernel, cores), None for
+            a figure of the machine file or ``--mem-bw``.
     """
 
     name: str
@@ -63,6 +66,7 @@ class Contribution:
     bytes_out: float
     bandwidth: tuple
     source: str
+    measured: ChosenBandwidth | None = None
 
 
 @record
@@ -144,7 +148,7 @@ MEM_BW_SOURCE = "--mem-bw: the memory bus bandwidth, all bytes moved (write-allo
 
 
 def _link_bandwidth(machine, lt, link, memory_bandwidth):
-    """Bandwidths (B/cy per direction) of ``link`` and where they come from.
+    """``(bandwidths B/cy per direction, source text, benchmark point or None)`` of ``link``.
 
     Every bandwidth here is a bus bandwidth: bytes the link moves per second, write-allocate
     traffic included, as the contributions count bytes (eq. 3). A measured (benchmark) figure is
@@ -152,14 +156,13 @@ def _link_bandwidth(machine, lt, link, memory_bandwidth):
     the source); ``memory_bandwidth`` (``--mem-bw``) *is* one, and replaces every direction of the
     link into memory, measured or given in the machine file."""
     if memory_bandwidth is not None and link.between[1] == "MEM":
-        return [memory_bandwidth / machine.clock] * len(link.bandwidth), MEM_BW_SOURCE
-    measured, source = None, "machine model"
-    if link.measured:
-        ch = choose_bandwidth(machine, link.between[1], lt.loads_cl, lt.stores_cl)
-        measured = ch.bandwidth
-        source = (f"{ch.kernel} benchmark, {ch.cores} cores: {ch.reported / 1e9:.4g} GB/s as reported "
-                  f"x {ch.bandwidth / ch.reported:.4g} for write-allocate traffic")
-    return machine.link_bandwidths_cy(link, measured), source
+        return [memory_bandwidth / machine.clock] * len(link.bandwidth), MEM_BW_SOURCE, None
+    if not link.measured:
+        return machine.link_bandwidths_cy(link), "machine model", None
+    ch = choose_bandwidth(machine, link.between[1], lt.loads_cl, lt.stores_cl)
+    source = (f"{ch.kernel} benchmark, {ch.cores} cores: {ch.reported / 1e9:.4g} GB/s as reported "
+              f"x {ch.bandwidth / ch.reported:.4g} for write-allocate traffic")
+    return machine.link_bandwidths_cy(link, ch.bandwidth), source, ch
 
 
 def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
@@ -169,7 +172,7 @@ def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
     link = machine.link(machine.memory_hierarchy[-2].level)
     lt = traffic.levels[-1]
     try:
-        bws, source = _link_bandwidth(machine, lt, link, None)
+        bws, source, _ = _link_bandwidth(machine, lt, link, None)
     except (ModelError, ValueError):
         default = "the machine file gives no memory bandwidth"
     else:
@@ -178,15 +181,17 @@ def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
             f"included, used as given; {default}")
 
 
-def _contribution(name, link, bws, source, in_cl, out_cl, cl) -> Contribution:
-    """Eq. 3: busy time per direction combined by the link's duplex mode, plus the penalty."""
+def _contribution(name, link, bandwidth, in_cl, out_cl, cl) -> Contribution:
+    """Eq. 3: busy time per direction combined by the link's duplex mode, plus the penalty;
+    ``bandwidth`` as :func:`_link_bandwidth` gives it."""
+    bws, source, measured = bandwidth
     b_in, b_out = in_cl * cl, out_cl * cl
     if link.duplex == "full":
         busy = max(b_in / bws[0], b_out / bws[1])
     else:
         busy = (b_in + b_out) / bws[0]
     penalty = in_cl * link.penalty_load + out_cl * link.penalty_store
-    return Contribution(name, busy + penalty, busy, penalty, b_in, b_out, tuple(bws), source)
+    return Contribution(name, busy + penalty, busy, penalty, b_in, b_out, tuple(bws), source, measured)
 
 
 def contributions_for(traffic, machine, location: int, bandwidths: list) -> list:
@@ -208,23 +213,23 @@ def contributions_for(traffic, machine, location: int, bandwidths: list) -> list
     tl = traffic.levels
     for k, lt in enumerate(tl):
         link = machine.link(lt.level)
-        bws, source = bandwidths[k]
+        bw = bandwidths[k]
         name = machine.link_name(link.between)
         cache = machine.memory_hierarchy[k]
         nxt = machine.memory_hierarchy[k + 1]
         if k >= location:
             if not cache.write_back and lt.stores_cl > 0:  # write-through: stores go on regardless
-                out.append(_contribution(name, link, bws, source, 0.0, lt.stores_cl, cl))
+                out.append(_contribution(name, link, bw, 0.0, lt.stores_cl, cl))
             continue
         if nxt.type == "victim" and nxt.memory_bypass and k + 1 < len(tl):
             served = lt.loads_cl if location == k + 1 else max(lt.loads_cl - tl[k + 1].loads_cl, 0.0)
-            out.append(_contribution(name, link, bws, source, served, lt.stores_cl, cl))
+            out.append(_contribution(name, link, bw, served, lt.stores_cl, cl))
             continue
         if cache.type == "victim" and cache.memory_bypass and nxt.level == "MEM" and link.duplex != "full" and k > 0:
-            out.append(_contribution(f"{names[k - 1]}MEM", link, bws, source, lt.loads_cl, 0.0, cl))
-            out.append(_contribution(name, link, bws, source, 0.0, lt.stores_cl, cl))
+            out.append(_contribution(f"{names[k - 1]}MEM", link, bw, lt.loads_cl, 0.0, cl))
+            out.append(_contribution(name, link, bw, 0.0, lt.stores_cl, cl))
             continue
-        out.append(_contribution(name, link, bws, source, lt.loads_cl, lt.stores_cl, cl))
+        out.append(_contribution(name, link, bw, lt.loads_cl, lt.stores_cl, cl))
     return out
 
 

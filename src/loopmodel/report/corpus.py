@@ -60,7 +60,7 @@ def _pct(x) -> str:
 
 
 def stats_table(title: str, first: str, table: dict) -> Table:
-    """A table of :class:`~loopmodel.models.accuracy.ErrorStats` per group: count, median, p90,
+    """A table of :class:`~loopmodel.machine.probe_section.ErrorStats` per group: count, median, p90,
     max |error|."""
     t = Table(title=title)
     for col in (first, "cases", "median |error|", "p90 |error|", "max |error|"):

@@ -59,7 +59,7 @@ def to_dict(res) -> dict:
 
 
 def _confidence(c) -> dict | None:
-    """Regime tags, error band (``basis`` and the :class:`~loopmodel.models.accuracy.ErrorStats`
+    """Regime tags, error band (``basis`` and the :class:`~loopmodel.machine.probe_section.ErrorStats`
     as fractions) and notes of a :class:`~loopmodel.workflows.confidence.Confidence`."""
     if c is None:
         return None

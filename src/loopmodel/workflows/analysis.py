@@ -17,7 +17,6 @@ from ..errors import DefineError, ModelError, OptionError, ToolError
 from ..ir.kernel import coefficient
 from ..ir.point import check_point
 from ..models import incore as _incore_model
-from ..models.accuracy import from_mapping
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
 from ..models.location import data_location
@@ -455,7 +454,7 @@ class Analyzer:
     def _accuracy(self):
         """The machine model's validation summary (``probe.validation``), or False without one."""
         probe = self.machine.probe
-        return (from_mapping(probe.get("validation")) if isinstance(probe, dict) else None) or False
+        return (probe.validation if probe else None) or False
 
     def _incore_for(self, defines, it_per_unit):
         """``(InCoreResult, compiled info or None)`` of the requested in-core analysis."""

@@ -15,7 +15,8 @@ from fractions import Fraction
 
 from ..compiled.asm import RESTRUCTURED
 from ..ir.kernel import coefficient, strip_indices
-from ..models.accuracy import MIN_CASES, from_mapping
+from ..machine.probe_section import MEMORY_SPREAD_MAX
+from ..models.accuracy import MIN_CASES
 from ..models.incore import full_simd_lanes, split_loads, strided_accesses
 from ..record import record
 from ..units import format_bytes
@@ -35,7 +36,7 @@ REGIMES = {
     "compute-bound": "the arithmetic (T_OL) exceeds the loads, stores and data transfers (T_nOL + T_data)",
     "single-precision": "float data",
     "near-capacity": "the data set is close to a cache's (effective) capacity",
-    "memory-noisy": "memory-bound on a host whose memory measurements spread widely",
+    "memory-noisy": "memory-bound, and the memory bandwidth measurement it uses did not repeat on the probed host",
     "restructured": "the compiler restructured the loop nest; the prediction is for the loop as written",
 }
 
@@ -47,8 +48,6 @@ STREAM_PAGE_B = 4096
 SHORT_INNER_LOOP = 64
 #: near-capacity: a working set within this factor of a level's capacity, either side
 CAPACITY_FACTOR = 1.5
-#: memory-noisy: memory bandwidth measurements spreading by more than this fraction
-MEMORY_SPREAD = 0.10
 #: a regime whose validation p90 |error| exceeds this gets a note
 POOR_P90 = 0.15
 
@@ -67,8 +66,8 @@ KNOWN_WEAK = {
                          "not in the ECM model, and the prediction may be far too optimistic"),
     "near-capacity": ("a working set is close to a cache's capacity: where the data come from is uncertain, "
                       "and the measurement may fall between the predictions of two data locations"),
-    "memory-noisy": ("the data come from memory, whose bandwidth measurements on this host spread widely: the "
-                     "measured time may move by as much between runs"),
+    "memory-noisy": ("the data come from memory, and the memory bandwidth measurement the prediction uses did not "
+                     "repeat on this host: the measured time may move by as much between runs"),
     # the corpus's transposed stencils and column-wise matrix-vector product: gcc -O3 interchanged
     # or vectorized across the outer loop, and ran 1.5-9x faster than the loop as written
     "restructured": ("the compiler restructured the loop nest (loop interchange or vectorization across an outer "
@@ -109,7 +108,7 @@ class Confidence:
 
     Attributes:
         tags: regime tags (keys of :data:`REGIMES`, in that order).
-        band: :class:`~loopmodel.models.accuracy.ErrorStats` of the host's validation that applies
+        band: :class:`~loopmodel.machine.probe_section.ErrorStats` of the host's validation that applies
             (None: the machine model has no validation with enough cases).
         basis: which statistic ``band`` is: ``"L2 / stencil"``, ``"stencil"``, ``"L2"`` or
             ``"overall"`` (None with ``band``).
@@ -212,11 +211,11 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
       move the transition by about that much (the "C/2" rule of ecm-model-slides.txt halves
       the capacity), so which state the level is in is uncertain. With the cache simulation
       (no layer conditions) the whole data set against each cache's size.
-    * ``memory-noisy``: data from memory, not compute-bound, on a probed host whose memory
-      bandwidth measurements (``probe.tables.MEM``, each kernel's spread (max - min) / max over
-      its repetitions, at the analysis's core count where measured) spread by more than
-      :data:`MEMORY_SPREAD` (10 %): a prediction cannot be more certain than the measurements
-      that fitted its memory bandwidth. No probe data, no tag.
+    * ``memory-noisy``: data from memory, not compute-bound, and the memory benchmark the ECM
+      memory term is built from fails the probe self-check's repetition rule (two fastest runs
+      over :data:`~loopmodel.machine.probe_section.MEMORY_SPREAD_MAX` apart,
+      :func:`memory_measurement`), whatever ``--cores``. No probe or no measured memory
+      bandwidth (``--mem-bw``, a machine file's figure), no tag.
     * ``restructured``: the compiled in-core analysis refused the loop block because the
       compiler interchanged the nest or vectorized across an outer loop
       (:data:`loopmodel.compiled.asm.RESTRUCTURED` in the notes): the prediction is for the loop
@@ -250,13 +249,12 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
 
 def _host_tags(result, level: str, compute_bound: bool) -> set:
     """``restructured`` (the compiled block was refused because the compiler changed the nest)
-    and ``memory-noisy`` (data from memory, not compute-bound, memory spread above
-    :data:`MEMORY_SPREAD`)."""
+    and ``memory-noisy`` (data from memory, not compute-bound, the memory term's measurement
+    above :data:`~loopmodel.machine.probe_section.MEMORY_SPREAD_MAX`: :func:`memory_measurement`)."""
     tags = {"restructured"} if any(RESTRUCTURED in n for n in result.notes) else set()
-    machine = result.machine
-    if level == machine.memory_hierarchy[-1].level and not compute_bound:
-        spread = memory_spread(machine, result.options.cores)
-        if spread is not None and spread > MEMORY_SPREAD:
+    if level == result.machine.memory_hierarchy[-1].level and not compute_bound:
+        got = memory_measurement(result)
+        if got is not None and got[1] > MEMORY_SPREAD_MAX:
             tags.add("memory-noisy")
     return tags
 
@@ -357,18 +355,23 @@ def near_capacity(result) -> str:
     return ""
 
 
-def memory_spread(machine, cores: int = 1) -> float | None:
-    """The largest spread ((max - min) / max, a fraction) of the probe's memory bandwidth
-    measurements (``probe.tables.MEM``; the rows at ``cores`` threads where there are any),
-    or None without them (a model that was not probed, or a file without the table)."""
-    tables = machine.probe.get("tables") if isinstance(machine.probe, dict) else None
-    mem = tables.get("MEM") if isinstance(tables, dict) else None
-    if not isinstance(mem, dict):
+def memory_measurement(result) -> tuple | None:
+    """``(benchmark point, gap)``: the memory benchmark the ECM memory term of ``result`` is built
+    from (:attr:`~loopmodel.models.ecm.Contribution.measured`, a
+    :class:`~loopmodel.machine.bandwidth.ChosenBandwidth`) and the gap between its two fastest
+    repetitions on the probed host (a fraction,
+    :meth:`~loopmodel.machine.probe_section.ProbeSection.memory_gap`); None without a probe, an ECM
+    result, or a memory term from a measured figure the probe recorded."""
+    probe, ecm = result.machine.probe, result.ecm
+    if probe is None or ecm is None:
         return None
-    rows = [r for rs in mem.values() if isinstance(rs, list) for r in rs
-            if isinstance(r, dict) and isinstance(r.get("spread"), (int, float))]
-    mine = [r for r in rows if r.get("threads") == cores] or rows
-    return max((float(r["spread"]) for r in mine), default=None)
+    for c in ecm.contributions:
+        point = c.measured
+        if point is not None and point.level == "MEM":
+            gap = probe.memory_gap(point.kernel, point.cores)
+            if gap is not None:
+                return point, gap
+    return None
 
 
 def assess(result, summary=None, facts: KernelFacts | None = None) -> Confidence:
@@ -376,8 +379,8 @@ def assess(result, summary=None, facts: KernelFacts | None = None) -> Confidence
 
     Args:
         result: :class:`~loopmodel.workflows.analysis.AnalysisResult`.
-        summary: the host's :class:`~loopmodel.models.accuracy.AccuracySummary` (None: read from
-            ``result.machine.probe["validation"]``; False: none).
+        summary: the host's :class:`~loopmodel.machine.probe_section.AccuracySummary` (None: read from
+            ``result.machine.probe.validation``; False: none).
         facts: :func:`kernel_facts` of the kernel (computed when None).
 
     The band is, for the prediction's data location, the statistic of the most specific entry
@@ -391,7 +394,7 @@ def assess(result, summary=None, facts: KernelFacts | None = None) -> Confidence
     tags = regime_tags(result, facts, level)
     if summary is None:
         probe = result.machine.probe
-        summary = from_mapping(probe.get("validation")) if isinstance(probe, dict) else None
+        summary = probe.validation if probe else None
     band, basis = choose_band(summary or None, level, tags)
     return Confidence(tags, band, basis, level, tuple(regime_notes(summary or None, level, tags, result)))
 
@@ -401,8 +404,12 @@ def _detail(tag: str, result) -> str:
     if result is None:
         return ""
     if tag == "memory-noisy":
-        spread = memory_spread(result.machine, result.options.cores)
-        return f" (up to {spread * 100:.0f} % in the probe)" if spread is not None else ""
+        got = memory_measurement(result)
+        if got is None:
+            return ""
+        point, gap = got
+        return (f" (the {point.kernel} benchmark at {point.cores} core{'s' if point.cores > 1 else ''} that the "
+                f"memory term uses: its two fastest runs {gap * 100:.0f} % apart in the probe)")
     if tag == "near-capacity":
         return f" ({near_capacity(result)})"
     if tag == "short-inner-loop":

@@ -241,7 +241,7 @@ class CorpusRun:
     Attributes:
         cases: :class:`CorpusResult` per measured case, in corpus order.
         skipped: ``(name, level, reason)`` per case placed but not measured or predicted.
-        summary: :class:`~loopmodel.models.accuracy.AccuracySummary` over the cases' regime tags.
+        summary: :class:`~loopmodel.machine.probe_section.AccuracySummary` over the cases' regime tags.
         by_family: family (:data:`loopmodel.measure.corpus.FAMILIES`) -> |error| statistics.
         notes: how it was measured, on which host, what was left out.
         seconds: wall time of the run, s.

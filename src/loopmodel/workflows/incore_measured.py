@@ -214,11 +214,11 @@ def host_model_note(machine) -> str | None:
     """Why ``machine`` cannot stand for this host, else None: it must be a probed model
     (``machine probe``, ``-m host``; bundled models have no ``probe`` section). A note where
     it was probed on a host of another name (the measurement here is taken as its)."""
-    probe = machine.probe if isinstance(machine.probe, dict) else None
-    if not probe:
+    probe = machine.probe
+    if probe is None:
         raise OptionError(f"--incore measured benchmarks the kernel on this host: it needs a model of this host "
                           f"('-m host' or a file from 'loopmodel machine probe'), not '{machine.name}'")
-    probed_on, here = probe.get("hostname"), socket.gethostname()
+    probed_on, here = probe.hostname, socket.gethostname()
     if probed_on and probed_on != here:
         return (f"--incore measured: the machine model was probed on host '{probed_on}', the kernel measured "
                 f"here on '{here}'")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from ..fileio.kerncraft_machine import convert_kerncraft
 from ..fileio.machine_files import builtin_names, load_machine, read_yaml, validate
 from ..fileio.machine_writer import machine_mapping, plain_yaml
-from ..measure.probe_check import self_check_lines
 from .probe import validation_lines
 
 
@@ -28,7 +27,7 @@ def show(name: str) -> str:
     """The loopmodel YAML text of the machine model ``name`` (a built-in name, ``host`` or a
     machine file in either format), validated, with explicit units (it loads back to an equal
     model). A probed model starts with its self-check as ``#`` comment lines
-    (:func:`~loopmodel.measure.probe_check.self_check_lines`): the verdicts and what stayed
+    (:meth:`~loopmodel.machine.probe_section.SelfCheckSummary.lines`): the verdicts and what stayed
     uncertain; a probe from before the self-check existed says it has none. A model with a
     ``probe.validation`` section then has its ``validation:`` block
     (:func:`~loopmodel.workflows.probe.validation_lines`: |error| per data location, when).
@@ -38,13 +37,12 @@ def show(name: str) -> str:
     """
     model = load_machine(name)
     text = plain_yaml(machine_mapping(model))
-    if not model.probe:
+    probe = model.probe
+    if probe is None:
         return text
-    section = model.probe.get("self_check")
-    lines = self_check_lines(section) if isinstance(section, dict) else \
+    lines = probe.self_check.lines() if probe.self_check else \
         ["self-check: none (this probe did not check its measurements)"]
-    validation = model.probe.get("validation")
-    lines += validation_lines(validation) if isinstance(validation, dict) else []
+    lines += validation_lines(probe.validation) if probe.validation else []
     return "".join(f"# {ln}\n" for ln in lines) + text
 
 

@@ -10,7 +10,7 @@ to RAPL package power (:mod:`loopmodel.measure.power_probe`).
 ``validate`` measures the validation corpus (:func:`loopmodel.workflows.corpus.run_corpus`:
 the quick corpus with ``quick``, else the full one) with the new model and keeps the
 distribution of |error| (predicted / measured min - 1) per data location and per regime in
-``probe.validation`` (:meth:`loopmodel.models.accuracy.AccuracySummary.to_mapping`), for
+``probe.validation`` (:meth:`loopmodel.machine.probe_section.AccuracySummary.to_mapping`), for
 ``analyze -m host`` to quote; ``validate_only`` does that for the stored ``-m host`` model,
 keeping everything else in it.
 
@@ -267,41 +267,40 @@ def validate_model(machine, machine_name: str, quick: bool, progress=None) -> Co
 
     got = run_corpus(machine, machine_name, quick, progress=each if progress is not None else None, fresh=True)
     provenance = {**got.summary.provenance, "seconds": round(got.seconds, 1), "loopmodel_version": __version__,
-                  "model_probe_date": (machine.probe or {}).get("date")}
+                  "model_probe_date": machine.probe.date if machine.probe else None}
     return dataclasses.replace(got, summary=dataclasses.replace(got.summary, provenance=provenance))
 
 
 def with_validation(mapping: dict, got: CorpusRun) -> dict:
     """``mapping`` (a machine file's YAML data) with ``probe.validation`` set to the summary of
-    ``got`` (:meth:`loopmodel.models.accuracy.AccuracySummary.to_mapping`), replacing an older one."""
+    ``got`` (:meth:`loopmodel.machine.probe_section.AccuracySummary.to_mapping`), replacing an older one."""
     return {**mapping, "probe": {**(mapping.get("probe") or {}), "validation": got.summary.to_mapping()}}
 
 
-def validation_lines(section: dict) -> list:
-    """The ``validation:`` block for a ``probe.validation`` mapping (as
-    :meth:`~loopmodel.models.accuracy.AccuracySummary.to_mapping` writes it, e.g. read back from a
-    machine file): where and when it was measured, then per data location (L1 .. MEM) and over
-    all cases the count, median, p90 and max of |predicted / measured min - 1|."""
-    prov = section.get("provenance") or {}
+def validation_lines(summary) -> list:
+    """The ``validation:`` block for a validation summary
+    (:class:`~loopmodel.machine.probe_section.AccuracySummary`, e.g. a machine file's
+    ``probe.validation``): where and when it was measured, then per data location (L1 .. MEM) and
+    over all cases the count, median, p90 and max of |predicted / measured min - 1|."""
+    prov = summary.provenance
     corpus = "quick corpus" if prov.get("quick") else "corpus"
     lines = [f"validation: {corpus} (seed {prov.get('seed', '?')}) on {prov.get('date', 'an unknown date')}, "
              f"{prov.get('cases', '?')} case(s) measured, {prov.get('skipped', 0)} skipped"
              + (f", {prov['seconds']} s" if prov.get("seconds") is not None else "")
              + (f", loopmodel {prov['loopmodel_version']}" if prov.get("loopmodel_version") else "")]
-    by_level = section.get("by_level") or {}
+    by_level = summary.by_level
     rows = [(lv, by_level[lv]) for lv in sorted(by_level, key=lambda k: (k == "MEM", k))]
-    rows += [("all", section["overall"])] if isinstance(section.get("overall"), dict) else []
+    rows += [("all", summary.overall)] if summary.overall else []
     for name, st in rows:
-        if isinstance(st, dict):
-            lines.append(f"  {name}: n={st.get('count')}, |error| median {_percent(st.get('median_abs_error'))}, "
-                         f"p90 {_percent(st.get('p90_abs_error'))}, max {_percent(st.get('max_abs_error'))}")
-    regimes = section.get("by_regime") or {}
+        lines.append(f"  {name}: n={st.count}, |error| median {_percent(st.median)}, "
+                     f"p90 {_percent(st.p90)}, max {_percent(st.max)}")
+    regimes = summary.by_regime
     lines.append(f"  regimes: {len(regimes)} with cases" + (f" ({', '.join(regimes)})" if regimes else ""))
     return lines
 
 
 def _percent(x) -> str:
-    return f"{100 * x:.1f} %" if isinstance(x, (int, float)) else "?"
+    return f"{100 * x:.1f} %"
 
 
 def stored_llc_bytes(mapping: dict) -> int | None:

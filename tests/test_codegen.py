@@ -6,8 +6,10 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from helpers import KERNELS, run_cli
+from kernel_strategies import PROPERTY_SETTINGS, kernels
 
 from loopmodel.compiled.codegen import generate_c
 from loopmodel.fileio.c_kernel import parse_c, parse_kernel_file
@@ -88,3 +90,68 @@ def test_arrays_start_spread_over_the_page():
         gaps = sorted(offsets) + [4096]
         assert min(b - a for a, b in zip(gaps, gaps[1:])) >= (4096 // n) // 64 * 64
     assert [array_offset(k, 2) for k in range(2)] == [0, 2048]
+
+
+RESTRICT_FORMS = ("global", "pointer", "restrict pointer", "array parameter", "restrict array parameter")
+
+
+def _function_kernel(case, forms: tuple) -> tuple:
+    """``case`` (a :class:`kernel_strategies.KernelCase`) rewritten as a C function kernel, each array
+    declared in the form of ``forms`` (one of :data:`RESTRICT_FORMS` per array, in declaration
+    order): ``(source, {array: whether its declaration says the arrays do not overlap})``."""
+    lines = case.source.splitlines()
+    decls = [line for line in lines if re.match(r"(double|float) \w+\[", line)]
+    rest = [line for line in lines if line not in decls]
+    top, params, distinct = [], [], {}
+    for line, form in zip(decls, forms):
+        ctype, name, dims = re.match(r"(\w+) (\w+)((?:\[[^]]+\])+);", line).groups()
+        first, inner = re.match(r"\[([^]]+)\](.*)", dims).groups()
+        distinct[name] = form in ("global", "restrict pointer", "restrict array parameter")
+        if form == "global":
+            top.append(line)
+        elif form.endswith("pointer"):
+            star = "*restrict " if form.startswith("restrict") else "*"
+            params.append(f"{ctype} ({star}{name}){inner}" if inner else f"{ctype} {star}{name}")
+        else:
+            params.append(f"{ctype} {name}[{'restrict ' if form.startswith('restrict') else ''}{first}]{inner}")
+    scalars = [line for line in rest if line.startswith("double ") and not line.startswith("double (")]
+    loops = [line for line in rest if line not in scalars]
+    params += [f"int {s}" for s in case.sizes]
+    source = "\n".join(top + scalars + [f"void kernel({', '.join(params)}) {{"] + loops + ["}"]) + "\n"
+    return source, distinct
+
+
+def _kernel_parameters(program: str) -> dict:
+    """Array name -> its parameter of ``loopmodel_kernel`` in a generated program."""
+    line = re.search(r"void loopmodel_kernel\((.*)\)\n", program).group(1)
+    return {re.search(r"(\w+)\)?(\[\d+\])*$", p).group(1): p for p in line.split(", ") if "loopmodel_arg_" not in p}
+
+
+def test_pointers_declared_without_restrict_stay_without():
+    """A kernel function's pointer parameters without ``restrict`` may overlap: the generated program
+    declares them so (it added ``restrict`` to every pointer, and the compiled analysis then
+    modelled code without the overlap checks the user's code has)."""
+    source = "void kernel(double *a, const double *b, double *restrict c, int n) {\n" \
+             "  for (int i = 0; i < n; ++i)\n    a[i] = b[i] + c[i];\n}\n"
+    ck = parse_c(source, "copy_fn.c")
+    params = _kernel_parameters(generate_c(ck.kernel, {"n": 1000}))
+    assert params == {"a": "double *a", "b": "double *b", "c": "double *restrict c"}
+    triad = parse_kernel_file(str(KERNELS / "triad.c"))[0]  # declared arrays: distinct
+    assert all("*restrict " in p for p in _kernel_parameters(generate_c(triad, {"N": 1000})).values())
+
+
+@settings(PROPERTY_SETTINGS, max_examples=60)
+@given(st.data())
+def test_restrict_appears_iff_the_kernel_declares_the_arrays_distinct(data):
+    """Over random kernels written as C functions, each array a declared array, a pointer or an array
+    parameter, with or without ``restrict``: the generated kernel function's parameter of an array
+    is ``restrict`` exactly where the kernel's declaration says it overlaps no other."""
+    case = data.draw(kernels())
+    count = len(re.findall(r"^(?:double|float) \w+\[", case.source, re.M))
+    forms = tuple(data.draw(st.sampled_from(RESTRICT_FORMS)) for _ in range(count))
+    source, distinct = _function_kernel(case, forms)
+    kernel = parse_c(source, f"{case.name}.c").kernel
+    program = generate_c(kernel, {s: 40 for s in case.sizes})
+    params = _kernel_parameters(program)
+    assert {n: "restrict" in p for n, p in params.items()} == {n: d for n, d in distinct.items() if n in params}
+    assert {n: a.distinct for n, a in kernel.arrays.items()} == {n: distinct[n] for n in kernel.arrays}

@@ -5,6 +5,7 @@ refused)."""
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
@@ -31,7 +32,7 @@ def _flat(text: str) -> str:
 
 @pytest.fixture
 def no_osaca(monkeypatch):
-    monkeypatch.setattr(osaca_backend, "osaca_modules", lambda: None)
+    monkeypatch.setattr(osaca_backend, "available", lambda: False)
 
 
 @pytest.fixture
@@ -51,7 +52,29 @@ def fake_llvm_mca(monkeypatch, tmp_path):
 @pytest.fixture
 def fake_osaca(monkeypatch):
     """OSACA installed, as far as the availability check asks (never run here)."""
-    monkeypatch.setattr(osaca_backend, "osaca_modules", lambda: (object(), object()))
+    monkeypatch.setattr(osaca_backend, "available", lambda: True)
+
+
+def test_osaca_is_found_without_being_imported(tmp_path, monkeypatch):
+    """Whether OSACA is installed is asked of the import system, not by importing it (networkx and
+    pyparsing: 0.2-0.4 s of every compiled analysis, warm or not)."""
+    (tmp_path / "osaca").mkdir()
+    (tmp_path / "osaca" / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "osaca", raising=False)
+    assert osaca_backend.available() and "osaca" not in sys.modules
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(tmp_path)])
+    assert not osaca_backend.available()
+
+
+def test_an_analyzer_that_runs_looks_up_no_alternative(fake_llvm_mca, monkeypatch):
+    """The alternative a refusal suggests (:func:`available.instead`, which asks for every analyzer)
+    is looked up only when the analyzer named is refused."""
+    from loopmodel.compiled import incore, llvm_mca
+
+    monkeypatch.setattr(llvm_mca, "version", lambda tool: "19.1.7")
+    monkeypatch.setattr(available, "instead", lambda *a: pytest.fail("an alternative looked up"))
+    assert incore._analyzer_tool(load_machine(SKX), "llvm-mca", suggest=True)[1] == "19.1.7"
 
 
 @pytest.mark.parametrize("terminal", [False, True], ids=["plain", "rich"])

@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 import kernel_strategies as ks
 from helpers import IVB, KERNELS, SKX
 
-from loopmodel.errors import ModelError
+from loopmodel.errors import EmptyPointError
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.defines import Sweep
 from loopmodel.report.json_report import to_dict
 from loopmodel.workflows import analyze as workflow
 from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
-from loopmodel.workflows.pieces import piecewise, point_columns, why_not_piecewise
+from loopmodel.ir.point import check_point
+from loopmodel.workflows.pieces import empty_points, piecewise, point_columns, why_not_piecewise
 
 SIZE_FIELDS = {"defines", "requirement_B", "data_set_B"}
 NUMBER = re.compile(r"\d+(\.\d+)?( ?[KMGT]?i?B\b)?")
@@ -43,28 +44,41 @@ def masked(doc):
     return doc
 
 
-def check_against_points(analyzer, points) -> int:
-    """Assert the invariant for every point of ``points``, each point analysed alone by a new
-    :class:`Analyzer` of the same settings (nothing remembered from other points); returns the
-    number of pieces (0: the sweep was analysed point by point, and then some point cannot run)."""
-    pieces, why = piecewise(analyzer, points)
-    if pieces is None:
-        assert why
-        if why.startswith("the kernel cannot run"):
-            with pytest.raises(ModelError):
-                for pt in points:
-                    analyzer.run(pt)
-        return 0
-    docs = [masked(to_dict(r)) for r in pieces.results]
-    assert len(pieces.piece) == len(points)
+def _empty_indices(kernel, points) -> list:
+    """The points at which ``kernel`` does nothing, by the exact check (:func:`check_point`)."""
+    out = []
     for i, pt in enumerate(points):
+        try:
+            check_point(kernel, pt)
+        except EmptyPointError:
+            out.append(i)
+    return out
+
+
+def check_against_points(analyzer, points) -> int:
+    """Assert the invariant for every point of ``points`` at which the kernel runs, each point
+    analysed alone by a new :class:`Analyzer` of the same settings (nothing remembered from other
+    points), and that exactly the points at which it does nothing are left out and counted;
+    returns the number of pieces (0: the sweep was analysed point by point)."""
+    skipped = workflow.SkippedPoints()
+    pieces, why = piecewise(analyzer, points, skipped)
+    empty = _empty_indices(analyzer.kernel, points)
+    if pieces is None:
+        assert why and skipped.count == 0
+        return 0
+    assert skipped.count == len(empty) and (skipped.first is None) == (not empty)
+    kept = [i for i in range(len(points)) if i not in set(empty)]
+    docs = [masked(to_dict(r)) for r in pieces.results]
+    assert len(pieces.piece) == len(kept)
+    for j, i in enumerate(kept):
+        pt = points[i]
         for name, col in pieces.columns.items():
-            assert col[i] == pt[name]
+            assert col[j] == pt[name]
         alone = Analyzer(analyzer.kernel, analyzer.machine, analyzer.options)
         own = masked(to_dict(alone.run(pt)))
-        assert own == docs[pieces.piece[i]], (i, pt)
+        assert own == docs[pieces.piece[j]], (i, pt)
     for k, first in enumerate(pieces.first):  # a piece's result is its first point's
-        assert pieces.piece[first] == k and pieces.results[k].defines == points[int(first)]
+        assert pieces.piece[first] == k and pieces.results[k].defines == points[kept[int(first)]]
     return len(pieces.first)
 
 
@@ -89,8 +103,8 @@ def test_pieces_give_each_points_own_figures(data):
     defines = data.draw(ks.sizes(case))
     name = data.draw(st.sampled_from(case.sizes))
     halo = case.halos[case.sizes.index(name)]
-    if data.draw(st.booleans()):
-        lo, hi = 2 * halo + 1, data.draw(st.integers(100, 200_000))
+    if data.draw(st.booleans()):  # from a size at which the kernel may do nothing (a loop or an array empty)
+        lo, hi = data.draw(st.integers(0, 2 * halo + 1)), data.draw(st.integers(100, 200_000))
     else:
         lo = max(2 * halo + 1, defines[name] // 2)
         hi = lo + data.draw(st.integers(30, 3 * lo + 60))
@@ -123,12 +137,68 @@ def test_bundled_kernels_piecewise(kernel, defines):
     assert 0 < count < len(run.points) / 2
 
 
-def test_a_point_that_cannot_run_is_analysed_on_its_own():
-    """2d-5pt from N=1: its loops are empty at N <= 2; the sweep is analysed point by point and
-    the first such point is refused as on its own."""
+def test_the_points_where_the_kernel_does_nothing_are_skipped_with_one_note():
+    """2d-5pt from N=1: its loop 'i' is empty at N <= 2. A sweep stopped there with no rows
+    (``--json compact`` over N=1:1000000 exited 2); the empty points are now left out of the pieces
+    and the streamed results alike, counted in one note, and the other points analysed."""
     run = workflow.run(str(KERNELS / "2d-5pt.c"), IVB, workflow.AnalyzeOptions(define=("M=100", "N=1:50:1")))
-    pieces, why = piecewise(run.analyzer, run.points)
-    assert pieces is None and why == "the kernel cannot run at some of the points"
+    pieces, why = run.pieces()
+    assert why is None and pieces.columns["N"].tolist() == list(range(3, 51)) and run.skipped.count == 2
+    assert run.note().startswith("2 of 50 points skipped: the kernel does nothing there (the first: ")
+    assert "loop 'i' runs no iteration at M=100, N=1" in run.note()
+    streamed = workflow.run(str(KERNELS / "2d-5pt.c"), IVB, workflow.AnalyzeOptions(define=("M=100", "N=1:50:1")))
+    assert [r.defines["N"] for r in streamed.results()] == list(range(3, 51)) and streamed.note() == run.note()
+
+
+@pytest.mark.parametrize("extra", [("--json", "compact"), ("--json",), ()])
+def test_a_sweep_from_an_empty_point_goes_on_on_the_command_line(extra):
+    """``analyze 2d-5pt.c -D M=1000 -D N=1:10:1``: every output of a sweep gives the 8 points at which
+    the kernel runs and one note (JSON Lines: on standard error); a single empty point, and a sweep
+    of empty points only, are refused as before."""
+    import json
+
+    from helpers import run_cli
+
+    args = ("analyze", KERNELS / "2d-5pt.c", "-m", SKX, "-D", "M=1000", "--incore", "analytic")
+    res = run_cli(*args, "-D", "N=1:10:1", *extra)
+    assert res.returncode == 0, res.stderr
+    note = "2 of 10 points skipped: the kernel does nothing there (the first: "
+    if extra == ("--json", "compact"):
+        doc = json.loads(res.stdout)
+        assert doc["columns"]["N"] == list(range(3, 11)) and doc["points"] == 8 and doc["skipped_points"] == 2
+        assert doc["skipped_note"].startswith(note)
+    elif extra:
+        assert [json.loads(line)["defines"]["N"] for line in res.stdout.splitlines()] == list(range(3, 11))
+        assert res.stderr.count(note) == 1
+    else:
+        assert res.stdout.count(note) == 1 and res.stdout.count("│ 1000 │") == 8
+    for sizes in ("N=1", "N=1:2:1"):
+        bad = run_cli(*args, "-D", sizes, *extra)
+        assert bad.returncode == 2 and "loop 'i' runs no iteration at M=1000, N=1" in bad.stderr
+
+
+@settings(ks.PROPERTY_SETTINGS, max_examples=40)
+@given(st.data())
+def test_a_streamed_sweep_gives_exactly_the_points_where_the_kernel_runs(data):
+    """Random kernels and machines, one size swept from 0: the streamed results (text rows, JSON
+    Lines) are those of the points :func:`check_point` accepts, in order, and the note counts the
+    others; :func:`empty_points` (the vectorised check of the pieces) marks the same points."""
+    case = data.draw(ks.kernels())
+    machine = data.draw(ks.machines())
+    defines = data.draw(ks.sizes(case, large=1e6))
+    name = data.draw(st.sampled_from(case.sizes))
+    points = Sweep({name: range(0, data.draw(st.integers(1, 12)))}, {k: v for k, v in defines.items() if k != name})
+    analyzer = Analyzer(case.kernel, machine, AnalyzerSettings(incore="analytic", kernel_text=case.source))
+    run = workflow.AnalyzeRun(analyzer, points, ("LC", "ECM", "Roofline"))
+    empty = _empty_indices(case.kernel, points)
+    assert np.flatnonzero(empty_points(case.kernel, point_columns(points), len(points))).tolist() == empty
+    if len(empty) == len(points):
+        with pytest.raises(EmptyPointError):
+            list(run.results())
+        return
+    got = [r.defines for r in run.results()]
+    assert got == [points[i] for i in range(len(points)) if i not in empty]
+    assert (run.note() is None) == (not empty) and run.skipped.count == len(empty)
 
 
 @pytest.mark.parametrize("options, reason", [

@@ -189,10 +189,10 @@ def test_versioned_llvm_mca_names_are_what_the_glob_finds(tmp_path, monkeypatch)
 WARM = ["analyze", str(KERNELS / "3d-long-range.c"), "-m", IVB, "-D", "M=130", "-D", "N=1015"]
 #: what a warm analysis does not import: the parsers and validators of the files it reads back
 #: from the cache, rich (plain text), the cache simulator, the plot, what only a probe needs, what
-#: only starting a process, compiling or asking platform needs, pathlib and OpenSSL's hashlib
-#: (paths as strings, SHA-256 from CPython's built-in module: a few ms of every process each)
+#: only starting a process or asking platform needs
 NOT_WARM = ("rich", "pydantic", "pydantic_core", "annotated_types", "pycparser", "yaml", "importlib.metadata",
-            "socket", "subprocess", "resource", "tempfile", "platform", "pathlib", "hashlib", "_hashlib", "loopmodel.fileio.c_kernel", "loopmodel.fileio.kernel_yaml", "loopmodel.fileio.machine_schema",
+            "subprocess", "resource", "platform", "loopmodel.fileio.c_kernel", "loopmodel.fileio.kernel_yaml",
+            "loopmodel.fileio.machine_schema",
             "loopmodel.fileio.kerncraft_machine", "loopmodel.cachesim", "loopmodel.predictors.simulation",
             "loopmodel.report.ecm_plot")
 

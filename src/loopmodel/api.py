@@ -657,6 +657,8 @@ class CompactSweep:
         ecm_points: per piece, its :class:`loopmodel.report.ecm_plot.EcmPoint` (the ECM
             contributions of the piece, what :meth:`plot` draws; empty without ECM or without
             :attr:`variable`).
+        skipped_note: None, or how many points were left out of :attr:`points` because the
+            kernel does nothing there (an empty loop, an array without elements), and why.
     """
     points: object
     pieces: object
@@ -665,6 +667,7 @@ class CompactSweep:
     note: str | None = None
     variable: str | None = None
     ecm_points: tuple = ()
+    skipped_note: str | None = None
 
     #: the columns of :attr:`pieces` the HTML table shows (where present), after the sizes
     HTML_COLUMNS = ("ecm.notation", "ecm.prediction_notation", "ecm.performance.cy_per_cl", "confidence.level")
@@ -753,7 +756,7 @@ def _compact_sweep(kernel, machine, opts) -> CompactSweep:
     variable = next(iter(found.columns)) if len(found.columns) == 1 else None
     ecm = tuple(ecm_plot.ecm_point(res, variable) for res in found.results) if variable and found.results[0].ecm else ()
     return CompactSweep(points, pd.DataFrame(rows), MappingProxyType(run_.constants()), reason is None, reason,
-                        variable, ecm)
+                        variable, ecm, run_.note())
 
 
 def sweep(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), output=None, compact=False,

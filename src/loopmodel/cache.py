@@ -34,54 +34,32 @@ renamed over the entry.
 from __future__ import annotations
 
 import functools
-import importlib
+import hashlib
 import os
 import pickle
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from .version import __version__
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 #: the package whose source :func:`code_digest` covers (a folder)
 PACKAGE_ROOT = os.path.dirname(os.path.realpath(__file__))
 
 
-def _sha256_type():
-    """SHA-256 (``hashlib.sha256``'s digests) without loading OpenSSL, which ``import hashlib``
-    does and which costs every process a few milliseconds: CPython's built-in module where it has
-    one (``_sha2`` from 3.12, ``_sha256`` before), else hashlib's."""
-    for name in ("_sha2", "_sha256"):
-        try:
-            return importlib.import_module(name).sha256
-        except ImportError:
-            pass
-    return importlib.import_module("hashlib").sha256
-
-
-#: ``sha256(data=b"")``: a hash object as ``hashlib.sha256`` makes it
-sha256 = _sha256_type()
+#: ``sha256(data=b"")``: the hash of every key and digest
+sha256 = hashlib.sha256
 
 
 def enabled() -> bool:
     return os.environ.get("LOOPMODEL_NO_CACHE", "") in ("", "0")
 
 
-def path_class():
-    """``pathlib.Path``, imported on first use: a warm analysis handles its paths (the cache's,
-    the built-in machine files') as strings and does not load pathlib (a few ms of every process)."""
-    return importlib.import_module("pathlib").Path
-
-
 def cache_dir() -> Path:
     """The cache root (not created here)."""
-    return path_class()(_root())
+    return Path(_root())
 
 
 def _root() -> str:
-    """The cache root as a string (reading an entry needs no ``pathlib``, a few ms of start-up):
-    absolute and normalised, so that its last part is the folder itself (a trailing ``/`` would
+    """The cache root as a string: absolute and normalised, so that its last part is the folder itself (a trailing ``/`` would
     make opening it follow a symbolic link)."""
     if os.environ.get("LOOPMODEL_CACHE_DIR"):
         return os.path.abspath(os.environ["LOOPMODEL_CACHE_DIR"])

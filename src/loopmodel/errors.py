@@ -57,6 +57,12 @@ class ModelError(LoopmodelError):
     """A model cannot be applied to this kernel/machine combination."""
 
 
+class EmptyPointError(ModelError):
+    """Sizes at which the kernel does nothing: an array without elements or a loop that runs no
+    iteration (:func:`loopmodel.ir.point.check_point`). A sweep skips such points with one note;
+    a single point is refused."""
+
+
 class ToolError(LoopmodelError):
     """An external tool (compiler, analyzer) is missing or failed."""
 

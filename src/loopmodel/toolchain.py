@@ -21,6 +21,7 @@ import os
 import re
 import shlex
 import shutil
+import tempfile
 
 from . import cache, gate
 from .errors import ToolError
@@ -116,7 +117,7 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
     if directory is None:
         if output == "executable":
             raise ValueError("an executable needs a directory to live in")
-        with _tempfile().TemporaryDirectory(prefix="loopmodel-") as d:
+        with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
             return compile_c(source, compiler, flags, output, name, d, libraries)
     path = find_compiler(compiler)
     flags = tuple(flags)
@@ -130,12 +131,6 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
         return out
     with open(out, encoding="utf-8") as fh:
         return fh.read()
-
-
-def _tempfile():
-    """:mod:`tempfile`, loaded by name when a compilation needs a directory: a warm analysis
-    compiles nothing, and tempfile (with random) costs about 1 ms to import."""
-    return importlib.import_module("tempfile")
 
 
 def compile_first(source: str, compiler: str, flag_sets, name: str, directory: str, libraries=()) -> tuple:

@@ -68,7 +68,8 @@ def run(args) -> int:
     prepared = workflow.run(args.kernel, args.machine, options_from_args(workflow.AnalyzeOptions, args))
     if args.json_compact:
         pieces, reason = prepared.pieces()
-        _report("sweep_compact").write(pieces, reason, prepared.constants(), sys.stdout.write)
+        _report("sweep_compact").write(pieces, reason, prepared.constants(), sys.stdout.write,
+                                       (prepared.skipped.count, prepared.note()))
         return 0
     variable = plot_variable(prepared.points, prepared.models) if args.plot else None
     if len(prepared.points) > 1:
@@ -129,6 +130,10 @@ def _analyze_sweep(args, prepared, variable: str | None) -> int:
             emit(res)
     if close:
         close()
+    note = prepared.note()
+    if note:  # JSON Lines on standard output: the note goes to standard error
+        (sys.stderr.write(f"loopmodel: note: {note}\n") if args.json and not args.json_file
+         else out.write(f"note: {note}\n"))
     if args.plot:
         _write_ecm_plot(args, variable, plot_points, prepared.analyzer, points[0])
         if not args.json or args.json_file:

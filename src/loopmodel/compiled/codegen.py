@@ -4,8 +4,10 @@ The kernel's part of the program is its loop nest as the front-end printed it fr
 syntax tree (:attr:`loopmodel.ir.kernel.Kernel.code`, :mod:`loopmodel.fileio.c_print`), never
 the kernel file's text: a comment, line ending, splice, directive or byte the parser did not
 turn into a node cannot reach the compiler (docs/reference/trust.md). It sits in a function of
-its own, ``loopmodel_kernel``, which takes every array as a ``restrict`` pointer parameter
-(pointer-to-array types, so ``a[j][i]`` indexing is unchanged) and every scalar by address
+its own, ``loopmodel_kernel``, which takes every array as a pointer parameter (pointer-to-array
+types, so ``a[j][i]`` indexing is unchanged), ``restrict`` where the kernel's array is distinct
+(declared as an array, or a ``restrict`` parameter of a kernel function: a parameter declared
+without it may overlap another, and the compiler then keeps its aliasing checks) and every scalar by address
 (copied into a local of the same name, written back after the loop). Around that function
 only, the kernel's names and size constants are freed of any macro of a header or of the
 compiler (``linux``, ``stderr``, ``NULL``: ``#pragma push_macro`` and ``#undef`` before it,
@@ -82,13 +84,16 @@ def _scalar_var(name: str) -> str:
 
 
 def _parameters(kernel, defines, named: bool = True) -> str:
-    """The kernel function's parameter list: arrays as restrict pointers, scalars by address
-    (without ``named``: the types alone, for the function pointer's declaration)."""
+    """The kernel function's parameter list: arrays as pointers, ``restrict`` where the kernel's array
+    is distinct (:attr:`loopmodel.ir.kernel.Array.distinct`: declared as an array, or a
+    ``restrict`` parameter), scalars by address (without ``named``: the types alone, for the
+    function pointer's declaration)."""
     params = []
     for name, arr in kernel.arrays.items():
         inner = "".join(f"[{d}]" for d in _dims(arr, defines)[1:])
+        pointer = "*restrict " if arr.distinct else "*"
         decl = name if named else ""
-        params.append(f"{arr.ctype} (*restrict {decl}){inner}" if inner else f"{arr.ctype} *restrict {decl}".rstrip())
+        params.append(f"{arr.ctype} ({pointer}{decl}){inner}" if inner else f"{arr.ctype} {pointer}{decl}".rstrip())
     params += [f"{sc.ctype} *{_scalar_arg(name) if named else ''}".rstrip() for name, sc in kernel.scalars.items()]
     return ", ".join(params) or "void"
 
@@ -127,14 +132,26 @@ def _kernel_names(kernel) -> list:
     return list(dict.fromkeys([*kernel.arrays, *kernel.scalars, *kernel.loop_indices]))
 
 
+def _overlap_comment(kernel) -> tuple:
+    """The two parts of the comment on what the compiler is told of the arrays' overlap: the
+    ``restrict`` pointers are the kernel's distinct arrays; the others are pointers as the kernel
+    declared them."""
+    shared = [name for name, arr in kernel.arrays.items() if not arr.distinct]
+    if not shared:
+        return "the compiler knows the arrays do not overlap", "(restrict)"
+    return ("the compiler knows the restrict arrays do not overlap",
+            f"({', '.join(shared)}: parameters declared without restrict, which may overlap others),")
+
+
 def _kernel_function(kernel, defines: dict, assume_aligned: int | None, threads: bool = False) -> list:
     names = [n for n in dict.fromkeys([*_kernel_names(kernel), *sorted(defines)]) if n != "defined"]  # never a macro
     out = ["/* the kernel's names are its own here: no macro of a header or of the compiler replaces them",
            "   (each one's definition is kept aside and restored after the function) */"]
     out += [f'#pragma push_macro("{name}")' for name in names] + [f"#undef {name}" for name in names]
     out += [f"#define {name} {value}" for name, value in sorted(defines.items())]
-    out += ["/* The kernel, compiled as a function of its own: the compiler knows the arrays do not overlap",
-            f"   (restrict) but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
+    told, why = _overlap_comment(kernel)
+    out += [f"/* The kernel, compiled as a function of its own: {told}",
+            f"   {why} but not where they are{' beyond the assumed alignment' if assume_aligned else ''}. */",
             f"void {KERNEL}({_parameters(kernel, defines)})", "{"]
     for name, sc in kernel.scalars.items():
         out.append(f"    {sc.ctype} {name} = *{_scalar_arg(name)};")

@@ -270,18 +270,19 @@ def _analyzer_tool(machine, analyzer: str, suggest: bool) -> tuple:
         ToolError: the analyzer is missing or cannot model the machine's CPU; with ``suggest``
             the message ends in an alternative that can run here (:func:`.available.instead`).
     """
-    instead = f"; or use --incore {available.instead(machine, (analyzer,))}" if suggest else ""
+    def refused(why: str) -> ToolError:  # the alternative is looked up only for a refusal
+        return ToolError(why + (f"; or use --incore {available.instead(machine, (analyzer,))}" if suggest else ""))
     if analyzer == "llvm-mca":
         if not machine.in_core.llvm_mca_cpu:
-            raise ToolError(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu){instead}")
+            raise refused(f"machine model '{machine.name}' names no llvm_mca_cpu (in_core.llvm_mca_cpu)")
         tool = llvm_mca.find_llvm_mca()
         if tool is None:
-            raise ToolError(f"llvm-mca not found (Debian: apt-get install llvm){instead}")
+            raise refused("llvm-mca not found (Debian: apt-get install llvm)")
         tool_version = llvm_mca.version(tool)
         return (tool, tool_version, *llvm_mca.cpu_for(machine, tool, tool_version))
     if analyzer == "osaca":
         if not osaca_backend.available():
-            raise ToolError(f"OSACA is not installed (pip install 'loopmodel[osaca]'){instead}")
+            raise refused("OSACA is not installed (pip install 'loopmodel[osaca]')")
         return ("osaca", osaca_backend.version(), *osaca_backend.arch_for(machine))
     raise ToolError(f"unknown analyzer '{analyzer}' (llvm-mca, osaca)")
 

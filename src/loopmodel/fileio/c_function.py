@@ -25,6 +25,7 @@ the kernel's arrays and scalars (:mod:`loopmodel.compiled.codegen`).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from pycparser import c_ast
@@ -143,7 +144,7 @@ def resolve_extents(builder, open_arrays: dict) -> list:
             continue
         extent = _extent(builder, name, accesses)
         arr = builder.arrays[name]
-        builder.arrays[name] = type(arr)(name, arr.ctype, arr.element_size, (extent,) + arr.dims[1:])
+        builder.arrays[name] = dataclasses.replace(arr, dims=(extent,) + arr.dims[1:])
         what = "pointer parameter" if _pointer(decl) else "its first dimension"
         notes.append(f"'{name}' (line {_line(decl)}, {what}): {c_expr(extent)} elements, as far as the loop nest "
                      "reaches")

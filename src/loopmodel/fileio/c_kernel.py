@@ -232,7 +232,8 @@ class KernelBuilder:
         if decl.name in self.arrays or decl.name in self.scalars or decl.name in self.sizes:
             raise self.err(decl, f"'{decl.name}' declared twice")
         if dims or open_first:
-            self.arrays[decl.name] = Array(decl.name, ctype, TYPE_BYTES[ctype], tuple(dims))
+            distinct = not parameter or _declared_restrict(decl.type)
+            self.arrays[decl.name] = Array(decl.name, ctype, TYPE_BYTES[ctype], tuple(dims), distinct)
             if open_first:
                 self.open_arrays[decl.name] = decl
         elif is_integer(ctype) and not self.loops and (parameter or "const" in (decl.quals or []) + (t.quals or [])):
@@ -846,3 +847,13 @@ def _dependency_graph(node: _Node, match, env) -> DependencyGraph | None:
 def _reduction(graph: DependencyGraph) -> bool:
     """A reduction a compiler may split into partial sums: every path is one ADD, or one MUL."""
     return graph.single_operation() in ("ADD", "MUL")
+
+
+def _declared_restrict(t) -> bool:
+    """Whether a parameter's type node declares the pointer it is ``restrict``: ``double *restrict
+    a``, ``double (*restrict a)[M]`` (the pointer's qualifiers) or ``double a[restrict][M]`` (an
+    array parameter is a pointer; the qualifiers in its first brackets are the pointer's,
+    C11 §6.7.6.3)."""
+    if isinstance(t, c_ast.PtrDecl):
+        return "restrict" in (t.quals or [])
+    return isinstance(t, c_ast.ArrayDecl) and "restrict" in (t.dim_quals or [])

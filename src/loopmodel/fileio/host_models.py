@@ -7,9 +7,9 @@ is the one the probe wrote, kept until the next probe of the same host replaces 
 """
 from __future__ import annotations
 
-import importlib
 import os
 import re
+import socket
 from typing import TYPE_CHECKING
 
 from .. import cache
@@ -99,6 +99,5 @@ def machine_notes(name, machine) -> tuple:
 
 
 def _hostname() -> str:
-    """This host's name (``socket.gethostname``; the socket module loaded here, by name: only the
-    host's own model needs it, and importing it is a noticeable part of a warm analysis)."""
-    return importlib.import_module("socket").gethostname()
+    """This host's name (``socket.gethostname``)."""
+    return socket.gethostname()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 
 from .. import cache
 from ..errors import MachineError
@@ -83,7 +84,7 @@ def load_machine(name_or_path: str, overrides: dict | None = None) -> MachineMod
     if builtin is not None:
         path, source = builtin, name
     else:
-        path = cache.path_class()(name)
+        path = Path(name)
         source = str(path)
     raw = _read_bytes(path)
     key = cache.make_key(raw, source, overrides)
@@ -105,7 +106,7 @@ def machine_from_dict(data: dict, source: str, overrides: dict | None = None) ->
         data = _parsing("kerncraft_machine").convert_kerncraft(data, source)
     if overrides:
         data = {**data, **overrides}
-    data.setdefault("name", cache.path_class()(source).stem)
+    data.setdefault("name", Path(source).stem)
     return validate(data, source)
 
 

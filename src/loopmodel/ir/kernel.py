@@ -34,12 +34,17 @@ class Array:
         ctype: ``"double"`` or ``"float"``.
         element_size: bytes per element.
         dims: dimension sizes, outermost first, as polynomials in size constants.
+        distinct: whether the compiler may assume that no other array overlaps it: an array
+            declared as one (``double a[N]``), or a kernel function's pointer or array parameter
+            declared ``restrict`` (C11 §6.7.3.1); False for a parameter without ``restrict``,
+            which the caller may pass overlapping another.
     """
 
     name: str
     ctype: str
     element_size: int
     dims: tuple
+    distinct: bool = True
 
     @property
     def strides(self) -> tuple:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping
 
-from ..errors import ModelError
+from ..errors import EmptyPointError, ModelError
 
 #: The most bytes all arrays of a kernel may take together at one point: 2**62 (4 EiB), more
 #: than any 64-bit machine addresses (x86-64 and AArch64 address at most 2**57 bytes); it
@@ -26,17 +26,17 @@ def check_point(kernel, defines: Mapping) -> None:
         defines: size constant -> int (every constant of the kernel).
 
     Raises:
-        ModelError: an array dimension below 1, arrays of more than :data:`MAX_DATA_BYTES`
-            bytes in all, a loop bound beyond 2**62 in magnitude, or a loop that runs no
-            iteration at these sizes (an empty iteration space; ``file:line`` of the loop
-            where known). One line, naming the sizes.
+        EmptyPointError: an array dimension below 1, or a loop that runs no iteration at these
+            sizes (an empty iteration space; ``file:line`` of the loop where known).
+        ModelError: arrays of more than :data:`MAX_DATA_BYTES` bytes in all, or a loop bound
+            beyond 2**62 in magnitude. One line each, naming the sizes.
     """
     sizes = ", ".join(f"{n}={defines[n]}" for n in sorted(kernel.constants) if n in defines) or "these sizes"
     total = 0
     for name, arr in kernel.arrays.items():
         for dim in arr.dims:
             if dim.evaluate(defines) < 1:
-                raise ModelError(f"array '{name}' has a dimension {dim} = {dim.evaluate(defines)} at {sizes}; "
+                raise EmptyPointError(f"array '{name}' has a dimension {dim} = {dim.evaluate(defines)} at {sizes}; "
                                  "dimensions must be at least 1", file=kernel.source)
         total += arr.size_elements.evaluate(defines) * arr.element_size
     if total > MAX_DATA_BYTES:
@@ -66,7 +66,7 @@ def _check_iterations(kernel, defines: Mapping, sizes: str) -> None:
             first, last = stop[0] + 1, start[1]
         if last < first:
             way = "up" if loop.step > 0 else "down"
-            raise ModelError(f"loop '{loop.index}' runs no iteration at {sizes} ({loop.index} from {loop.start} {way} "
+            raise EmptyPointError(f"loop '{loop.index}' runs no iteration at {sizes} ({loop.index} from {loop.start} {way} "
                              f"to {loop.stop}, exclusive): the iteration space is empty", file=kernel.source,
                              line=loop.line or None)
         ranges[loop.index] = (first, last)
@@ -85,3 +85,9 @@ def _interval(poly, defines: Mapping, ranges: dict):
         a, b = (coef * v for v in ranges[mono[0][0]])
         lo, hi = lo + min(a, b), hi + max(a, b)
     return lo, hi
+
+
+def skipped_note(count: int, total: int, first: str) -> str:
+    """The one note of a sweep that skipped ``count`` of its ``total`` points at which the kernel does
+    nothing (:class:`~loopmodel.errors.EmptyPointError`); ``first``: the message of the first."""
+    return (f"{count} of {total} points skipped: the kernel does nothing there (the first: {first})")

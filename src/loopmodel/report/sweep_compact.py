@@ -13,7 +13,9 @@ Keys (:class:`loopmodel.report.doctypes.compact.AnalyzeCompactDocument`): the en
 analysed point by point: each point is then a piece, and ``piecewise_note`` says why),
 ``constants`` (the sizes the same at every point), ``varying`` (the swept sizes), ``columns``
 (each varying size and ``piece``: one value per point, in the order of the sweep) and
-``pieces`` (``first_point``, ``points``, ``result``).
+``pieces`` (``first_point``, ``points``, ``result``). The points at which the kernel does
+nothing (an empty loop, an array without elements) are left out of the columns: ``points``
+counts the others, ``skipped_points`` and ``skipped_note`` say how many were left out and why.
 """
 from __future__ import annotations
 
@@ -26,20 +28,23 @@ from .schema import document
 COLUMN_LINE = 4096
 
 
-def header(pieces, reason: str | None, constants: dict) -> dict:
-    """The document without its columns and pieces (see the module docstring)."""
+def header(pieces, reason: str | None, constants: dict, skipped: tuple = (0, None)) -> dict:
+    """The document without its columns and pieces (see the module docstring); ``skipped``: the
+    number of points left out and the note saying why (:meth:`loopmodel.workflows.analyze.AnalyzeRun.note`)."""
     body = {"format": "compact sweep", "points": int(len(pieces.piece)), "piecewise": reason is None}
     if reason is not None:
         body["piecewise_note"] = f"analysed point by point: {reason}"
+    if skipped[0]:
+        body.update(skipped_points=skipped[0], skipped_note=skipped[1])
     body.update(constants=constants, varying=list(pieces.names))
     return document(body)
 
 
-def write(pieces, reason: str | None, constants: dict, out) -> None:
+def write(pieces, reason: str | None, constants: dict, out, skipped: tuple = (0, None)) -> None:
     """Write the compact document of ``pieces`` (:class:`~loopmodel.workflows.pieces.Pieces`) with
     ``out`` (a text stream's ``write``), the columns in lines of :data:`COLUMN_LINE` values, so that
-    no text of the whole sweep is held in memory."""
-    head = json.dumps(header(pieces, reason, constants), indent=1)
+    no text of the whole sweep is held in memory; ``skipped`` as for :func:`header`."""
+    head = json.dumps(header(pieces, reason, constants, skipped), indent=1)
     out(head[:-2] + ',\n "columns": {')
     columns = dict(pieces.columns, piece=pieces.piece)
     for k, (name, col) in enumerate(columns.items()):

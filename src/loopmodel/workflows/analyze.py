@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
+from dataclasses import field
 
-from ..errors import DefineError, LoopmodelError
+from ..errors import DefineError, EmptyPointError, LoopmodelError
 from ..fileio.defines import Sweep, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_file import load_kernel
+from ..ir.point import skipped_note
 from ..machine.fields import BANDWIDTH_S
 from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from ..report.output_units import UNITS
@@ -232,36 +234,81 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
     return Analyzer(model, machine_model_, settings), points
 
 
+class SkippedPoints:
+    """The points of a sweep skipped because the kernel does nothing there
+    (:class:`~loopmodel.errors.EmptyPointError`), counted as the sweep is read."""
+
+    def __init__(self):
+        self.count = 0
+        self.first: EmptyPointError | None = None
+
+    def add(self, error: EmptyPointError, count: int = 1) -> None:
+        """Count ``count`` skipped points, ``error`` the refusal of the first of them."""
+        self.count += count
+        self.first = self.first or error
+
+    def note(self, total: int) -> str | None:
+        """The sweep's one note on the skipped points (:func:`loopmodel.ir.point.skipped_note`), None
+        where none was skipped."""
+        return skipped_note(self.count, total, str(self.first)) if self.count else None
+
+
 @record
 class AnalyzeRun:
     """A prepared ``analyze``: the analyzer, the size points (a lazy sweep) and the models.
 
     :meth:`results` computes one :class:`~loopmodel.workflows.analysis.AnalysisResult` per point
-    as it is read.
+    as it is read. A sweep (more than one point) skips the points at which the kernel does
+    nothing (:class:`~loopmodel.errors.EmptyPointError`) and counts them in ``skipped``
+    (:meth:`note`); a single such point is refused.
     """
 
     analyzer: Analyzer
     points: Sweep
     models: tuple
+    skipped: SkippedPoints = field(default_factory=SkippedPoints)
 
     def results(self) -> Iterator:
-        """The results, one per point, each computed when it is read."""
-        return (self.analyzer.run(pt) for pt in self.points)
+        """The results, one per point (the empty points of a sweep skipped), each computed when it is read.
+
+        Raises:
+            LoopmodelError: as :meth:`~loopmodel.workflows.analysis.Analyzer.run` at a point; the
+                first point's :class:`EmptyPointError` where the kernel does nothing at any point.
+        """
+        return (res for _, res in self.kept())
+
+    def kept(self) -> Iterator:
+        """``(index, result)`` of each point not skipped (:meth:`results`), in sweep order."""
+        total = len(self.points)
+        for index, point in enumerate(self.points):
+            try:
+                yield index, self.analyzer.run(point)
+            except EmptyPointError as exc:
+                if total == 1:
+                    raise
+                self.skipped.add(exc)
+        if self.skipped.count == total:
+            raise self.skipped.first
+
+    def note(self) -> str | None:
+        """The one note on the points skipped so far (None where none was)."""
+        return self.skipped.note(len(self.points))
 
     def pieces(self) -> tuple:
         """``(Pieces, reason)``: the sweep split into pieces of equal figures, one analysis per piece
         (:func:`loopmodel.workflows.pieces.piecewise`; ``reason`` None), or, where that cannot be
         shown exact, every point analysed and a piece of its own (``reason`` says why; memory then
-        grows with the points).
+        grows with the points). The points at which the kernel does nothing are left out of both
+        (:meth:`note`).
 
         Raises:
             LoopmodelError: as :meth:`~loopmodel.workflows.analysis.Analyzer.run` at a point.
         """
         pieces = _pieces()
-        found, reason = pieces.piecewise(self.analyzer, self.points)
+        found, reason = pieces.piecewise(self.analyzer, self.points, self.skipped)
         if found is not None:
             return found, None
-        return pieces.point_by_point(self.points, tuple(self.results())), reason
+        return pieces.point_by_point(self.points, tuple(self.kept())), reason
 
     def constants(self) -> dict:
         """The size constants with one value at every point (defaults and single ``-D`` values)."""

@@ -15,10 +15,11 @@ The figures of a piece's result are those of every point of the piece; its ``def
 counts of its layer-condition requirements and data set, and the sizes named in its notes are
 its first point's.
 
-Where the grouping cannot be shown exact (cache simulation, several cores, loop bounds that
-depend on outer indices, strides that depend on the sizes, points at which the kernel cannot
-run), :func:`piecewise` returns None with the reason (:func:`why_not_piecewise`) and the caller
-analyses every point.
+The points at which the kernel does nothing (an array without elements, a loop of no iteration:
+:func:`empty_points`) are left out of the pieces and counted for the sweep's one note. Where the
+grouping cannot be shown exact (cache simulation, several cores, loop bounds that depend on outer
+indices, strides that depend on the sizes, arrays near 2**62 bytes), :func:`piecewise` returns None
+with the reason (:func:`why_not_piecewise`) and the caller analyses every point.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..ir.point import MAX_DATA_BYTES
+from ..errors import EmptyPointError
+from ..ir.point import MAX_DATA_BYTES, check_point
 from ..ir.poly import Poly
 from ..models.incore import full_simd_lanes
 from ..models.short_loops import LONG_LOOP_PASSES
@@ -63,13 +65,15 @@ class Pieces:
         return np.bincount(self.piece, minlength=len(self.first))
 
 
-def point_by_point(points, results: tuple) -> Pieces:
-    """The :class:`Pieces` of a sweep analysed point by point: each point a piece of its own
-    (``results``: one per point, in sweep order)."""
+def point_by_point(points, kept: tuple) -> Pieces:
+    """The :class:`Pieces` of a sweep analysed point by point: each point analysed a piece of its own
+    (``kept``: ``(index in the sweep, result)`` of each, in sweep order; the points left out, at
+    which the kernel does nothing, are not in the columns)."""
     cols = point_columns(points)
     names = varying(points)
-    index = np.arange(len(results))
-    return Pieces(names, {n: cols[n] for n in names}, index, index, results)
+    at = np.asarray([i for i, _ in kept], dtype=np.int64)
+    index = np.arange(len(kept))
+    return Pieces(names, {n: cols[n][at] for n in names}, index, index, tuple(res for _, res in kept))
 
 
 def point_columns(points) -> dict:
@@ -210,19 +214,26 @@ def why_not_piecewise(analyzer, points) -> str | None:
     return None
 
 
-def _validity(kernel, cols: dict, size: int) -> bool:
-    """Whether the kernel can run at every point (:func:`~loopmodel.ir.point.check_point` for loop
-    bounds that depend on sizes only): every dimension at least 1, the arrays within 2**62 bytes,
-    every loop running at least once."""
-    total, power = np.zeros(size), power_table(cols)
+def empty_points(kernel, cols: dict, size: int) -> np.ndarray:
+    """Whether the kernel does nothing at each point (bool, shape ``(size,)``): an array dimension
+    below 1 or a loop of no iteration, as :func:`~loopmodel.ir.point.check_point` refuses them
+    (:class:`~loopmodel.errors.EmptyPointError`) for loop bounds that depend on sizes only."""
+    empty, power = np.zeros(size, dtype=bool), power_table(cols)
     for arr in kernel.arrays.values():
         for dim in arr.dims:
-            if (evaluate(dim, size, power) < 1).any():
-                return False
+            empty |= evaluate(dim, size, power) < 1
+    for loop in kernel.loops:
+        empty |= _trips(loop, size, power) < 1
+    return empty
+
+
+def _within_bytes(kernel, cols: dict, size: int) -> bool:
+    """Whether the arrays take well below 2**62 bytes at every point (near it the exact check of
+    :func:`~loopmodel.ir.point.check_point` decides: the points are analysed one by one)."""
+    total, power = np.zeros(size), power_table(cols)
+    for arr in kernel.arrays.values():
         total += evaluate(arr.size_elements, size, power) * arr.element_size
-    if (total > MAX_DATA_BYTES / 2).any():  # near 2**62 the exact check decides: analyse per point
-        return False
-    return all((_trips(loop, size, power) >= 1).all() for loop in kernel.loops)
+    return not (total > MAX_DATA_BYTES / 2).any()
 
 
 def _trips(loop, size: int, power) -> np.ndarray:
@@ -287,12 +298,12 @@ def _residue_count(analyzer, points) -> int:
     return analyzer.alignment_modulus ** len(varying(points))
 
 
-def _residues(analyzer, points, cols: dict) -> np.ndarray:
+def _residues(analyzer, points, cols: dict, size: int) -> np.ndarray:
     """The varying sizes modulo the alignment modulus, as one number per point: the analytic in-core
     model's split vector accesses depend on them
     (:func:`~loopmodel.models.split_access.alignment_modulus`)."""
     m = analyzer.alignment_modulus
-    out = np.zeros(len(points), dtype=np.int64)
+    out = np.zeros(size, dtype=np.int64)
     for n in varying(points):
         out = out * m + cols[n] % m
     return out
@@ -325,11 +336,14 @@ def _key_columns(analyzer, points, cols: dict, size: int, first) -> list:
     return keys
 
 
-def piecewise(analyzer, points) -> tuple:
+def piecewise(analyzer, points, skipped) -> tuple:
     """``(Pieces, None)`` for the sweep ``points`` (:class:`~loopmodel.fileio.defines.Sweep`) of
-    ``analyzer`` (:class:`~loopmodel.workflows.analysis.Analyzer`), or ``(None, reason)`` where
-    the points must be analysed one by one (:func:`why_not_piecewise`, or a point at which the
-    kernel cannot run: the analysis of that point says why).
+    ``analyzer`` (:class:`~loopmodel.workflows.analysis.Analyzer`), the points at which the kernel
+    does nothing (:func:`empty_points`) left out and counted in ``skipped``
+    (:class:`~loopmodel.workflows.analyze.SkippedPoints`, the first one's message from
+    :func:`~loopmodel.ir.point.check_point`); or ``(None, reason)`` where the points must be
+    analysed one by one (:func:`why_not_piecewise`, arrays near 2**62 bytes, or no point at which
+    the kernel runs: the analysis of a point says why).
 
     Raises:
         LoopmodelError: as :meth:`~loopmodel.workflows.analysis.Analyzer.run` at a piece's first point.
@@ -337,14 +351,34 @@ def piecewise(analyzer, points) -> tuple:
     reason = why_not_piecewise(analyzer, points)
     if reason:
         return None, reason
-    size = len(points)
     cols = point_columns(points)
-    if not _validity(analyzer.kernel, cols, size):
-        return None, "the kernel cannot run at some of the points"
-    first = analyzer.run(points[0])
+    empty = empty_points(analyzer.kernel, cols, len(points))
+    at = np.flatnonzero(~empty)
+    if not len(at):
+        return None, "the kernel does nothing at any point"
+    if len(at) < len(points):
+        if not _count_skipped(analyzer.kernel, points, empty, skipped):
+            return None, "the sizes at which the kernel does nothing could not be told apart at once"
+        cols = {n: c[at] for n, c in cols.items()}
+    size = len(at)
+    if not _within_bytes(analyzer.kernel, cols, size):
+        return None, "the arrays take close to 2**62 bytes at some of the points"
+    first = analyzer.run(points[int(at[0])])
     keys = _key_columns(analyzer, points, cols, size, first)
     base = _segments(np.column_stack(keys))
-    piece, firsts = _renumbered(base * _residue_count(analyzer, points) + _residues(analyzer, points, cols))
-    results = (first,) + tuple(analyzer.run(points[int(i)]) for i in firsts[1:])
+    piece, firsts = _renumbered(base * _residue_count(analyzer, points) + _residues(analyzer, points, cols, size))
+    results = (first,) + tuple(analyzer.run(points[int(at[i])]) for i in firsts[1:])
     names = varying(points)
     return Pieces(names, {n: cols[n] for n in names}, piece, firsts, results), None
+
+
+def _count_skipped(kernel, points, empty: np.ndarray, skipped) -> bool:
+    """Count the ``empty`` points in ``skipped``, the first one's refusal as the exact check words it
+    (:func:`~loopmodel.ir.point.check_point`); False (nothing counted) where the exact check does
+    not refuse that point."""
+    try:
+        check_point(kernel, points[int(np.flatnonzero(empty)[0])])
+    except EmptyPointError as exc:
+        skipped.add(exc, int(empty.sum()))
+        return True
+    return False

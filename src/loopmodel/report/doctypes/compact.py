@@ -25,9 +25,13 @@ class AnalyzeCompactDocument(Envelope):
     piece's analysis once."""
 
     format: Annotated[Literal["compact sweep"], Field(description="this document's layout")]
-    points: Annotated[int, Field(description="points of the sweep")]
+    points: Annotated[int, Field(description="points of the sweep analysed (the skipped ones left out)")]
     piecewise: Annotated[bool, Field(description="false: analysed point by point (each point a piece)")]
     piecewise_note: NotRequired[Annotated[str, Field(description="why the sweep was analysed point by point")]]
+    skipped_points: NotRequired[Annotated[int, Field(
+        description="points of the sweep left out: the kernel does nothing there (an empty loop, an array without "
+                    "elements)")]]
+    skipped_note: NotRequired[Annotated[str, Field(description="how many points were left out and why (the first)")]]
     constants: Annotated[dict[str, int], Field(description="size constants with the same value at every point")]
     varying: Annotated[list[str], Field(description="the swept size constants, in -D order")]
     columns: Annotated[dict[str, list[int]], Field(

@@ -40,8 +40,3 @@ from_file, layer_conditions, _repr_html_, omp_sweep
 # `loopmodel sweep STUDY` (which writes rows as they come), used by the tests and benchmarks
 run_study
 
-
-# what record.py sets for Python and the dataclasses module to read: the parameters of a record
-# (dataclasses reads frozen when a subclass is made), a function's defaults and annotations, a
-# class's docstring
-frozen, __defaults__, __annotations__, __doc__

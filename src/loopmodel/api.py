@@ -16,6 +16,8 @@ ECM: kerncraft-tool-paper.txt §2; Roofline: §2.2).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import json
 import math
@@ -47,7 +49,6 @@ from .workflows import omp as omp_workflow
 from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
 from .workflows import validate as validate_workflow
-from .record import record
 from .workflows.analysis import AnalysisResult
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
@@ -60,7 +61,7 @@ from .workflows.validate import ValidateOptions
 # ---------------------------------------------------------------- data objects
 
 
-@record(repr=False)
+@dataclass(frozen=True, repr=False)
 class Kernel:
     """A parsed loop kernel (immutable).
 
@@ -138,7 +139,7 @@ class Kernel:
                 f"constants: {', '.join(sorted(self.model.constants)) or 'none'})")
 
 
-@record(repr=False)
+@dataclass(frozen=True, repr=False)
 class Machine:
     """A validated machine model (immutable).
 
@@ -333,7 +334,7 @@ def _check_inputs(kernel, machine, defines, models=()) -> None:
 # ---------------------------------------------------------------- results
 
 
-@record(repr=False)
+@dataclass(frozen=True, repr=False)
 class Result:
     """One analysis: a kernel on a machine at one set of sizes (immutable).
 
@@ -476,7 +477,7 @@ class Result:
         raise ApiValueError(f"kind: expected 'ecm' or 'roofline', got {kind!r}")
 
 
-@record
+@dataclass(frozen=True)
 class ScalingReport:
     """Predicted performance per core count (:func:`scaling`).
 
@@ -521,7 +522,7 @@ class ScalingReport:
         return detached(scaling_report.plot(list(self.curves), self.analysis.analysis, None, measured))
 
 
-@record
+@dataclass(frozen=True)
 class BenchReport:
     """Measurements of :func:`bench`: one :class:`loopmodel.measure.bench.BenchResult` per size
     and thread count (``figures()``: ``cy_per_CL``, ``seconds_per_it``, ``it_per_s``,
@@ -636,7 +637,7 @@ def _model_names(models) -> tuple:
     return tuple(models)
 
 
-@record
+@dataclass(frozen=True)
 class CompactSweep:
     """A size sweep split into pieces of equal figures (:func:`sweep` with ``compact=True``; the
     Python form of ``loopmodel analyze --json compact``).

@@ -5,9 +5,10 @@ C (``_core.c`` and ``_nest.c`` through cffi); this module only converts argument
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import ModelError
 from .nest import MAXACC, MAXD, PHASES, LoopNest, RunOptions, RunResult
-from ..record import record
 
 try:
     from ._cachesim import ffi as _FFI, lib as _LIB
@@ -25,7 +26,7 @@ DEFAULT_SEED = 0x853C49E6748FEA9B
 _PackedTrace = object()  # marks the result of Hierarchy.pack_trace
 
 
-@record
+@dataclass(frozen=True)
 class LevelSpec:
     """Organisation of one simulated cache level.
 

@@ -8,7 +8,8 @@ aligned to cache lines and array edges).
 """
 from __future__ import annotations
 
-from ..record import record
+from dataclasses import dataclass
+
 
 
 MAXD = 8  # loops
@@ -16,7 +17,7 @@ MAXACC = 256  # accesses per iteration
 PHASES = {"inner": 0, "before": 1, "after": 2}
 
 
-@record
+@dataclass(frozen=True)
 class NestLoop:
     """One loop: ``for (i = start + sum(start_coefs . outer); i < stop + sum(stop_coefs . outer); i += step)``.
 
@@ -34,7 +35,7 @@ class NestLoop:
     stop_coefs: tuple = ()
 
 
-@record
+@dataclass(frozen=True)
 class NestAccess:
     """One access per iteration: address = ``bases[sweep % len(bases)] + sum(coefs . indices)`` bytes (mod 2**64).
 
@@ -55,7 +56,7 @@ class NestAccess:
     phase: str = "inner"
 
 
-@record
+@dataclass(frozen=True)
 class LoopNest:
     """Loops (outermost first) and accesses (in the order they happen within an iteration).
 
@@ -73,7 +74,7 @@ class LoopNest:
     it_per_cl: int = 1
 
 
-@record
+@dataclass(frozen=True)
 class RunOptions:
     """How :meth:`~loopmodel.cachesim.hierarchy.Hierarchy.run` warms up and measures.
 
@@ -130,7 +131,7 @@ class RunOptions:
     fast_forward: bool = True
 
 
-@record
+@dataclass(frozen=True)
 class RunResult:
     """What a :meth:`~loopmodel.cachesim.hierarchy.Hierarchy.run` did (statistics: ``Hierarchy.stats``).
 

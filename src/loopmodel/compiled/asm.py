@@ -19,13 +19,14 @@ outer iterations, which the per-iteration model cannot express).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 from collections import Counter
 
 from ..errors import OptionError, ToolError
 from .codegen import MARK_END, MARK_START
 from .instructions import addresses, packed_bytes, parse
-from ..record import record
 
 _LABEL = r"^\s*([.\w$]+):"
 _X86_BRANCH = r"^\s*(j[a-z]+)\s+([.\w$]+)\s*$"
@@ -33,7 +34,7 @@ _A64_BRANCH = (r"^\s*(b(?:\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|
                r"(?:[\w]+\s*,\s*)*(?:#?\d+\s*,\s*)?([.\w$]+)\s*$")
 
 
-@record
+@dataclass(frozen=True)
 class AsmBlock:
     """One loop block: its label, instruction lines (label and directives removed) and the
     iterations of the kernel's inner loop one pass performs."""
@@ -99,7 +100,7 @@ MAX_UNROLL = 32
 RESTRUCTURED = "the compiler restructured the loop nest: a prediction is for the loop as written"
 
 
-@record
+@dataclass(frozen=True)
 class KernelShape:
     """What the kernel's inner loop lets one pass of a loop block do (for :func:`implausible`).
 

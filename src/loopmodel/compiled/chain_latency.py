@@ -28,17 +28,18 @@ source, the analyzer's by the analyzer's name.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..machine import latency as mlat
 from .checked import analyzer_latency
 from .deps import Chain, critical_cycle, loop_carried_chains
 from .instructions import parse, plain_load
-from ..record import record
 
 #: assumed store-to-load forwarding and L1 load-to-use latency (cy) where neither the probe nor the analyzer gives one
 ASSUMED_CY = 5.0
 
 
-@record
+@dataclass(frozen=True)
 class Term:
     """One instruction's share of a chain's critical cycle.
 
@@ -62,7 +63,7 @@ class Term:
         return f"{self.text.split()[0]} {self.cy:.3g} cy ({self.source})"
 
 
-@record
+@dataclass(frozen=True)
 class ChainLatency:
     """A loop-carried chain with the latency of its critical cycle.
 

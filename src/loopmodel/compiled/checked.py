@@ -17,11 +17,12 @@ probe (:func:`score`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 
 from ..machine import latency as mlat
 from .instructions import access_kind, parse
-from ..record import record
 
 #: relative difference up to which an analyzer's figure agrees with the probe's
 TOLERANCE = 0.15
@@ -80,7 +81,7 @@ def analyzer_latency(info, instr_text: str) -> float | None:
     return next((t.latency for t in info.timings if _norm(t.text) == key), None)
 
 
-@record
+@dataclass(frozen=True)
 class CheckRow:
     """One class of the block's FP instructions, one figure: the analyzer's next to the probe's.
 
@@ -113,7 +114,7 @@ class CheckRow:
         return self.relative <= TOLERANCE
 
 
-@record
+@dataclass(frozen=True)
 class BackendCheck:
     """The analyzer's per-instruction figures of a block against the probe's (:func:`check_block`).
 

@@ -18,6 +18,8 @@ reductions may be split into partial sums (the analytic in-core model's assumpti
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import re
 import shlex
@@ -25,10 +27,9 @@ import shutil
 
 from .. import gate, toolchain
 from ..errors import MachineError, OptionError, ToolError
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class CompilerChoice:
     """Compiler command and flags (list of str)."""
 
@@ -69,7 +70,7 @@ def compiler_family(command: str) -> str:
     return "gcc"
 
 
-@record
+@dataclass(frozen=True)
 class CompilerSetting:
     """Which compiler and flags an analysis uses, before anything is run.
 

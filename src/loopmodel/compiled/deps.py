@@ -25,10 +25,11 @@ flags: compare-and-branch only).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 
 from .instructions import RMW, Address, addresses, operand_address, operands, packed_bytes, parse, register_bytes
-from ..record import record
 
 #: x86 mnemonic prefixes without a register destination (flags or nothing)
 _X86_NO_DEST = ("cmp", "test", "bt", "ucomis", "comis", "vucomis", "vcomis", "ptest", "vptest", "prefetch",
@@ -50,7 +51,7 @@ _A64_MOVE = r"^(mov|fmov|movz|movn|dup|sxtw|uxtw|scvtf|ucvtf|fcvt|ld|whilelo|whi
 _GPR8 = {"a": "rax", "b": "rbx", "c": "rcx", "d": "rdx"}
 
 
-@record
+@dataclass(frozen=True)
 class _Mem:
     """One memory operand: symbol, displacement (B), base/index registers (canonical), scale, width (B)."""
 
@@ -62,7 +63,7 @@ class _Mem:
     width: int
 
 
-@record
+@dataclass(frozen=True)
 class _Insn:
     """One instruction of the block: its text, the registers it reads and writes, its memory
     operands (:class:`_Mem`) loaded and stored, whether it is an integer increment, a move."""
@@ -77,7 +78,7 @@ class _Insn:
     step: tuple = ()  # (register, constant B) for constant increments
 
 
-@record
+@dataclass(frozen=True)
 class Chain:
     """A loop-carried dependency chain of a loop block.
 
@@ -157,7 +158,7 @@ def _via(ins: _Insn, text: str, reg: str, aarch64: bool) -> str:
     return "register" if reg in data else "address"
 
 
-@record
+@dataclass(frozen=True)
 class Cycle:
     """The critical cycle of a :class:`Chain`: the cycle of its dependencies with the largest
     latency per pass (:func:`critical_cycle`).

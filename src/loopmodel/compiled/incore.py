@@ -49,6 +49,8 @@ affects them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 
 from .. import cache
@@ -64,10 +66,9 @@ from .codegen import generate_c
 from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
 from .chain_latency import analyzer_latencies, chain_latencies
 from .instructions import access_kind, packed_bytes
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class PortRow:
     """One port of :class:`PortTable` (cycles per pass of the loop block). A port listed both as
     overlapping and as non-overlapping (:func:`shared_ports`) has its role followed by
@@ -96,7 +97,7 @@ class PortRow:
     role: str
 
 
-@record
+@dataclass(frozen=True)
 class PortTable:
     """The port pressure of a compiled loop block as the ECM uses it, computed once by
     :func:`port_table` (the reports render it and compute nothing).
@@ -122,7 +123,7 @@ class PortTable:
     T_nOL_from: str = ""
 
 
-@record
+@dataclass(frozen=True)
 class CompiledInCore:
     """What the compiled analysis used and found (for the report); ``port_table`` is the
     port pressure as the ECM counts it (:class:`PortTable`, None until computed);

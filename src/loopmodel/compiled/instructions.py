@@ -15,10 +15,11 @@ a multiple of 16 B); Intel 64 and IA-32 Architectures Software Developer's Manua
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import functools
 import re
 
-from ..record import record
 
 _X86_FP = re.compile(r"^v?(?:(?P<fma>f(?:n)?m(?:add|sub)(?:sub|add)?(?:132|213|231)?)|(?P<op>add|sub|mul|div|sqrt))"
                      r"(?P<kind>[sp])(?P<prec>[dsh])$")
@@ -51,7 +52,7 @@ _SVE = re.compile(r"\bz\d+\.[bhsdq]\b|\bp\d+(/[mz]|\.[bhsd])|^(whilel[eot]|ptrue
 _AVX_VP = ("vperm2f128", "vpermilps", "vpermilpd", "vptest")
 
 
-@record
+@dataclass(frozen=True)
 class Instruction:
     """One assembly instruction line, classified.
 
@@ -111,7 +112,7 @@ def parse(text: str, aarch64: bool = False, sve_bytes: float | None = None) -> I
     return Instruction(text, mnem, ops, loads, stores, op, width, widest, bool(regs), isa_level(s, aarch64))
 
 
-@record
+@dataclass(frozen=True)
 class Address:
     """One memory operand: x86 ``symbol+disp(base, index, scale)``, AArch64 ``[base, index, lsl #s]``
     or ``[base, #disp]`` with write-back (``!``) or a post-index immediate ``[base], #k``.

@@ -14,6 +14,8 @@ check against the probe (:mod:`.checked`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import re
 import shutil
@@ -23,13 +25,12 @@ from .. import gate, toolchain
 from ..errors import ToolError
 from .checked import register_forms
 from .ports import InstrPressure
-from ..record import record
 
 #: two runs; the difference of their total cycles removes the pipeline fill and drain
 ITERATIONS = (300, 1300)
 
 
-@record
+@dataclass(frozen=True)
 class PortReport:
     """One analyzer run: cycles per pass of the block.
 
@@ -52,7 +53,7 @@ class PortReport:
     timings: tuple = ()
 
 
-@record
+@dataclass(frozen=True)
 class InstrTiming:
     """The analyzer's figures of one instruction of the block, alone (llvm-mca's "Instruction
     Info" table, OSACA's instruction form).

@@ -17,16 +17,17 @@ All pressures are cycles per pass of the assembly loop.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 
 from .instructions import access_kind, operand_address, operands
-from ..record import record
 
 #: x86 ALU instructions that macro-fuse with a following conditional jump
 FUSABLE = re.compile(r"^(cmp|test|add|sub|and|inc|dec)[bwlq]?$")
 
 
-@record
+@dataclass(frozen=True)
 class InstrPressure:
     """One instruction of the block: text, cycles per pass on each port unit, and the
     port units it may use (empty: those it used)."""

@@ -31,7 +31,6 @@ from .c_print import nest_code
 from .c_source import c_integer, function_form, parse_source, parse_unit, prepare, unit_source, wrap
 from .defines import MAX_SIZE
 from .reader import KERNEL_MAX_BYTES, read_text
-from ..record import record
 
 #: element types of OpenMP programs and YAML descriptions (the C kernel front-end takes
 #: every type of :data:`loopmodel.ir.ctypes.TYPE_BYTES`)
@@ -56,7 +55,7 @@ INTEGER_NOTE = ("integer arrays ({names}): their loads, stores and traffic use t
                 "is counted as floating-point operations (FLOP counts, the analytic in-core model)")
 
 
-@record
+@dataclass(frozen=True)
 class CKernel:
     """A parsed C kernel file.
 

@@ -29,10 +29,11 @@ says so, and the front-ends leave them out with a note (or refuse them in OpenMP
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 
 from ..errors import KernelError
-from ..record import record
 
 #: the largest unroll factor a pragma may ask for (gcc accepts 65534, and compiles for minutes)
 MAX_UNROLL = 64
@@ -59,7 +60,7 @@ _CLANG_INTEGERS = {"vectorize_width": (1, 1024), "interleave_count": (1, 64), "u
 _VECTOR_WORDS = ("always", "aligned", "unaligned", "temporal", "nontemporal")
 
 
-@record
+@dataclass(frozen=True)
 class Clause:
     """One clause: ``name`` and ``args``, the printed arguments (words, integers and name
     lists already checked; ``()`` for a bare clause such as ``nowait``).
@@ -74,7 +75,7 @@ class Clause:
         return f"{self.name}({''.join(self.args)})" if self.args else self.name
 
 
-@record
+@dataclass(frozen=True)
 class KernelPragma:
     """A pragma of the typed model: ``family`` (``omp``, ``GCC``, ``clang`` or ``""`` for the
     Intel hints), ``directive`` (its words, ``"parallel for"``, ``"unroll"``, ``"loop"``) and

@@ -19,6 +19,8 @@ Any other directive is an error.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 
 from pycparser import c_parser
@@ -28,7 +30,6 @@ from ..ir.ctypes import typedef_line
 from .c_limits import check_depth, check_statement_tokens
 from .c_pragma import kept
 from .defines import MAX_SIZE
-from ..record import record
 
 #: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
 STANDARD_HEADERS = frozenset({"math.h", "stdlib.h", "stdio.h", "stddef.h", "stdint.h", "omp.h", "tgmath.h",
@@ -48,7 +49,7 @@ _C_INTEGER = re.compile(r"(?:0[xX](?P<hex>[0-9a-fA-F]+)|0[bB](?P<bin>[01]+)|(?P<
                         r"[uUlL]*")
 
 
-@record
+@dataclass(frozen=True)
 class Prepared:
     """A kernel file's text ready for pycparser.
 

@@ -19,6 +19,8 @@ pyarrow is imported only to write Parquet (:func:`pyarrow_modules`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import csv
 import json
 import os
@@ -27,7 +29,6 @@ import tempfile
 
 from ..atomic import publish, temporary_path
 from ..errors import DefineError
-from ..record import record
 
 #: ``-o`` extensions -> format
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -50,7 +51,7 @@ def output_format(path: str | None, option: str = "-o") -> str:
     return FORMATS[ext]
 
 
-@record
+@dataclass(frozen=True)
 class RowBatch:
     """Rows, compactly (most fields are the same for every row of a sweep's task).
 

@@ -6,11 +6,12 @@ of the PCG solver, Algorithm 1, as its loops).
 """
 from __future__ import annotations
 
-from ..record import record
+from dataclasses import dataclass
 
 
 
-@record
+
+@dataclass(frozen=True)
 class AppKernel:
     """One loop of the application.
 
@@ -26,7 +27,7 @@ class AppKernel:
     placement: str = "first-touch"
 
 
-@record
+@dataclass(frozen=True)
 class AppSpec:
     """An application: name and kernels in execution order."""
 

@@ -15,14 +15,15 @@ cross-architecture-machine-models.txt Fig. 4, and ``MUL -> ADD -> ADD`` is ``FMA
 """
 from __future__ import annotations
 
-from ..record import record
+from dataclasses import dataclass
+
 
 
 #: index of the dependent read in :attr:`DependencyGraph.nodes`
 SOURCE = 0
 
 
-@record
+@dataclass(frozen=True)
 class DependencyGraph:
     """Operations between the dependent read and the write of a loop-carried dependency.
 

@@ -10,14 +10,13 @@ counts of loads, stores and arithmetic operations by type. Sizes are
 from __future__ import annotations
 
 import math
-from dataclasses import field
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping
 
 from ..errors import ModelError
 from .dependency import DependencyGraph
 from .poly import Poly
-from ..record import record
 
 #: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
 #: (a fused FMA counts two); the other calls are their own operation types.
@@ -25,7 +24,7 @@ OPERATION_TYPES = ("ADD", "MUL", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
 FLOP_TYPES = ("ADD", "MUL", "DIV", "SQRT")
 
 
-@record
+@dataclass(frozen=True)
 class Array:
     """A declared array.
 
@@ -64,7 +63,7 @@ class Array:
         return total
 
 
-@record
+@dataclass(frozen=True)
 class Scalar:
     """A declared scalar (lives in a register; causes no memory traffic)."""
 
@@ -73,7 +72,7 @@ class Scalar:
     element_size: int
 
 
-@record
+@dataclass(frozen=True)
 class Loop:
     """One loop of the perfect nest: ``for (index = start; index < stop; index += step)``.
 
@@ -110,7 +109,7 @@ class Loop:
         return max(0, -(-value // abs(self.step)))
 
 
-@record
+@dataclass(frozen=True)
 class Access:
     """One distinct array reference.
 
@@ -131,7 +130,7 @@ class Access:
         return self.array + "".join(f"[{i}]" for i in self.indices)
 
 
-@record
+@dataclass(frozen=True)
 class Recurrence:
     """A loop-carried dependency of the innermost loop.
 
@@ -151,7 +150,7 @@ class Recurrence:
     reassociable: bool
 
 
-@record
+@dataclass(frozen=True)
 class UnitOfWork:
     """The unit of work of a kernel (see :meth:`Kernel.unit_of_work`).
 
@@ -183,7 +182,7 @@ class UnitOfWork:
         return head + f" ({self.cacheline_size:g} B CL / {self.step_bytes:g} B address step per it)"
 
 
-@record
+@dataclass(frozen=True)
 class Kernel:
     """The whole kernel.
 

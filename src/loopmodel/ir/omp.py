@@ -9,14 +9,13 @@ of a phase for T threads are computed by :mod:`loopmodel.models.omp_program`.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..record import record
 
 PHASE_KINDS = ("parallel", "sequential", "master", "single")
 
 
-@record
+@dataclass(frozen=True)
 class OmpArray:
     """An array: ``name``, C element type ``ctype``, ``element_size`` in bytes, ``dims`` in
     elements (outermost first)."""
@@ -39,7 +38,7 @@ class OmpArray:
         return n
 
 
-@record
+@dataclass(frozen=True)
 class LoopBound:
     """One loop: ``var`` from ``lo`` to ``hi`` (exclusive) by ``step`` (> 0). Bounds that depend on
     outer loop variables (triangular loops) are widened to their box by the front end, with a
@@ -54,7 +53,7 @@ class LoopBound:
         return max(0, -(-(self.hi - self.lo) // self.step))
 
 
-@record
+@dataclass(frozen=True)
 class AffineAccess:
     """A read or write of ``array`` at flat element index ``offset + sum(c x var)``;
     ``coeffs``: tuple of ``(var, c)``. ``kind``: ``"read"`` or ``"write"``."""
@@ -64,7 +63,7 @@ class AffineAccess:
     offset: int = 0
 
 
-@record
+@dataclass(frozen=True)
 class Phase:
     """One loop nest of the program.
 
@@ -96,7 +95,7 @@ class Phase:
         return any(line.strip().startswith("#pragma omp") and " simd" in line for line in self.code.splitlines())
 
 
-@record
+@dataclass(frozen=True)
 class Repeat:
     """An outer sequential loop of ``count`` iterations (variable ``var``) around ``body``
     (:class:`Phase` tuple), e.g. a solver iteration; ``code_head`` is its ``for (...)`` line."""
@@ -107,7 +106,7 @@ class Repeat:
     code_head: str = ""
 
 
-@record
+@dataclass(frozen=True)
 class OmpProgram:
     """A whole program: ``arrays`` (name -> :class:`OmpArray`), ``scalars`` ((name, ctype)
     tuple), ``items`` (:class:`Phase` or :class:`Repeat`, in program order), ``notes``

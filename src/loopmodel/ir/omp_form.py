@@ -13,19 +13,20 @@ Pure functions over numpy arrays; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .omp import LoopBound, OmpProgram, Repeat
 from .omp_sizes import ProgramSizes, SizedPhase
 from .point import MAX_DATA_BYTES
 from .poly import Poly
-from ..record import record
 
 #: integers whose estimated magnitude reaches this are left to the per-size reading
 _LIMIT = 2.0 ** 61
 
 
-@record
+@dataclass(frozen=True)
 class FormValues:
     """A form at S sizes.
 

@@ -7,13 +7,14 @@ Pure data; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .omp import OmpProgram, Phase, Repeat
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class SizedPhase:
     """One phase at S sizes.
 
@@ -39,7 +40,7 @@ class SizedPhase:
                           self.offset[:, sizes])
 
 
-@record
+@dataclass(frozen=True)
 class ProgramSizes:
     """A program at S sizes with one structure.
 

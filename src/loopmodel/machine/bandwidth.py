@@ -16,13 +16,14 @@ always leave some idle, so a bandwidth never falls when a core is added).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from ..errors import ModelError
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class ChosenBandwidth:
     """A measured bandwidth picked for a level.
 

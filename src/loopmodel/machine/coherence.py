@@ -12,16 +12,15 @@ Pure data; no I/O.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..record import record
 
 LOAD_KEYS = ("L I", "L M own", "L M other", "L E own", "L E other", "L S own", "L S other")
 STORE_KEYS = ("S I", "S M own", "S M other", "S E own", "S E other", "S S own", "S S other")
 TRANSITION_KEYS = LOAD_KEYS + STORE_KEYS
 
 
-@record
+@dataclass(frozen=True)
 class CoherenceTable:
     """Transition timings measured on one host.
 

@@ -20,16 +20,17 @@ All return None where the model holds no measured figure (bundled machine files)
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from .fields import OPS
-from ..record import record
 
 #: register widths (bytes) the probe measures: 8 scalar double, 16/32/64 xmm/ymm/zmm (q/v on AArch64)
 WIDTHS = (4, 8, 16, 32, 64)
 
 
-@record
+@dataclass(frozen=True)
 class Latency:
     """One latency and where it comes from.
 

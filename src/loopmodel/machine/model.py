@@ -18,7 +18,7 @@ bytes, B/cy, B/s, cycles) and parsed tables; nothing is parsed at evaluation.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Annotated, Literal, Optional
 
 from . import fields as fx
@@ -26,7 +26,6 @@ from .coherence import CoherenceTable
 from .fields import OPS, Convert, Ge, Gt, Le
 from .power import PowerSection
 from .probe_section import ProbeSection, probe_section
-from ..record import record
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
            "BenchmarkKernel", "LevelMeasurements", "Benchmarks", "MachineModel"]
@@ -39,7 +38,7 @@ P0_MAX = 0.75
 #: pydantic reads this from each dataclass: unknown keys in a machine file are errors
 _STRICT = {"extra": "forbid"}
 
-@record
+@dataclass(frozen=True)
 class LoadStore:
     """L1 load or store limit: instructions per cycle and bytes per cycle (B/cy, ``"64 B/cy"`` in a file).
 
@@ -63,7 +62,7 @@ class LoadStore:
     split_extra: Annotated[float, Ge(0), Le(64)] = 0.0
 
 
-@record
+@dataclass(frozen=True)
 class FlopsPerCycle:
     """Peak FLOPs per cycle by operation type (kerncraft paper Listing 2 ``FLOPs per cycle``).
 
@@ -83,7 +82,7 @@ class FlopsPerCycle:
     FMA: Optional[Annotated[float, Ge(0), Le(fx.FLOPS.hi)]] = None
 
 
-@record
+@dataclass(frozen=True)
 class InCore:
     """In-core execution model (cross-architecture paper §3.3, §3.4.1 eq. 1-2).
 
@@ -172,7 +171,7 @@ class InCore:
     inner_loop_remainder_ratio: Optional[Annotated[float, fx.REMAINDER_RATIO]] = None
 
 
-@record
+@dataclass(frozen=True)
 class CacheLevel:
     """One level of the memory hierarchy (``MEM`` last, without size).
 
@@ -222,7 +221,7 @@ class CacheLevel:
     victim_clean_note: str = ""
 
 
-@record
+@dataclass(frozen=True)
 class LinkBandwidth:
     """One direction of a link: ``value`` in ``unit`` (``B/cy`` or ``B/s``), or ``measured``.
 
@@ -245,7 +244,7 @@ class LinkBandwidth:
         return "measured" if self.unit == "measured" else f"{self.value:g} {self.unit}"
 
 
-@record
+@dataclass(frozen=True)
 class Link:
     """The data path between two adjacent levels (cross-architecture paper §3.4.2 eq. 3).
 
@@ -283,7 +282,7 @@ class Link:
         return any(b.unit == "measured" for b in self.bandwidth)
 
 
-@record
+@dataclass(frozen=True)
 class BenchmarkKernel:
     """A streaming benchmark kernel (kerncraft paper §2.2 ``benchmarks.kernels``); element size in bytes.
 
@@ -305,7 +304,7 @@ class BenchmarkKernel:
     element_size: Annotated[float, Convert(fx.quantity("size")), fx.Range(1, 1024, "B")] = 8.0
 
 
-@record
+@dataclass(frozen=True)
 class LevelMeasurements:
     """Measured bandwidths of one level: ``bandwidths[kernel][i]`` (B/s) with ``cores[i]`` cores.
 
@@ -323,7 +322,7 @@ class LevelMeasurements:
     bandwidths: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
-@record
+@dataclass(frozen=True)
 class Benchmarks:
     """Measured bandwidths (B/s), without write-allocate traffic, one thread per core
     (kerncraft-tool-paper.txt §2.2).
@@ -340,7 +339,7 @@ class Benchmarks:
     measurements: dict[str, LevelMeasurements] = field(default_factory=dict)
 
 
-@record
+@dataclass(frozen=True)
 class MachineModel:
     """A whole machine model: the in-core part, the memory hierarchy and its links, measured
     benchmarks and provenance (cross-architecture paper §3.3).

@@ -14,12 +14,13 @@ the power per active core at that clock (``per core: 7.1 W``, ``at clock: 2.2 GH
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class PowerSection:
     """Power-model coefficients of one chip (socket), base units.
 

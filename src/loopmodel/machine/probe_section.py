@@ -26,9 +26,8 @@ Pure data; no I/O.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..record import record
 
 #: Gap between the two fastest repetitions of one memory bandwidth point above which the point
 #: is uncertain, (t_2 - t_1) / t_2 (:func:`repetition_gap`). The model takes the fastest run
@@ -60,7 +59,7 @@ def point_label(key) -> str:
     return str(key)
 
 
-@record
+@dataclass(frozen=True)
 class BandwidthRow:
     """One bandwidth point of ``probe.tables`` (GB/s without write-allocate traffic; the slowest
     repetition and the data set per thread stay in :attr:`ProbeSection.raw`).
@@ -86,7 +85,7 @@ class BandwidthRow:
         return repetition_gap(1.0 / self.GB_per_s_max, 1.0 / second) if second > 0 else 1.0
 
 
-@record
+@dataclass(frozen=True)
 class LatencyRow:
     """One pointer-chase size of ``probe.latency``: the size (B) and the cy per load of the fastest
     repetition (None where the clock was not measured; the ns figures stay in
@@ -95,7 +94,7 @@ class LatencyRow:
     cy_min: float | None = None
 
 
-@record
+@dataclass(frozen=True)
 class InCorePoint:
     """One measured instruction form of ``probe.in_core.points``: ``op`` (ADD, MUL, ...),
     ``kind`` (``latency`` or ``throughput``), register width in B, and its fastest cy per
@@ -106,7 +105,7 @@ class InCorePoint:
     cy_per_instruction_min: float | None
 
 
-@record
+@dataclass(frozen=True)
 class CheckSummary:
     """One check of ``probe.self_check`` as written (:meth:`loopmodel.measure.probe_check.Check.to_mapping`):
     its figure and threshold in %, the verdict, the attempts, and the points above the threshold
@@ -120,7 +119,7 @@ class CheckSummary:
     points: tuple = ()
 
 
-@record
+@dataclass(frozen=True)
 class SelfCheckSummary:
     """``probe.self_check``: the verdict, the checks (:class:`CheckSummary`), one line per check
     that stayed uncertain, the re-runs' time (s) and why they stopped early ('' if not)."""
@@ -147,7 +146,7 @@ class SelfCheckSummary:
         return lines + [f"  uncertain: {u}" for u in self.uncertain]
 
 
-@record
+@dataclass(frozen=True)
 class ErrorStats:
     """|relative error| over ``count`` cases (fractions: 0.05 is 5 %)."""
 
@@ -162,7 +161,7 @@ class ErrorStats:
                 "max_abs_error": _round(self.max)}
 
 
-@record
+@dataclass(frozen=True)
 class AccuracySummary:
     """The error distribution of a validation corpus run (``probe.validation``;
     computed by :func:`loopmodel.models.accuracy.summarize`).
@@ -221,7 +220,7 @@ def from_mapping(mapping) -> AccuracySummary | None:
                            dict(prov) if isinstance(prov, dict) else {})
 
 
-@record
+@dataclass(frozen=True)
 class ProbeSection:
     """The ``probe`` section of a machine model measured on its host.
 

@@ -49,6 +49,8 @@ GB/s in reports is 10^9 B/s).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import atexit
 import os
 import shutil
@@ -60,7 +62,6 @@ from .. import gate, toolchain
 from ..errors import ToolError
 from .stream import available_memory
 from .topology import allowed_cpus
-from ..record import record
 
 #: kernel -> stream counts and flops per iteration (Kerncraft's benchmark kernels,
 #: kerncraft-tool-paper.txt §2.2; a read+write stream is also counted as read and as write)
@@ -122,7 +123,7 @@ def _median(values) -> float:
     return v[k] if len(v) % 2 else 0.5 * (v[k - 1] + v[k])
 
 
-@record
+@dataclass(frozen=True)
 class BandwidthPoint:
     """One kernel, thread count and working-set size.
 

@@ -23,7 +23,7 @@ import datetime
 import platform
 import socket
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from .. import cache
 from ..errors import LoopmodelError
@@ -35,13 +35,12 @@ from .kernel_bench import choose_build, measure_kernel
 from .probe import data_caches
 from .stability import BLOCKS, SPREAD_S, TOLERANCE, Stability, against_earlier, measure_in_blocks
 from .topology import read_topology
-from ..record import record
 from ..toolchain import compiler_identity
 
 COUNTERS_NOTE = "counters unavailable: time only"
 
 
-@record
+@dataclass(frozen=True)
 class BenchResult:
     """One benchmark.
 

@@ -19,13 +19,14 @@ runs is taken), so the estimate errs on the low side. Accuracy is about 1 % on a
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import platform
 import tempfile
 
 from .. import toolchain
 from ..errors import ToolError
-from ..record import record
 
 ADDS_PER_PASS = 1000
 
@@ -83,7 +84,7 @@ def clock_source(isa: str) -> str:
     return (f'#define ADD "{_ADD[isa]}"\n#define ADDS {ADDS_PER_PASS}\n' + _SOURCE)
 
 
-@record
+@dataclass(frozen=True)
 class ClockMeasurement:
     """The core clock from ``runs`` timings of one dependent-addition chain.
 

@@ -22,10 +22,9 @@ function of its seed.
 from __future__ import annotations
 
 import random
-from dataclasses import field
+from dataclasses import dataclass, field
 from importlib import resources
 
-from ..record import record
 
 #: every family the corpus covers (the full corpus and the quick one each have all of them)
 FAMILIES = ("example", "streaming", "many-streams", "reduction", "stencil", "in-place", "strided", "transposed",
@@ -51,7 +50,7 @@ EXAMPLES = {
 QUICK_EXAMPLES = ("triad", "matvec")
 
 
-@record
+@dataclass(frozen=True)
 class CorpusKernel:
     """One kernel of the corpus.
 

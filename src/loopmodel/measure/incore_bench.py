@@ -60,6 +60,8 @@ not measured (its vector length is not known when the source is generated).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import json
 import math
@@ -69,7 +71,6 @@ from typing import Callable
 from .. import toolchain
 from ..errors import ToolError
 from .topology import allowed_cpus
-from ..record import record
 
 #: instructions per loop pass (4 blocks of 12 accumulators)
 UNROLL = 48
@@ -171,7 +172,7 @@ _GPR_CLOBBERS = {"x86": ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "
                  "aarch64": tuple(f"x{i}" for i in range(9, 18))}
 
 
-@record
+@dataclass(frozen=True)
 class InstructionForm:
     """One benchmark loop.
 
@@ -194,7 +195,7 @@ class InstructionForm:
     clobbers: tuple = ()
 
 
-@record
+@dataclass(frozen=True)
 class InstructionPoint:
     """Measured cycles per instruction of one form (min, median, max over repetitions).
 
@@ -224,7 +225,7 @@ class InstructionPoint:
         return d
 
 
-@record
+@dataclass(frozen=True)
 class InCoreBenchResult:
     """All measured forms of one host.
 

@@ -27,7 +27,7 @@ import platform
 import shlex
 import statistics
 import tempfile
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import gate, toolchain
@@ -38,7 +38,6 @@ from ..fileio.c_kernel import load_c_kernel
 from .counters import available, count_per_call
 from .stream import available_memory
 from .topology import read_topology
-from ..record import record
 
 #: link options of every benchmark program (the kernel may call sqrt, exp, ...)
 LIBRARIES = ("-lm",)
@@ -53,7 +52,7 @@ def default_flags() -> tuple:
     return ("-O3", toolchain.native_arch_flag())
 
 
-@record
+@dataclass(frozen=True)
 class KernelMeasurement:
     """Measured runtime of one kernel at one set of sizes.
 

@@ -16,18 +16,19 @@ converts with a clock in Hz.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import tempfile
 from importlib import resources
 from typing import Callable
 
 from .. import toolchain
 from ..errors import ToolError
-from ..record import record
 
 FLAGS = ("-O2",)
 
 
-@record
+@dataclass(frozen=True)
 class LatencyPoint:
     """One working-set size.
 
@@ -52,7 +53,7 @@ class LatencyPoint:
         return (self.ns_max - self.ns_min) / self.ns_min if self.ns_min > 0 else 0.0
 
 
-@record
+@dataclass(frozen=True)
 class LatencyResult:
     """A latency curve.
 

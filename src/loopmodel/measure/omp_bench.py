@@ -12,6 +12,8 @@ spread (max - min) / min reported (roofline-measurement-thesis.txt: repetition s
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import atexit
 import shutil
 import statistics
@@ -21,7 +23,6 @@ from typing import Callable
 from .. import gate, toolchain
 from ..errors import ToolError
 from ..ir.omp import OmpProgram, Repeat
-from ..record import record
 
 _HEAD = r"""#define _GNU_SOURCE
 #include <math.h>
@@ -115,7 +116,7 @@ def harness_source(program: OmpProgram) -> str:
     return _HEAD + "\n".join(decls) + f"\n#define LM_PHASES {max(executed, 1)}\n" + main
 
 
-@record
+@dataclass(frozen=True)
 class PhaseMeasurement:
     """One executed phase: ``seconds`` (min over repetitions), ``median_seconds``, ``spread``
     ((max - min) / min)."""
@@ -124,7 +125,7 @@ class PhaseMeasurement:
     spread: float
 
 
-@record
+@dataclass(frozen=True)
 class ProgramMeasurement:
     """The program measured on ``threads`` threads pinned to ``cpus``: ``phases``
     (:class:`PhaseMeasurement`, execution order), ``total_seconds`` (min over repetitions of a

@@ -20,6 +20,8 @@ a one-line ToolError that the probe turns into a note. ``root`` is where sysfs i
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import re
 import shlex
@@ -31,7 +33,6 @@ from ..errors import ToolError
 from ..machine.power import PowerSection
 from .stream import DEFAULT_FLAGS, ELEMENT_SIZE, KERNELS, available_memory, run_once, stream_source
 from .topology import allowed_cpus, one_cpu_per_core
-from ..record import record
 
 POWERCAP = "sys/class/powercap"
 CPUFREQ = "sys/devices/system/cpu/cpu{cpu}/cpufreq"
@@ -41,7 +42,7 @@ NO_COUNTERS = "no energy counters: /sys/class/powercap not readable"
 LOAD_BYTES = 384 * 1024 * 1024
 
 
-@record
+@dataclass(frozen=True)
 class RaplDomain:
     """One package energy counter: its sysfs directory, ``name`` (``package-0``) and the
     counter's range in µJ (it wraps around to 0 beyond it)."""
@@ -50,7 +51,7 @@ class RaplDomain:
     max_range_uj: int
 
 
-@record
+@dataclass(frozen=True)
 class PowerSample:
     """One measured run: ``cores`` active, ``clock_hz`` (the set clock; the measured clock where
     it cannot be set), ``seconds`` wall time, ``joules`` of all packages together."""
@@ -64,7 +65,7 @@ class PowerSample:
         return self.joules / self.seconds
 
 
-@record
+@dataclass(frozen=True)
 class PowerFit:
     """The fitted coefficients (base units) and what the fit can say.
 

@@ -36,7 +36,7 @@ import platform
 import socket
 import tempfile
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from .. import toolchain
 from ..errors import LoopmodelError
@@ -54,7 +54,6 @@ from .power_probe import NO_COUNTERS, probe_power
 from .probe_check import latency_spread
 from .stream import available_memory
 from .topology import allowed_cpus, one_cpu_per_core, read_topology
-from ..record import record
 
 KERNELS = ("load", "copy", "update", "triad", "daxpy")
 #: Kerncraft's stream semantics of the benchmark kernels (kerncraft-tool-paper.txt §2.2)
@@ -83,7 +82,7 @@ SHORT_LOOP_TRIPS_QUICK = (8, 11, 12, 16, 17, 24, 32, 33, 48, 64)
 KiB, MiB = 1024, 1024 * 1024
 
 
-@record
+@dataclass(frozen=True)
 class ProbeOptions:
     """What to measure and how thoroughly.
 
@@ -119,7 +118,7 @@ def usable_cpus() -> int:
     return len(allowed_cpus())
 
 
-@record
+@dataclass(frozen=True)
 class ProbeData:
     """Everything a probe measured (raw), with what could not be measured in ``notes``.
 

@@ -19,8 +19,9 @@ the model's ``probe.self_check`` (:meth:`SelfCheck.to_mapping`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..machine.probe_section import MEMORY_SPREAD_MAX, point_label, repetition_gap, self_check_summary
-from ..record import record
 
 
 #: Clock runs may disagree by this much ((max - min) / median over all runs of the probe).
@@ -67,7 +68,7 @@ CONSEQUENCE = {
 }
 
 
-@record
+@dataclass(frozen=True)
 class Check:
     """One check.
 
@@ -119,7 +120,7 @@ class Check:
         return out
 
 
-@record
+@dataclass(frozen=True)
 class SelfCheck:
     """All checks of one probe, with the time the re-runs took (s) and why they stopped early."""
     checks: tuple

@@ -6,11 +6,12 @@ single-core bandwidth, kerncraft-tool-paper.txt §1.2.1).
 """
 from __future__ import annotations
 
-from ..record import record
+from dataclasses import dataclass
 
 
 
-@record
+
+@dataclass(frozen=True)
 class RooflinePoint:
     """One kernel at one size.
 
@@ -31,7 +32,7 @@ class RooflinePoint:
     cache: str = "warm"
 
 
-@record
+@dataclass(frozen=True)
 class Roof:
     """A roof: ``kind`` ``"compute"`` (``value`` FLOP/s) or ``"bandwidth"`` (``value`` B/s)."""
     kind: str

@@ -33,11 +33,12 @@ and the comparison, and every pair beyond 3 % was reported by the second run
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import time
 from typing import Callable
 
-from ..record import record
 
 #: default relative agreement of the two fastest blocks (3 %)
 TOLERANCE = 0.03
@@ -51,7 +52,7 @@ PAUSE_S = 0.05
 SPREAD_S = 0.5
 
 
-@record
+@dataclass(frozen=True)
 class Earlier:
     """This run against the last one of the same case (kernel text, sizes, compiler and flags,
     CPU, cache mode, threads, host).
@@ -73,7 +74,7 @@ class Earlier:
         return dataclasses.asdict(self)
 
 
-@record
+@dataclass(frozen=True)
 class Stability:
     """How well the blocks of a benchmark agree.
 

@@ -30,6 +30,8 @@ measure memory bandwidth.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import platform
 import shlex
@@ -40,7 +42,6 @@ from typing import Callable
 from .. import gate, toolchain
 from ..errors import ToolError
 from .topology import allowed_cpus
-from ..record import record
 
 #: default compiler flags of the streaming benchmark
 DEFAULT_FLAGS = "-O3 -march=native -fopenmp"
@@ -56,7 +57,7 @@ MIN_SIZE_BYTES = 1024 ** 2
 OMP_ENVIRONMENT = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_DYNAMIC": "false"}
 
 
-@record
+@dataclass(frozen=True)
 class StreamPoint:
     """One thread count.
 
@@ -83,7 +84,7 @@ class StreamPoint:
     sweeps: int
 
 
-@record
+@dataclass(frozen=True)
 class StreamResult:
     """A measurement over several thread counts.
 

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..record import record
 
 # SIMD register width in bytes by instruction-set extension, widest first
 _SIMD = (("avx512f", 64), ("avx", 32), ("sse2", 16), ("asimd", 16))
@@ -32,7 +31,7 @@ _ISA_FLAGS = ("sse2", "sse4_2", "avx", "fma", "avx2", "avx512f", "avx512vl", "av
               "asimd", "fphp", "sve", "sve2", "vsx", "altivec")
 
 
-@record
+@dataclass(frozen=True)
 class CacheInfo:
     """One cache level as one CPU sees it.
 
@@ -55,7 +54,7 @@ class CacheInfo:
     shared_cores: int
 
 
-@record
+@dataclass(frozen=True)
 class HostTopology:
     """What the kernel says about the host's CPUs and caches.
 

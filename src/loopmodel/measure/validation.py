@@ -7,9 +7,10 @@ measurement: :mod:`loopmodel.measure.bench` (min-of-K, roofline-measurement-thes
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import statistics
 
-from ..record import record
 
 #: the first note of ``validate``: how the measurement was made
 MEASUREMENT_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/CL at the clock "
@@ -18,7 +19,7 @@ MEASUREMENT_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, 
                     "(min-of-K; sizes scaled down to fit in half of L1 where the row's data are not in L1)")
 
 
-@record
+@dataclass(frozen=True)
 class ValidationRow:
     """One size.
 

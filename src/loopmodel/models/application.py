@@ -16,13 +16,14 @@ enter through the in-core model: their T_OL is the critical path. Synchronisatio
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import ModelError
 from ..ir.application import AppKernel, AppSpec
 from .scaling import scaling
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class KernelPrediction:
     """Per-kernel results.
 
@@ -46,7 +47,7 @@ class KernelPrediction:
 SYNCHRONISATION_NOTE = "synchronisation (OpenMP barriers, reductions) is not modelled"
 
 
-@record
+@dataclass(frozen=True)
 class AppPrediction:
     """Application runtime per core count (seconds per application iteration); ``notes``:
     what the prediction leaves out or rests on (text and JSON reports print all of them)."""

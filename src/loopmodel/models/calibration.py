@@ -7,8 +7,9 @@ Pure functions on plain numbers; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..machine.model import P0_MAX
-from ..record import record
 
 
 def grid_minimum(objective, grid) -> float:
@@ -33,7 +34,7 @@ def minimize_p0(objective) -> float:
     return grid_minimum(objective, [P0_MAX * 10 ** (-k / 40) for k in range(120, -1, -1)])
 
 
-@record
+@dataclass(frozen=True)
 class LoadStoreFit:
     """The combined load+store limit f_LDST of the in-core model fitted to L1 measurements.
 

@@ -15,15 +15,16 @@ Pure data and functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bisect
 
 from ..errors import ModelError
-from ..record import record
 
 STATES = ("M", "E", "S", "I")
 
 
-@record
+@dataclass(frozen=True)
 class ChunkState:
     """A chunk's MESI state and the threads whose caches hold a valid copy.
 
@@ -51,7 +52,7 @@ class ChunkState:
 INVALID = ChunkState("I")
 
 
-@record
+@dataclass(frozen=True)
 class Load:
     """``L_T``: the threads ``threads`` read the chunk."""
     threads: frozenset
@@ -61,7 +62,7 @@ class Load:
             raise ValueError("a load needs at least one thread")
 
 
-@record
+@dataclass(frozen=True)
 class Store:
     """``S_t``: thread ``thread`` writes the chunk."""
     thread: int
@@ -226,7 +227,7 @@ class ChunkStates:
 MAX_CHUNK_RUNS = 1 << 16
 
 
-@record
+@dataclass(frozen=True)
 class Chunk:
     """The part of an array one thread touches in one statement: the index triplet
     ``start:stop:step`` (stop exclusive) of ``array``, elements of ``element_size`` bytes."""
@@ -291,7 +292,7 @@ class Chunk:
         return max(0, k1 - k0) * self.element_size
 
 
-@record
+@dataclass(frozen=True)
 class Statement:
     """A read or write statement of a phase: ``kind`` ``"read"`` or ``"write"``; ``chunks``:
     thread -> :class:`Chunk` (threads without work are absent)."""
@@ -299,7 +300,7 @@ class Statement:
     chunks: dict
 
 
-@record
+@dataclass(frozen=True)
 class PhaseTime:
     """Predicted time of one phase.
 

@@ -14,19 +14,20 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bisect
 import math
 
 from ..errors import ModelError
 from ..machine.coherence import CoherenceTable
-from ..record import record
 
 #: A transition the host could not set up, timed by a close one instead (``S other`` needs
 #: three threads; with two CPUs the ``E other`` benchmark is the nearest miss).
 FALLBACK = {"L S other": "L E other", "S S other": "S E other"}
 
 
-@record
+@dataclass(frozen=True)
 class Timing:
     """Lookup over one table; ``cacheline_size`` in bytes. Call :meth:`seconds`."""
     table: CoherenceTable

@@ -25,14 +25,13 @@ without T_OL) are still computed; T_OL, T_ECM, n_s and the multicore time are No
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from ..machine.bandwidth import ChosenBandwidth, choose_bandwidth
 from ..units import format_fixed
 from .location import data_location
 from .saturation import SaturationPoint, saturation_point
-from ..record import record
 
 
 def _fmt(value) -> str:
@@ -42,7 +41,7 @@ def _fmt(value) -> str:
     return "n/a" if value is None else format_fixed(value, 1)
 
 
-@record
+@dataclass(frozen=True)
 class Contribution:
     """One data-transfer contribution (link between two levels).
 
@@ -69,7 +68,7 @@ class Contribution:
     measured: ChosenBandwidth | None = None
 
 
-@record
+@dataclass(frozen=True)
 class ECMResult:
     """ECM prediction in cy/CL.
 

@@ -22,14 +22,13 @@ result reports. Results are per unit of work (cy/CL). The compiled-code analyzer
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..errors import ModelError
 from ..ir.kernel import coefficient
 from .split_access import split_accesses
 from ..machine.latency import op_latency
-from ..record import record
 
 _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
@@ -39,7 +38,7 @@ _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 COMPILED_ANALYSIS = "a compiled in-core analysis"
 
 
-@record
+@dataclass(frozen=True)
 class InCoreMeasurement:
     """The benchmark behind a measured in-core time (``--incore measured``): the kernel run on
     its host with its data in L1 (benchmark mode, kerncraft-tool-paper.txt §2.3).
@@ -70,7 +69,7 @@ class InCoreMeasurement:
     model_t_nol: float | None = None
 
 
-@record
+@dataclass(frozen=True)
 class InCoreResult:
     """In-core execution time per unit of work.
 

@@ -19,16 +19,17 @@ Pure functions on plain numbers (cy/CL, bytes per CL of work, B/cy); no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from .calibration import grid_minimum
-from ..record import record
 
 #: bandwidths searched, B/cy (log grid)
 _GRID = tuple(2 ** (k / 16) for k in range(-32, 145))  # 0.25 .. 512 B/cy
 
 
-@record
+@dataclass(frozen=True)
 class KernelTransfers:
     """One benchmark kernel as the ECM model sees it, with its single-core measurements.
 
@@ -50,7 +51,7 @@ class KernelTransfers:
     measured: dict
 
 
-@record
+@dataclass(frozen=True)
 class Hypothesis:
     """Which contributions overlap, and whether the cache links are full duplex.
 
@@ -78,7 +79,7 @@ def hypotheses(n_links: int) -> list:
             for duplex in ("half", "full") for mask in range(2 ** n_links)]
 
 
-@record
+@dataclass(frozen=True)
 class HypothesisFit:
     """The fitted link bandwidths and memory penalty under one hypothesis.
 
@@ -177,7 +178,7 @@ def fit_links(kernels) -> tuple:
     return tuple(fits[i] for i in order)
 
 
-@record
+@dataclass(frozen=True)
 class EffectiveLevel:
     """Where one cache level's plateau of a single-core working-set sweep lies.
 

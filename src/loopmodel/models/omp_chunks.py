@@ -13,16 +13,17 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..ir.omp_sizes import SizedPhase
-from ..record import record
 
 #: integers (elements, bytes, lines) beyond this are left to the per-size path (no int64 overflow)
 LIMIT = 2.0 ** 60
 
 
-@record
+@dataclass(frozen=True)
 class Statement:
     """One statement of a phase on ``team`` threads at S sizes.
 

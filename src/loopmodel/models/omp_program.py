@@ -16,6 +16,8 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import math
 
@@ -23,7 +25,6 @@ from ..errors import ModelError
 from ..ir.omp import OmpProgram, Phase, Repeat
 from .coherence import Chunk, ChunkStates, Statement, phase_time, static_schedule, transition_label
 from .coherence_timing import FALLBACK, Timing
-from ..record import record
 
 #: Transitions that are misses on data another thread's cache holds exclusively.
 _REMOTE = ("L M other", "L E other", "S M other", "S E other")
@@ -88,7 +89,7 @@ def phase_statements(program: OmpProgram, phase: Phase, threads: int) -> list:
     return out
 
 
-@record
+@dataclass(frozen=True)
 class TransitionTime:
     """One transition's part of a phase: ``transition`` (paper notation, e.g.
     ``"L_t from (M,{0})"``), ``benchmark`` (the measured key, e.g. ``"L M other"``),
@@ -99,7 +100,7 @@ class TransitionTime:
     share: float
 
 
-@record
+@dataclass(frozen=True)
 class PhasePrediction:
     """One executed phase: ``index`` (0-based, execution order), ``line``, ``kind``, ``label``,
     ``iteration`` (None outside repeats), ``seconds`` (per thread the larger of Algorithm 1's
@@ -123,7 +124,7 @@ class PhasePrediction:
     bound: str = "memory"
 
 
-@record
+@dataclass(frozen=True)
 class RepeatTime:
     """A repeated block: ``line``, ``count`` and the predicted ``seconds`` of each iteration."""
     line: int
@@ -131,7 +132,7 @@ class RepeatTime:
     seconds: tuple
 
 
-@record
+@dataclass(frozen=True)
 class ProgramPrediction:
     """The whole program on ``threads`` threads: ``total_seconds`` (sum of the phases, one
     execution from all chunks in (I, ∅)), ``phases`` (:class:`PhasePrediction`, execution
@@ -143,7 +144,7 @@ class ProgramPrediction:
     notes: tuple = ()
 
 
-@record
+@dataclass(frozen=True)
 class OmpRow:
     """One thread count of ``loopmodel omp``: ``prediction`` (:class:`ProgramPrediction`),
     ``measured`` (:class:`~loopmodel.measure.omp_bench.ProgramMeasurement` or None),

@@ -26,6 +26,8 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bisect
 import math
 import numpy as np
@@ -33,7 +35,6 @@ import numpy as np
 from ..errors import ModelError
 from ..ir.omp_sizes import ProgramSizes, structure
 from ..machine.coherence import LOAD_KEYS, STORE_KEYS, TRANSITION_KEYS
-from ..record import record
 from .coherence_classes import Layout
 from .coherence_sizes import KEYS_PER_ACTION, MAX_THREADS
 from .coherence_timing import Timing
@@ -41,7 +42,7 @@ from .omp_chunks import Chunker, Plan, Statement, in_range
 from .omp_trace import Runs, Traces, items_of, plan_places, simulate
 
 
-@record
+@dataclass(frozen=True)
 class SizesPrediction:
     """:func:`predict_sizes` at S sizes on ``threads`` threads.
 

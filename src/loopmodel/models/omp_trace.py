@@ -13,15 +13,16 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..record import record
 from .coherence_classes import Layout
 from .coherence_sizes import ClassStates
 from .coherence_slots import slots, statement_runs
 
 
-@record
+@dataclass(frozen=True)
 class Runs:
     """A statement's chunks as runs of segments in slots, per thread and class
     (:func:`~loopmodel.models.coherence_slots.slots`).
@@ -37,7 +38,7 @@ class Runs:
     sequence: tuple
 
 
-@record
+@dataclass(frozen=True)
 class Trace:
     """The simulation of a program's phases in R classes.
 

@@ -23,18 +23,19 @@ Pure functions; no I/O.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import math
 
 from .ecm import ecm_model
 from .scaling import scaling
-from ..record import record
 
 #: unit of work of the energy figures: one loop iteration
 UNIT = "it"
 
 
-@record
+@dataclass(frozen=True)
 class OperatingPoint:
     """One (cores, clock) point.
 
@@ -53,7 +54,7 @@ class OperatingPoint:
     limit: str = ""
 
 
-@record
+@dataclass(frozen=True)
 class EnergyResult:
     """Energy and performance over a grid of operating points.
 

@@ -18,7 +18,8 @@ n``), ``energy``, ``app``, ``validate`` and the validation corpus read it; none 
 """
 from __future__ import annotations
 
-from ..record import record
+from dataclasses import dataclass
+
 from .saturation import SaturationPoint
 from .scaling import ScalingPoint, core_point
 
@@ -32,7 +33,7 @@ MULTICORE_MODELS = ("contention", "saturation")
 DEFAULT_MULTICORE_MODEL = MULTICORE_MODELS[0]
 
 
-@record
+@dataclass(frozen=True)
 class Prediction:
     """The answers of one analysis point (kernel, machine, sizes, active cores).
 

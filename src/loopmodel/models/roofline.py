@@ -38,12 +38,13 @@ less than that model implies. :func:`versus_ecm` writes the note that says so wi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 
 from ..machine.bandwidth import choose_bandwidth
 from ..units import format_fixed, format_si
 from .incore import fused_operations
-from ..record import record
 
 #: ``cpu_source`` of the CPU roof from the in-core model (``{source}``: analytic, llvm-mca, ...)
 TOL_SOURCE = "T_OL of the {source} in-core model"
@@ -51,7 +52,7 @@ TOL_SOURCE = "T_OL of the {source} in-core model"
 PEAK_SOURCE = "peak FLOP/s (T_OL unknown)"
 
 
-@record
+@dataclass(frozen=True)
 class RooflineLevel:
     """One bandwidth roof.
 
@@ -75,7 +76,7 @@ class RooflineLevel:
     time: float
 
 
-@record
+@dataclass(frozen=True)
 class RooflineResult:
     """Roofline bottleneck analysis.
 

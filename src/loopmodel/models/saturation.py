@@ -30,12 +30,13 @@ L2/L3) cap the cores sharing them at 1 / T_link CL/cy (cross-architecture paper 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class SaturationPoint:
     """Saturation of one ccNUMA domain's memory interface.
 

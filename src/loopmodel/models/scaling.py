@@ -39,18 +39,19 @@ it_per_CL · f.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from ..machine.model import P0_MAX  # the limit of contention_p0 is machine data; re-exported here
 from .calibration import minimize_p0
 from .saturation import domain_counts, domain_rate, saturated_rate, saturation_point, shared_cap
-from ..record import record
 
 MODELS = ("contention", "saturation")
 PLACEMENTS = ("first-touch", "one-domain")
 
 
-@record
+@dataclass(frozen=True)
 class ScalingPoint:
     """Prediction for ``cores`` active cores.
 
@@ -79,7 +80,7 @@ class ScalingPoint:
     location: str = "MEM"
 
 
-@record
+@dataclass(frozen=True)
 class ScalingResult:
     """Predicted performance per core count.
 

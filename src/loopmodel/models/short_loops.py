@@ -25,16 +25,17 @@ and remainder included, and its iterations are ``entries per pass x n``
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from ..ir.kernel import coefficient
-from ..record import record
 
 #: inner loops of at least this many passes are taken as steady state (no change)
 LONG_LOOP_PASSES = 16
 
 
-@record
+@dataclass(frozen=True)
 class ShortLoopFit:
     """The short-loop parameters fitted to a kernel measured at several inner trip counts.
 

@@ -18,17 +18,18 @@ row to row, so it is averaged over :data:`ROWS` consecutive rows of the next out
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from ..ir.kernel import coefficient
-from ..record import record
 
 #: rows of the next outer loop the misalignment is averaged over (every residue of 8 B
 #: elements modulo a 64 B line appears within 8 rows)
 ROWS = 8
 
 
-@record
+@dataclass(frozen=True)
 class SplitAccesses:
     """Split vector accesses per inner-loop iteration.
 

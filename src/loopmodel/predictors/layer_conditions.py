@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import ModelError
@@ -65,14 +65,13 @@ from ..ir.point import check_point
 from ..ir.poly import Poly
 from ..units import format_bytes
 from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
-from ..record import record
 
 INF = None  # an infinite reuse distance (first access to an array)
 #: ``sweeps`` values: the kernel runs again and again (steady state across sweeps), or once
 SWEEPS = ("repeated", "single")
 
 
-@record
+@dataclass(frozen=True)
 class LCAccess:
     """One distinct access in layer-condition terms.
 
@@ -95,7 +94,7 @@ class LCAccess:
         return f"{self.array}[{self.offset}]"
 
 
-@record
+@dataclass(frozen=True)
 class LCState:
     """One layer-condition state of a cache level.
 
@@ -125,7 +124,7 @@ class LCState:
     limit_note: str = ""
 
 
-@record
+@dataclass(frozen=True)
 class LCLevel:
     """Layer conditions of one cache level: all states and the selected one.
 

@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..cachesim.hierarchy import Hierarchy, LevelSpec
 from ..errors import ModelError
@@ -94,7 +94,6 @@ from ..ir.kernel import coefficient, strip_indices
 from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
 
 from ..cachesim.nest import LoopNest, MAXD, NestAccess, NestLoop, RunOptions
-from ..record import record
 
 BASE_ADDRESS = 1 << 40  # a page-aligned 64-bit heap-like address
 #: the most lines one simulated level may hold: the simulator keeps 9 bytes per line (tag and
@@ -231,7 +230,7 @@ def _window_iterations(kernel, defines: dict, unit, cl: int, target: int) -> int
     return max(target, COLUMN_WALK_PERIODS * elems_per_cl * rows)
 
 
-@record
+@dataclass(frozen=True)
 class SimulationInfo:
     """How a simulation ran (for the report and JSON).
 

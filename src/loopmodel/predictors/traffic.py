@@ -9,12 +9,11 @@ this structure, so they work with either predictor.
 """
 from __future__ import annotations
 
-from dataclasses import field
-
-from ..record import record
+from dataclasses import dataclass, field
 
 
-@record
+
+@dataclass(frozen=True)
 class LevelTraffic:
     """Traffic on the link between ``level`` and the next level away from the core.
 
@@ -50,7 +49,7 @@ class LevelTraffic:
         return self.stores_cl * self.cacheline_size
 
 
-@record
+@dataclass(frozen=True)
 class TrafficPrediction:
     """Per-level traffic for one kernel, machine and set of sizes.
 

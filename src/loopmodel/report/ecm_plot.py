@@ -22,12 +22,13 @@ Steps: the model is constant between the sizes where the traffic changes.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from ..predictors.layer_conditions import transition_size
 from . import label_layout
 from .figures import finish, pyplot, rgb
-from ..record import record
 
 #: line styles of overlapping contributions other than T_OL
 _OVERLAP_STYLES = ("-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
@@ -44,7 +45,7 @@ _LEADER_PT = 10.0
 _LABEL_FONT = 7
 
 
-@record
+@dataclass(frozen=True)
 class LevelState:
     """Layer conditions of one cache level at one size.
 
@@ -63,7 +64,7 @@ class LevelState:
     data_set_transition: float | None = None
 
 
-@record
+@dataclass(frozen=True)
 class EcmPoint:
     """What the picture needs of one analysis (a few hundred bytes, so a sweep keeps them all).
 

@@ -7,9 +7,10 @@ roof).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import ModelError
 from .figures import finish, pyplot
-from ..record import record
 
 
 def plot(points, roofs, path: str | None, title: str):
@@ -62,7 +63,7 @@ def _log_axes(ax, plt) -> None:
     ax.set_ylabel("performance [FLOP/s]")
 
 
-@record
+@dataclass(frozen=True)
 class ModelRoof:
     """A roof of the model's Roofline (:func:`draw_roofs`): ``kind`` ``"compute"`` (``value``
     FLOP/s) or ``"bandwidth"`` (``value`` B/s), and its label."""

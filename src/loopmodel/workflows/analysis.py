@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import functools
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..compiled.compile import fp_reassociation, resolve_compiler
 from ..errors import DefineError, ModelError, OptionError, ToolError
@@ -27,12 +27,11 @@ from ..models.short_loops import inner_trips, is_short, quantization, short_loop
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.traffic import TrafficPrediction
 from .confidence import Confidence, assess, kernel_facts
-from ..record import record
 
 MODELS = ("LC", "ECM", "Roofline")
 
 
-@record
+@dataclass(frozen=True)
 class AnalyzerSettings:
     """The settings of an :class:`Analyzer`, in the library's units (bytes, B/s, resolved
     analyzer names): what a command's Options (:mod:`loopmodel.workflows.analyze`) become once
@@ -114,7 +113,7 @@ class AnalyzerSettings:
     notes: tuple = ()
 
 
-@record
+@dataclass(frozen=True)
 class AnalysisResult:
     """Everything computed for one set of sizes (rendered by text, JSON and plots); ``prediction``: the
     figures every report and command reads (:class:`~loopmodel.models.prediction.Prediction`: data

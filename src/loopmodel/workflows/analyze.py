@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..errors import DefineError, EmptyPointError, LoopmodelError
 from ..fileio.defines import Sweep, sweep
@@ -26,7 +26,6 @@ from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
-from ..record import record
 
 #: ``-p`` names (lower case, ``-``/``_`` removed) -> loopmodel's models; Kerncraft's ECMData
 #: (data-transfer terms), ECMCPU (in-core part) and RooflineFLOP included
@@ -61,7 +60,7 @@ def unit_name(text: str) -> str:
     return {u.lower(): u for u in UNITS}.get(text.lower(), text)
 
 
-@record
+@dataclass(frozen=True)
 class AnalysisOptions:
     """The options of every analysing command (``analyze``, ``scaling``, ``energy``): sizes,
     clock, cache and traffic predictors, in-core analysis. Defaults are the command line's."""
@@ -129,7 +128,7 @@ class AnalysisOptions:
                "written goes to memory (layer conditions and cache simulation)", "--nt-stores")
 
 
-@record
+@dataclass(frozen=True)
 class AnalyzeOptions(AnalysisOptions):
     """``analyze``'s options: the shared analysis options, the models, the active cores and
     the unit of the predictions."""
@@ -253,7 +252,7 @@ class SkippedPoints:
         return skipped_note(self.count, total, str(self.first)) if self.count else None
 
 
-@record
+@dataclass(frozen=True)
 class AnalyzeRun:
     """A prepared ``analyze``: the analyzer, the size points (a lazy sweep) and the models.
 

@@ -3,6 +3,8 @@ model and the multicore model, summed over its calls (ecm-model-slides.txt, "ECM
 saturation"; kerncraft-tool-paper.txt §2)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..fileio.app_file import read_app
 from ..fileio.defines import one_point, sweep
 from ..fileio.host_models import machine_notes
@@ -12,10 +14,9 @@ from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from .analysis import Analyzer, AnalyzerSettings, parallel_notes
 from .inputs import check_p0, core_list, machine_model
 from .options import option
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class AppOptions:
     """``app``'s options."""
 

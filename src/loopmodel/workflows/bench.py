@@ -6,6 +6,8 @@ The measurement itself is :func:`loopmodel.measure.bench.run_bench` (kerncraft-t
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 
 from ..errors import DefineError
@@ -18,10 +20,9 @@ from ..measure import bench as measure_bench
 from ..measure.stability import BLOCKS, ROUNDS, SPREAD_S, TOLERANCE
 from .measure import parse_threads
 from .options import option
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class BenchOptions:
     """``bench``'s options: sizes, the machine model whose compiler and flags to use, and how
     the kernel is run."""
@@ -54,7 +55,7 @@ class BenchOptions:
                              "--spread-s", metavar="SECONDS", type=float)
 
 
-@record
+@dataclass(frozen=True)
 class BenchRun:
     """The measurements of ``bench``: one :class:`~loopmodel.measure.bench.BenchResult` per size
     and thread count (sizes outer), and whether they form a scaling curve (``curve``: several

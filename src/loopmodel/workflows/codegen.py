@@ -2,6 +2,8 @@
 compiled in-core analysis and ``bench`` compile; kerncraft-tool-paper.txt §3.3)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..compiled.codegen import generate_c
 from ..errors import DefineError
 from ..fileio.c_kernel import load_c_kernel
@@ -9,10 +11,9 @@ from ..fileio.defines import one_point, sweep
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from .inputs import alignment_bytes
 from .options import option
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class CodegenOptions:
     """``codegen``'s options."""
 

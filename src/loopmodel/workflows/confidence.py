@@ -11,6 +11,8 @@ poorly modelled.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fractions import Fraction
 
 from ..compiled.asm import RESTRUCTURED
@@ -18,7 +20,6 @@ from ..ir.kernel import coefficient, strip_indices
 from ..machine.probe_section import MEMORY_SPREAD_MAX
 from ..models.accuracy import MIN_CASES
 from ..models.incore import full_simd_lanes, split_loads, strided_accesses
-from ..record import record
 from ..units import format_bytes
 
 #: regime tag -> what it means (the vocabulary shared by ``analyze`` and ``validate --corpus``)
@@ -76,7 +77,7 @@ KNOWN_WEAK = {
 }
 
 
-@record
+@dataclass(frozen=True)
 class KernelFacts:
     """What the tags need from the kernel alone (computed once per kernel, :func:`kernel_facts`).
 
@@ -102,7 +103,7 @@ class KernelFacts:
     streams: tuple
 
 
-@record
+@dataclass(frozen=True)
 class Confidence:
     """How far to trust one prediction.
 

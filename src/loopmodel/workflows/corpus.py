@@ -27,7 +27,7 @@ import platform
 import socket
 import tempfile
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import DefineError, LoopmodelError, ModelError
@@ -40,7 +40,6 @@ from ..measure.stream import available_memory
 from ..models.accuracy import APART, AccuracySummary, summarize
 from .analysis import Analyzer, AnalyzerSettings
 from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, ecm_at_data_level, kernel_analyzer
-from ..record import record
 
 #: how the corpus cases are measured (the first note of ``validate --corpus``)
 CORPUS_NOTE = ("measured with loopmodel bench (1 thread pinned, data warm, min-of-K), cy/it at the clock measured "
@@ -60,7 +59,7 @@ MAX_STEPS = 24
 MAX_ITERATIONS = 2 ** 28
 
 
-@record
+@dataclass(frozen=True)
 class CorpusCase:
     """One kernel at sizes that put its data in ``level``.
 
@@ -204,7 +203,7 @@ def corpus_cases(machine, seed: int = 0, quick: bool = False, limit_B: int | Non
     return tuple(cases), tuple(notes)
 
 
-@record
+@dataclass(frozen=True)
 class CorpusResult:
     """One measured case of the corpus.
 
@@ -234,7 +233,7 @@ class CorpusResult:
         return self.predicted_cy_per_it / self.measured[0] - 1
 
 
-@record
+@dataclass(frozen=True)
 class CorpusRun:
     """The result of ``validate --corpus``.
 

@@ -8,6 +8,8 @@ multicore chips"). Units: clocks in Hz, power in W, performance in it/s.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import os
 import re
@@ -24,7 +26,6 @@ from .analyze import prepare
 from .inputs import check_p0, core_list, machine_name
 from .options import option
 from .scaling import MulticoreOptions, check_level
-from ..record import record
 
 #: the most operating points one command evaluates
 MAX_POINTS = 20000
@@ -34,7 +35,7 @@ MAX_CLOCKS = 1000
 CLOCK_PREFIX = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 
 
-@record
+@dataclass(frozen=True)
 class EnergyOptions(MulticoreOptions):
     """``energy``'s options: the analysis options (``--clock`` a list of clocks here), the
     multicore options (one chip by default) and the chip power model's coefficients."""
@@ -55,7 +56,7 @@ class EnergyOptions(MulticoreOptions):
                             metavar="W/GHz^2")
 
 
-@record
+@dataclass(frozen=True)
 class EnergyRun:
     """The result of ``energy``.
 

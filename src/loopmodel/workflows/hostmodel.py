@@ -30,6 +30,8 @@ with a ``probe`` section holding every raw figure and fit (provenance).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import time
 
@@ -51,7 +53,6 @@ from ..models.link_fit import KernelTransfers, fit_links
 from ..models.scaling import fit_p0
 from ..models.short_loops import fit_short_loop
 from .analysis import Analyzer, AnalyzerSettings
-from ..record import record
 
 #: the benchmark kernels as loopmodel C kernels (the ECM model's view of them)
 BENCH_SOURCES = {
@@ -63,7 +64,7 @@ BENCH_SOURCES = {
 }
 
 
-@record
+@dataclass(frozen=True)
 class HostModel:
     """A probed machine model.
 

@@ -23,6 +23,8 @@ transfer alone exceeds T_core a note says the prediction in L1 is the transfer's
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import os
 import socket
@@ -33,7 +35,6 @@ from ..ir.point import check_point
 from ..measure import bench as measure_bench
 from ..models.ecm import ecm_model
 from ..models.incore import InCoreMeasurement, InCoreResult
-from ..record import record
 
 #: share of the L1 the measured data set may fill (the rest for the stack, code, the harness)
 L1_SHARE = 0.5
@@ -44,7 +45,7 @@ INNER_MODULUS = 64
 DEFAULT_L1_B = 32768
 
 
-@record
+@dataclass(frozen=True)
 class L1Sizes:
     """Sizes at which a kernel's data set fits in L1 (:func:`l1_sizes`).
 

@@ -4,6 +4,8 @@ optionally the core clock (:mod:`loopmodel.measure.stream`, :mod:`loopmodel.meas
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from collections.abc import Callable
 
 from .. import toolchain
@@ -15,13 +17,12 @@ from ..measure.stream import StreamResult, run_stream
 from ..measure.topology import allowed_cpus
 from ..units import UnitError, parse_quantity
 from .options import option
-from ..record import record
 
 #: the total size of all arrays when ``--size`` is not given
 DEFAULT_SIZE = "512 MiB"
 
 
-@record
+@dataclass(frozen=True)
 class MeasureOptions:
     """``measure``'s options (what is measured and how)."""
 
@@ -39,7 +40,7 @@ class MeasureOptions:
     clock: bool = option(False, "also measure the core clock (single core, dependent integer additions)", "--clock")
 
 
-@record
+@dataclass(frozen=True)
 class MeasureRun:
     """The result of ``measure``: the :class:`~loopmodel.measure.stream.StreamResult` and the
     measured core clock in Hz (None without ``--clock``)."""

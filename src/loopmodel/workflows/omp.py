@@ -8,6 +8,8 @@ per thread count (:func:`analyse`), rendered by :mod:`loopmodel.report.omp_repor
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import importlib
 
@@ -26,10 +28,9 @@ from ..models.omp_program import OmpRow, predict_program
 from .analysis import analytic_incore
 from .inputs import machine_model, machine_name
 from .options import option
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class OmpOptions:
     """``omp``'s options."""
 
@@ -45,7 +46,7 @@ class OmpOptions:
     compiler: str = option("gcc", "C compiler for --measure (default gcc)", "--compiler")
 
 
-@record
+@dataclass(frozen=True)
 class OmpResult:
     """``omp``'s result: ``rows`` (:class:`~loopmodel.models.omp_program.OmpRow`, in the order of
     the thread counts), the ``program`` (:class:`~loopmodel.ir.omp.OmpProgram`), the ``machine``

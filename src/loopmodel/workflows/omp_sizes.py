@@ -14,6 +14,8 @@ size; memory is bounded by the block, whatever the number of points.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import itertools
 
 import numpy as np
@@ -30,7 +32,6 @@ from ..models.coherence_classes import classes
 from ..models.omp_program import repeat_slices
 from ..models.omp_sizes import predict_sizes
 from ..models.omp_trace import Traces
-from ..record import record
 from .inputs import machine_model, machine_name
 from .omp import OmpOptions, analyse, coherence_timing, phase_core_seconds, thread_counts
 
@@ -39,7 +40,7 @@ from .omp import OmpOptions, analyse, coherence_timing, phase_core_seconds, thre
 BLOCK = 2048
 
 
-@record
+@dataclass(frozen=True)
 class ThreadTime:
     """One thread count at one size: ``threads``, ``total_seconds`` (the sum of the phases),
     ``speedup`` (the size's time on the first thread count / this one), ``phase_seconds``
@@ -52,7 +53,7 @@ class ThreadTime:
     repeat_seconds: tuple
 
 
-@record
+@dataclass(frozen=True)
 class SizeResult:
     """One size point: ``defines`` (constant -> value, as ``-D`` gave them), ``rows``
     (:class:`ThreadTime`, in the order of the thread counts) and ``repeat_lines`` (the source
@@ -62,7 +63,7 @@ class SizeResult:
     repeat_lines: tuple
 
 
-@record
+@dataclass(frozen=True)
 class OmpSizes:
     """A prepared size study of the program file ``path`` at ``points``
     (:class:`~loopmodel.fileio.defines.Sweep`) for ``threads``: the ``program`` at the first

@@ -23,6 +23,8 @@ with the reason (:func:`why_not_piecewise`) and the caller analyses every point.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fractions import Fraction
 
 import numpy as np
@@ -34,7 +36,6 @@ from ..models.incore import full_simd_lanes
 from ..models.short_loops import LONG_LOOP_PASSES
 from ..predictors.layer_conditions import data_set_capacity
 from .confidence import CAPACITY_FACTOR, SHORT_INNER_LOOP
-from ..record import record
 
 #: relative distance to a threshold below which a float64 comparison is redone exactly
 EXACT_BAND = 1e-9
@@ -42,7 +43,7 @@ EXACT_BAND = 1e-9
 PIECEWISE_MODELS = frozenset({"LC", "ECM", "Roofline"})
 
 
-@record
+@dataclass(frozen=True)
 class Pieces:
     """A sweep split into pieces.
 

@@ -20,6 +20,8 @@ unless ``force`` (and not validated: the refusal comes first).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 from pathlib import Path
 
@@ -38,10 +40,9 @@ from ..version import __version__
 from .corpus import CorpusRun, run_corpus
 from .hostmodel import HostModel, build_checked_host_model
 from .options import option
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class ProbeOptions:
     """``machine probe``'s options. ``coherence`` and ``coherence_only`` exclude each other."""
 
@@ -74,7 +75,7 @@ class ProbeOptions:
         "--validate-only")
 
 
-@record
+@dataclass(frozen=True)
 class ProbeResult:
     """What a probe made.
 

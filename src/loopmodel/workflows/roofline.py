@@ -6,6 +6,8 @@ from the machine model (:func:`loopmodel.measure.roofline.roofs`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import DefineError
 from ..fileio.host_models import machine_notes
 from ..fileio.machine_files import load_machine
@@ -14,10 +16,9 @@ from ..measure.roofline import RooflinePoint, roofs
 from .bench import ignored_defines, kernel_points
 from .options import option
 from .validate import data_level, kernel_analyzer
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class RooflineOptions:
     """``roofline``'s options: the sizes (each kernel takes the ones it declares, the others are
     ignored for it with a note; one that no kernel declares is an error) and how the kernels are
@@ -32,7 +33,7 @@ class RooflineOptions:
     no_cache: bool = option(False, "measure again instead of reading the per-user cache", "--no-cache")
 
 
-@record
+@dataclass(frozen=True)
 class RooflineRun:
     """The result of ``roofline``: the measured
     :class:`~loopmodel.measure.roofline.RooflinePoint` s (kernels in order, warm before cold),

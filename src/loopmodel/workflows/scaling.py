@@ -7,6 +7,8 @@ comparison with a measurement. :func:`run` returns a :class:`ScalingRun`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from collections.abc import Mapping
 
 from ..errors import DefineError
@@ -17,10 +19,9 @@ from .analysis import AnalysisResult
 from .analyze import AnalysisOptions, prepare
 from .inputs import check_p0, core_list, read_measured
 from .options import option
-from ..record import record
 
 
-@record
+@dataclass(frozen=True)
 class MulticoreOptions(AnalysisOptions):
     """The analysis options and the multicore options of ``scaling`` and ``energy``."""
 
@@ -36,7 +37,7 @@ class MulticoreOptions(AnalysisOptions):
                                        "count's analysis, as analyze --cores)", "--data-in", metavar="LEVEL")
 
 
-@record
+@dataclass(frozen=True)
 class ScalingOptions(MulticoreOptions):
     """``scaling``'s options: the multicore options and the measured points to compare with."""
 
@@ -45,7 +46,7 @@ class ScalingOptions(MulticoreOptions):
     fit_p0: bool = option(False, "fit p0 to the --measured points", "--fit-p0")
 
 
-@record
+@dataclass(frozen=True)
 class ScalingRun:
     """The result of ``scaling``.
 

@@ -12,6 +12,8 @@ point is computed. Running a study: :mod:`loopmodel.workflows.sweep`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import hashlib
 import itertools
@@ -28,7 +30,6 @@ from ..fileio.reader import KERNEL_MAX_BYTES, decode, read_bytes
 from ..fileio.yaml_reader import read_yaml
 from .analyze import AnalyzeOptions, model_names
 from .options import fields, from_values
-from ..record import record
 
 #: the study file's keys
 STUDY_KEYS = ("kernels", "machines", "defines", "options")
@@ -42,7 +43,7 @@ class StudyError(LoopmodelError):
     """A malformed study file (one line naming the file and the key)."""
 
 
-@record
+@dataclass(frozen=True)
 class StudyKernel:
     """A kernel of a study, with its bytes: a task carries them to the worker, which parses
     them (:meth:`parts`) and reads no file, so a worker with another working folder, or on
@@ -82,7 +83,7 @@ class StudyKernel:
         return self.path
 
 
-@record
+@dataclass(frozen=True)
 class StudyMachine:
     """A machine of a study: ``given`` as written, ``spec`` what ``-m`` gets (a built-in
     name, ``host``, or a path relative to the study file's folder; the reports name the
@@ -95,7 +96,7 @@ class StudyMachine:
     model: object = dataclasses.field(default=None, repr=False, compare=False)
 
 
-@record
+@dataclass(frozen=True)
 class Study:
     """A checked study file.
 

@@ -42,7 +42,6 @@ from .inputs import machine_name
 from .options import option
 from .study import FIXED_COLUMNS, Study, StudyError, StudyKernel, StudyMachine, read_study
 from .sweep_dask import SweepStopped
-from ..record import record
 
 #: points per task (a task prepares one analyzer and runs its points; the cache stores tasks)
 CHUNK_POINTS = 32
@@ -53,7 +52,7 @@ DEFAULT_Y = "ecm.performance.cy_per_cl"
 MAX_TABLE_ROWS = 10 ** 7
 
 
-@record
+@dataclass(frozen=True)
 class SweepOptions:
     """``sweep``'s options that decide how the study is computed: where (a Dask scheduler or a
     local cluster of N processes), whether the result cache is used, and the trust given to
@@ -88,7 +87,7 @@ class SweepInterrupted(SweepStopped):
         self.exit_code = exit_code
 
 
-@record
+@dataclass(frozen=True)
 class Chunk:
     """One task: points of one kernel, machine and option set.
 
@@ -488,7 +487,7 @@ def parquet_metadata() -> dict:
 # ---------------------------------------------------------------- one kernel, machine and option set
 
 
-@record
+@dataclass(frozen=True)
 class SizeSweep:
     """The rows of a size sweep of one kernel, machine and option set (the Python API's
     ``loopmodel.sweep``), computed as they are read.

@@ -12,6 +12,8 @@ iterations per CL of work) and the distribution of |error| per data location and
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import DefineError, ModelError, OptionError
 from ..fileio.c_kernel import load_c_kernel
 from ..fileio.host_models import machine_notes
@@ -22,13 +24,12 @@ from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
 from .incore_measured import l1_time
 from .options import option
-from ..record import record
 
 #: runs per case of ``--corpus --quick`` at most (min-of-K over fewer runs)
 QUICK_REPEAT = 5
 
 
-@record
+@dataclass(frozen=True)
 class ValidateOptions:
     """``validate``'s options: the sizes and how the kernel is run."""
 
@@ -42,7 +43,7 @@ class ValidateOptions:
     seed: int = option(0, "with --corpus: seed of the kernel generator (default 0)", "--seed", type=int)
 
 
-@record
+@dataclass(frozen=True)
 class ValidateRun:
     """The result of ``validate``: one :class:`~loopmodel.measure.validation.ValidationRow` per
     size, the machine model, and the notes of the table and the document."""

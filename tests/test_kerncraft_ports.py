@@ -154,3 +154,13 @@ def test_own_files_rules_are_unchanged(table, machine, analyzer):
         assert t.T_nOL == max(pressure.get(p, 0.0) for p in nol)
         assert t.T_OL == max((pressure.get(p, 0.0) for p in set(over) - nol), default=0.0)
 
+
+
+def test_analytic_model_on_a_kerncraft_file_counts_stores_in_t_ol():
+    """Without ports the analytic model takes the paper's rule on a ``stores_in: ports`` file: a
+    store-only kernel has T_nOL 0 on the peer's SandyBridgeEP file, as on the built-in model."""
+    case = ks.KernelCase("double a[N];\ndouble s;\nfor (int i = 0; i < N; ++i)\n  a[i] = s;\n", "k", 1, ("N",), (0,))
+    path = str(reference_dir() / "SandyBridgeEP_E5-2680.yml")
+    for machine in (path, SNB):
+        res = ks.analyze(case, machine, {"N": 10 ** 6}, models=("ECM",))
+        assert res.incore.T_nOL == 0.0 and res.incore.T_OL >= 1.0

@@ -18,6 +18,10 @@ registers into L1"; cross-architecture paper §3.4.1):
   pressure in T_nOL and with its whole pressure, store addresses included, in T_OL
   (:func:`shared_ports`); llvm-mca's indexed store addresses on Haswell-Skylake port 7
   are moved to ports 2/3, where the hardware and OSACA put them (:mod:`.ports`).
+* Where the port lists decide (``in_core.stores_in: ports``, Kerncraft's machine files:
+  :meth:`loopmodel.machine.model.MachineModel.ports_decide`), T_nOL is the whole pressure on a
+  ``non_overlapping`` port and T_OL the largest on an ``overlapping`` one, a port in both
+  lists a candidate for both: the peer's ECM (its T_RegL1 and T_comp).
 * Where the machine model counts stores in T_nOL (``in_core.stores_in``, the default;
   :meth:`loopmodel.machine.model.MachineModel.stores_overlap`, the rule the analytic model
   follows too), the memory ports (the ``non_overlapping`` ones and the ports only the store
@@ -81,11 +85,13 @@ class PortRow:
         balanced: after balancing (:func:`effective_ports`), all instructions.
         loads: after balancing, the load instructions alone.
         counted: what the ECM takes from this port: ``loads`` on a non-overlapping port where
-            the machine's stores overlap, ``balanced`` otherwise.
+            the machine's stores overlap and its port lists do not decide alone, ``balanced``
+            otherwise.
         counted_cy_per_cl: ``counted`` in cy/CL.
         role: ``"T_nOL (loads)"`` (a load port where the machine's stores overlap),
             ``"T_nOL (loads, stores)"`` (a load or store port where stores count in T_nOL),
-            ``"T_OL"`` or ``"-"`` (in neither list).
+            ``"T_nOL (all instructions)"`` (a non-overlapping port where the lists decide,
+            ``stores_in: ports``), ``"T_OL"`` or ``"-"`` (in neither list).
     """
 
     port: str
@@ -724,7 +730,9 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float, use_ca
         counted_over = set(info.ports_cy_per_pass)  # no lists: all overlapping (role '-' in the table)
     per_cl = iterations_per_unit / info.iterations_per_pass
     bal, loads = balanced_ports(info, machine, use_cache)
-    if machine.stores_overlap():  # Intel's ECM: the loads' pressure on the load ports is T_nOL
+    if machine.ports_decide():  # Kerncraft's files: each list's whole pressure, as the peer's ECM takes it
+        memory, nol, what = bal, non, "all instructions"
+    elif machine.stores_overlap():  # Intel's ECM: the loads' pressure on the load ports is T_nOL
         memory, nol, what = loads, non, "loads"
     else:  # eq. (1): every uop of a load or store on the memory ports (store ports too) is T_nOL
         memory, nol, what = bal, non | _store_ports_only(info), "loads, stores"
@@ -736,7 +744,7 @@ def port_table(info: CompiledInCore, machine, iterations_per_unit: float, use_ca
         counted = memory.get(name, 0.0) if name in nol else bal.get(name, v)
         rows.append(PortRow(name, v, bal.get(name, v), loads.get(name, 0.0), counted, counted * per_cl, role))
     rows = [dataclasses.replace(r, role=r.role + " + T_OL (all)")
-            if r.port in non & counted_over and r.role == "T_nOL (loads)" else r for r in rows]
+            if r.port in non & counted_over and r.role.startswith("T_nOL") else r for r in rows]
     ol_from, nol_from = _origins(rows, t_ol, t_nol)
     if not listed and machine.stores_overlap():  # the reported pressure is not balanced: the analyzer's bound
         t_ol = info.block_throughput

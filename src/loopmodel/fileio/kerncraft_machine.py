@@ -199,7 +199,12 @@ def _cacheline_bytes(data: dict, source: str) -> int:
 # --- Kerncraft in-core part ----------------------------------------------------
 
 def _in_core(data: dict, icm: dict, source: str) -> tuple:
-    """``(in_core mapping, assumptions)``: throughputs from FLOPs per cycle, L1 limits, analyzer ports."""
+    """``(in_core mapping, assumptions)``: throughputs from FLOPs per cycle, L1 limits, analyzer ports.
+
+    A file with ``non-overlapping model: ports`` decides where stores count by those lists
+    (``stores_in: ports``, :meth:`loopmodel.machine.model.MachineModel.ports_decide`), as the
+    peer reads them (kerncraft-tool-paper.txt §2.3).
+    """
     simd = _simd_width(data, source)
     assumed = [f"SIMD width {simd} B guessed from compiler flags"]
     flops = _flops_per_cycle(data, source)
@@ -220,6 +225,8 @@ def _in_core(data: dict, icm: dict, source: str) -> tuple:
     ports = _analyzer_ports(data, source)
     if ports:
         in_core["analyzer_ports"] = ports
+    if any(p.get("non_overlapping") for p in ports.values()):  # the file says which ports do not overlap
+        in_core["stores_in"] = "ports"
     cpu = _llvm_mca_cpu(icm)
     if cpu:
         in_core["llvm_mca_cpu"] = cpu

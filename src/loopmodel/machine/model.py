@@ -109,8 +109,14 @@ class InCore:
             stores, T_nOL is the time for the loads from registers into L1" (kerncraft-tool-paper.txt
             §2.3; ecm-model-slides.txt, basic rules: only loads in L1 do not overlap); the address
             generation of loads and stores, the LD+ST limit, is then in T_OL too, as ports 2/3
-            are in Kerncraft's overlapping ports. Every in-core analyzer follows it
-            (:meth:`MachineModel.stores_overlap`).
+            are in Kerncraft's overlapping ports. ``ports``: as the analyzer port lists say, the
+            rule of Kerncraft's machine files (``non-overlapping model: ports``) and of the peer's
+            ECM: with a compiled analyzer T_nOL is the largest pressure, all instructions, on a
+            ``non_overlapping`` port and T_OL the largest on an ``overlapping`` one (a port in
+            both lists is a candidate for both; kerncraft-tool-paper.txt §2.3); the analytic
+            model, which has no ports, counts stores in T_OL as Kerncraft's ECM does. Every
+            in-core analyzer follows it (:meth:`MachineModel.stores_overlap`,
+            :meth:`MachineModel.ports_decide`).
         load_store_per_cycle: the combined limit of loads and stores per cycle (address
             generation units), instructions/cy; None: no combined limit.
         instructions_per_cycle: the front end's issue width, instructions per cy sustained from a
@@ -157,7 +163,7 @@ class InCore:
     latency: Annotated[dict[str, float], Convert(fx.latencies)] = field(default_factory=dict)
     port_groups: Annotated[list, Convert(fx.port_groups)] = field(default_factory=list)
     shared_units: Annotated[Optional[list], Convert(fx.shared_units)] = None
-    stores_in: Literal["T_nOL", "T_OL"] = "T_nOL"
+    stores_in: Literal["T_nOL", "T_OL", "ports"] = "T_nOL"
     load_store_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     instructions_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     flops_per_cycle: dict[str, FlopsPerCycle] = field(default_factory=dict)
@@ -429,8 +435,16 @@ class MachineModel:
     def stores_overlap(self) -> bool:
         """The one rule for every in-core analyzer (analytic and compiled): True if the L1
         cycles of stores (and the address generation of loads and stores) count in T_OL, False
-        if they count in T_nOL with the loads (``in_core.stores_in``, see :class:`InCore`)."""
-        return self.in_core.stores_in == "T_OL"
+        if they count in T_nOL with the loads (``in_core.stores_in``, see :class:`InCore`); with
+        ``stores_in: ports`` (Kerncraft's files) True, the ECM rule of kerncraft-tool-paper.txt §2.3
+        ("T_OL is the overlapping time for computations and stores")."""
+        return self.in_core.stores_in in ("T_OL", "ports")
+
+    def ports_decide(self) -> bool:
+        """True if the analyzer port lists alone decide T_nOL (``in_core.stores_in: ports``, the
+        rule of Kerncraft's machine files): T_nOL is the whole pressure, store uops included, on
+        the ``non_overlapping`` ports, not the loads' share of it."""
+        return self.in_core.stores_in == "ports"
 
     def summed_groups(self) -> list:
         """Sets of operation types whose times add up in T_OL (cross-architecture-machine-models.txt

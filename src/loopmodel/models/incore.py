@@ -398,7 +398,8 @@ def port_pressure_times(pressure: dict, load_pressure: dict, overlapping, non_ov
     analyzer's port pressure (the tool's IACA/OSACA/llvm-mca path):
 
     * T_nOL = the largest pressure of the *load instructions* on a non-overlapping (load
-      data) port;
+      data) port, or of all instructions where the port lists decide alone (Kerncraft's
+      machine files, ``load_pressure`` is then the whole pressure);
     * T_OL = the largest pressure, all instructions, on an overlapping port (arithmetic and
       store data; a port in both lists, such as llvm-mca's combined address+data
       ``SBPort23``, is a T_OL candidate with its whole pressure, store addresses included).
@@ -407,7 +408,8 @@ def port_pressure_times(pressure: dict, load_pressure: dict, overlapping, non_ov
 
     Args:
         pressure: port name -> cycles (per pass or per CL; the result is in the same unit).
-        load_pressure: port name -> cycles of the load instructions alone.
+        load_pressure: port name -> cycles counted on the non-overlapping ports (the load
+            instructions alone, or every instruction: the caller's rule).
         overlapping: port names whose pressure is T_OL (shared ports included).
         non_overlapping: port names whose load pressure is T_nOL.
 

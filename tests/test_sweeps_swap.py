@@ -67,8 +67,10 @@ def test_box27_memory_link_repeated_and_single():
     one_sim = analyze("box27.c", IVB, BOX27, cache_predictor="sim", sweeps="single")
     assert _memory_link(rep_lc) == 0 and _memory_link(rep_sim) == 0
     assert _memory_link(one_lc) == pytest.approx(12.19, abs=0.01)
-    # the simulation counts the edge planes of a too (122 of 120 lines per CL of b): 2 % more
-    assert _memory_link(one_sim) == pytest.approx(_memory_link(one_lc), rel=0.02)
+    # the simulation counts the edge planes of a (125 000 lines) and the partly written lines at the ends
+    # of b's rows (120 148 lines, loaded and written back) per 98**3 / 8 CL of work: 3.105 CL, not 3
+    assert _memory_link(one_sim) == pytest.approx(_memory_link(one_lc) * (125_000 + 2 * 120_148) / 98 ** 3 * 8 / 3,
+                                                  rel=0.002)
     assert one_lc.traffic.level("L3").loads_cl == 2 and one_lc.traffic.level("L3").stores_cl == 1
     assert rep_lc.lc_levels[2].holds_data_set and not rep_lc.lc_levels[1].holds_data_set
     assert any("L3 holds the whole data set" in n for n in rep_lc.notes)
@@ -91,9 +93,13 @@ def test_layer_conditions_and_simulation_agree_on_data_in_a_cache(name, defines,
     lc, _ = LayerConditionAnalysis(k).predict(m, defines, sweeps=sweeps)
     sim, info = SimulationPredictor(k).predict(m, defines, sweeps=sweeps)
     assert info.sweep_mode == sweeps and info.cold == (sweeps == "single")
+    # row ends: up to one partly used line per row and stream, which LC leaves out and the simulation
+    # counts (per iteration): at most it_per_unit / inner trips more, relative
+    edge = sim.iterations_per_unit / k.loops[-1].iterations(defines)
     for a, b in zip(sim.levels, lc.levels):
-        assert a.loads_cl == pytest.approx(b.loads_cl, rel=0.03, abs=0.03), (a.level, "loads")
-        assert a.stores_cl == pytest.approx(b.stores_cl, rel=0.03, abs=0.03), (a.level, "stores")
+        for what in ("loads_cl", "stores_cl"):
+            got, want = getattr(a, what), getattr(b, what)
+            assert want * 0.97 - 0.03 <= got <= want * (1.03 + edge) + 0.03, (a.level, what)
     last = lc.levels[-1]
     if sweeps == "repeated":
         assert (last.loads_cl, last.stores_cl) == (0, 0)

@@ -73,10 +73,23 @@ window aligned to cache lines and array edges), with these choices:
   the sweep: evictions out of a large cache come in bursts, which a short
   window samples at a biased phase.
 * Per unit of work (one cache line of the written array,
-  :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`) = per cache line of that
-  array touched in the window, so that the partial lines at row ends count as
-  they do for layer conditions (non-unit stride: per ``iterations_per_unit``
-  measured iterations).
+  :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`) = per
+  ``iterations_per_unit`` iterations counted in the window
+  (kerncraft-tool-paper.txt §2.4.1: the statistic of "a precise number of loop
+  iterations"), not per line of that array touched: where rows are a few
+  lines long, the lines at their ends are shared with the next row or only
+  partly used (a 4D stencil of 20 doubles per row touches 46 lines of the
+  written array per 40.5 lines' worth of iterations), and the traffic those
+  partial lines cause belongs to the work done, as a measurement counts it.
+
+Placement: where the sets of some level split between those that can hold
+their share of the whole data set (at most ``ways`` of its lines) and those
+that cannot (:func:`_conflict_prone`, from the array layout, at the placement
+asked for or the other one of :func:`_other_placement`), the reuse of the data
+set depends on where the arrays lie; the kernel is then simulated at both
+placements and a note names the levels whose traffic differs, with both
+figures. Conflicts between the rows of one layer are not checked so (their
+cost would be a second simulation of every kernel).
 
 Results come in the same
 :class:`~loopmodel.predictors.traffic.TrafficPrediction` structure as layer
@@ -387,7 +400,10 @@ class SimulationPredictor:
 
         Returns:
             ``(TrafficPrediction, SimulationInfo)``; traffic in cache lines per
-            unit of work (one CL of the written array), hits/misses/evicts per unit.
+            unit of work (``iterations_per_unit`` iterations: one CL of the written array),
+            hits/misses/evicts per unit. Where the reuse of the data set depends on where the
+            arrays lie (see the module docstring), a second simulation at the other placement,
+            and a note with both figures.
             A loop in which no array moves with the inner loop: no traffic, and
             ``None`` for the :class:`SimulationInfo` (nothing simulated).
 
@@ -406,9 +422,31 @@ class SimulationPredictor:
             return TrafficPrediction("SIM", k.unit_of_work(cl, defines).iterations, zero, tuple(notes) + (
                 "cache simulation: no array is traversed by the inner loop: no data traffic at any level, "
                 "nothing simulated",)), None
-        layout = place_arrays(k, defines, alignment, padding)
         cl = int(machine.cacheline_size)
         unit = k.unit_of_work(cl, defines)  # one CL of the written array
+        run = dict(cores=cores, nt_stores=nt_stores, sweeps=sweeps, target_units=target_units)
+        levels, info, run_notes = self._simulate(specs, defines, unit, cl, (alignment, padding), **run)
+        notes += run_notes
+        other = _other_placement(alignment, padding, cl)
+        if _conflict_prone(self._touched(place_arrays(k, defines, *other), cores), specs, cl) or \
+                _conflict_prone(self._touched(info.layout, cores), specs, cl):
+            other_levels = self._simulate(specs, defines, unit, cl, other, **run)[0]
+            notes += _placement_notes(levels, other_levels, (alignment, padding), other)
+        notes += _sweep_notes(k, sweeps, info.cold)
+        return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
+
+    def _simulate(self, specs, defines: dict, unit, cl: int, placement: tuple, *, cores: int, nt_stores: bool,
+                  sweeps: str, target_units: int) -> tuple:
+        """One simulation with the arrays at ``placement`` = ``(alignment, padding)`` (bytes, see
+        :func:`place_arrays`): ``(list of LevelTraffic, SimulationInfo, notes)``; arguments as for
+        :meth:`predict`.
+
+        Raises:
+            ModelError: nothing could be measured.
+        """
+        k = self.kernel
+        notes = []
+        layout = place_arrays(k, defines, *placement)
         nest = _first_part(self._nest(defines, layout, unit, nt_stores, sweeps, cl), cores)
         last = specs[-1]
         # large data sets warm up inside the iteration space, away from its edges; small ones from the
@@ -428,10 +466,15 @@ class SimulationPredictor:
             raise ModelError("cache simulation: the loop nest has too few iterations to measure "
                              "one cache line of work", file=k.source)
         levels = self._per_unit(hier, specs, res, unit, cl, kind != "cold")
-        notes += _sweep_notes(k, sweeps, cold)
         info = SimulationInfo(res.measured_it, res.simulated_it, res.warm_it, res.sweeps,
                               layout, specs, sweeps, cold)
-        return TrafficPrediction("SIM", unit.iterations, tuple(levels), tuple(notes)), info
+        return levels, info, notes
+
+    def _touched(self, layout: dict, cores: int) -> list:
+        """Byte ranges ``[(start, end)]`` of the arrays the kernel accesses in ``layout``, the first
+        ``1/cores`` of each (one core's part, :func:`_first_part`)."""
+        used = {a.array for a, _ in self._accesses}
+        return [(start, start + size // max(cores, 1)) for name, (start, size) in layout.items() if name in used]
 
     def _nest(self, defines: dict, layout: dict, unit, nt_stores: bool, sweeps: str, cl: int):
         """The kernel as a :class:`~loopmodel.cachesim.nest.LoopNest` (byte addresses per ``layout``)."""
@@ -465,13 +508,8 @@ class SimulationPredictor:
     def _per_unit(self, hier, specs, res, unit, cl: int, correct: bool) -> list:
         """Counted statistics per unit of work, as :class:`LevelTraffic` per level (``correct``: the
         write-backs corrected by the change of the dirty fill over the window, where recorded)."""
-        # per unit of work: per cache line of the work array touched in the window (whole rows include
-        # their partial lines, as LC's steady state does per row); non-unit stride: per it_per_unit its
         st = hier.stats()
-        it_per_unit = unit.iterations
-        unit_stride = unit.step_bytes == self.kernel.arrays[unit.array].element_size
-        units = res.work_lines if unit_stride and res.work_lines else res.measured_it / it_per_unit
-        scale = 1.0 / units
+        scale = unit.iterations / res.measured_it  # per unit of work: per iterations_per_unit iterations
         # the dirty lines a window leaves in a level or above it are written back after it, those it
         # found there were made dirty before it: corrected by that change, a window counts the
         # write-backs of the lines made dirty in it, free of where it cuts the dirty fill of the caches
@@ -542,6 +580,69 @@ def _wrapped(res, sweep_it: int, skipped: int) -> bool:
 
     start = res.simulated_it - res.measured_it
     return res.measured_it > 0 and sweep_of(res.simulated_it - 1) > sweep_of(min(start, res.warm_it))
+
+
+def _other_placement(alignment: int, padding: int, cl: int) -> tuple:
+    """The placement a simulation at ``(alignment, padding)`` is compared with: arrays one after the
+    other at cache-line alignment (``(cl, 0)``) for the default page-aligned placement, else the
+    default ``(4096, 0)``."""
+    return (cl, 0) if (alignment, padding) == (4096, 0) else (4096, 0)
+
+
+def _set_fill_range(ranges, sets: int, cl: int) -> tuple:
+    """``(fewest, most)`` cache lines of the byte ranges ``[(start, end)]`` that map to one set of a
+    level of ``sets`` sets (set = line address mod ``sets``); a line shared by two ranges counts once."""
+    spans = sorted((start // cl, -(-end // cl)) for start, end in ranges if end > start)
+    merged = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    base, steps = 0, {0: 0, sets: 0}  # every set gets n // sets lines, n % sets sets from lo on one more
+    for lo, hi in merged:
+        base += (hi - lo) // sets
+        first, extra = lo % sets, (hi - lo) % sets
+        for a, b in ((first, min(sets, first + extra)), (0, max(0, first + extra - sets))):
+            if b > a:
+                steps[a] = steps.get(a, 0) + 1
+                steps[b] = steps.get(b, 0) - 1
+    fills, level = [], base
+    for at in sorted(steps)[:-1]:  # the fill is constant from one breakpoint to the next
+        level += steps[at]
+        fills.append(level)
+    return min(fills), max(fills)
+
+
+def _conflict_prone(ranges, specs, cl: int) -> bool:
+    """Some level's sets split between those that hold their share of the data set (at most ``ways``
+    lines) and those that cannot: the whole data set's reuse then depends on where the arrays lie
+    (associativity conflicts; a fully associative level would hold all or none of it)."""
+    for spec in specs:
+        fewest, most = _set_fill_range(ranges, spec.sets, cl)
+        if fewest <= spec.ways < most:
+            return True
+    return False
+
+
+def _placement_notes(levels, other_levels, placement: tuple, other: tuple) -> list:
+    """One note naming the levels whose traffic differs (more than 1 %, 0.01 CL) between the arrays at
+    ``placement`` and at ``other`` (``(alignment, padding)`` in bytes), with the figures at both."""
+    def where(place):
+        alignment, padding = place
+        return f"--array-alignment {alignment}" + (f" --array-padding {padding}" if padding else "")
+
+    diffs = []
+    names = [lv.level for lv in levels] + ["MEM"]
+    for i, (lv, alt) in enumerate(zip(levels, other_levels)):
+        here, there = lv.loads_cl + lv.stores_cl, alt.loads_cl + alt.stores_cl
+        if abs(here - there) > max(0.01, 0.01 * max(here, there)):
+            diffs.append(f"{names[i]}-{names[i + 1]} {here:.2f} CL per CL of work ({where(placement)}) against "
+                         f"{there:.2f} ({where(other)})")
+    if not diffs:
+        return []
+    return [f"cache simulation: the traffic depends on where the arrays lie (associativity conflicts): "
+            f"{'; '.join(diffs)}; set --array-alignment / --array-padding as the program places its arrays"]
 
 
 def _option_notes(specs, alignment: int, padding: int, nt_stores: bool, cache_factor: float, nt_arrays) -> list:

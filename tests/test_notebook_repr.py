@@ -68,7 +68,7 @@ def test_result_html_holds_the_text_report_figures():
     for line in lines:
         for cell in line.strip("┃│").split("│" if "│" in line else "┃"):
             assert cell.strip() in page.text, cell
-    assert "L1: N <= 1025   (exact 1024.50; largest block 1024)" in page.text
+    assert "L1: N <= 1024   (exact 1024.50)" in page.text
     assert "<h4>ECM</h4>" in res._repr_html_() and page.tags.count("table") == 4 and "Layer conditions (selected state per level)" in page.text
     assert res.ecm.notation() in page.text and f"prediction: {res.performance:.4g} cy/CL" in page.text
 
@@ -77,7 +77,7 @@ def test_result_html_escapes_names_and_conditions():
     kernel = loopmodel.Kernel.from_source((KERNELS / "2d-5pt.c").read_text(), name="<b>&stencil</b>.c")
     text = loopmodel.analyze(kernel, SKX, SIZES, incore="analytic")._repr_html_()
     assert "<b>&stencil</b>" not in text and html.escape("<b>&stencil</b>.c") in text
-    assert "N &lt;= 1025" in text and "N <= 1025" not in text
+    assert "N &lt;= 1024" in text and "N <= 1024" not in text
     assert "<b>&stencil</b>.c" in Checked(text).text
 
 

@@ -150,7 +150,8 @@ def test_victim_l3_adds_the_l2_capacity():
     d = {"N": 20 * 83_333}  # 40.0 MB, 2.0 MB per core
     lc, levels = LayerConditionAnalysis(k).predict(m, d, cores=20)
     l2, l3 = levels[1], levels[2]
-    assert l3.cache_size < 2_000_000 < l3.capacity / 20 == l3.cache_size + l2.cache_size
+    own = m.caches[2].size / 20  # the L3 share of one core alone
+    assert own < 2_000_000 < l3.capacity / 20 == l3.cache_size == own + l2.cache_size
     assert l3.holds_data_set and not l2.holds_data_set
     sim, _ = SimulationPredictor(k).predict(m, d, cores=20)
     assert lc.level("L3").loads_cl == 0 and sim.level("L3").loads_cl == pytest.approx(0, abs=0.01)
@@ -165,7 +166,7 @@ def test_victim_cache_without_counted_clean_transfers_still_keeps_clean_lines():
     k = _kernel("triad.c")
     d = {"N": 50_000}  # 1.2 MB: more than L2, less than L2 + L3
     lc, levels = LayerConditionAnalysis(k).predict(m, d)
-    assert levels[2].capacity == levels[2].cache_size + levels[1].capacity
+    assert levels[2].capacity == levels[2].cache_size == m.caches[2].size + levels[1].capacity
     assert levels[2].holds_data_set and not levels[1].holds_data_set
     sim, _ = SimulationPredictor(k).predict(m, d)
     assert lc.level("L3").loads_cl == 0 and sim.level("L3").loads_cl == pytest.approx(0, abs=0.01)

@@ -10,11 +10,14 @@ reuse distance ``t``:
     hits(t)  = count(L_<=t)                        term weighted by the access'
     misses(t)= count(L_>t)                         bytes per iteration]
 
-A cache of effective size ``C`` (size * factor / cores sharing it) is in the
+A cache of effective size ``C`` (:func:`effective_sizes`: size * factor / cores sharing it, a
+victim cache with the level above added) is in the
 state with the largest ``t`` whose ``C_req(t) <= C``. Misses of loads and of
 write-allocating stores are loaded from the next level; every written array is
 evicted once (kerncraft-tool-paper.txt §2.4.2; ecm-model-slides.txt "layer
-condition"). Victim caches receive clean and dirty evictions
+condition"), except an output invariant in an outer loop whose reuse across it hits:
+it stays in the cache and is written back once per iteration of the loop around
+(:meth:`LayerConditionAnalysis._written_back`). Victim caches receive clean and dirty evictions
 (cross-architecture-machine-models.txt §3.3, §5.2.1); with ``victim_clean: false``
 only the dirty ones are transfers (Table 3, EPYC). Per unit of work:
 :meth:`~loopmodel.ir.kernel.Kernel.unit_of_work`.
@@ -29,8 +32,9 @@ loop around the nest, whose reuse distance is one sweep, so that every
 access hits (Kerncraft's LayerConditionPredictor puts the same condition,
 on all declared arrays, before the others). With ``D`` the bytes of all
 arrays the nest touches (:func:`data_set`) and ``C_all`` the level's
-effective capacity (size x cache_factor / cores sharing it; a victim cache
-adds the capacity of the level above, whose lines it does not duplicate),
+effective size (:func:`effective_sizes`, the one the layer conditions use: size x
+cache_factor / cores sharing it; a victim cache adds the level above, whose lines it
+does not duplicate),
 
     D <= C_all   =>   no misses and no evictions in steady state,
 
@@ -81,6 +85,12 @@ class LCAccess:
         distance: reuse distance in iterations (Poly) or None for infinity.
         element_size: bytes moved per iteration by this access' stream.
         is_load / is_store: read and/or written at this offset.
+        reuse_loops: for the leading access of an array invariant in an outer loop, the indices
+            in the nest (0: outermost) of the loops around the inner loop it is invariant in, from
+            the innermost such loop outwards as long as it stays invariant, outermost first: its
+            lines are reused across all their iterations at the same distance; empty for the other
+            accesses, for arrays with no such loop and where a trip count of those loops depends on
+            an outer index.
     """
 
     array: str
@@ -89,6 +99,7 @@ class LCAccess:
     element_size: int
     is_load: bool
     is_store: bool
+    reuse_loops: tuple = ()
 
     def __str__(self):
         return f"{self.array}[{self.offset}]"
@@ -104,6 +115,10 @@ class LCState:
         requirement: C_req(t) in bytes (Poly in the size constants).
         condition: C_req(t) <= effective cache size (evaluated; None if sizes unknown).
         hits, misses: accesses per iteration.
+        evicts: written arrays' elements written back to the next level per iteration (one per
+            written array streaming through the level; ``1 / trips`` for one kept across the
+            iterations of an outer loop, :meth:`LayerConditionAnalysis._written_back`; None where
+            not evaluated).
         requirement_bytes: evaluated C_req(t) (None if sizes unknown).
         max_size: largest real value of the solved-for size variable with the
             condition holding and the iteration space non-empty (None: holds
@@ -122,6 +137,7 @@ class LCState:
     requirement_bytes: object = None
     max_size: object = None
     limit_note: str = ""
+    evicts: object = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +146,8 @@ class LCLevel:
 
     Attributes:
         level: cache level name.
-        cache_size: effective size in bytes (size x cache_factor / cores sharing it).
+        cache_size: effective size in bytes (:func:`effective_sizes`: size x cache_factor / cores
+            sharing it, plus the level above for a victim cache).
         states: the reuse-distance states (:class:`LCState`), smallest distance first.
         selected: index into ``states`` of the state the level is in within a sweep.
         data_set: the whole-data-set condition (repeated sweeps; None for a
@@ -139,8 +156,8 @@ class LCLevel:
             distance across sweeps; zero if not a closed form), ``dimension`` the
             nest depth + 1, no misses.
         capacity: bytes of the whole data set the active cores' caches of this level keep
-            together, what the whole-data-set condition compares with (``cache_size``, plus
-            the level above for a victim cache taking clean evictions, times the cores).
+            together, what the whole-data-set condition compares with (``cache_size`` times the
+            parts of the data set, :func:`data_set_parts`).
         holds_data_set: the level (or one closer to the core) holds the whole
             data set across sweeps: no traffic on its link to the next level.
     """
@@ -247,27 +264,36 @@ class LayerConditionAnalysis:
             consts = {o: o - sum((Poly.symbol(i) * c for i, c in zip(idx, first)), Poly()) for o in offs}
             order = sorted(offs, key=lambda o: consts[o].asymptotic_key(), reverse=direction > 0)
             span = (consts[order[0]] - consts[order[-1]]) * direction
-            lead = self._outer_reuse(first, span)
+            lead, loop = self._outer_reuse(first, span)
             for pos, o in enumerate(order):
                 if pos == 0:
                     dist = lead
                 else:
                     dist = (consts[order[pos - 1]] - consts[o]) * direction
                 out.append(LCAccess(name, o, dist, arr.element_size,
-                                    (name, o) in reads, (name, o) in writes))
+                                    (name, o) in reads, (name, o) in writes, loop if pos == 0 else ()))
         if not out and not self.nt_bytes:
             self.notes.append("no array is traversed by the inner loop: no data traffic counted at any level "
                               "(the loop works on values in registers)")
         return out
 
     def _outer_reuse(self, vec, span):
-        """Reuse distance of the leading access when the array is invariant in an outer loop."""
+        """``(distance, loops)`` of the leading access when the array is invariant in an outer loop:
+        its reuse distance (iterations of the loops inside the innermost such loop, less the span
+        of the array's accesses) and :attr:`LCAccess.reuse_loops`; ``(INF, ())`` otherwise."""
         loops = self.kernel.loops
         for level in range(len(loops) - 2, -1, -1):
             if vec[level].is_zero():
                 inner_trips = _trips(self.kernel, loops[level + 1:])
-                return INF if inner_trips is None else inner_trips - span  # non-rectangular: no closed form
-        return INF
+                if inner_trips is None:  # non-rectangular: no closed form
+                    return INF, ()
+                top = level
+                while top > 0 and vec[top - 1].is_zero():
+                    top -= 1
+                run = tuple(range(top, level + 1))
+                fixed = _trips(self.kernel, [loops[i] for i in run]) is not None
+                return inner_trips - span, run if fixed else ()
+        return INF, ()
 
     def _requirement(self, t: Poly) -> Poly:
         total = Poly()
@@ -330,6 +356,7 @@ class LayerConditionAnalysis:
         dvals = []
         for a in self.accesses:
             dvals.append(math.inf if a.distance is INF else float(a.distance.evaluate(defines)))
+        trips = self._write_back_trips(defines, sweeps)
         cand_vals = [0.0] + [float(d.evaluate(defines)) for d in self.distances]
         req_vals = [float(r.evaluate(defines)) for r in self.requirements]
         sizes = {s: v for s, v in defines.items() if s != var}
@@ -339,15 +366,12 @@ class LayerConditionAnalysis:
         levels = []
         traffic = []
         caches = machine.caches
-        capacity, held = 0.0, False
+        held = False
         parts = data_set_parts(self.kernel, defines, cores)
-        for li, cache in enumerate(caches):
-            share = min(max(cores, 1), cache.cores_per_group)
-            csize = cache.size * cache_factor / share
-            states, best = self._states(dvals, cand_vals, req_vals, csize, var, sizes, low)
-            capacity = data_set_capacity(cache, csize, capacity if li else 0.0)
-            together = capacity * parts  # each core keeps its part of the data set in its share
-            whole = self._data_set_state(defines, together, var, sizes, low) \
+        for cache, csize in zip(caches, effective_sizes(caches, cores, cache_factor)):
+            states, best = self._states(dvals, trips, cand_vals, req_vals, csize, var, sizes, low, cache.write_back)
+            together = csize * parts  # each core keeps its part of the data set in its share
+            whole = self._data_set_state(defines, together, var, sizes, low, cache.write_back) \
                 if sweeps == "repeated" and self.accesses else None
             held = held or (whole is not None and bool(whole.condition))  # nothing reaches the levels below
             levels.append(LCLevel(cache.level, csize, tuple(states), best, whole, together, held))
@@ -359,7 +383,7 @@ class LayerConditionAnalysis:
             if lcl.holds_data_set:
                 traffic.append(self._held_traffic(cache, it_per_unit, cl))
             else:
-                traffic.append(self._selected_traffic(machine, li, lcl, dvals, cand_vals[lcl.selected],
+                traffic.append(self._selected_traffic(machine, li, lcl, dvals, trips, cand_vals[lcl.selected],
                                                       allocates[li], it_per_unit))
         if self.nt_bytes:  # non-temporal stores pass the caches: one CL per CL written, to memory
             nt = sum(self.nt_bytes.values()) * it_per_unit / cl
@@ -382,43 +406,109 @@ class LayerConditionAnalysis:
             self._low_memo[key] = _smallest_nonempty(self.kernel, var, defines)
         return self._low_memo[key]
 
-    def _selected_traffic(self, machine, li: int, lcl, dvals, tval: float, allocates: bool,
+    def write_back_loops(self, sweeps: str) -> dict:
+        """Written arrays reused across outer loops that a cache keeping them writes back once per
+        iteration of the loop around those loops (:meth:`_written_back`): ``{array: indices of
+        the loops in the nest}`` (:attr:`LCAccess.reuse_loops`).
+
+        Over repeated sweeps an array reused across the outermost loop meets its lines again in
+        the next sweep at the same reuse distance, so it is never written back and is left out,
+        unless ``swap()`` rotates it between sweeps.
+        """
+        swapped = {n for group in self.kernel.swap_groups() for n in group}
+        written = {a.array for a in self.accesses if a.is_store}
+        return {a.array: a.reuse_loops for a in self.accesses
+                if a.reuse_loops and a.array in written
+                and not (a.reuse_loops[0] == 0 and sweeps == "repeated" and a.array not in swapped)}
+
+    def _write_back_trips(self, defines: dict, sweeps: str) -> list:
+        """Per access, the iterations over which a kept output is written back once: the product
+        of the trip counts of the loops of :meth:`write_back_loops` for a leading access, ``inf``
+        for a leading access reused across an outer loop but never written back, else None."""
+        loops = self.write_back_loops(sweeps)
+        out = []
+        for a in self.accesses:
+            if not a.reuse_loops:
+                out.append(None)
+            elif a.array in loops:
+                trips = _trips(self.kernel, [self.kernel.loops[i] for i in loops[a.array]])
+                out.append(float(trips.evaluate(defines)))
+            else:
+                out.append(math.inf)
+        return out
+
+    def _written_back(self, dvals, trips, selected: int, tval: float, write_back: bool) -> dict:
+        """Elements of each written array written back to the next level per iteration, by array.
+
+        A written array streaming through the level is evicted once per element (one cache line per
+        cache line written; kerncraft-tool-paper.txt §2.4.2). An array invariant in an outer loop
+        whose reuse across that loop hits in the selected state (its leading access' distance within
+        ``tval``) stays in the level over that loop's iterations: its lines, written again in every
+        iteration, are written back once per iteration of the loop around it (or per sweep), that is
+        ``1 / trips`` of an element per iteration, ``trips`` the iterations of the loops it is
+        reused across (:meth:`_write_back_trips`; 0 for ``trips`` inf). A write-through level
+        (``write_back`` false) passes every store on.
+
+        Args:
+            dvals: evaluated reuse distance per access (iterations; inf for none).
+            trips: :meth:`_write_back_trips`.
+            selected: index of the state (0: no reuse).
+            tval: the state's reuse distance (iterations).
+            write_back: the level is write-back.
+
+        Returns:
+            ``{array: elements per iteration}`` for the written arrays.
+        """
+        out = {a.array: 1.0 for a in self.accesses if a.is_store}
+        if not write_back or not selected:
+            return out
+        for a, d, n in zip(self.accesses, dvals, trips):
+            if a.array in out and n is not None and n >= 1 and d <= tval:
+                out[a.array] = 1.0 / n
+        return out
+
+    def _selected_traffic(self, machine, li: int, lcl, dvals, trips, tval: float, allocates: bool,
                           it_per_unit) -> LevelTraffic:
         """Traffic between cache level ``li`` and the next from its selected layer-condition state:
         an access misses unless its reuse distance ``d`` is within the state's ``tval``; a missing
-        store is also loaded where a write-allocate level sits above (``allocates``), and every
-        written array is evicted once per line (kerncraft-tool-paper.txt §2.4.2, layer conditions).
+        store is also loaded where a write-allocate level sits above (``allocates``), and written
+        arrays are written back as :meth:`_written_back` says (kerncraft-tool-paper.txt §2.4.2,
+        layer conditions).
         """
         cache, cl = machine.caches[li], machine.cacheline_size
         sel = lcl.selected
         load_b = miss_b = 0.0
-        written = {}
+        size = {}
         for a, d in zip(self.accesses, dvals):
             miss = not (sel > 0 and d <= tval)
-            if a.is_store:
-                written[a.array] = a.element_size
+            size[a.array] = a.element_size
             if miss:
                 miss_b += a.element_size
                 if a.is_load or allocates:
                     load_b += a.element_size
-        store_b = float(sum(written.values()))
+        back = self._written_back(dvals, trips, sel, tval, cache.write_back)
+        store_b = float(sum(f * size[n] for n, f in back.items()))
         nxt = machine.memory_hierarchy[li + 1]
         if nxt.type == "victim" and nxt.victim_clean:
-            store_b = load_b  # every line entering this level is later evicted into the victim cache
+            # every line entering this level is later evicted into the victim cache, and the lines
+            # of an array kept over an outer loop once per iteration of the loop around it
+            store_b = load_b + float(sum(f * size[n] for n, f in back.items() if f < 1.0))
         # lookups per unit: one per access and iteration; a missing stream misses once per line
         lookups = len(self.accesses) * it_per_unit
         misses = miss_b * it_per_unit / cl
         loads = load_b * it_per_unit / cl
         return LevelTraffic(cache.level, loads, store_b * it_per_unit / cl, lookups - misses, misses, int(cl), loads)
 
-    def _data_set_state(self, defines, capacity, var, sizes, low) -> LCState:
-        """The whole-data-set condition ``D <= capacity`` as an :class:`LCState` (no misses)."""
+    def _data_set_state(self, defines, capacity, var, sizes, low, write_back: bool) -> LCState:
+        """The whole-data-set condition ``D <= capacity`` as an :class:`LCState` (no misses; no
+        write-backs unless the level is write-through)."""
         dbytes = float(self.data_set.evaluate(defines))
         n = len(self.accesses)
+        evicts = 0.0 if write_back else float(len({a.array for a in self.accesses if a.is_store}))
         return LCState(self.sweep_iterations, len(self.kernel.loops) + 1, self.data_set, n, 0,
-                       dbytes <= capacity, dbytes, *_limit_of(self.data_set, var, sizes, capacity, low))
+                       dbytes <= capacity, dbytes, *_limit_of(self.data_set, var, sizes, capacity, low), evicts)
 
-    def _states(self, dvals, cand_vals, req_vals, csize, var, sizes, low):
+    def _states(self, dvals, trips, cand_vals, req_vals, csize, var, sizes, low, write_back: bool):
         """The reuse-distance states of a cache of ``csize`` bytes and the index of the selected one."""
         states = []
         best = 0
@@ -429,8 +519,9 @@ class LayerConditionAnalysis:
             ok = req_vals[ci] <= csize
             if ok:
                 best = ci
+            evicts = float(sum(self._written_back(dvals, trips, ci, tval, write_back).values()))
             states.append(LCState(t, t.degree + 1 if ci else 0, self.requirements[ci], hits, misses,
-                                  ok, req_vals[ci], *_limit_of(self.requirements[ci], var, sizes, csize, low)))
+                                  ok, req_vals[ci], *_limit_of(self.requirements[ci], var, sizes, csize, low), evicts))
         # a larger t satisfying implies all smaller ones do for monotone C_req; keep largest
         return states, best
 
@@ -478,21 +569,24 @@ def _of_cores(cores: int) -> str:
     return f" in the shares of {cores} cores, each sweeping its part" if cores > 1 else ""
 
 
-def data_set_capacity(cache, csize: float, above: float) -> float:
-    """Bytes of the whole data set a level can keep across sweeps.
+def effective_sizes(caches, cores: int = 1, cache_factor: float = 1.0) -> tuple:
+    """Bytes of distinct data each cache level keeps for one of ``cores`` active cores.
 
-    ``csize`` is the level's effective size; ``above`` the capacity computed
-    for the level above. A victim cache is exclusive of the level above (a
-    line moves up on a hit and comes back on eviction), so together they keep
-    ``csize + above`` distinct bytes (cross-architecture-machine-models.txt §3.3,
-    §5.2.1). This holds with ``victim_clean: false`` too: clean evictions are
-    still placed in the victim cache, only not counted as link transfers (the
-    semantics of :mod:`loopmodel.cachesim`; Table 3, EPYC: x is read from L3).
-    Inclusive and non-inclusive levels keep their own size.
+    Shape: one float per level of ``caches`` (closest to the core first), in bytes. A level offers
+    ``size x cache_factor / sharers`` (sharers: the active cores sharing it, at most its
+    ``cores_per_group``). A victim cache is exclusive of the level above (a line moves up on a hit
+    and comes back on eviction), so the two together keep the sum of their sizes: a victim level's
+    effective size adds the level above's (cross-architecture-machine-models.txt §3.3, §5.2.1).
+    This holds with ``victim_clean: false`` too: clean evictions are still placed in the victim
+    cache, only not counted as link transfers (the semantics of :mod:`loopmodel.cachesim`; Table
+    3, EPYC: x is read from L3). Inclusive and non-inclusive levels keep their own size. The layer
+    conditions and the whole-data-set condition of a level both compare with this size.
     """
-    if cache.type == "victim":
-        return csize + above
-    return csize
+    out = []
+    for cache in caches:
+        size = cache.size * cache_factor / min(max(cores, 1), cache.cores_per_group)
+        out.append(size + out[-1] if cache.type == "victim" and out else size)
+    return tuple(out)
 
 
 def _sweep_iterations(kernel) -> Poly:
@@ -790,6 +884,18 @@ def _limit_notes(levels, var) -> list:
                 notes.append(f"{lv.level}: the {what} ({st.requirement} B <= capacity) is {st.limit_note}: "
                              "no limit on the size is reported")
     return notes
+
+
+def largest_size(max_size):
+    """The largest integer size keeping a condition, what the reports print as its limit.
+
+    ``max_size`` (the largest real size keeping it, :attr:`LCState.max_size`) rounded down; None
+    (never) and inf (always) are kept. The condition holds at this size and fails at the next one
+    (C_req does not decrease with the size where a limit is given).
+    """
+    if max_size is None or max_size == math.inf:
+        return max_size
+    return math.floor(max_size)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..predictors.layer_conditions import transition_size
+from ..predictors.layer_conditions import largest_size, transition_size
 from .schema import document, finite
 from .output_units import convert_all
 
@@ -100,7 +100,7 @@ def _layer_conditions(res) -> list:
             "requirement_B": finite(st.requirement_bytes),
             "fulfilled": bool(st.condition),
             "hits_per_it": st.hits, "misses_per_it": st.misses,
-            "evicts_per_it": sum(1 for _ in res.kernel.written_arrays),
+            "evicts_per_it": st.evicts,
             "max_size_exact": finite(st.max_size),
             "transition_size": finite(transition_size(st.max_size)),
             "largest_block_size": _floor(st.max_size),
@@ -119,7 +119,7 @@ def _layer_conditions(res) -> list:
 
 def _floor(max_size):
     """``max_size`` rounded down (the largest integer size keeping the condition); None and inf kept."""
-    return finite(math.floor(max_size)) if max_size not in (None, math.inf) else finite(max_size)
+    return finite(largest_size(max_size))
 
 
 def _simulation(si) -> dict:

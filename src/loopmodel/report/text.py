@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..predictors.layer_conditions import transition_size
+from ..predictors.layer_conditions import largest_size
 from ..units import format_bytes, format_fixed, format_si
 from .output_units import convert
 from .plain import Table, escape
@@ -35,21 +35,21 @@ def _lc_summary(res) -> list:
     for dim in sorted(by_dim):
         lines.append(f"{_DIM.get(dim, f'{dim}D')} Layer-Condition:")
         for level, st in by_dim[dim].items():
-            lines.append(f"  {level}: {_condition(st, var, 'cache', block=True)}")
+            lines.append(f"  {level}: {_condition(st, var, 'cache')}")
     whole = [(lv.level, lv.data_set) for lv in res.lc_levels if lv.data_set is not None]
     if whole:
         lines.append("Whole data set (repeated sweeps):")
         for level, st in whole:
-            lines.append(f"  {level}: {_condition(st, var, 'capacity', block=False)}")
+            lines.append(f"  {level}: {_condition(st, var, 'capacity')}")
     return lines
 
 
-def _condition(st, var, limit: str, block: bool) -> str:
-    """One layer condition as text: with ``block``, the transition size of ``var`` (rounded as in
-    kerncraft-tool-paper.txt Listing 5), the exact value and the largest block size; without, the
-    largest size keeping the condition (rounded down) and the exact value. ``limit`` names the
-    right-hand side when no size variable is solved for; ``st.limit_note`` says why there is no
-    limit (a condition not monotone in ``var``) or from which size on the loop runs."""
+def _condition(st, var, limit: str) -> str:
+    """One layer or whole-data-set condition as text: the largest size of ``var`` keeping it
+    (:func:`~loopmodel.predictors.layer_conditions.largest_size`, also the largest block size of a
+    layer condition) and the exact real limit. ``limit`` names the right-hand side when no size
+    variable is solved for; ``st.limit_note`` says why there is no limit (a condition not monotone
+    in ``var``) or from which size on the loop runs."""
     ms = st.max_size
     why = f" ({st.limit_note})" if st.limit_note else ""
     if ms is None and st.limit_note.startswith("not monotone"):
@@ -58,9 +58,7 @@ def _condition(st, var, limit: str, block: bool) -> str:
         return f"never fulfilled{why}" if var else f"{st.requirement} B <= {limit}"
     if ms == math.inf:
         return "unconditionally fulfilled"
-    if not block:
-        return f"{var} <= {math.floor(ms)}   (exact {ms:.2f})"
-    return f"{var} <= {transition_size(ms)}   (exact {ms:.2f}; largest block {math.floor(ms)})"
+    return f"{var} <= {largest_size(ms)}   (exact {ms:.2f})"
 
 
 def render(res, console, unit: str = "cy/CL", verbose: int = 0):
@@ -107,23 +105,22 @@ def _header(res, console, verbose: int):
 
 
 def _lc_section(res, console, verbose: int):
-    k = res.kernel
     console.print("\n[bold]----- LC -----[/bold]")
     for line in _lc_summary(res):  # plain text (a condition's note names sizes, e.g. a[N] of a kernel)
         console.print(escape(line))
     t = Table(title="Layer conditions (selected state per level)", title_justify="left")
     for col in ("level", "effective size", "reuse distance \\[it]", "condition", "hits/it", "misses/it", "evicts/it"):
         t.add_column(col, justify="right" if col not in ("level", "condition") else "left")
-    ev = len(k.written_arrays)
     for lv in res.lc_levels:
         st = lv.effective_state
         if lv.holds_data_set:  # repeated sweeps: the whole data set stays in this level
             cond = f"whole data set {st.requirement_bytes:.0f} B <= {lv.capacity:.0f} B" if st.condition \
                 else "whole data set held by a level above"
-            t.add_row(lv.level, format_bytes(lv.cache_size), "one sweep", cond, str(st.hits), "0", "0")
+            t.add_row(lv.level, format_bytes(lv.cache_size), "one sweep", cond, str(st.hits), "0", f"{st.evicts:.4g}")
             continue
         cond = "no reuse" if st.distance.is_zero() else f"{st.requirement} B <= {lv.cache_size:.0f} B"
-        t.add_row(lv.level, format_bytes(lv.cache_size), str(st.distance), cond, str(st.hits), str(st.misses), str(ev))
+        t.add_row(lv.level, format_bytes(lv.cache_size), str(st.distance), cond, str(st.hits), str(st.misses),
+                  f"{st.evicts:.4g}")
     console.print(t)
     if verbose:
         for lv in res.lc_levels:

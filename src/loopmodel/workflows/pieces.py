@@ -34,7 +34,7 @@ from ..ir.point import MAX_DATA_BYTES, check_point
 from ..ir.poly import Poly
 from ..models.incore import full_simd_lanes
 from ..models.short_loops import LONG_LOOP_PASSES
-from ..predictors.layer_conditions import data_set_capacity
+from ..predictors.layer_conditions import effective_sizes
 from .confidence import CAPACITY_FACTOR, SHORT_INNER_LOOP
 
 #: relative distance to a threshold below which a float64 comparison is redone exactly
@@ -204,6 +204,10 @@ def why_not_piecewise(analyzer, points) -> str | None:
         return "RooflineASM is evaluated per point"
     if opt.cores != 1:
         return "several cores divide the data set by the outer loop's trips"
+    kept = analyzer.lc.write_back_loops(opt.sweeps)
+    if kept:
+        return (f"'{min(kept)}' is written back once per trip of an outer loop (traffic not constant "
+                "between layer-condition transitions)")
     indices = set(kernel.loop_indices)
     for loop in kernel.loops:
         if (loop.start.symbols | loop.stop.symbols) & indices:
@@ -253,17 +257,14 @@ def _lc_bits(analyzer, comps: _Comparisons) -> None:
         if a.distance is not None:
             for t in lc.candidates[1:]:
                 comps.leq(a.distance, t)
-    capacity = 0.0
-    for li, cache in enumerate(machine.caches):
-        csize = cache.size * opt.cache_factor
+    for csize in effective_sizes(machine.caches, 1, opt.cache_factor):
         for ci, req in enumerate(lc.requirements):
             comps.leq(req, csize)
             if ci:
                 comps.within(req, csize)
-        capacity = data_set_capacity(cache, csize, capacity if li else 0.0)
         if opt.sweeps == "repeated" and lc.accesses:
-            comps.leq(lc.data_set, capacity)
-            comps.within(lc.data_set, capacity)
+            comps.leq(lc.data_set, csize)
+            comps.within(lc.data_set, csize)
 
 
 

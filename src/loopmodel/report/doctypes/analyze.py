@@ -91,7 +91,10 @@ class LayerConditionState(Strict):
     fulfilled: Annotated[bool, Field(description="the condition holds at the sizes")]
     hits_per_it: Annotated[int, Field(description="accesses per iteration that hit in this state")]
     misses_per_it: Annotated[int, Field(description="accesses per iteration that miss in this state")]
-    evicts_per_it: Annotated[int, Field(description="written arrays evicted per iteration (one per written array)")]
+    evicts_per_it: Annotated[Num, Field(description="elements of written arrays written back to the next level "
+                                                    "per iteration (one per written array streaming through "
+                                                    "the level; 1/trips for one kept over an outer loop's "
+                                                    "trips)")]
     max_size_exact: Annotated[NumOrInf, Field(description="largest real value of the solved-for size with the "
                                                           "condition holding ('inf': any; null: none)")]
     transition_size: Annotated[NumOrInf, Field(description="max_size_exact rounded to the nearest integer "

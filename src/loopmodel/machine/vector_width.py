@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-
-from ..record import record
+from dataclasses import dataclass
 
 #: -march / -mtune names that enable AVX-512 registers (64 B)
 _AVX512 = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server",
@@ -49,7 +48,7 @@ _M_ISA = {"avx512f": 64, "avx2": 32, "avx": 32}
 _M_NO_ISA = {"avx512f": 32, "avx2": 32, "avx": 16}
 
 
-@record
+@dataclass(frozen=True)
 class VectorWidth:
     """The SIMD width compiled loops use.
 

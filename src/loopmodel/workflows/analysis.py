@@ -594,10 +594,10 @@ class Analyzer:
         given = " and ".join(f for f, v in (("--compiler", opt.compiler), ("--compiler-flags", opt.compiler_flags))
                              if v)
         machine_default = self._machine_default
-        if given and self.vector_width.bytes == self._default_width and (
-                flag or unset[0] == machine_default or same(reassociate=machine_default)):
+        width_same = self.vector_width.bytes == self._default_width or res.lanes == 1  # scalar either way
+        if given and width_same and (flag or unset[0] == machine_default or same(reassociate=machine_default)):
             notes.append(f"{given}: no effect on the analytic in-core model here (it compiles nothing; the "
-                         "compiler and flags decide only its SIMD width, the same here, and whether it takes "
+                         "compiler and flags decide only its SIMD width, of no effect here, and whether it takes "
                          "reductions as reassociated"
                          + (f", which {flag} sets)" if flag else ", and that comes out the same)"))
         if opt.assume_aligned is not None:

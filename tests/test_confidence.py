@@ -65,7 +65,8 @@ def test_streaming_is_unit_stride_without_reuse():
 def test_reduction_and_latency_bound():
     assert "reduction" in tags(DOT, {"N": 10000}) and "reduction" not in tags(COPY, {"N": 10000})
     assert "latency-bound" in tags(DOT, {"N": 10000}, reassociate=False)
-    assert "latency-bound" not in tags(DOT, {"N": 10000}, reassociate=True)  # partial sums: no chain
+    # partial sums in one vector accumulator (gcc -O3 -ffast-math): the FMA chain per 4 lanes still sets T_OL
+    assert "latency-bound" in tags(DOT, {"N": 10000}, reassociate=True)
     assert "latency-bound" not in tags(TRIAD, {"N": 10000})
 
 

@@ -348,21 +348,25 @@ def test_compiler_simd_width_reads_the_registers_of_a_vectorized_loop():
 
 def test_split_loads_of_misaligned_neighbours_are_charged_in_the_in_core_model():
     from loopmodel.fileio.c_kernel import parse_kernel_file
-    from loopmodel.models.incore import analytic_incore, split_loads
+    from loopmodel.models.incore import analytic_incore
+    from loopmodel.models.split_access import simd_split_accesses
     k, _ = parse_kernel_file("examples/kernels/2d-5pt.c")
-    split, note = split_loads(k, 4, 64, 8)
-    assert split == 0.25 and "a at -1, a at +1 elements from b" in note
+    at = {"M": 1000, "N": 1000}
+    split = simd_split_accesses(k, at, 4, 64)  # i from 1, not peeled: 3 of the 4 row loads are 8 B off
+    assert split.loads > 0 and split.stores > 0
     d, _ = parse_kernel_file("examples/kernels/daxpy.c")
-    assert split_loads(d, 4, 64, 8)[0] == 0
+    assert simd_split_accesses(d, {"N": 1000}, 4, 64).loads == 0
     data = dataclasses.replace(synthetic_probe(), incore=fake_incore())
     data.host["simd_width_B"] = 32
     m = build_host_model(data).machine
     charged = dataclasses.replace(m, in_core=dataclasses.replace(
         m.in_core, load=dataclasses.replace(m.in_core.load, split_extra=1.0), load_store_per_cycle=None))
-    plain = analytic_incore(k, m, 8).components["LD"]
-    with_split = analytic_incore(k, charged, 8)
-    # 4 loads/it = 8 vector loads per CL; 2 of them split and cost one more load slot each
-    assert with_split.components["LD"] == pytest.approx(plain * 10 / 8)
+    plain = analytic_incore(k, m, 8, defines=at).components["LD"]
+    with_split = analytic_incore(k, charged, 8, defines=at)
+    # each split vector load costs one more load slot: 4 lanes x split loads per iteration
+    assert with_split.components["LD"] == pytest.approx(plain * (k.loads_per_iteration() + 4 * split.loads)
+                                                        / k.loads_per_iteration())
+    assert with_split.split == split
     assert any("split loads" in n for n in with_split.notes)
 
 

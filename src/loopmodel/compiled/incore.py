@@ -421,15 +421,19 @@ def with_split_accesses(res: InCoreResult, info: CompiledInCore, kernel, machine
     Both factors are measured by ``machine probe``; a machine model without them is unchanged.
 
     Returns:
-        the result (cy/CL) with components ``split loads`` / ``split stores`` and a note; ``res``
-        unchanged for scalar blocks, or where nothing splits or the offsets cannot be evaluated.
+        the result (cy/CL) with components ``split loads`` / ``split stores`` and a note, and its
+        ``split`` (the figures, charged or not); ``res`` unchanged for scalar blocks or where the
+        offsets cannot be evaluated.
     """
     ic = machine.in_core
     width = max([packed_bytes(ln, info.aarch64) for ln in info.block.split("\n") if ln.strip()] + [0])
-    if width < 16 or not (ic.load.split_extra or ic.store.split_extra):
+    if width < 16:
         return res
     split = split_accesses(kernel, defines, int(width), int(machine.cacheline_size))
-    if split is None or not (split.loads or split.stores):
+    if split is None:
+        return res
+    res = dataclasses.replace(res, split=split)
+    if not (split.loads or split.stores) or not (ic.load.split_extra or ic.store.split_extra):
         return res
     t_ol, t_nol, comps = res.T_OL, res.T_nOL, dict(res.components)
     extra_ld = split.loads * iterations_per_unit * ic.load.split_extra / ic.load.instructions_per_cycle

@@ -52,7 +52,8 @@ _UNSUPPORTED_STMT = {
 _ACCEPTED_TYPES = "double, float, int, long, long long, unsigned, short, size_t, ptrdiff_t, int32_t, int64_t, ..."
 #: the note on integer arrays (the arithmetic counts do not tell integer from floating point)
 INTEGER_NOTE = ("integer arrays ({names}): their loads, stores and traffic use their element size; their arithmetic "
-                "is counted as floating-point operations (FLOP counts, the analytic in-core model)")
+                "is timed as floating-point operations of the same kind (the analytic in-core model) and counted as "
+                "FLOPs where the kernel has floating-point data (none without)")
 
 
 @dataclass(frozen=True)

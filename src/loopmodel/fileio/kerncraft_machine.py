@@ -14,6 +14,7 @@ from pathlib import Path
 from ..compiled.osaca_backend import ARCH
 from ..errors import MachineError
 from ..machine import fields as fx
+from ..machine.vector_width import register_width
 from ..units import UnitError, parse_quantity
 
 
@@ -99,18 +100,17 @@ _L1_PORT_BYTES = {"sandybridge": 16, "ivybridge": 16, "znver1": 16}
 
 
 def _simd_width(data: dict, source: str = "<kerncraft>") -> int:
-    """SIMD width in bytes guessed from the ISA and compiler flags (not in Kerncraft files)."""
-    flags = " ".join(str(v) for v in _omap(data.get("compiler"), "compiler", source).values())
+    """SIMD register width in bytes (not in Kerncraft files): on AArch64 ``-msve-vector-bits=N`` in
+    the compiler flags, else 16 (NEON); on x86 the widest registers any compiler entry's flags
+    enable (:func:`loopmodel.machine.vector_width.register_width`; 16 where none names a target).
+    Which of them a compiler's loops use is decided per analysis from the compiler in use
+    (:func:`~loopmodel.machine.vector_width.compiler_vector_width`)."""
+    entries = [str(v) for v in _omap(data.get("compiler"), "compiler", source).values()]
     isa = str(data.get("isa", "")).lower()
-    if "sve-vector-bits=512" in flags:
-        return 64
     if isa.startswith("aarch64") or isa.startswith("arm"):
-        return 16
-    if re.search(r"avx512|AVX512|zmm", flags):
-        return 64
-    if re.search(r"avx|AVX|znver|haswell|skylake", flags):
-        return 32
-    return 16
+        bits = [int(b) for e in entries for b in re.findall(r"-msve-vector-bits=(\d+)", e)]
+        return max(bits) // 8 if bits else 16
+    return max((register_width(e.split()) or 16 for e in entries), default=16)
 
 
 def convert_kerncraft(data: dict, source: str = "<kerncraft>") -> dict:

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from ..errors import ModelError
+from .ctypes import is_integer
 from .dependency import DependencyGraph
 from .poly import Poly
 
@@ -242,8 +243,21 @@ class Kernel:
 
     @property
     def flops_per_iteration(self) -> int:
-        """FLOPs per innermost iteration: ADD + MUL + DIV + SQRT."""
+        """FLOPs per innermost iteration: ADD + MUL + DIV + SQRT; 0 for a kernel without a
+        floating-point array or scalar (:meth:`floating_point`: its arithmetic is integer)."""
+        if not self.floating_point():
+            return 0
         return sum(self.operations.get(op, 0) for op in FLOP_TYPES)
+
+    def floating_point(self) -> bool:
+        """Whether an array or scalar of the kernel has a floating-point type (else all its
+        arithmetic is on integers; the operation counts do not tell the two apart)."""
+        return any(not is_integer(d.ctype) for d in list(self.arrays.values()) + list(self.scalars.values()))
+
+    def integer_valued(self, name: str) -> bool:
+        """Whether the array or scalar ``name`` has an integer type (False where not declared)."""
+        decl = self.arrays.get(name) or self.scalars.get(name)
+        return decl is not None and is_integer(decl.ctype)
 
     @property
     def largest_element_size(self) -> int:

@@ -125,3 +125,29 @@ def store_forward(machine) -> Latency | None:
     data, measured by the probe on a chain through memory); None where not measured."""
     cy = _number(machine.in_core.store_forward_latency)
     return Latency(cy, "probe") if cy is not None else None
+
+
+#: floating-point latencies (cy) of the vector ADD, MUL and FMA instructions by micro-architecture
+#: short name (Kerncraft's OSACA/IACA codes, :attr:`~loopmodel.machine.model.MachineModel.micro_architecture`):
+#: Intel 64 and IA-32 Architectures Optimization Reference Manual (Sandy Bridge to Ice Lake tables),
+#: A. Fog, Instruction tables (Intel, AMD Zen 1/2), Marvell ThunderX2 (Vulcan) and Fujitsu A64FX
+#: microarchitecture manuals; for machine files that give no ``in_core.latency`` (Kerncraft's)
+DOCUMENTED_LATENCY = {
+    "SNB": {"ADD": 3, "MUL": 5}, "IVB": {"ADD": 3, "MUL": 5},
+    "HSW": {"ADD": 3, "MUL": 5, "FMA": 5}, "BDW": {"ADD": 3, "MUL": 3, "FMA": 5},
+    "SKL": {"ADD": 4, "MUL": 4, "FMA": 4}, "SKX": {"ADD": 4, "MUL": 4, "FMA": 4},
+    "CSX": {"ADD": 4, "MUL": 4, "FMA": 4}, "CLX": {"ADD": 4, "MUL": 4, "FMA": 4},
+    "ICL": {"ADD": 4, "MUL": 4, "FMA": 4}, "ICX": {"ADD": 4, "MUL": 4, "FMA": 4},
+    "ZEN": {"ADD": 3, "MUL": 3, "FMA": 5}, "ZEN1": {"ADD": 3, "MUL": 3, "FMA": 5},
+    "ZEN2": {"ADD": 3, "MUL": 3, "FMA": 5},
+    "TX2": {"ADD": 6, "MUL": 6, "FMA": 6}, "A64FX": {"ADD": 9, "MUL": 9, "FMA": 9},
+}
+
+
+def documented_latency(machine, op: str) -> Latency | None:
+    """The documented latency of ``op`` (ADD, MUL, FMA) on the machine's micro-architecture
+    (:data:`DOCUMENTED_LATENCY`), for a machine model without ``in_core.latency.<op>``; None
+    where the micro-architecture or the operation is not tabulated."""
+    arch = (machine.micro_architecture or "").upper()
+    cy = DOCUMENTED_LATENCY.get(arch, {}).get(op)
+    return Latency(float(cy), f"documented for {arch}") if cy is not None else None

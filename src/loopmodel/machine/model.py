@@ -87,7 +87,8 @@ class InCore:
     """In-core execution model (cross-architecture paper §3.3, §3.4.1 eq. 1-2).
 
     Attributes:
-        simd_width: the widest SIMD register the compiler uses, bytes (``32 B`` for AVX).
+        simd_width: the widest SIMD register of the core, bytes (``32 B`` for AVX); an analysis
+            uses the width its compiler's flags give, at most this (``loopmodel.machine.vector_width``).
         throughput: instructions per cycle at full SIMD width per operation type (ADD, MUL, FMA,
             DIV, SQRT, EXP, FABS, FMIN, FMAX); the per-element throughput is that times the SIMD
             lanes (cross-architecture paper eq. 6).

@@ -27,11 +27,15 @@ from fractions import Fraction
 
 from ..errors import ModelError
 from ..ir.kernel import coefficient
-from .split_access import split_accesses
-from ..machine.latency import op_latency
+from .split_access import SplitAccesses, simd_split_accesses
+from ..machine.latency import documented_latency, op_latency
 
 _PROXY = {"FABS": "ADD", "FMIN": "ADD", "FMAX": "ADD"}
 
+
+#: latency of an x86 integer vector or scalar addition (``add``, ``vpaddq``), cy: 1 on every core from
+#: Sandy Bridge and Zen 1 on (A. Fog, Instruction tables; Intel Optimization Reference Manual)
+INTEGER_ADD_LATENCY = 1.0
 
 #: how the analytic model's notes name what would time the compiled code instead; the analysis
 #: adds which ``--incore`` runs here (:meth:`loopmodel.workflows.analysis.Analyzer.run`)
@@ -92,6 +96,9 @@ class InCoreResult:
             chain or the L1 data path; compiled analyzers and the measured in-core time only,
             None otherwise).
         measurement: :class:`InCoreMeasurement` (source ``"measured"`` only, None otherwise).
+        split: :class:`~loopmodel.models.split_access.SplitAccesses` of the SIMD code the times are
+            for (charged where the machine gives ``split_extra``); None for scalar code or where
+            the loop bounds cannot be evaluated.
     """
 
     source: str
@@ -105,6 +112,7 @@ class InCoreResult:
     reassociation: dict | None = None
     origin: dict | None = None
     measurement: InCoreMeasurement | None = None
+    split: SplitAccesses | None = None
 
     @property
     def core_time(self) -> float:
@@ -148,9 +156,10 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     notes += _narrow_divide_note(kernel, machine, ops, lanes)
     n_ld = kernel.loads_per_iteration()
     n_st = kernel.stores_per_iteration()
-    if lanes > 1 and (ic.load.split_extra or ic.store.split_extra):
-        n_ld, n_st, split_note = _split_charge(kernel, machine, lanes, iterations_per_unit, defines, n_ld, n_st)
-        notes += split_note
+    split = simd_split_accesses(kernel, defines, lanes, int(machine.cacheline_size)) if lanes > 1 and defines \
+        else None
+    n_ld, n_st, split_note = _split_charge(split, machine, lanes, n_ld, n_st)
+    notes += split_note
     t_ld = max(n_ld / lanes / ic.load.instructions_per_cycle,
                kernel.bytes_loaded_per_iteration() / ic.load.bytes_per_cycle)
     t_st = max(n_st / lanes / ic.store.instructions_per_cycle,
@@ -172,12 +181,13 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     scale = iterations_per_unit
     return InCoreResult("analytic", t_ol * scale, t_nol * scale,
                         {k: v * scale for k, v in comp.items()}, lanes, ops, dep, tuple(notes),
-                        {"assumed": bool(reassociate), "source": reassociation_source or "default"})
+                        {"assumed": bool(reassociate), "source": reassociation_source or "default"}, split=split)
 
 
 def full_simd_lanes(kernel, machine) -> int:
-    """SIMD lanes of the machine's full vector width over the kernel's widest element (eq. 6 of
-    cross-architecture-machine-models.txt), at least 1."""
+    """SIMD lanes of the machine model's ``in_core.simd_width`` over the kernel's widest element (eq. 6
+    of cross-architecture-machine-models.txt), at least 1. An analysis's machine model carries the
+    width its compiler's flags give (:func:`loopmodel.workflows.analysis.compiler_machine`)."""
     return max(1, int(machine.in_core.simd_width // kernel.largest_element_size))
 
 
@@ -217,89 +227,47 @@ def strided_accesses(kernel, defines: dict | None = None) -> list:
     return out
 
 
-def _split_charge(kernel, machine, lanes: int, iterations_per_unit: float, defines: dict | None, n_ld: float,
-                  n_st: float) -> tuple:
-    """``(loads, stores per iteration, notes)`` with each cache-line-split vector access charged
-    ``split_extra`` more aligned accesses (machine model, measured by the probe). The split
-    accesses come from the loop bounds and offsets at ``defines`` as the compiled code runs
-    (:func:`loopmodel.models.split_access.split_accesses`: no peeling, line-aligned arrays), the
-    rule the compiled analysis uses; without sizes from :func:`split_loads` (the compiler aligns
-    the first written stream)."""
+def _split_charge(split: SplitAccesses | None, machine, lanes: int, n_ld: float, n_st: float) -> tuple:
+    """``(loads, stores per iteration, notes)`` with each cache-line-split vector access of ``split``
+    (:func:`loopmodel.models.split_access.split_accesses`: the loop bounds and offsets at the
+    point's sizes, no peeling, line-aligned arrays) charged ``split_extra`` more aligned accesses
+    (machine model, measured by the probe); unchanged without splits or ``split_extra``."""
     ic = machine.in_core
-    elem = max((kernel.arrays[a.array].element_size for a in kernel.streamed_reads() + kernel.streamed_writes()),
-               default=8)
-    found = split_accesses(kernel, defines, lanes * elem, int(machine.cacheline_size)) if defines else None
-    if found is not None:
-        if not (found.loads or found.stores):
-            return n_ld, n_st, []
-        n_ld += found.loads * lanes * ic.load.split_extra
-        n_st += found.stores * lanes * ic.store.split_extra
-        return n_ld, n_st, [f"{found.describe()}, each charged {ic.load.split_extra:.2g} (load) / "
-                            f"{ic.store.split_extra:.2g} (store) extra slot(s) (machine model)"]
-    split, split_note = split_loads(kernel, lanes, machine.cacheline_size, iterations_per_unit)
-    if not split:
+    if split is None or not (split.loads or split.stores) or not (ic.load.split_extra or ic.store.split_extra):
         return n_ld, n_st, []
-    return (n_ld + split * lanes * ic.load.split_extra, n_st,
-            [split_note + f", each charged {ic.load.split_extra:.2g} extra load slot(s) (machine model)"])
-
-
-def split_loads(kernel, lanes: int, line: float, iterations_per_unit: float) -> tuple:
-    """Cache-line-split vector loads per iteration and a note saying which streams cause them.
-
-    The compiler aligns its vectors to the first streamed write (or, without one, the first
-    read); a read whose flattened offset differs from that one by a constant that is not a
-    multiple of the SIMD lanes is misaligned, and one in ``line / (lanes x element size)`` of
-    its vector loads crosses a cache line: ``element size / line`` split loads per iteration,
-    with the element size of that stream's array (a difference that depends on a size, such
-    as a neighbouring row, is taken as aligned). Charged with the measured extra port time of
-    a split load (cross-architecture-machine-models.txt §3.4.1: the in-core part counts
-    load-port cycles).
-
-    Args:
-        kernel: the kernel IR.
-        lanes: SIMD lanes of the vector loads.
-        line: cache-line size in B.
-        iterations_per_unit: inner-loop iterations per CL of work (for the note's count per CL).
-
-    Returns:
-        ``(split loads per iteration, note)``; ``(0.0, "")`` for a kernel without streams.
-    """
-    reads = kernel.streamed_reads()
-    ref = (kernel.streamed_writes() or reads or (None,))[0]
-    if ref is None:
-        return 0.0, ""
-    bad = []
-    for a in reads:
-        diff = a.offset - ref.offset
-        if a.array != ref.array and kernel.arrays[a.array].element_size != kernel.arrays[ref.array].element_size:
-            continue
-        if diff.is_constant() and int(diff.constant_value()) % lanes:
-            bad.append(a)
-    split = sum(kernel.arrays[a.array].element_size / line for a in bad)
-    names = ", ".join(f"{a.array} at {int((a.offset - ref.offset).constant_value()):+d}" for a in bad)
-    text = (f"{len(bad)} misaligned load stream(s) ({names} elements from {ref.array}, which the compiler "
-            f"aligns): {split * iterations_per_unit:.3g} cache-line-split loads per CL of work")
-    return split, text
+    n_ld += split.loads * lanes * ic.load.split_extra
+    n_st += split.stores * lanes * ic.store.split_extra
+    return n_ld, n_st, [f"{split.describe()}, each charged {ic.load.split_extra:.2g} (load) / "
+                        f"{ic.store.split_extra:.2g} (store) extra slot(s) (machine model)"]
 
 
 def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) -> tuple:
     """Loop-carried dependencies: ``(cy per iteration, SIMD lanes, notes)``.
 
-    A reduction that may be reassociated (partial sums) is no bound; any other recurrence
+    A reduction that may be reassociated (partial sums) is no bound, and one into an integer
+    always may (integer addition is associative; gcc 12 -O3 vectorizes ``long s += a[i]`` with
+    ``vpaddq`` whatever the floating-point flags, and keeps a float sum in source order); any other recurrence
     bounds an iteration by its longest latency chain over its distance in iterations
     (kerncraft-tool-paper.txt §2.3; the chain is the longest path over the dependency graph,
     MUL -> ADD contracted to FMA where the machine has FMA), and one shorter than the SIMD
     width forces scalar code. Each operation's latency is the probe's at the width the chain
-    runs (:func:`chain_latency_table`), else the machine model's ``in_core.latency``.
+    runs (:func:`chain_latency_table`), else the machine model's ``in_core.latency``, else the
+    micro-architecture's documented one (with a note).
 
     Raises:
         ModelError: the machine gives no latency for an operation on a chain.
     """
-    dep, kept, notes = 0.0, [], []
+    dep, kept, split, notes = 0.0, [], [], []
     for rec in kernel.recurrences:
+        if rec.reassociable and kernel.integer_valued(rec.variable):
+            notes.append(f"integer reduction into '{rec.variable}' vectorized (integer addition is associative: "
+                         "compilers reassociate it at -O3 whatever the floating-point flags)")
+            split.append(rec)
+            continue
         if rec.reassociable and reassociate:
             notes.append(f"reduction into '{rec.variable}' assumed reassociated (partial sums){why}; "
                          "--no-reassociation for the source order")
+            split.append(rec)
             continue
         if rec.reassociable:
             notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
@@ -315,30 +283,62 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
         table, sources = chain_latency_table(machine, rec.graph.operations(fma), width, rec.variable)
         lat, _ = rec.graph.longest_chain(table, fma)  # longest path over the dependency graph
         dep = max(dep, lat / rec.distance)
-        if sources:
-            notes.append(f"loop-carried dependency on '{rec.variable}' at {width} B: " + ", ".join(
-                f"{op} {table[op]:.3g} cy ({src})" for op, src in sources.items()) + " (measured by the probe, "
-                "in place of the machine model's in_core.latency at the widest SIMD width)")
+        notes += _latency_notes(rec.variable, width, table, sources)
+    for rec in split:  # one (vector) accumulator: its chain per ``lanes`` iterations
+        width = _element_size(kernel, rec.variable) * lanes
+        ops = rec.graph.operations(fma)
+        table, sources = chain_latency_table(machine, ops, width, rec.variable, kernel.integer_valued(rec.variable))
+        lat, _ = rec.graph.longest_chain(table, fma)
+        dep = max(dep, lat / rec.distance / lanes)
+        notes.append(f"reduction into '{rec.variable}' with one {'vector ' if lanes > 1 else ''}accumulator, as gcc "
+                     f"compiles it: its chain, {lat:.3g} cy, per {lanes} iteration(s) (compilers that keep several "
+                     "accumulators run faster)")
+        notes += _latency_notes(rec.variable, width, table, sources)
     return dep, lanes, notes
 
 
-def chain_latency_table(machine, ops, width: int, variable: str = "") -> tuple:
+def _latency_notes(variable: str, width: int, table: dict, sources: dict) -> list:
+    """Notes naming the chain latencies that are not the machine model's ``in_core.latency``: the
+    probe's (by width) and the documented ones (:func:`loopmodel.machine.latency.documented_latency`)."""
+    notes = []
+    probe = {op: src for op, src in sources.items() if src.startswith("probe")}
+    doc = {op: src for op, src in sources.items() if src.startswith("documented")}
+    if probe:
+        notes.append(f"loop-carried dependency on '{variable}' at {width} B: " + ", ".join(
+            f"{op} {table[op]:.3g} cy ({src})" for op, src in probe.items()) + " (measured by the probe, "
+            "in place of the machine model's in_core.latency at the widest SIMD width)")
+    if doc:
+        notes.append(f"loop-carried dependency on '{variable}': the machine model gives no in_core.latency for "
+                     + ", ".join(doc) + "; taken as " + ", ".join(f"{op} {table[op]:.3g} cy ({src})" for op, src
+                                                             in doc.items())
+                     + " (loopmodel.machine.latency.DOCUMENTED_LATENCY: vendor manuals, Fog's instruction tables)")
+    return notes
+
+
+def chain_latency_table(machine, ops, width: int, variable: str = "", integer: bool = False) -> tuple:
     """``(op -> cy, op -> source)`` for the operations ``ops`` of a dependency chain running on
     registers of ``width`` bytes: the probe's latency at that width
     (:func:`loopmodel.machine.latency.op_latency`: a scalar double chain takes the 8 B figure, a
     float chain the 8 B one where 4 B is not measured), else ``in_core.latency`` (measured at the
-    widest SIMD width, or the machine file's figure); ``source`` only for the probe's figures.
+    widest SIMD width, or the machine file's figure), else the micro-architecture's documented
+    latency (:func:`loopmodel.machine.latency.documented_latency`); ``source`` for the probe's and
+    the documented figures. An ``integer`` chain's ADD on x86 is :data:`INTEGER_ADD_LATENCY`.
 
     Raises:
         ModelError: neither gives a latency for an operation (naming ``variable``).
     """
     table, sources = {}, {}
     for op in ops:
+        if integer and op == "ADD" and (machine.isa or "x86").lower().startswith("x86"):
+            table[op], sources[op] = INTEGER_ADD_LATENCY, "integer addition"
+            continue
         got = op_latency(machine, op, width)
         if got is not None:
             table[op], sources[op] = got.cy, got.source
         elif op in machine.in_core.latency:
             table[op] = machine.in_core.latency[op]
+        elif (doc := documented_latency(machine, op)) is not None:
+            table[op], sources[op] = doc.cy, doc.source
         else:
             raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
                              f"(needed for the loop-carried dependency on '{variable}')")
@@ -440,11 +440,11 @@ def fused_operations(kernel, machine) -> dict:
     return {k: v for k, v in ops.items() if v}
 
 
-def missing_data(kernel, machine, reassociate: bool) -> list:
+def missing_data(kernel, machine) -> list:
     """What :func:`analytic_incore` needs and the machine model lacks, as
     ``[("throughput" | "latency", op), ...]``: throughputs of the operations after FMA
     fusion (:func:`fused_operations`; FABS/FMIN/FMAX may use the ADD figure), latencies
-    of the operations on loop-carried dependency chains that are not reassociated (MUL -> ADD
+    of the operations on loop-carried dependency chains, reassociated reductions' too (MUL -> ADD
     contracted to FMA where the machine has FMA, as in :func:`analytic_incore`) that neither
     ``in_core.latency`` nor the probe (scalar, 8 B: :func:`loopmodel.machine.latency.op_latency`) gives."""
     ic = machine.in_core
@@ -452,10 +452,10 @@ def missing_data(kernel, machine, reassociate: bool) -> list:
            if not (ic.throughput.get(op) or ic.throughput.get(_PROXY.get(op, "")))]
     fma = ic.throughput.get("FMA", 0) > 0
     chain_ops = []
-    for rec in kernel.recurrences:
-        if not (rec.reassociable and reassociate):
-            chain_ops += rec.graph.operations(fma)
+    for rec in kernel.recurrences:  # a reassociated reduction's chain bounds its vector accumulator
+        integer_add = kernel.integer_valued(rec.variable) and (machine.isa or "x86").lower().startswith("x86")
+        chain_ops += [op for op in rec.graph.operations(fma) if not (integer_add and op == "ADD")]
     out += [("latency", op) for op in dict.fromkeys(chain_ops)
-            if op not in ic.latency and op_latency(machine, op, 8) is None]
+            if op not in ic.latency and op_latency(machine, op, 8) is None and documented_latency(machine, op) is None]
     return out
 

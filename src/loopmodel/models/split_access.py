@@ -7,9 +7,15 @@ in-core part in load-port cycles, and the extra cycles per split access are meas
 ``machine probe`` (``in_core.load.split_extra`` / ``in_core.store.split_extra``, in units of an
 aligned access's time).
 
-Where the vectors of an access start follows from the code as compiled: modern compilers for
-cores with cheap unaligned accesses (gcc for Skylake-SP and later, Zen) do not peel the loop to
-align any access, so the first vector of a row starts at the inner loop's lower bound. With
+Where the vectors of an access start follows from the code as compiled: compilers for cores with
+cheap unaligned accesses do not peel the loop to align any access, so the first vector of a row
+starts at the inner loop's lower bound. gcc 12.2 -O3 for skylake-avx512, core-avx2, corei7-avx and
+znver1 vectorizes ``for (i = 1; i < n; ++i) a[i] = b[i];`` (global arrays and restrict pointers)
+with unaligned ``vmovupd`` from i = 1 and no alignment prologue: both streams are 8 B off the line,
+and so is ``a[i] = b[i + 1]`` from i = 0 for the load alone. This is the one rule of split accesses:
+the analytic in-core model charges them, the compiled one adds them, and the ``split-loads``
+confidence tag reads the figure the in-core result carries (:attr:`InCoreResult.split
+<loopmodel.models.incore.InCoreResult>`). With
 each array starting on a cache-line boundary (what allocators give large arrays and what
 ``loopmodel bench`` does), the misalignment of an access's vectors in a row is
 ``(flattened offset at the row's first iteration) x element size mod L``, and successive
@@ -97,6 +103,14 @@ def alignment_modulus(kernel, line: int) -> int | None:
         return None
     grain = min((kernel.arrays[a].element_size & -kernel.arrays[a].element_size for a in kernel.arrays), default=line)
     return max(1, line // math.gcd(line, grain))
+
+
+def simd_split_accesses(kernel, defines: dict, lanes: int, line: int) -> SplitAccesses | None:
+    """:func:`split_accesses` for code with ``lanes`` SIMD lanes of the kernel's widest streamed
+    element (vectors of ``lanes`` x that size, B); None where the bounds cannot be evaluated."""
+    elem = max((kernel.arrays[a.array].element_size for a in kernel.streamed_reads() + kernel.streamed_writes()),
+               default=8)
+    return split_accesses(kernel, defines, lanes * elem, line)
 
 
 def split_accesses(kernel, defines: dict, width: int, line: int) -> SplitAccesses | None:

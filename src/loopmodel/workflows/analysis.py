@@ -13,9 +13,10 @@ import functools
 from dataclasses import dataclass, field
 
 from ..compiled.compile import fp_reassociation, resolve_compiler
-from ..errors import DefineError, ModelError, OptionError, ToolError
+from ..errors import DefineError, LoopmodelError, ModelError, OptionError, ToolError
 from ..ir.kernel import coefficient
 from ..ir.point import check_point
+from ..machine.vector_width import compiler_vector_width
 from ..models import incore as _incore_model
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
@@ -167,7 +168,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
                                              reassociation_source, defines)
     except ModelError as exc:
         error = exc
-    missing = _incore_model.missing_data(kernel, machine, reassociate)
+    missing = _incore_model.missing_data(kernel, machine)
     if not missing:
         raise error
     ic = machine.in_core
@@ -300,7 +301,9 @@ class Analyzer:
     def __init__(self, kernel, machine, options: AnalyzerSettings = AnalyzerSettings()):
         check_incore_options(options)
         self.kernel = kernel
-        self.machine = machine
+        self.machine, self.vector_width = compiler_machine(machine, options.compiler, options.compiler_flags)
+        self._hardware_width = machine.in_core.simd_width
+        self._default_width = compiler_machine(machine)[1].bytes  # the machine file's compiler and flags
         self.options = options
         self.requested_incore = options.incore
         if not options.vectorize and options.incore == "auto":  # --scalar: the analytic model without SIMD
@@ -491,8 +494,9 @@ class Analyzer:
         vectorize = opt.vectorize if vectorize is None else vectorize
         key = (it_per_unit, self._strided(defines), vectorize, reassociation, self._alignment(defines))
         if key not in self._incore:
-            self._incore[key] = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize,
-                                                *reassociation, defines)
+            res = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, *reassociation, defines)
+            extra = width_note(self.vector_width, self._hardware_width, res.lanes)
+            self._incore[key] = dataclasses.replace(res, notes=res.notes + tuple(extra)) if extra else res
         return self._incore[key]
 
     def _agreement(self, defines, traffic, incore, compiled, ecm) -> list:
@@ -508,7 +512,7 @@ class Analyzer:
 
     def _unknown_incore(self, incore) -> str:
         """Why ``incore.T_OL`` is unknown: the throughputs or latencies the machine model lacks."""
-        missing = _incore_model.missing_data(self.kernel, self.machine, self._reassociation[0])
+        missing = _incore_model.missing_data(self.kernel, self.machine)
         what = ", ".join(f"no {kind} for {op}" for kind, op in missing)
         return f"machine model '{self.machine.name}' gives {what or 'no complete in-core data'}"
 
@@ -637,15 +641,18 @@ class Analyzer:
             notes.append("--scalar: no effect here: the analytic model gives the same T_OL and T_nOL with SIMD")
         unset = self._flags_default  # without the option
         if flag and (same(reassociate=not opt.reassociate) or opt.reassociate == unset[0]):
-            why = ("the kernel has no reduction whose latency bounds T_OL" if opt.reassociate != unset[0]
+            why = ("T_OL and T_nOL come out the same either way (no reduction, or one accumulator's chain bounds "
+                   "it either way)" if opt.reassociate != unset[0]
                    else f"it is the default ({unset[1]})")
             notes.append(f"{flag}: no effect here: {why}")
         given = " and ".join(f for f, v in (("--compiler", opt.compiler), ("--compiler-flags", opt.compiler_flags))
                              if v)
         machine_default = self._machine_default
-        if given and (flag or unset[0] == machine_default or same(reassociate=machine_default)):
+        width_same = self.vector_width.bytes == self._default_width or res.lanes == 1  # scalar either way
+        if given and width_same and (flag or unset[0] == machine_default or same(reassociate=machine_default)):
             notes.append(f"{given}: no effect on the analytic in-core model here (it compiles nothing; the "
-                         "compiler and flags decide only whether it takes reductions as reassociated"
+                         "compiler and flags decide only its SIMD width, of no effect here, and whether it takes "
+                         "reductions as reassociated"
                          + (f", which {flag} sets)" if flag else ", and that comes out the same)"))
         if opt.assume_aligned is not None:
             notes.append(f"--assume-aligned {opt.assume_aligned}: no effect on the analytic in-core model (it "
@@ -706,6 +713,32 @@ class Analyzer:
         if opt.reassociate is not None:
             return opt.reassociate, ("--reassociation" if opt.reassociate else "--no-reassociation") + " given"
         return _flags_reassociation(self.machine, opt.compiler, opt.compiler_flags)
+
+
+def compiler_machine(machine, compiler: str | None = None, flags: str | None = None) -> tuple:
+    """``(machine, VectorWidth)``: ``machine`` with ``in_core.simd_width`` the width ``compiler``
+    with ``flags`` (None: the machine model's, :func:`~loopmodel.compiled.compile.resolve_compiler`)
+    vectorizes with (:func:`~loopmodel.machine.vector_width.compiler_vector_width`: the one rule), so
+    that every in-core figure, SIMD lane count and split-access charge of an analysis uses it.
+    The machine model unchanged where the width is its own, or where the flags cannot be read
+    (the in-core analysis reports that error itself)."""
+    hw = machine.in_core.simd_width
+    try:
+        s = resolve_compiler(machine, compiler, flags)
+    except LoopmodelError:
+        return machine, compiler_vector_width(machine.isa, hw, None, None)
+    width = compiler_vector_width(machine.isa, hw, s.command, s.flags if s.flags_from != "default" else None)
+    if width.bytes == hw:
+        return machine, width
+    return dataclasses.replace(machine, in_core=dataclasses.replace(machine.in_core, simd_width=width.bytes)), width
+
+
+def width_note(width, hardware_width: float, lanes: int) -> list:
+    """``[note]`` where an analytic in-core result with ``lanes`` SIMD lanes uses vectors narrower
+    than the machine's registers (``width``: :class:`~loopmodel.machine.vector_width.VectorWidth`)."""
+    if lanes <= 1 or width.bytes >= hardware_width:
+        return []
+    return [f"SIMD width {width.bytes} B, not the machine's {hardware_width:g} B registers: {width.reason}"]
 
 
 def _flags_reassociation(machine, compiler, flags) -> tuple:

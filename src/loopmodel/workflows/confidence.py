@@ -19,7 +19,7 @@ from ..compiled.asm import RESTRUCTURED
 from ..ir.kernel import coefficient, strip_indices
 from ..machine.probe_section import MEMORY_SPREAD_MAX
 from ..models.accuracy import MIN_CASES
-from ..models.incore import full_simd_lanes, split_loads, strided_accesses
+from ..models.incore import full_simd_lanes, strided_accesses
 from ..units import format_bytes
 
 #: regime tag -> what it means (the vocabulary shared by ``analyze`` and ``validate --corpus``)
@@ -87,7 +87,6 @@ class KernelFacts:
         unit_streams: every streamed access moves one element per inner iteration at any size.
         every_index: every streamed access depends on every loop index (no array reused across an
             outer loop).
-        split: a read misaligned to the machine's full SIMD width (:func:`~loopmodel.models.incore.split_loads`).
         trips: ``(midpoint Polys of the outer loops, span of the inner loop)``: the inner loop's
             trip count with the outer indices at the middle of their ranges is span / |step|.
         streams: streamed accesses (reads and writes) grouped by array and the index terms of
@@ -98,7 +97,6 @@ class KernelFacts:
     tags: frozenset
     unit_streams: bool
     every_index: bool
-    split: bool
     trips: tuple
     streams: tuple
 
@@ -157,12 +155,10 @@ def kernel_facts(kernel, machine) -> KernelFacts:
         at = rest * kernel.arrays[a.array].element_size
         groups.setdefault((a.array, a.offset - rest), []).append(
             float(at.constant_value()) if at.is_constant() else at)
-    lanes = full_simd_lanes(kernel, machine)
-    split = lanes > 1 and split_loads(kernel, lanes, machine.cacheline_size, 1)[0] > 0
     mids = tuple((lp.index, lp.start + lp.stop) for lp in kernel.loops[:-1])
     inner_loop = kernel.inner_loop
     span = inner_loop.stop - inner_loop.start if inner_loop.step > 0 else inner_loop.start - inner_loop.stop
-    return KernelFacts(frozenset(tags), unit, every, split, (mids, span),
+    return KernelFacts(frozenset(tags), unit, every, (mids, span),
                        tuple(tuple(g) for g in groups.values()))
 
 
@@ -186,10 +182,9 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
       Gauss-Seidel sweep; ``y[i] = y[i] + ...`` is an update, not in-place).
     * ``strided``: an inner-loop access moving by other than one element per iteration
       (:func:`~loopmodel.models.incore.strided_accesses`: strides, transposed access).
-    * ``split-loads``: SIMD code (the in-core result's lanes, or for a compiled analysis the
-      machine's full width unless ``--scalar`` or strided) and a read whose offset from the aligned
-      stream is not a multiple of the full SIMD lanes (:func:`~loopmodel.models.incore.split_loads`):
-      one vector load in ``CL / (lanes x element size)`` crosses a cache line.
+    * ``split-loads``: vector loads that cross a cache line in the code the in-core result times
+      (its ``split``, :func:`~loopmodel.models.split_access.split_accesses`: the loop as compiled,
+      not peeled, at the point's sizes), the figure the in-core model charges.
     * ``many-streams``: more than :data:`MANY_STREAMS` (8) address streams; accesses to one array
       with the same index terms whose addresses lie within :data:`STREAM_PAGE_B` (a 4 KiB page)
       count as one stream, as the L2 streamer tracks one stream per page. Eight because an Intel
@@ -232,7 +227,8 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
         tags.add("strided")
     if _latency_bound(result.incore, result.traffic.iterations_per_unit):
         tags.add("latency-bound")
-    if facts.split and _vector_lanes(result, strided) > 1:
+    split = result.incore.split if result.incore is not None else None
+    if split is not None and split.loads > 0:
         tags.add("split-loads")
     if _stream_count(facts, defines) > MANY_STREAMS:
         tags.add("many-streams")
@@ -265,17 +261,6 @@ def _latency_bound(incore, it_per_cl: float) -> bool:
     if incore is None or incore.T_OL is None or not incore.dependency:
         return False
     return incore.dependency * it_per_cl >= incore.T_OL * (1 - 1e-6)
-
-
-def _vector_lanes(result, strided: bool) -> int:
-    """SIMD lanes of the loads: the analytic in-core result's; for a compiled analysis (whose
-    ``lanes`` are iterations per pass) the machine's full width unless scalar or strided."""
-    ic = result.incore
-    if ic is not None and ic.source == "analytic":
-        return ic.lanes
-    if strided or not result.options.vectorize:
-        return 1
-    return full_simd_lanes(result.kernel, result.machine)
 
 
 def _stream_count(facts: KernelFacts, defines: dict) -> int:

@@ -25,7 +25,7 @@ from ..measure.omp_bench import build_harness, measure_program
 from ..measure.topology import allowed_cpus
 from ..models.coherence_timing import Timing
 from ..models.omp_program import OmpRow, predict_program
-from .analysis import analytic_incore
+from .analysis import analytic_incore, compiler_machine
 from .inputs import machine_model, machine_name
 from .options import option
 
@@ -148,9 +148,8 @@ def _core_per_iteration(phase, kernel, machine: MachineModel) -> float | None:
     The analytic in-core model (kerncraft-tool-paper.txt §2.3, ECM T_OL) of one iteration.
     A reduction is kept in source order (scalar, latency-bound) unless the loop has an OpenMP
     ``simd`` directive, which lets the compiler reassociate it; gcc then keeps one vector
-    accumulator, so the reduction's latency chain bounds each SIMD-width group of iterations
-    (dependency latency / lanes), and a multiply-add update becomes an FMA chain
-    (``vfmadd231pd``: the FMA latency).
+    accumulator, whose latency chain bounds each SIMD-width group of iterations (the analytic
+    model's bound of a reassociated reduction; a multiply-add update is an FMA chain).
     """
     elem = kernel.largest_element_size
     per_cl = machine.cacheline_size / elem
@@ -158,12 +157,7 @@ def _core_per_iteration(phase, kernel, machine: MachineModel) -> float | None:
     if not phase.simd:
         return None if seq.T_OL is None else seq.T_OL / per_cl
     vec = analytic_incore(kernel, machine, per_cl, True, True, "OpenMP simd reduction")
-    if vec.T_OL is None:
-        return None
-    chain = seq.dependency or 0.0
-    if chain and vec.operations.get("FMA") and "FMA" in machine.in_core.latency:
-        chain = max(chain, machine.in_core.latency["FMA"])  # the vector chain is contracted to FMAs
-    return max(vec.T_OL / per_cl, chain / max(vec.lanes, 1))
+    return None if vec.T_OL is None else vec.T_OL / per_cl  # its one vector accumulator's chain included
 
 
 def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
@@ -171,6 +165,7 @@ def phase_core_seconds(program: OmpProgram, machine: MachineModel) -> tuple:
     analytic in-core model of each phase's loop nest (:func:`_core_per_iteration`) at the
     machine's clock. A phase without C code (YAML) or whose nest the kernel front end does not
     take (e.g. sibling inner loops) has None and a note: its time is its memory time alone."""
+    machine = compiler_machine(machine)[0]  # the SIMD width gcc with the machine file's flags uses
     out, notes = {}, []
     decls = _declarations(program)
     for phase, _ in program.phases():

@@ -136,15 +136,16 @@ def test_thunderx2_stencil_in_l3_is_not_given_the_memory_columns_time():
 
 def test_analyze_cores_and_scaling_give_one_n_core_answer():
     """Triad, SkylakeSP, N=10^7, 4 cores: ``analyze --cores 4`` said 3.35 G it/s (saturation) and ``scaling``
-    2.69 G (contention); both now use the contention model unless told otherwise, and say which."""
+    2.69 G (contention); both now use the contention model unless told otherwise, and say which (2.62 G
+    now that the in-core time is gcc's 256-bit code)."""
     args = ("examples/kernels/triad.c", "-m", "SkylakeSP_Gold-6148", "-D", "N=10000000", "--incore", "analytic")
     doc = json.loads(_run("analyze", *args, "--cores", "4", "--json"))["ecm"]
     row = json.loads(_run("scaling", *args, "--cores", "4", "--json"))["curves"][0]["points"][0]
     assert doc["multicore_model"] == "contention"
     assert doc["performance"]["it_s"] == pytest.approx(row["it_s"], rel=1e-12)
-    assert row["it_s"] == pytest.approx(2.69e9, rel=0.01)
+    assert row["it_s"] == pytest.approx(2.62e9, rel=0.01)
     text = _run("analyze", *args, "--cores", "4", "--multicore-model", "saturation")
-    assert "4 cores, data in MEM: 5.74 cy/CL" in " ".join(text.split())
+    assert "4 cores, data in MEM: 5.93 cy/CL" in " ".join(text.split())
 
 
 def test_write_through_stores_do_not_move_the_data_location():

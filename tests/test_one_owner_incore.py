@@ -203,3 +203,25 @@ def test_split_charge_iff_tagged(case, data):
     assert charged == ("split-loads" in res.confidence.tags)
     if ic.lanes > 1:
         assert ic.split == simd_split_accesses(case.kernel, defines, ic.lanes, 64)
+
+
+@pytest.mark.parametrize("op", ["a[i] = b[i] / c[i];", "a[i] = sqrt(b[i]) + c[i];"])
+def test_dividers_move_the_same_bytes_per_cycle_at_the_compilers_width(op):
+    """A division or square root on gcc's 256-bit vectors (Skylake SP) costs what it costs at 512 bit: the
+    machine file's DIV/SQRT throughput is per 64-byte instruction, and charging it to each 32-byte one
+    doubled T_OL (32 cy/CL for ``b[i] / c[i]``, where vdivpd ymm takes 8 cy and zmm 16 cy)."""
+    from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
+    from loopmodel.fileio.c_kernel import parse_kernel
+    from loopmodel.fileio.machine_files import load_machine
+
+    source = f"double a[N], b[N], c[N];\nfor (int i = 0; i < N; ++i)\n    {op}\n"
+    kernel, _ = parse_kernel(source)
+    m = load_machine("SkylakeSP_Gold-6148")
+    times = {}
+    for flags in ("-O3 -march=skylake-avx512", "-O3 -march=skylake-avx512 -mprefer-vector-width=512"):
+        s = AnalyzerSettings(models=("ECM",), incore="analytic", compiler="gcc", compiler_flags=flags,
+                             kernel_text=source)
+        res = Analyzer(kernel, m, s).run({"N": 1000})
+        times[flags] = {k: v for k, v in res.incore.components.items() if k in ("DIV", "SQRT")}
+    narrow, wide = times.values()
+    assert narrow and narrow == pytest.approx(wide)

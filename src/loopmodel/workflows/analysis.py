@@ -495,7 +495,7 @@ class Analyzer:
         key = (it_per_unit, self._strided(defines), vectorize, reassociation, self._alignment(defines))
         if key not in self._incore:
             res = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, *reassociation, defines)
-            extra = width_note(self.vector_width, self._hardware_width, res.lanes)
+            extra = width_note(self.vector_width, self._hardware_width, res.lanes, res.operations)
             self._incore[key] = dataclasses.replace(res, notes=res.notes + tuple(extra)) if extra else res
         return self._incore[key]
 
@@ -730,15 +730,35 @@ def compiler_machine(machine, compiler: str | None = None, flags: str | None = N
     width = compiler_vector_width(machine.isa, hw, s.command, s.flags if s.flags_from != "default" else None)
     if width.bytes == hw:
         return machine, width
-    return dataclasses.replace(machine, in_core=dataclasses.replace(machine.in_core, simd_width=width.bytes)), width
+    return dataclasses.replace(machine, in_core=narrowed(machine.in_core, width.bytes)), width
 
 
-def width_note(width, hardware_width: float, lanes: int) -> list:
+#: operations whose units process a fixed number of bytes per cycle whatever the vector width: a
+#: narrower instruction issues proportionally more often (Skylake-SP vdivpd xmm/ymm/zmm 4/8/16 cy
+#: reciprocal throughput, Intel's optimization manual; the machine file gives the full-width figure)
+FIXED_BYTES_PER_CYCLE = ("DIV", "SQRT")
+
+
+def narrowed(in_core, width: float):
+    """``in_core`` with SIMD width ``width`` bytes (less than its own): the instruction throughputs of
+    :data:`FIXED_BYTES_PER_CYCLE` scaled by the width ratio, the others kept (one ADD, MUL or FMA
+    instruction per port and cycle at any width, cross-architecture-machine-models.txt §3.4.1)."""
+    ratio = in_core.simd_width / width
+    tp = {op: v * ratio if op in FIXED_BYTES_PER_CYCLE else v for op, v in in_core.throughput.items()}
+    return dataclasses.replace(in_core, simd_width=width, throughput=tp)
+
+
+def width_note(width, hardware_width: float, lanes: int, operations: dict | None = None) -> list:
     """``[note]`` where an analytic in-core result with ``lanes`` SIMD lanes uses vectors narrower
-    than the machine's registers (``width``: :class:`~loopmodel.machine.vector_width.VectorWidth`)."""
+    than the machine's registers (``width``: :class:`~loopmodel.machine.vector_width.VectorWidth`),
+    naming the throughputs :func:`narrowed` scaled where ``operations`` (per iteration) has them."""
     if lanes <= 1 or width.bytes >= hardware_width:
         return []
-    return [f"SIMD width {width.bytes} B, not the machine's {hardware_width:g} B registers: {width.reason}"]
+    scaled = [op for op in FIXED_BYTES_PER_CYCLE if (operations or {}).get(op)]
+    also = (f"; the {'/'.join(scaled)} throughput is per full-width instruction in the machine model, scaled by "
+            f"{hardware_width / width.bytes:g} for the narrower ones (their units move the same bytes per cycle "
+            "at any vector width)") if scaled else ""
+    return [f"SIMD width {width.bytes} B, not the machine's {hardware_width:g} B registers: {width.reason}{also}"]
 
 
 def _flags_reassociation(machine, compiler, flags) -> tuple:

@@ -126,19 +126,24 @@ def _clear_of_thresholds(levels, band=1.5):
     return True
 
 
+def _lc_and_simulation(data, streaming: bool) -> tuple:
+    """``(source, machine, defines, LC analysis, simulation)`` of a drawn nest away from capacity thresholds."""
+    source, dims = data.draw(nests(streaming=streaming), label="nest")
+    machine = data.draw(st.sampled_from(MACHINES), label="machine")
+    defines = _sizes(data.draw, dims)
+    kernel = Kernel.from_source(source, name="nest.c")
+    lc = _traffic(kernel, machine, defines, "lc")
+    assume(_clear_of_thresholds(lc.lc_levels))
+    return source, machine, defines, lc, _traffic(kernel, machine, defines, "sim")
+
+
 @settings(ks.PROPERTY_SETTINGS, max_examples=40)
 @given(st.data())
 def test_lc_write_backs_stay_within_one_line_per_outer_iteration_of_the_simulation(data):
     """Nests writing outputs indexed by the inner loop and any outer loops, five machines: on every
     link LC's stores per CL of work are at most the simulator's plus one cache line per iteration
     of the loop around the inner loop (normalised per CL of work), away from capacity thresholds."""
-    source, dims = data.draw(nests(), label="nest")
-    machine = data.draw(st.sampled_from(MACHINES), label="machine")
-    defines = _sizes(data.draw, dims)
-    kernel = Kernel.from_source(source, name="nest.c")
-    lc = _traffic(kernel, machine, defines, "lc")
-    assume(_clear_of_thresholds(lc.lc_levels))
-    sim = _traffic(kernel, machine, defines, "sim")
+    source, machine, defines, lc, sim = _lc_and_simulation(data, streaming=False)
     per_outer = lc.traffic.iterations_per_unit / defines["N"]  # outer iterations per CL of work
     for a, b in zip(lc.traffic.levels, sim.traffic.levels):
         assert a.stores_cl <= b.stores_cl + per_outer + 1e-9, (source, machine, defines, a, b)
@@ -149,13 +154,7 @@ def test_lc_write_backs_stay_within_one_line_per_outer_iteration_of_the_simulati
 def test_lc_equals_the_simulation_for_streaming_outputs(data):
     """Outputs and inputs indexed by every loop (plain streams), five machines: LC's loads and stores
     on every link equal the simulator's, away from capacity thresholds."""
-    source, dims = data.draw(nests(streaming=True), label="nest")
-    machine = data.draw(st.sampled_from(MACHINES), label="machine")
-    defines = _sizes(data.draw, dims)
-    kernel = Kernel.from_source(source, name="nest.c")
-    lc = _traffic(kernel, machine, defines, "lc")
-    assume(_clear_of_thresholds(lc.lc_levels))
-    sim = _traffic(kernel, machine, defines, "sim")
+    source, machine, defines, lc, sim = _lc_and_simulation(data, streaming=True)
     for a, b in zip(lc.traffic.levels, sim.traffic.levels):
         assert a.stores_cl == pytest.approx(b.stores_cl, rel=0.02, abs=0.02), (source, machine, defines, a, b)
         assert a.loads_cl == pytest.approx(b.loads_cl, rel=0.02, abs=0.02), (source, machine, defines, a, b)

@@ -114,18 +114,23 @@ def _total(m) -> int:
     return m.sockets * m.numa_domains_per_socket * m.cores_per_numa_domain
 
 
+def _drawn_analysis(case, machine: str, data) -> tuple:
+    """``(machine model, cores n, ECM and Roofline analysis with n cores)`` at drawn sizes and core count."""
+    m = ks.load(machine)
+    n = data.draw(st.integers(1, _total(m)))
+    try:
+        return m, n, ks.analyze(case, m, data.draw(ks.sizes(case)), models=("ECM", "Roofline"), cores=n)
+    except ModelError:
+        assume(False)
+
+
 @settings(ks.PROPERTY_SETTINGS, max_examples=60)
 @given(ks.kernels(dims=(1, 2, 3)), st.sampled_from(_bench_machines()), st.data())
 def test_cpu_roof_is_t_ol_and_bandwidths_are_those_of_the_cores_asked(case, machine, data):
     """CPU roof = T_OL / n of the in-core result ECM uses, Roofline time >= it; every bandwidth roof is
     the measurement for the kernel's stream mix at n cores (choose_bandwidth with cores=n), and the
     result's core count is n."""
-    m = ks.load(machine)
-    n = data.draw(st.integers(1, _total(m)))
-    try:
-        res = ks.analyze(case, m, data.draw(ks.sizes(case)), models=("ECM", "Roofline"), cores=n)
-    except ModelError:
-        assume(False)
+    m, n, res = _drawn_analysis(case, machine, data)
     r = res.roofline
     assume(res.incore.T_OL is not None)
     assert r.cores == n and r.cpu_time == pytest.approx(res.incore.T_OL / n, rel=1e-12)
@@ -148,12 +153,7 @@ def test_what_holds_between_roofline_and_ecm(case, machine, data):
     """docs/concepts/roofline.md: both are at least T_OL / n; a CPU-bound Roofline is never slower than
     ECM; a Roofline slower than ECM (by a bandwidth roof) carries exactly one note with both figures, and
     one that is not carries none."""
-    m = ks.load(machine)
-    n = data.draw(st.integers(1, _total(m)))
-    try:
-        res = ks.analyze(case, m, data.draw(ks.sizes(case)), models=("ECM", "Roofline"), cores=n)
-    except ModelError:
-        assume(False)
+    m, n, res = _drawn_analysis(case, machine, data)
     assume(res.ecm.unknown is None)
     r, ecm = res.roofline, _ecm_time(res)
     assert r.time >= res.ecm.T_OL / n * (1 - 1e-12) and ecm >= res.ecm.T_OL / n * (1 - 1e-12)

@@ -4,7 +4,7 @@ The public API (imported on first use, so that ``import loopmodel`` stays cheap)
 
     import loopmodel
     r = loopmodel.analyze("examples/kernels/triad.c", "SkylakeSP_Gold-6148", {"N": 10**6})
-    r.ecm.T_ECM["MEM"]          # cy/CL
+    r.prediction.location, r.prediction.single_core_cy_per_cl   # data location ('L3'), T_ECM there (cy/CL)
     df = loopmodel.sweep("examples/kernels/triad.c", "SkylakeSP_Gold-6148", {"N": range(1000, 10**6, 1000)})
 
 See docs/api.md.

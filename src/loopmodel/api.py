@@ -389,6 +389,13 @@ class Result:
         return self.analysis.incore
 
     @property
+    def prediction(self):
+        """:class:`loopmodel.models.prediction.Prediction` or None (no ECM): the figures every report reads,
+        ``location`` (the data location), ``single_core_cy_per_cl`` (T_ECM there), ``cy_per_cl`` (all
+        active cores together, by ``multicore_model``), ``saturation`` and ``roofline``."""
+        return self.analysis.prediction
+
+    @property
     def ecm(self):
         """:class:`loopmodel.models.ecm.ECMResult` or None: ``T_ECM`` (data location -> cy/CL,
         e.g. ``result.ecm.T_ECM["MEM"]``), ``T_OL``/``T_nOL`` and ``contributions`` in cy/CL,

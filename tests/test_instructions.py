@@ -23,6 +23,7 @@ from loopmodel.compiled import checked, instructions as I
 from loopmodel.compiled.llvm_mca import InstrTiming
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.machine import latency as mlat
+from loopmodel.machine.probe_section import probe_section
 from loopmodel.workflows.analysis import Analyzer
 
 SETTINGS = settings(derandomize=True, deadline=None, max_examples=60, database=None)
@@ -36,7 +37,7 @@ def _probed(machine, simd_width=None, kinds=("latency",)):
     pts = [{"op": op, "width_bytes": w, "kind": kind, "cy_per_instruction_min": cy / (1 if kind == "latency" else 10)}
            for (op, w), cy in LATENCY.items() for kind in kinds]
     ic = machine.in_core if simd_width is None else dataclasses.replace(machine.in_core, simd_width=float(simd_width))
-    return dataclasses.replace(machine, in_core=ic, probe={"in_core": {"points": pts}})
+    return dataclasses.replace(machine, in_core=ic, probe=probe_section({"in_core": {"points": pts}}))
 
 
 # -- regressions ---------------------------------------------------------------------------------
@@ -53,7 +54,7 @@ def test_scalar_divide_next_to_zmm_keeps_its_own_latency():
     m = load_machine("SkylakeSP_Gold-6148")
     pts = [{"op": "DIV", "width_bytes": w, "kind": "latency", "cy_per_instruction_min": cy}
            for w, cy in ((8, 14.0), (16, 14.0), (32, 16.0), (64, 23.0))]
-    m = dataclasses.replace(m, probe={"in_core": {"points": pts}})
+    m = dataclasses.replace(m, probe=probe_section({"in_core": {"points": pts}}))
     (c,) = CL.chain_latencies(ZMM_DIV.split("\n"), False, m, ((1.0, 1.0, 13.0, 1.0, 1.0, 1.0), 5.0))
     assert c.cy_per_pass == 14.0 and c.describe() == "vdivsd 14 cy (probe, 8 B) = 14 cy per pass"
 

@@ -199,12 +199,11 @@ def test_fresh_corpus_cases_do_not_take_a_benchmark_from_the_cache(monkeypatch, 
     """``fresh`` reaches the benchmark as ``use_cache=False``; the analysis still uses the cache."""
     res = types.SimpleNamespace(ecm=types.SimpleNamespace(T_ECM={"L1": 8.0}, notation=lambda: "{...}"),
                                 traffic=types.SimpleNamespace(iterations_per_unit=8),
-                                confidence=types.SimpleNamespace(tags=("streaming",)))
+                                confidence=types.SimpleNamespace(tags=("streaming",)), location="L1",
+                                prediction=types.SimpleNamespace(location="L1", single_core_cy_per_cl=8.0))
     analyzers, benches = [], []
     monkeypatch.setattr(corpus, "kernel_analyzer", lambda path, m, f, use_cache: analyzers.append(use_cache)
                         or (None, types.SimpleNamespace(run=lambda d: res)))
-    monkeypatch.setattr(corpus, "data_level", lambda r: "L1")
-    monkeypatch.setattr("loopmodel.workflows.validate.data_level", lambda r: "L1")
     monkeypatch.setattr(corpus.measure_bench, "run_bench", lambda *a, **k: benches.append(a[6]) or "bench")
     case = corpus.CorpusCase(types.SimpleNamespace(name="k", source="x"), "L1", {"N": 8})
     for fresh in (False, True):

@@ -67,11 +67,13 @@ def test_ecm_without_div_throughput_reports_the_transfers():
     assert e["T_nOL_cy_per_cl"] > 0 and [c["name"] for c in e["contributions"]] == ["L1L2", "L2MEM"]
     assert all(c["time_cy_per_cl"] > 0 for c in e["contributions"])
     assert set(e["T_ECM_cy_per_cl"]) == {"L1", "L2", "MEM"} and all(v is None for v in e["T_ECM_cy_per_cl"].values())
-    # eq. 4 without T_OL (A64FX: only T_OL overlaps): T_nOL plus the transfers up to the level
-    # T_nOL = 2304 B loaded per CL / 64 B/cy = 36.0; L1L2 = (2304 + 256) B / 64 B/cy = 40.0; L2MEM = 11.62 cy/CL:
-    # eq. 4 without T_OL: L1 36.0, L2 36 + 40 = 76.0, MEM 76 + 11.62 = 87.62
+    # eq. 4 without T_OL (A64FX: only T_OL overlaps): T_nOL plus the transfers up to the level.
+    # The file names its non-overlapping ports (load ports 5D, 6D): stores count in T_OL
+    # (kerncraft-tool-paper.txt §2.3), so T_nOL is the loads' 34.0 cy/CL (LD), not LD+ST 36.0;
+    # L1L2 = (2304 + 256) B / 64 B/cy = 40.0; L2MEM = 11.62 cy/CL:
+    # eq. 4 without T_OL: L1 34.0, L2 34 + 40 = 74.0, MEM 74 + 11.62 = 85.62
     assert [c["time_cy_per_cl"] for c in e["contributions"]] == pytest.approx([40.0, 11.62], abs=0.01)
-    assert e["T_transfer_cy_per_cl"] == pytest.approx({"L1": 36.0, "L2": 76.0, "MEM": 87.62}, abs=0.01)
+    assert e["T_transfer_cy_per_cl"] == pytest.approx({"L1": 34.0, "L2": 74.0, "MEM": 85.62}, abs=0.01)
     assert e["saturation_cores"] is None and e["multicore_cy_per_cl"] is None
     assert all(v is None for v in e["performance"].values())
     assert "DIV" in e["unknown"] and e["notation"].startswith("{ n/a || ")
@@ -86,9 +88,9 @@ def test_ecm_without_div_throughput_text():
     p = run_cli("analyze", KERNELS / "uxx.c", "-m", _a64fx(), "-D", "N=100", "--incore", "analytic", "-v")
     assert p.returncode == 0, p.stderr
     out = p.stdout
-    assert "{ n/a || 36.0 | 40.0 | 11.6 } cy/CL" in out
+    assert "{ n/a || 34.0 | 40.0 | 11.6 } cy/CL" in out
     assert "{ n/a \\ n/a \\ n/a } cy/CL" in out
-    assert "data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { 36.0 \\ 76.0 \\ 87.6 } cy/CL" in out
+    assert "data transfers (eq. 4 without T_OL, lower bounds of T_ECM): { 34.0 \\ 74.0 \\ 85.6 } cy/CL" in out
     assert "saturating at" not in out and "no throughput for DIV" in out
     assert "performance n/a" in out
 
@@ -124,15 +126,27 @@ def test_builtin_model_without_div_throughput_and_flops(tmp_path):
 
 
 def test_builtin_model_without_add_latency(tmp_path):
-    """A strict (not reassociated) dot product is bound by the ADD latency: without it T_OL is
-    unknown, the dependency too, and the note names the latency."""
+    """A strict (not reassociated) dot product is bound by the ADD latency: without it, and on a
+    micro-architecture with no documented latency, T_OL is unknown, the dependency too, and the
+    note names the latency."""
     def edit(data):
         del data["in_core"]["latency"]["ADD"]
+        data["micro_architecture"] = "XYZ"
     res = analyze("dot.c", _machine_copy(tmp_path, SNB, edit), {"N": 100000}, reassociate=False)
     assert res.incore.T_OL is None and res.incore.dependency is None
     assert "dependency" not in res.incore.components
     assert all(v is None for v in res.ecm.T_ECM.values())
     assert any("no latency for ADD (in_core.latency.ADD)" in n for n in res.notes)
+
+
+def test_model_without_add_latency_takes_the_documented_one(tmp_path):
+    """Without ``in_core.latency.ADD`` a known micro-architecture (SNB) takes its documented ADD
+    latency (3 cy): the strict dot product is 3 cy x 8 it = 24 cy/CL, as with the model's own."""
+    def edit(data):
+        del data["in_core"]["latency"]["ADD"]
+    res = analyze("dot.c", _machine_copy(tmp_path, SNB, edit), {"N": 100000}, reassociate=False)
+    assert res.incore.T_OL == pytest.approx(24.0) and res.incore.dependency == pytest.approx(3.0)  # cy/it
+    assert any("documented for SNB" in n for n in res.notes), res.notes
 
 
 def test_scaling_without_ecm_prediction_is_a_one_line_error(tmp_path):

@@ -23,6 +23,7 @@ from helpers import IVB, KERNELS, SKX
 from loopmodel.errors import EmptyPointError
 from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.defines import Sweep
+from loopmodel.fileio.machine_files import load_machine
 from loopmodel.report.json_report import to_dict
 from loopmodel.workflows import analyze as workflow
 from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
@@ -55,9 +56,10 @@ def _empty_indices(kernel, points) -> list:
     return out
 
 
-def check_against_points(analyzer, points) -> int:
+def check_against_points(analyzer, points, machine) -> int:
     """Assert the invariant for every point of ``points`` at which the kernel runs, each point
-    analysed alone by a new :class:`Analyzer` of the same settings (nothing remembered from other
+    analysed alone by a new :class:`Analyzer` of the same settings on ``machine`` (the model as given,
+    not ``analyzer.machine``, which is the compiler's view of it at its vector width; nothing remembered from other
     points), and that exactly the points at which it does nothing are left out and counted;
     returns the number of pieces (0: the sweep was analysed point by point)."""
     skipped = workflow.SkippedPoints()
@@ -74,7 +76,7 @@ def check_against_points(analyzer, points) -> int:
         pt = points[i]
         for name, col in pieces.columns.items():
             assert col[j] == pt[name]
-        alone = Analyzer(analyzer.kernel, analyzer.machine, analyzer.options)
+        alone = Analyzer(analyzer.kernel, machine, analyzer.options)
         own = masked(to_dict(alone.run(pt)))
         assert own == docs[pieces.piece[j]], (i, pt)
     for k, first in enumerate(pieces.first):  # a piece's result is its first point's
@@ -116,7 +118,7 @@ def test_pieces_give_each_points_own_figures(data):
                                  incore_defines=points.largest())
     analyzer = Analyzer(case.kernel, machine, settings_)
     reason = why_not_piecewise(analyzer, points)
-    assert check_against_points(analyzer, points) >= 1 or reason in (
+    assert check_against_points(analyzer, points, machine) >= 1 or reason in (
         "a stride depends on the sizes", "the data traffic comes from cache simulation")
 
 
@@ -133,7 +135,7 @@ def test_bundled_kernels_piecewise(kernel, defines):
     """The bundled kernels over sweeps with layer-condition transitions and short inner loops: the
     pieces are fewer than the points, and every point's figures are its piece's."""
     run = workflow.run(str(KERNELS / kernel), IVB, workflow.AnalyzeOptions(define=defines, incore="analytic"))
-    count = check_against_points(run.analyzer, run.points)
+    count = check_against_points(run.analyzer, run.points, load_machine(IVB))
     assert 0 < count < len(run.points) / 2
 
 

@@ -27,7 +27,7 @@ temporary directory (it writes its intermediates next to the kernel file).
 Usage (loopmodel from this checkout's src/):
     python benchmarks/compare_peer.py [--quick] [--out FILE]
         [--kerncraft /tmp/kc-venv/bin/kerncraft] [--machines-dir DIR] [--cache FILE]
-        [--refresh-peer] [--jobs 2]
+        [--refresh-peer] [--jobs 2] [--peer-from TABLE]
 """
 from __future__ import annotations
 
@@ -291,6 +291,28 @@ def _d(sizes: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in sizes.items())
 
 
+def peer_from_table(path: str) -> dict:
+    """Kerncraft's figures per job, read back from a table this script wrote (``--out``): the
+    peer's numbers do not change with loopmodel, so a re-run needs no Kerncraft. Rows the peer
+    failed on are left out."""
+    peer: dict = {}
+    with open(path) as f:
+        for line in f:
+            cols = [c.strip() for c in line.split("|")]
+            if len(cols) < 9 or cols[0] not in ("a", "b") or not cols[5]:
+                continue
+            part, machine, kernel, size, quantity, value = cols[:6]
+            kind = "data" if part == "a" else "incore"
+            job = Job(kind, kernel, machine, size, tuple(sorted(SIZES[kernel][size].items())))
+            got = peer.setdefault(job, {"terms": []} if kind == "data" else {})
+            if kind == "incore":
+                got["T_comp" if quantity.startswith("T_OL") else "T_RegL1"] = float(value)
+            else:  # T_<upper><level>, in order from L1
+                upper = got["terms"][-1][0] if got["terms"] else "L1"
+                got["terms"].append((quantity[2 + len(upper):], float(value)))
+    return peer
+
+
 def select(names, wanted, what: str):
     missing = [w for w in wanted if w not in names]
     if missing:
@@ -308,6 +330,8 @@ def main(argv=None) -> int:
     ap.add_argument("--refresh-peer", action="store_true", help="ignore cached peer results")
     ap.add_argument("--jobs", type=int, default=2, choices=(1, 2))
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument("--peer-from", metavar="TABLE",
+                    help="take Kerncraft's figures from a table written by --out (no Kerncraft run)")
     a = ap.parse_args(argv)
     machines = sorted(os.path.basename(p)[:-4] for p in glob.glob(
         os.path.join(a.machines_dir, "*.yml")))
@@ -318,8 +342,12 @@ def main(argv=None) -> int:
     if not machines:
         print(f"compare_peer: no machine files in {a.machines_dir}", file=sys.stderr)
         return 2
-    jobs = jobs_for(machines, kernels)
-    peer = fetch_peer(jobs, a, KERNELS_DIR)
+    if a.peer_from:
+        peer = peer_from_table(a.peer_from)
+        jobs = list(peer)
+    else:
+        jobs = jobs_for(machines, kernels)
+        peer = fetch_peer(jobs, a, KERNELS_DIR)
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         outs = list(pool.map(lambda j: run_lm(j, KERNELS_DIR, a.machines_dir), jobs))
     rows = [r for job, out in zip(jobs, outs) for r in rows_for(job, peer[job], out)]

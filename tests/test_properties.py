@@ -3,6 +3,7 @@ simulation, ECM monotonicity, and the transition-size solver."""
 from __future__ import annotations
 
 import math
+import os
 from collections import OrderedDict
 from fractions import Fraction
 from functools import lru_cache
@@ -78,6 +79,22 @@ def test_poly_evaluation_matches_sympy(p, vals):
     assert "N" not in part.symbols
     assert part.evaluate(vals) == got
 
+
+def test_a_pickled_poly_hashes_as_an_equal_one_in_another_process(tmp_path):
+    """Equal polynomials hash equal across processes: a kernel pickled into the cache by one
+    process (its string hashing seeded one way) and loaded by another keeps its offsets usable
+    as dict keys and set members (a stale cached hash made equal offsets miss each other)."""
+    import subprocess
+    import sys
+
+    src = "from loopmodel.ir.poly import Poly; p = Poly({(('N', 1), ('j', 1)): 1, (('i', 1),): 1, (): -1})"
+    dump = f"import pickle; {src}; hash(p); pickle.dump(p, open({str(tmp_path / 'p')!r}, 'wb'))"
+    load = (f"import pickle; {src}; q = pickle.load(open({str(tmp_path / 'p')!r}, 'rb')); "
+            "assert q == p and hash(q) == hash(p) and q in {p} and {q: 1}[p] == 1")
+    for seed, code in (("1", dump), ("2", load)):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
 
 @SETTINGS
 @given(polys)

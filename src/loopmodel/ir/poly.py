@@ -48,6 +48,11 @@ class Poly:
         self._hash = None
         self._text = None
 
+    def __reduce__(self):
+        """Pickle the terms only: the cached hash is of this process's string hashing
+        (PYTHONHASHSEED), wrong in the process that loads the pickle (a cached kernel)."""
+        return Poly, (self._terms,)
+
     # construction -------------------------------------------------------
     @classmethod
     def const(cls, value: Number) -> "Poly":

@@ -133,6 +133,25 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
         return fh.read()
 
 
+def assembly_and_report(source: str, compiler: str, flags, report_flag: str) -> tuple:
+    """``(assembly, optimisation report)``: :func:`compile_c` with ``-S`` and ``report_flag`` (a
+    report option that writes to the standard error, e.g. gcc's ``-fopt-info-vec-loop-optimized``);
+    the report is the compiler's standard error (its messages about ``kernel.c``).
+
+    Raises:
+        ToolError: as :func:`compile_c`.
+    """
+    with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
+        path, flags = find_compiler(compiler), tuple(flags)
+        src, out = os.path.join(d, "kernel.c"), os.path.join(d, "kernel.s")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write(source)
+        p = _run_compiler([path, *flags, report_flag, *_OUTPUTS["assembly"], "-o", out, src], compiler, flags,
+                          "kernel", d, source)
+        with open(out, encoding="utf-8") as fh:
+            return fh.read(), p.stderr.replace(d + os.sep, "")
+
+
 def compile_first(source: str, compiler: str, flag_sets, name: str, directory: str, libraries=()) -> tuple:
     """Compile ``source`` into an executable with the first of ``flag_sets`` that works (e.g.
     with the native-architecture flag, then without): ``(executable path, flags)``.
@@ -149,14 +168,15 @@ def compile_first(source: str, compiler: str, flag_sets, name: str, directory: s
     raise error
 
 
-def _run_compiler(cmd: list, compiler: str, flags: tuple, name: str, directory: str, source: str = "") -> None:
-    """Run one compiler command line through :func:`loopmodel.gate.compile_c`; a failure is
-    one :class:`ToolError` line."""
+def _run_compiler(cmd: list, compiler: str, flags: tuple, name: str, directory: str, source: str = ""):
+    """Run one compiler command line through :func:`loopmodel.gate.compile_c` and return the
+    completed process; a failure is one :class:`ToolError` line."""
     p = gate.compile_c(cmd[0], cmd[1:], source, directory, COMPILE_TIMEOUT_S, f"{compiler} compiling {name}.c")
     if p.returncode != 0 or not os.path.exists(cmd[cmd.index("-o") + 1]):
         first = _first_error(p.stderr).replace(directory + os.sep, "")
         shown = " ".join(shlex.quote(f) for f in flags)
         raise ToolError(f"{compiler} failed on {name}.c (flags: {shown}): {first}")
+    return p
 
 
 def _first_error(stderr: str) -> str:

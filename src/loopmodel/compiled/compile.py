@@ -27,6 +27,7 @@ import shutil
 
 from .. import gate, toolchain
 from ..errors import MachineError, OptionError, ToolError
+from .loop_report import GCC_REPORT_FLAG
 
 
 @dataclass(frozen=True)
@@ -308,6 +309,19 @@ def single_core_source(c_source: str) -> str:
         else:
             out.append("")
     return "\n".join(out)
+
+
+def assembly_and_report(c_source: str, choice: CompilerChoice) -> tuple:
+    """``(assembly, optimisation report or None)`` of ``c_source``: gcc's report of the loops it
+    vectorised, unrolled, versioned and interchanged (:data:`.loop_report.GCC_REPORT_FLAG`);
+    other compilers give none (None) and the assembly alone.
+
+    Raises:
+        ToolError: as :func:`compile_to_assembly`.
+    """
+    if compiler_family(choice.command) != "gcc" or "clang" in choice.version.lower():
+        return compile_to_assembly(c_source, choice), None
+    return toolchain.assembly_and_report(c_source, choice.command, choice.flags, GCC_REPORT_FLAG)
 
 
 def compile_to_assembly(c_source: str, choice: CompilerChoice) -> str:

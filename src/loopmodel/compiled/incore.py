@@ -56,6 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import dataclasses
+import os
 
 from .. import cache
 from ..ir.kernel import coefficient
@@ -67,7 +68,9 @@ from ..models.split_access import split_accesses
 from ..models.short_loops import block_iterations, inner_shape, inner_trips
 from .asm import KernelShape, calls, find_kernel_block, implausible
 from .codegen import generate_c
-from .compile import choose_compiler, compile_to_assembly, is_aarch64, single_core_source
+from .codegen import MARK_END, MARK_START
+from .compile import assembly_and_report, choose_compiler, is_aarch64, single_core_source
+from .loop_report import CompiledNest, read_report
 from .chain_latency import analyzer_latencies, chain_latencies
 from .instructions import access_kind, packed_bytes
 
@@ -137,7 +140,9 @@ class CompiledInCore:
     loop into the block (0: the block is the inner loop; :func:`whole_inner_loops`);
     ``timings``: the analyzer's latency and reciprocal throughput per instruction
     (:class:`~.llvm_mca.InstrTiming`); ``check``: those figures against the probe's
-    (:class:`~.checked.BackendCheck`, None without probe figures)."""
+    (:class:`~.checked.BackendCheck`, None without probe figures); ``loops``: what the compiler
+    did to each loop of the nest, from its optimisation report (:class:`.loop_report.CompiledNest`,
+    None where the compiler gives no report)."""
 
     analyzer: str
     analyzer_version: str
@@ -161,6 +166,7 @@ class CompiledInCore:
     whole_inner_loops: float = 0.0
     timings: tuple = ()
     check: checked.BackendCheck | None = None
+    loops: CompiledNest | None = None
 
 
 def whole_inner_loops(info: CompiledInCore, kernel, defines: dict) -> tuple:
@@ -334,15 +340,19 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
     work_stride = _stride_bytes(kernel, defines) if kernel.work_accesses() else None
     shape = kernel_shape(kernel, machine, defines, work_stride)
     aarch64 = is_aarch64(machine)
-    key = cache.make_key("compiled-incore-v5", analyzer, src, choice.command, choice.version, choice.flags, tool,
+    key = cache.make_key("compiled-incore-v6", analyzer, src, choice.command, choice.version, choice.flags, tool,
                          tool_version, target, asm_block, pointer_increment, aarch64, assume_aligned)
     hit = cache.load("incore", key) if use_cache else None
     if isinstance(hit, CompiledInCore):
         info = hit
     else:
-        block = find_kernel_block(compile_to_assembly(src, choice), work_stride, aarch64, asm_block,
+        asm, report = assembly_and_report(src, choice)
+        block = find_kernel_block(asm, work_stride, aarch64, asm_block,
                                   pointer_increment, shape.strides, inner_trips(kernel, defines))
         info = _analyse_block(block, analyzer, tool, tool_version, target, choice, src, aarch64)
+        loops = None if report is None else read_report(report, os.path.basename(choice.command), src,
+                                                         kernel.loop_indices, (MARK_START, MARK_END))
+        info = dataclasses.replace(info, loops=loops)
         if use_cache:
             cache.store("incore", key, info)
     _check_block(info, shape, pointer_increment)
@@ -354,6 +364,8 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
         raise llvm_mca.UnknownInstructions(_unknown_message(info, bad, mismatch if beyond else ""), tuple(bad))
     notes = unrolled + ([mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond
                                     else "")] if mismatch else [])
+    if info.loops is not None:
+        notes.append(info.loops.describe(max(a.element_size for a in kernel.arrays.values())))
     info = dataclasses.replace(info, port_table=port_table(info, machine, iterations_per_unit, use_cache))
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)

@@ -179,12 +179,24 @@ def _incore(res) -> dict:
             "block_throughput_cy_per_pass": ci.block_throughput, "simulated_cy_per_pass": ci.cycles_per_pass,
             "balanced_ports_cy_per_pass": _sorted(bal), "load_ports_cy_per_pass": _sorted(loads),
         }
+        if ci.loops is not None:
+            out["compiled"]["loops"] = _compiled_loops(ci.loops)
         if ci.check is not None:
             out["compiled"]["probe_check"] = [
                 {"op": r.op, "width_B": r.width, "kind": r.kind, "instruction": r.instruction,
                  "count_per_pass": r.count, "analyzer_cy": r.analyzer_cy, "probe_cy": r.probe_cy, "agrees": r.agrees}
                 for r in ci.check.rows]
     return out
+
+
+def _compiled_loops(nest) -> dict:
+    """What the compiler did to the nest, from its optimisation report
+    (:class:`~loopmodel.compiled.loop_report.CompiledNest`): loops by depth, outermost first."""
+    return {"compiler": nest.compiler, "interchanged": nest.interchanged, "order": list(nest.order),
+            "loops": [{"depth": lp.depth, "index": lp.index, "vector_B": lp.vector_bytes,
+                       "epilogue_vector_B": lp.epilogue_bytes, "versioned_for_aliasing": lp.versioned,
+                       "unroll_factor": lp.unroll_factor, "completely_unrolled_iterations": lp.completely_unrolled}
+                      for lp in nest.loops]}
 
 
 def _measurement(m) -> dict:

@@ -163,6 +163,31 @@ class ProbeCheckRow(Strict):
     agrees: Annotated[bool, Field(description="within 15 % of the probe's")]
 
 
+class CompiledLoopDoc(Strict):
+    """One loop position of the compiled nest, from the compiler's optimisation report
+    (:class:`loopmodel.compiled.loop_report.CompiledLoop`)."""
+
+    depth: Annotated[int, Field(description="position in the nest, 0 outermost")]
+    index: Annotated[str, Field(description="loop index that runs there (empty: the report does not say)")]
+    vector_B: Annotated[int | None, Field(description="vector size of the vectorised loop, B (null: not "
+                                                      "vectorised)")]
+    epilogue_vector_B: Annotated[int | None, Field(description="vector size of the vectorised epilogue, B")]
+    versioned_for_aliasing: Annotated[bool, Field(description="a run-time overlap check picks the vector or scalar "
+                                                              "version")]
+    unroll_factor: Annotated[int | None, Field(description="copies of the body per pass after unrolling")]
+    completely_unrolled_iterations: Annotated[int | None, Field(description="iterations of a loop unrolled "
+                                                                               "completely (the loop is gone)")]
+
+
+class CompiledNestDoc(Strict):
+    """What the compiler did to the kernel's loop nest (gcc's ``-fopt-info-vec-loop-optimized``)."""
+
+    compiler: Annotated[str, Field(description="compiler whose report this is")]
+    interchanged: Annotated[bool, Field(description="the compiler interchanged loops of the nest")]
+    order: Annotated[list[str], Field(description="executed loop order, outermost first (empty: not reported)")]
+    loops: Annotated[list[CompiledLoopDoc], Field(description="the loops by depth, outermost first")]
+
+
 class CompiledBlock(Strict):
     """The compiled loop block and the analyzer's (llvm-mca, OSACA) port pressure per pass of it
     (kerncraft-tool-paper.txt §2.3)."""
@@ -183,6 +208,8 @@ class CompiledBlock(Strict):
     balanced_ports_cy_per_pass: Annotated[dict[str, Num], Field(description="port -> pressure balanced as the "
                                                                             "ECM counts it, cy/pass")]
     load_ports_cy_per_pass: Annotated[dict[str, Num], Field(description="port -> pressure of the loads, cy/pass")]
+    loops: NotRequired[Annotated[CompiledNestDoc, Field(
+        description="what the compiler did to each loop of the nest, from its optimisation report (gcc only)")]]
     probe_check: NotRequired[Annotated[list[ProbeCheckRow], Field(
         description="the analyzer's latency and reciprocal throughput per FP class of the block next to the "
                     "probe's (host models only)")]]

@@ -123,3 +123,22 @@ def test_analyze_reports_the_compiled_loops():
     assert loops["compiler"] == "gcc" and loops["order"] == ["j", "i"] and not loops["interchanged"]
     assert [lp["vector_B"] for lp in loops["loops"]] == [None, 32]
     assert any(n.startswith("compiled (gcc's report): loop i vectorised, 32-byte vectors (VF 4)") for n in doc["notes"])
+
+
+@gcc
+def test_an_in_order_float_sum_is_said_to_vectorise_its_loads_only(tmp_path):
+    """gcc 12 reports a float sum without -ffast-math "vectorized", and emits scalar vaddss with
+    the loads folded in (fold-left): the note says the reduction stays in source order; with
+    -ffast-math (reassociation allowed) it does not."""
+    kernel = tmp_path / "fsum.c"
+    kernel.write_text("float a[N];\nfloat s;\nfor (int i = 0; i < N; ++i)\n  s += a[i];\n")
+    notes = {}
+    for extra in ((), ("--compiler-flags=-O3 -march=skylake-avx512 -ffast-math",)):
+        p = run_cli("analyze", kernel, "-m", "SkylakeSP_Gold-6148", "-D", "N=1000", "--incore", "llvm-mca", "--json",
+                    *extra)
+        if p.returncode != 0 and "llvm-mca" in p.stderr:
+            pytest.skip("needs llvm-mca")
+        notes[extra] = [n for n in json.loads(p.stdout)["notes"] if n.startswith("compiled (gcc's report)")]
+    (strict,), (fast,) = notes.values()
+    assert "vectorised" in strict and "'s' stays in source order (gcc's fold-left reduction" in strict
+    assert "vectorised" in fast and "source order" not in fast

@@ -69,7 +69,7 @@ from ..models.short_loops import block_iterations, inner_shape, inner_trips
 from .asm import KernelShape, calls, find_kernel_block, implausible
 from .codegen import generate_c
 from .codegen import MARK_END, MARK_START
-from .compile import assembly_and_report, choose_compiler, is_aarch64, single_core_source
+from .compile import assembly_and_report, choose_compiler, fp_reassociation, is_aarch64, single_core_source
 from .loop_report import CompiledNest, read_report
 from .chain_latency import analyzer_latencies, chain_latencies
 from .instructions import access_kind, packed_bytes
@@ -365,7 +365,7 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
     notes = unrolled + ([mismatch + (f"; the loop block has no instruction beyond {isa.cpu_isa(cpu)}" if beyond
                                     else "")] if mismatch else [])
     if info.loops is not None:
-        notes.append(info.loops.describe(max(a.element_size for a in kernel.arrays.values())))
+        notes.append(_loops_note(info.loops, kernel, choice))
     info = dataclasses.replace(info, port_table=port_table(info, machine, iterations_per_unit, use_cache))
     bytes_per_cl = (kernel.bytes_loaded_per_iteration() * iterations_per_unit,
                     kernel.bytes_stored_per_iteration() * iterations_per_unit)
@@ -375,6 +375,22 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
     notes += _given(compiler, flags, asm_block, pointer_increment, assume_aligned)
     notes += ([target_note] if target_note else []) + (info.check.notes() if info.check else [])
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
+
+
+def _loops_note(nest: CompiledNest, kernel, choice) -> str:
+    """The compiled nest in one line (:meth:`.loop_report.CompiledNest.describe`); where gcc
+    "vectorised" the inner loop of a floating-point reduction it may not reassociate
+    (:func:`.compile.fp_reassociation`), it says that only the loads are vector: gcc's fold-left
+    reduction adds one element at a time, in source order."""
+    text = nest.describe(max(a.element_size for a in kernel.arrays.values()))
+    inner = nest.loops[-1] if nest.loops else None
+    if inner is None or not inner.vector_bytes or fp_reassociation(choice.command, choice.flags)[0]:
+        return text
+    kept = [r.variable for r in kernel.recurrences if r.reassociable and not kernel.integer_valued(r.variable)]
+    if not kept:
+        return text
+    return (text + f"; the reduction into {', '.join(repr(v) for v in kept)} stays in source order (gcc's fold-left "
+            "reduction: vector loads, one element added at a time)")
 
 
 def issued_instructions(block: str, aarch64: bool = False) -> int:

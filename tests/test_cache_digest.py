@@ -85,8 +85,8 @@ def test_same_process_twice_second_analysis_is_from_the_cache(tmp_path, monkeypa
 
     monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path))
     compiled = []
-    real = incore_module.compile_to_assembly
-    monkeypatch.setattr(incore_module, "compile_to_assembly", lambda *a: compiled.append(1) or real(*a))
+    real = incore_module.assembly_and_report
+    monkeypatch.setattr(incore_module, "assembly_and_report", lambda *a: compiled.append(1) or real(*a))
     kernel = parse_kernel_file(str(KERNELS / "triad.c"))[0]
     text = (KERNELS / "triad.c").read_text()
     machine = load_machine(SNB)

@@ -377,12 +377,37 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
     return dataclasses.replace(res, notes=tuple(notes) + res.notes), info
 
 
+def loop_structure(kernel, machine, defines: dict, compiler: str | None = None, flags: str | None = None,
+                   use_cache: bool = True, trust_machine: bool = False,
+                   machine_file: str | None = None) -> CompiledNest | None:
+    """What the compiler does to ``kernel``'s nest at the sizes ``defines``, from its optimisation
+    report (:func:`.loop_report.read_report`), compiled as :func:`compiled_incore` compiles it;
+    None where the compiler gives no report (not gcc). Cached per user (:mod:`loopmodel.cache`).
+
+    Raises:
+        ToolError: the compiler is missing or fails (one line).
+        MachineError: a compiler flag or name from the machine file is not allowed.
+    """
+    choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
+    src = single_core_source(generate_c(kernel, defines))
+    key = cache.make_key("loop-structure-v1", src, choice.command, choice.version, choice.flags)
+    hit = cache.load("loops", key) if use_cache else None
+    if hit is not None:
+        return hit[0]
+    _, report = assembly_and_report(src, choice)
+    nest = None if report is None else read_report(report, os.path.basename(choice.command), src,
+                                                   kernel.loop_indices, (MARK_START, MARK_END))
+    if use_cache:
+        cache.store("loops", key, (nest,))
+    return nest
+
+
 def _loops_note(nest: CompiledNest, kernel, choice) -> str:
     """The compiled nest in one line (:meth:`.loop_report.CompiledNest.describe`); where gcc
     "vectorised" the inner loop of a floating-point reduction it may not reassociate
     (:func:`.compile.fp_reassociation`), it says that only the loads are vector: gcc's fold-left
     reduction adds one element at a time, in source order."""
-    text = nest.describe(max(a.element_size for a in kernel.arrays.values()))
+    text = nest.describe(max((a.element_size for a in kernel.arrays.values()), default=8))
     inner = nest.loops[-1] if nest.loops else None
     if inner is None or not inner.vector_bytes or fp_reassociation(choice.command, choice.flags)[0]:
         return text

@@ -24,6 +24,7 @@ from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from ..report.output_units import UNITS
 from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
+from .executed import as_compiled
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
 
@@ -230,7 +231,11 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
         assume_aligned=alignment_bytes(options.assume_aligned), trust_machine_flags=options.trust_machine_flags,
         machine_file=machine_name(machine), measure_repeat=options.repeat, multicore_model=multicore[0],
         p0=multicore[1])
-    return Analyzer(model, machine_model_, settings), points
+    at = points.largest() if len(points) > 1 else dict(points[0])
+    analyzer = Analyzer(model, machine_model_, settings)
+    if model.free_constants(at) or len(points) == 0:
+        return analyzer, points
+    return as_compiled(analyzer, machine_model_, at), points
 
 
 class SkippedPoints:

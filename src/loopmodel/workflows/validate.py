@@ -12,6 +12,8 @@ iterations per CL of work) and the distribution of |error| per data location and
 """
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 from ..errors import DefineError, ModelError, OptionError
@@ -22,6 +24,7 @@ from ..measure import bench as measure_bench
 from ..measure.validation import ValidationRow, summary, validation_notes
 from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
+from .executed import as_compiled
 from .incore_measured import l1_time
 from .options import option
 
@@ -117,13 +120,16 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
     _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
     rows = []
     for pt in points:
-        res = analyzer.run(pt)
+        executed = as_compiled(analyzer, machine, dict(pt))  # the nest the measured program runs
+        res = executed.run(pt)
         level, predicted = ecm_at_data_level(res, f" at {pt}")
         bench = measure_bench.run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
+        # cy/CL in the unit of work of the nest analysed (the interchanged one where the compiler swaps the loops)
+        bench = dataclasses.replace(bench, iterations_per_cl=res.traffic.iterations_per_unit)
         if level == "L1":
             core, core_defines, note = bench.figures()["cy_per_CL"][0], dict(pt), ""
         else:
-            meas, note = l1_time(analyzer.kernel, analyzer.options.kernel_text, res.machine, dict(pt),
+            meas, note = l1_time(executed.kernel, executed.options.kernel_text, res.machine, dict(pt),
                                  res.traffic.iterations_per_unit, machine_file, repeat, cpu, use_cache)
             core, core_defines = (meas.cy_per_cl[0], meas.defines) if meas is not None else (None, None)
         rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level),

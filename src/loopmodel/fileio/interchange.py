@@ -13,7 +13,7 @@ are too). A nest with swaps, index values in its arithmetic or pragmas is left a
 """
 from __future__ import annotations
 
-from .c_kernel import parse_kernel
+import importlib
 
 
 def can_interchange(kernel) -> bool:
@@ -45,8 +45,14 @@ def interchanged(kernel) -> tuple:
     outer, inner = (_header(lp) for lp in kernel.loops)
     lines[0], lines[1] = _replace_header(lines[0], inner), _replace_header(lines[1], outer)
     text = "\n".join(decls + lines) + "\n"
-    new, _ = parse_kernel(text, kernel.source)
+    new, _ = _c_front_end().parse_kernel(text, kernel.source)
     return new, text
+
+
+def _c_front_end():
+    """:mod:`loopmodel.fileio.c_kernel` (pycparser), loaded where a nest is interchanged only: a
+    warm analysis of a nest that runs as written imports no parser (benchmarks/import_time.py)."""
+    return importlib.import_module(f"{__package__}.c_kernel")
 
 
 def _header(lp) -> str:

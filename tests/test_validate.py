@@ -21,8 +21,11 @@ MACHINE = "IvyBridgeEP_E5-2690v2"
 
 @pytest.fixture
 def fake_bench(monkeypatch):
-    """A measurement of exactly 10 cy/CL at 3 GHz (8 it/CL) for every size."""
+    """A measurement of exactly 10 cy/CL at 3 GHz (8 it/CL) for every size; the memory term's
+    reference benchmark at its stored figure (no benchmark runs)."""
+    from loopmodel.workflows import same_window
     calls = []
+    monkeypatch.setattr(same_window, "reference", lambda term, machine: term.measured.reported)
 
     def run_bench(path, defines, machine=None, repeat=10, *a, **k):
         calls.append(dict(defines))
@@ -102,3 +105,44 @@ def test_validation_figure_artists(fake_bench):
     assert len(ax.collections) >= 3  # stacked areas (T_nOL, transfers) + error bars
     assert [t.get_text().strip() for t in ax.texts] == ["L1→L3", "L3→MEM"]  # data-location transitions
     assert ax.get_ylabel() == "cy/CL"
+
+
+@pytest.fixture
+def fake_reference(monkeypatch):
+    """The reference benchmark of the memory term, measured at ``factor[0]`` x its stored figure
+    (before and after the kernel's runs); the calls counted."""
+    from loopmodel.workflows import same_window
+    factor, calls = [1.0], []
+
+    def reference(term, machine):
+        calls.append(term.measured.kernel)
+        return term.measured.reported * factor[0]
+    monkeypatch.setattr(same_window, "reference", reference)
+    return factor, calls
+
+
+def test_memory_rows_carry_the_prediction_at_the_bandwidth_of_the_same_window(fake_bench, fake_reference):
+    """In memory the reference is measured right before and after the kernel's runs: at the stored
+    bandwidth the same-window prediction is the stored one; at half of it the memory term's busy
+    time doubles and T_ECM (IVB: no transfer overlaps) grows by that term; in a cache, none."""
+    factor, calls = fake_reference
+    machine = load_machine(MACHINE)
+    same = measure_rows("examples/kernels/daxpy.c", machine, [{"N": 100_000_000}, {"N": 1000}], repeat=3)
+    assert same[0].window.predicted_cy_per_cl == pytest.approx(same[0].predicted) and same[1].window is None
+    assert len(calls) == 2 and same[0].window.window_B_s == pytest.approx(same[0].window.stored_B_s)
+    factor[0] = 0.5
+    (half,) = measure_rows("examples/kernels/daxpy.c", machine, [{"N": 100_000_000}], repeat=3)
+    memory = [cy for name, cy, _ in half.parts if name.endswith("MEM")][0]
+    assert half.window.predicted_cy_per_cl == pytest.approx(half.predicted + memory)
+    d = half.to_dict()["same_window"]
+    assert d["window_B_s"] == pytest.approx(d["stored_B_s"] / 2) and d["reference_kernel"] == calls[-1]
+    assert d["relative_error"] == pytest.approx(d["predicted_cy_per_cl"] / 10 - 1)
+
+
+def test_no_same_window_prediction_from_a_cached_measurement(fake_bench, fake_reference, monkeypatch):
+    import dataclasses
+
+    real = bench.run_bench
+    monkeypatch.setattr(bench, "run_bench", lambda *a, **k: dataclasses.replace(real(*a, **k), cached=True))
+    (row,) = measure_rows("examples/kernels/daxpy.c", load_machine(MACHINE), [{"N": 100_000_000}], repeat=3)
+    assert row.window is None and "came from the cache (--no-cache)" in row.window_note

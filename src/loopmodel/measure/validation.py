@@ -35,6 +35,10 @@ class ValidationRow:
             from the transfers.
         incore_defines: the sizes ``incore_measured`` was measured at (None: not measured).
         incore_note: why the in-core time was not measured ("" where it was).
+        window: the prediction at the memory bandwidth measured around the kernel's runs
+            (:class:`~loopmodel.workflows.same_window.SameWindow`; None where the data are not in
+            memory or there is no measured memory term). window_note: why there is none although
+            there could be ("" otherwise).
     """
     defines: dict
     level: str
@@ -46,6 +50,8 @@ class ValidationRow:
     incore_measured: float | None = None
     incore_defines: dict | None = None
     incore_note: str = ""
+    window: object = None
+    window_note: str = ""
 
     @property
     def measured(self) -> tuple:
@@ -64,7 +70,15 @@ class ValidationRow:
                 "measured_min_cy_per_cl": lo, "measured_median_cy_per_cl": med, "measured_max_cy_per_cl": hi,
                 "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz,
                 "incore_modelled_cy_per_cl": self.incore_modelled, "incore_measured_cy_per_cl": self.incore_measured,
-                "incore_measured_defines": None if self.incore_defines is None else dict(self.incore_defines)}
+                "incore_measured_defines": None if self.incore_defines is None else dict(self.incore_defines),
+                "same_window": None if self.window is None else _window(self.window, lo)}
+
+
+def _window(w, measured_min: float) -> dict:
+    """The same-window prediction of a point (JSON): the reference bandwidths and the prediction at them."""
+    return {"reference_kernel": w.kernel, "reference_cores": w.cores, "stored_B_s": w.stored_B_s,
+            "before_B_s": w.before_B_s, "after_B_s": w.after_B_s, "window_B_s": w.window_B_s,
+            "predicted_cy_per_cl": w.predicted_cy_per_cl, "relative_error": w.predicted_cy_per_cl / measured_min - 1}
 
 
 def summary(rows) -> dict:
@@ -86,7 +100,8 @@ def validation_notes(rows, extra_notes: tuple = ()) -> list:
             scaled.setdefault(_sizes(r.incore_defines), []).append(_sizes(r.defines))
     in_l1 = [f"in-core measured at {k} for {'; '.join(v)}" for k, v in scaled.items()]
     return list(dict.fromkeys([MEASUREMENT_NOTE, *extra_notes, *(n for r in rows for n in r.bench.notes),
-                               *in_l1, *(r.incore_note for r in rows if r.incore_note)]))
+                               *in_l1, *(r.incore_note for r in rows if r.incore_note),
+                               *(r.window_note for r in rows if r.window_note)]))
 
 
 def _sizes(defines: dict) -> str:

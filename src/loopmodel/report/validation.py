@@ -32,15 +32,28 @@ def render(kernel: str, machine: str, rows, summary: dict, notes, console) -> No
     """The table of ``rows`` (cy/CL) on ``console`` (rich), the ``summary`` per data location
     (:func:`~loopmodel.measure.validation.summary`) and the notes."""
     t = Table(title=f"{kernel} on {machine}: ECM prediction vs measurement (cy/CL)")
+    window = any(r.window is not None for r in rows)
     for col in ("sizes", "data in", "ECM", "predicted", "measured min", "median", "max", "error",
-                "in-core model", "in-core measured"):
+                "in-core model", "in-core measured") + (("same window", "error (window)") if window else ()):
         t.add_column(col, justify="left" if col in ("sizes", "data in", "ECM") else "right")
     for r in rows:
         lo, med, hi = r.measured
-        t.add_row(" ".join(f"{k}={v}" for k, v in r.defines.items()), r.level, r.ecm, f"{r.predicted:.2f}",
-                  f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}", f"{100 * r.error:+.1f} %", f"{r.incore_modelled:.2f}",
-                  "-" if r.incore_measured is None else f"{r.incore_measured:.2f}")
+        cells = [" ".join(f"{k}={v}" for k, v in r.defines.items()), r.level, r.ecm, f"{r.predicted:.2f}",
+                 f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}", f"{100 * r.error:+.1f} %", f"{r.incore_modelled:.2f}",
+                 "-" if r.incore_measured is None else f"{r.incore_measured:.2f}"]
+        if window:
+            w = r.window
+            cells += ["-", "-"] if w is None else [f"{w.predicted_cy_per_cl:.2f}",
+                                                  f"{100 * (w.predicted_cy_per_cl / lo - 1):+.1f} %"]
+        t.add_row(*cells)
     console.print(t)
+    for r in rows:
+        if r.window is not None:
+            w = r.window
+            console.print(escape(
+                f"same window ({' '.join(f'{k}={v}' for k, v in r.defines.items())}): {w.kernel} with "
+                f"{w.cores} core(s) {w.before_B_s / 1e9:.2f} GB/s before and {w.after_B_s / 1e9:.2f} GB/s after the "
+                f"kernel's runs, {w.stored_B_s / 1e9:.2f} GB/s in the machine model"))
     for level, s in summary.items():
         console.print(f"{level}: {s['points']} point(s), median |error| {100 * s['median_abs_error']:.1f} %, "
                       f"max {100 * s['max_abs_error']:.1f} %")

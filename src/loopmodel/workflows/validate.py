@@ -27,6 +27,7 @@ from .bench import c_kernel_points
 from .executed import as_compiled
 from .incore_measured import l1_time
 from .options import option
+from .same_window import measured_around
 
 #: runs per case of ``--corpus --quick`` at most (min-of-K over fewer runs)
 QUICK_REPEAT = 5
@@ -123,7 +124,8 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
         executed = as_compiled(analyzer, machine, dict(pt))  # the nest the measured program runs
         res = executed.run(pt)
         level, predicted = ecm_at_data_level(res, f" at {pt}")
-        bench = measure_bench.run_bench(path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file)
+        bench, window, window_note = measured_around(res, level, lambda: measure_bench.run_bench(
+            path, pt, machine, repeat, 0.01, cpu, use_cache, machine_file=machine_file))
         # cy/CL in the unit of work of the nest analysed (the interchanged one where the compiler swaps the loops)
         bench = dataclasses.replace(bench, iterations_per_cl=res.traffic.iterations_per_unit)
         if level == "L1":
@@ -133,7 +135,8 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
                                  res.traffic.iterations_per_unit, machine_file, repeat, cpu, use_cache)
             core, core_defines = (meas.cy_per_cl[0], meas.defines) if meas is not None else (None, None)
         rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level),
-                                  res.ecm.T_ECM.get("L1", predicted), core, core_defines, note or ""))
+                                  res.ecm.T_ECM.get("L1", predicted), core, core_defines, note or "", window,
+                                  window_note))
     return rows
 
 

@@ -164,6 +164,24 @@ class ValidatePoint(Strict):
                     "are in L1; null where it could not be measured")]
     incore_measured_defines: Annotated[Optional[dict[str, int]], Field(
         description="the sizes incore_measured_cy_per_cl was measured at (null where not measured)")]
+    same_window: Annotated[Optional[SameWindowDoc], Field(
+        description="the prediction at the memory bandwidth measured right before and after the kernel's runs "
+                    "(data in memory with a benchmarked memory term; null otherwise)")]
+
+
+class SameWindowDoc(Strict):
+    """The memory bandwidth of the measurement's minutes and the prediction at it
+    (:class:`loopmodel.workflows.same_window.SameWindow`)."""
+
+    reference_kernel: Annotated[str, Field(description="the benchmark the ECM memory term was taken from")]
+    reference_cores: Annotated[int, Field(description="its threads")]
+    stored_B_s: Annotated[Num, Field(description="its figure in the machine model, B/s (as reported, no "
+                                                 "write-allocate)")]
+    before_B_s: Annotated[Num, Field(description="measured right before the kernel's runs, B/s")]
+    after_B_s: Annotated[Num, Field(description="measured right after the kernel's runs, B/s")]
+    window_B_s: Annotated[Num, Field(description="the mean of the two, B/s")]
+    predicted_cy_per_cl: Annotated[Num, Field(description="T_ECM with the memory term at window_B_s, cy/CL")]
+    relative_error: Annotated[Num, Field(description="predicted_cy_per_cl / measured min - 1, fraction")]
 
 
 class ValidateDocument(Envelope):

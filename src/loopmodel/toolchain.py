@@ -112,25 +112,7 @@ def compile_c(source: str, compiler: str, flags, output: str = "assembly", name:
             :data:`COMPILE_TIMEOUT_S` seconds, or fails (its first error line, with
             ``name.c:line:col``). One line each.
     """
-    if output not in _OUTPUTS:
-        raise ValueError(f"unknown compiler output {output!r}")
-    if directory is None:
-        if output == "executable":
-            raise ValueError("an executable needs a directory to live in")
-        with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
-            return compile_c(source, compiler, flags, output, name, d, libraries)
-    path = find_compiler(compiler)
-    flags = tuple(flags)
-    src = os.path.join(directory, f"{name}.c")
-    out = os.path.join(directory, name + {"assembly": ".s", "macros": ".h", "preprocessed": ".i"}.get(output, ""))
-    with open(src, "w", encoding="utf-8") as fh:
-        fh.write(source)
-    libs = tuple(libraries) if output == "executable" else ()
-    _run_compiler([path, *flags, *_OUTPUTS[output], "-o", out, src, *libs], compiler, flags, name, directory, source)
-    if output == "executable":
-        return out
-    with open(out, encoding="utf-8") as fh:
-        return fh.read()
+    return _compile(source, compiler, flags, output, name, directory, libraries)[0]
 
 
 def assembly_and_report(source: str, compiler: str, flags, report_flag: str) -> tuple:
@@ -141,15 +123,34 @@ def assembly_and_report(source: str, compiler: str, flags, report_flag: str) -> 
     Raises:
         ToolError: as :func:`compile_c`.
     """
-    with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
-        path, flags = find_compiler(compiler), tuple(flags)
-        src, out = os.path.join(d, "kernel.c"), os.path.join(d, "kernel.s")
-        with open(src, "w", encoding="utf-8") as fh:
-            fh.write(source)
-        p = _run_compiler([path, *flags, report_flag, *_OUTPUTS["assembly"], "-o", out, src], compiler, flags,
-                          "kernel", d, source)
-        with open(out, encoding="utf-8") as fh:
-            return fh.read(), p.stderr.replace(d + os.sep, "")
+    return _compile(source, compiler, flags, "assembly", extra=(report_flag,))
+
+
+def _compile(source: str, compiler: str, flags, output: str = "assembly", name: str = "kernel",
+             directory: str | None = None, libraries=(), extra=()) -> tuple:
+    """``(what compile_c returns, the compiler's standard error with the directory left out)``;
+    ``extra``: flags loopmodel adds after ``flags`` (an error line shows ``flags`` only)."""
+    if output not in _OUTPUTS:
+        raise ValueError(f"unknown compiler output {output!r}")
+    if directory is None:
+        if output == "executable":
+            raise ValueError("an executable needs a directory to live in")
+        with tempfile.TemporaryDirectory(prefix="loopmodel-") as d:
+            return _compile(source, compiler, flags, output, name, d, libraries, extra)
+    path = find_compiler(compiler)
+    flags = tuple(flags)
+    src = os.path.join(directory, f"{name}.c")
+    out = os.path.join(directory, name + {"assembly": ".s", "macros": ".h", "preprocessed": ".i"}.get(output, ""))
+    with open(src, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    libs = tuple(libraries) if output == "executable" else ()
+    p = _run_compiler([path, *flags, *extra, *_OUTPUTS[output], "-o", out, src, *libs], compiler, flags, name,
+                      directory, source)
+    stderr = p.stderr.replace(directory + os.sep, "")
+    if output == "executable":
+        return out, stderr
+    with open(out, encoding="utf-8") as fh:
+        return fh.read(), stderr
 
 
 def compile_first(source: str, compiler: str, flag_sets, name: str, directory: str, libraries=()) -> tuple:

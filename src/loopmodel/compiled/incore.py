@@ -346,12 +346,10 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
     if isinstance(hit, CompiledInCore):
         info = hit
     else:
-        asm, report = assembly_and_report(src, choice)
+        asm, loops = _assembly_and_nest(src, choice, kernel, use_cache)
         block = find_kernel_block(asm, work_stride, aarch64, asm_block,
                                   pointer_increment, shape.strides, inner_trips(kernel, defines))
         info = _analyse_block(block, analyzer, tool, tool_version, target, choice, src, aarch64)
-        loops = None if report is None else read_report(report, os.path.basename(choice.command), src,
-                                                         kernel.loop_indices, (MARK_START, MARK_END))
         info = dataclasses.replace(info, loops=loops)
         if use_cache:
             cache.store("incore", key, info)
@@ -389,17 +387,24 @@ def loop_structure(kernel, machine, defines: dict, compiler: str | None = None, 
         MachineError: a compiler flag or name from the machine file is not allowed.
     """
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
-    src = single_core_source(generate_c(kernel, defines))
-    key = cache.make_key("loop-structure-v1", src, choice.command, choice.version, choice.flags)
+    return _assembly_and_nest(single_core_source(generate_c(kernel, defines)), choice, kernel, use_cache)[1]
+
+
+def _assembly_and_nest(src: str, choice, kernel, use_cache: bool) -> tuple:
+    """``(assembly, CompiledNest or None)`` of the generated program ``src`` of ``kernel``: one
+    compilation with the compiler's optimisation report (:func:`.compile.assembly_and_report`),
+    cached per user, so that :func:`loop_structure` and :func:`compiled_incore` of the same
+    program compile it once."""
+    key = cache.make_key("assembly-and-nest-v1", src, choice.command, choice.version, choice.flags)
     hit = cache.load("loops", key) if use_cache else None
-    if hit is not None:
-        return hit[0]
-    _, report = assembly_and_report(src, choice)
+    if isinstance(hit, tuple) and len(hit) == 2:
+        return hit
+    asm, report = assembly_and_report(src, choice)
     nest = None if report is None else read_report(report, os.path.basename(choice.command), src,
                                                    kernel.loop_indices, (MARK_START, MARK_END))
     if use_cache:
-        cache.store("loops", key, (nest,))
-    return nest
+        cache.store("loops", key, (asm, nest))
+    return asm, nest
 
 
 def _loops_note(nest: CompiledNest, kernel, choice) -> str:

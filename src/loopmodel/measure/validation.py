@@ -63,6 +63,11 @@ class ValidationRow:
         """predicted / measured (min) - 1."""
         return self.predicted / self.measured[0] - 1
 
+    @property
+    def window_error(self) -> float | None:
+        """same-window prediction / measured (min) - 1; None without one."""
+        return None if self.window is None else self.window.predicted_cy_per_cl / self.measured[0] - 1
+
     def to_dict(self) -> dict:
         """The point of ``validate --json`` (cy/CL, the clock in Hz)."""
         lo, med, hi = self.measured
@@ -71,14 +76,14 @@ class ValidationRow:
                 "relative_error": self.error, "ecm": self.ecm, "clock_Hz": self.bench.clock_hz,
                 "incore_modelled_cy_per_cl": self.incore_modelled, "incore_measured_cy_per_cl": self.incore_measured,
                 "incore_measured_defines": None if self.incore_defines is None else dict(self.incore_defines),
-                "same_window": None if self.window is None else _window(self.window, lo)}
+                "same_window": None if self.window is None else self._window()}
 
-
-def _window(w, measured_min: float) -> dict:
-    """The same-window prediction of a point (JSON): the reference bandwidths and the prediction at them."""
-    return {"reference_kernel": w.kernel, "reference_cores": w.cores, "stored_B_s": w.stored_B_s,
-            "before_B_s": w.before_B_s, "after_B_s": w.after_B_s, "window_B_s": w.window_B_s,
-            "predicted_cy_per_cl": w.predicted_cy_per_cl, "relative_error": w.predicted_cy_per_cl / measured_min - 1}
+    def _window(self) -> dict:
+        """The same-window prediction (JSON): the reference bandwidths and the prediction at them."""
+        w = self.window
+        return {"reference_kernel": w.kernel, "reference_cores": w.cores, "stored_B_s": w.stored_B_s,
+                "before_B_s": w.before_B_s, "after_B_s": w.after_B_s, "window_B_s": w.window_B_s,
+                "predicted_cy_per_cl": w.predicted_cy_per_cl, "relative_error": self.window_error}
 
 
 def summary(rows) -> dict:

@@ -36,24 +36,23 @@ def render(kernel: str, machine: str, rows, summary: dict, notes, console) -> No
     for col in ("sizes", "data in", "ECM", "predicted", "measured min", "median", "max", "error",
                 "in-core model", "in-core measured") + (("same window", "error (window)") if window else ()):
         t.add_column(col, justify="left" if col in ("sizes", "data in", "ECM") else "right")
+    bandwidths = []  # a line per size with a same-window prediction
     for r in rows:
         lo, med, hi = r.measured
-        cells = [" ".join(f"{k}={v}" for k, v in r.defines.items()), r.level, r.ecm, f"{r.predicted:.2f}",
-                 f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}", f"{100 * r.error:+.1f} %", f"{r.incore_modelled:.2f}",
+        sizes, w = " ".join(f"{k}={v}" for k, v in r.defines.items()), r.window
+        cells = [sizes, r.level, r.ecm, f"{r.predicted:.2f}", f"{lo:.2f}", f"{med:.2f}", f"{hi:.2f}",
+                 f"{100 * r.error:+.1f} %", f"{r.incore_modelled:.2f}",
                  "-" if r.incore_measured is None else f"{r.incore_measured:.2f}"]
         if window:
-            w = r.window
-            cells += ["-", "-"] if w is None else [f"{w.predicted_cy_per_cl:.2f}",
-                                                  f"{100 * (w.predicted_cy_per_cl / lo - 1):+.1f} %"]
+            cells += ["-", "-"] if w is None else [f"{w.predicted_cy_per_cl:.2f}", f"{100 * r.window_error:+.1f} %"]
         t.add_row(*cells)
+        if w is not None:
+            bandwidths.append(f"same window ({sizes}): {w.kernel} with {w.cores} core(s) {w.before_B_s / 1e9:.2f} GB/s "
+                              f"before and {w.after_B_s / 1e9:.2f} GB/s after the kernel's runs, "
+                              f"{w.stored_B_s / 1e9:.2f} GB/s in the machine model")
     console.print(t)
-    for r in rows:
-        if r.window is not None:
-            w = r.window
-            console.print(escape(
-                f"same window ({' '.join(f'{k}={v}' for k, v in r.defines.items())}): {w.kernel} with "
-                f"{w.cores} core(s) {w.before_B_s / 1e9:.2f} GB/s before and {w.after_B_s / 1e9:.2f} GB/s after the "
-                f"kernel's runs, {w.stored_B_s / 1e9:.2f} GB/s in the machine model"))
+    for line in bandwidths:
+        console.print(escape(line))
     for level, s in summary.items():
         console.print(f"{level}: {s['points']} point(s), median |error| {100 * s['median_abs_error']:.1f} %, "
                       f"max {100 * s['max_abs_error']:.1f} %")

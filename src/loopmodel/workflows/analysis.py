@@ -452,6 +452,20 @@ class Analyzer:
         """The size-independent part of the regime tags (:func:`~.confidence.kernel_facts`)."""
         return kernel_facts(self.kernel, self.machine)
 
+    def loop_structure(self, defines: dict):
+        """What the compiler does to the nest at the sizes ``defines``, from its optimisation report
+        (:func:`loopmodel.compiled.incore.loop_structure`, with this analysis' compiler and flags);
+        None where the compiler gives no report.
+
+        Raises:
+            ToolError: the compiler is missing or fails; MachineError: a machine file's compiler
+                flag or name is not allowed (one line each).
+        """
+        opt = self.options
+        return _compiled("incore").loop_structure(self.kernel, self.machine, defines, opt.compiler,
+                                                  opt.compiler_flags, opt.use_cache, opt.trust_machine_flags,
+                                                  opt.machine_file)
+
     @functools.cached_property
     def _accuracy(self):
         """The machine model's validation summary (``probe.validation``), or False without one."""

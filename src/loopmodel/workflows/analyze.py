@@ -231,11 +231,11 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
         assume_aligned=alignment_bytes(options.assume_aligned), trust_machine_flags=options.trust_machine_flags,
         machine_file=machine_name(machine), measure_repeat=options.repeat, multicore_model=multicore[0],
         p0=multicore[1])
-    at = points.largest() if len(points) > 1 else dict(points[0])
     analyzer = Analyzer(model, machine_model_, settings)
-    if model.free_constants(at) or len(points) == 0:
+    if len(points) == 0:
         return analyzer, points
-    return as_compiled(analyzer, machine_model_, at), points
+    at = points.largest() if len(points) > 1 else dict(points[0])
+    return (analyzer if model.free_constants(at) else as_compiled(analyzer, machine_model_, at)), points
 
 
 class SkippedPoints:

@@ -11,7 +11,6 @@ osaca); with ``--incore analytic`` or another compiler than gcc the nest is anal
 from __future__ import annotations
 
 import dataclasses
-import importlib
 
 from ..errors import ToolError
 from ..fileio.interchange import can_interchange, interchanged
@@ -31,10 +30,8 @@ def as_compiled(analyzer: Analyzer, machine, at: dict) -> Analyzer:
     opt, kernel = analyzer.options, analyzer.kernel
     if opt.incore not in COMPILING or opt.kernel_text is None or not can_interchange(kernel):
         return analyzer
-    incore = importlib.import_module("..compiled.incore", __package__)
     try:
-        nest = incore.loop_structure(kernel, machine, at, opt.compiler, opt.compiler_flags, opt.use_cache,
-                                     opt.trust_machine_flags, opt.machine_file)
+        nest = analyzer.loop_structure(at)
     except ToolError:
         return analyzer
     written = kernel.loop_indices

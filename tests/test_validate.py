@@ -146,3 +146,22 @@ def test_no_same_window_prediction_from_a_cached_measurement(fake_bench, fake_re
     monkeypatch.setattr(bench, "run_bench", lambda *a, **k: dataclasses.replace(real(*a, **k), cached=True))
     (row,) = measure_rows("examples/kernels/daxpy.c", load_machine(MACHINE), [{"N": 100_000_000}], repeat=3)
     assert row.window is None and "came from the cache (--no-cache)" in row.window_note
+
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="needs gcc")
+def test_a_nest_gcc_interchanges_is_validated_as_it_runs_with_a_note(fake_bench, tmp_path, monkeypatch):
+    """The column-wise copy gcc interchanges: the prediction is for the interchanged nest, and the
+    measurement (10/8 cy/it, in the written nest's unit of 1 it per CL) is read in its unit of
+    work, 8 it per CL: 10 cy/CL; the notes say so."""
+    import dataclasses
+
+    from loopmodel.measure.validation import validation_notes
+    real = bench.run_bench
+    monkeypatch.setattr(bench, "run_bench", lambda *a, **k: dataclasses.replace(real(*a, **k), iterations_per_cl=1))
+    kernel = tmp_path / "colcopy.c"
+    kernel.write_text("double a[M][N];\ndouble b[M][N];\nfor (int i = 0; i < N; ++i)\n"
+                      "  for (int j = 0; j < M; ++j)\n    b[j][i] = a[j][i];\n")
+    (row,) = measure_rows(str(kernel), load_machine("SkylakeSP_Gold-6148"), [{"M": 1000, "N": 1000}], repeat=3)
+    assert row.nest_note.startswith("analysed as compiled: gcc interchanges the loops")
+    assert row.measured[0] == pytest.approx(10.0) and row.bench.iterations_per_cl == 8
+    assert row.nest_note in validation_notes([row])

@@ -38,7 +38,8 @@ class ValidationRow:
         window: the prediction at the memory bandwidth measured around the kernel's runs
             (:class:`~loopmodel.workflows.same_window.SameWindow`; None where the data are not in
             memory or there is no measured memory term). window_note: why there is none although
-            there could be ("" otherwise).
+            there could be ("" otherwise). nest_note: the analysis' note where it analysed the nest
+            the compiler runs instead of the one written ("" otherwise).
     """
     defines: dict
     level: str
@@ -52,6 +53,7 @@ class ValidationRow:
     incore_note: str = ""
     window: object = None
     window_note: str = ""
+    nest_note: str = ""
 
     @property
     def measured(self) -> tuple:
@@ -106,7 +108,8 @@ def validation_notes(rows, extra_notes: tuple = ()) -> list:
     in_l1 = [f"in-core measured at {k} for {'; '.join(v)}" for k, v in scaled.items()]
     return list(dict.fromkeys([MEASUREMENT_NOTE, *extra_notes, *(n for r in rows for n in r.bench.notes),
                                *in_l1, *(r.incore_note for r in rows if r.incore_note),
-                               *(r.window_note for r in rows if r.window_note)]))
+                               *(r.window_note for r in rows if r.window_note),
+                               *(r.nest_note for r in rows if r.nest_note)]))
 
 
 def _sizes(defines: dict) -> str:

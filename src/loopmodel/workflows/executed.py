@@ -18,6 +18,8 @@ from .analysis import Analyzer
 
 #: in-core modes that compile the kernel (and so may read the compiler's report)
 COMPILING = ("auto", "llvm-mca", "osaca")
+#: how the note of an analysis of the interchanged nest begins
+FOLLOWED = "analysed as compiled: "
 
 
 def as_compiled(analyzer: Analyzer, machine, at: dict) -> Analyzer:
@@ -38,7 +40,7 @@ def as_compiled(analyzer: Analyzer, machine, at: dict) -> Analyzer:
     if nest is None or not nest.interchanged or nest.order != tuple(reversed(written)):
         return analyzer
     new, text = interchanged(kernel)
-    note = (f"analysed as compiled: {nest.compiler} interchanges the loops (its optimisation report), so the nest "
+    note = (f"{FOLLOWED}{nest.compiler} interchanges the loops (its optimisation report), so the nest "
             f"runs in the order {', '.join(nest.order)}, not {', '.join(written)} as written; the traffic and "
             "in-core models follow it")
     return Analyzer(new, machine, dataclasses.replace(opt, kernel_text=text, notes=tuple(opt.notes) + (note,)))

@@ -29,7 +29,18 @@ def case_row(r) -> dict:
             "data_location": r.case.level, "defines": dict(r.case.defines), "data_set_B": int(r.case.data_B),
             "predicted_cy_per_it": r.predicted_cy_per_it, "measured_min_cy_per_it": lo,
             "measured_median_cy_per_it": med, "measured_max_cy_per_it": hi, "relative_error": r.error,
-            "ecm": r.ecm, "clock_Hz": r.bench.clock_hz}
+            "ecm": r.ecm, "clock_Hz": r.bench.clock_hz, "same_window": _window(r),
+            "analysed_as_compiled": r.nest_note or None}
+
+
+def _window(r) -> dict | None:
+    """The same-window prediction of one case (JSON, cy/it and B/s), None without one."""
+    w = r.window
+    if w is None or r.window_cy_per_it is None:
+        return None
+    return {"reference_kernel": w.kernel, "reference_cores": w.cores, "stored_B_s": w.stored_B_s,
+            "before_B_s": w.before_B_s, "after_B_s": w.after_B_s, "window_B_s": w.window_B_s,
+            "predicted_cy_per_it": r.window_cy_per_it, "relative_error": r.window_error}
 
 
 def document(machine: str, run) -> dict:
@@ -37,7 +48,9 @@ def document(machine: str, run) -> dict:
     s = run.summary
     summary = {**_stats(s.overall), "by_level": {k: _stats(v) for k, v in s.by_level.items()},
                "by_regime": {k: _stats(v) for k, v in s.by_regime.items()},
-               "by_family": {k: _stats(v) for k, v in run.by_family.items()}}
+               "by_family": {k: _stats(v) for k, v in run.by_family.items()},
+               "same_window": None if run.same_window is None else
+               {"stored": _stats(run.same_window[0]), "window": _stats(run.same_window[1])}}
     prov = s.provenance
     return envelope({"machine": str(machine), "seed": int(prov.get("seed", 0)), "quick": bool(prov.get("quick")),
                      "repetitions": int(prov.get("repeat", 0)), "duration_s": run.seconds, "summary": summary,
@@ -92,6 +105,11 @@ def render(machine: str, run, console) -> None:
                       f"{_pct(s.overall.median)}, p90 {_pct(s.overall.p90)}, max {_pct(s.overall.max)} "
                       f"({run.seconds:.0f} s)")
         console.print(stats_table("|error| per data location", "data in", s.by_level))
+        if run.same_window is not None:
+            stored, window = run.same_window
+            console.print(f"memory cases against the bandwidth of the same minutes: {window.count} case(s), median "
+                          f"|error| {_pct(window.median)}, p90 {_pct(window.p90)}, max {_pct(window.max)} (from the "
+                          f"stored model: {_pct(stored.median)}, {_pct(stored.p90)}, {_pct(stored.max)})")
         if s.by_regime:
             console.print(stats_table("|error| per regime (the analysis' tags)", "regime", s.by_regime))
         else:

@@ -27,7 +27,7 @@ import platform
 import socket
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from ..errors import DefineError, LoopmodelError, ModelError
@@ -37,8 +37,10 @@ from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
 from ..measure.corpus import FAMILIES, CorpusKernel, corpus_kernels
 from ..measure.stream import available_memory
-from ..models.accuracy import APART, AccuracySummary, summarize
+from ..models.accuracy import APART, AccuracySummary, error_stats, summarize
 from .analysis import Analyzer, AnalyzerSettings
+from .executed import FOLLOWED, as_compiled
+from .same_window import measured_around
 from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, ecm_at_data_level, kernel_analyzer
 
 #: how the corpus cases are measured (the first note of ``validate --corpus``)
@@ -208,12 +210,20 @@ class CorpusResult:
     """One measured case of the corpus.
 
     Attributes:
-        case: :class:`~loopmodel.workflows.corpus.CorpusCase` (kernel, level, sizes).
+        case: :class:`~loopmodel.workflows.corpus.CorpusCase` (kernel, sizes, and the data
+            location of the nest analysed: that of the nest the compiler runs where it
+            interchanges the loops).
         regimes: regime tags of the analysis, as ``analyze`` attaches them
             (:attr:`~loopmodel.workflows.confidence.Confidence.tags`).
         predicted_cy_per_it: T_ECM for the case's level / iterations per CL, cy/it.
         ecm: the ECM notation (cy/CL).
         bench: :class:`~loopmodel.measure.bench.BenchResult`.
+        window_cy_per_it: the prediction with the memory term at the bandwidth measured right
+            before and after the kernel's runs (:mod:`loopmodel.workflows.same_window`), cy/it;
+            None where the data are not in memory, the memory term is not a benchmark, or the
+            kernel's figures came from the cache.
+        window: that :class:`~loopmodel.workflows.same_window.SameWindow` (None as above).
+        nest_note: the analysis' note where it analysed the interchanged nest gcc runs ("" else).
     """
 
     case: object
@@ -221,6 +231,9 @@ class CorpusResult:
     predicted_cy_per_it: float
     ecm: str
     bench: object
+    window_cy_per_it: float | None = None
+    window: object = None
+    nest_note: str = ""
 
     @property
     def measured(self) -> tuple:
@@ -231,6 +244,11 @@ class CorpusResult:
     def error(self) -> float:
         """predicted / measured (min) - 1."""
         return self.predicted_cy_per_it / self.measured[0] - 1
+
+    @property
+    def window_error(self) -> float | None:
+        """same-window prediction / measured (min) - 1; None without one."""
+        return None if self.window_cy_per_it is None else self.window_cy_per_it / self.measured[0] - 1
 
 
 @dataclass(frozen=True)
@@ -245,6 +263,9 @@ class CorpusRun:
         notes: how it was measured, on which host, what was left out.
         seconds: wall time of the run, s.
         machine: the machine model.
+        same_window: ``(stored, window)`` :class:`~loopmodel.machine.probe_section.ErrorStats` of
+            |error| over the cases with a same-window prediction, from the stored model and from
+            the bandwidth of the same minutes (None: no such case).
     """
 
     cases: tuple
@@ -254,31 +275,41 @@ class CorpusRun:
     notes: tuple = ()
     seconds: float = 0.0
     machine: object = None
+    same_window: tuple | None = None
 
 
 def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, use_cache: bool,
                  machine_file: str | None, fresh: bool = False) -> CorpusResult:
     """Predict and measure one :class:`~loopmodel.workflows.corpus.CorpusCase` (its source
-    written to ``directory``) as ``validate`` does a kernel file; ``fresh``: measure even where
-    the per-user cache holds this benchmark's result (the analysis may still come from it).
+    written to ``directory``) as ``validate`` does a kernel file: the nest the compiler runs
+    (:func:`loopmodel.workflows.executed.as_compiled`), the reference bandwidth measured around
+    a memory case (:func:`loopmodel.workflows.same_window.measured_around`); ``fresh``: measure
+    even where the per-user cache holds this benchmark's result (the analysis may still come
+    from it).
+
+    Where the analysis follows an interchange, the case counts in the data location of the
+    interchanged nest (the placement analysed the nest as written).
 
     Raises:
         LoopmodelError: the model, compiler or run fails (one line); ModelError: no T_ECM, or
-            the analysis puts the data elsewhere than the placement did.
+            the analysis of the nest as written puts the data elsewhere than the placement did.
     """
     path = os.path.join(directory, f"{case.kernel.name}.c")
     if not os.path.exists(path):
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(case.kernel.source)
     _, analyzer = kernel_analyzer(path, machine, machine_file, use_cache)
-    res = analyzer.run(case.defines)
-    if data_level(res) != case.level:
-        raise ModelError(f"the analysis puts the data in {data_level(res)}, not {case.level}")
-    _, predicted = ecm_at_data_level(res)
-    bench = measure_bench.run_bench(path, case.defines, machine, repeat, 0.01, cpu, use_cache and not fresh,
-                                    machine_file=machine_file)
-    return CorpusResult(case, tuple(res.confidence.tags), predicted / res.traffic.iterations_per_unit,
-                        res.ecm.notation(), bench)
+    executed = as_compiled(analyzer, machine, dict(case.defines))
+    res = executed.run(case.defines)
+    level, predicted = ecm_at_data_level(res)
+    if executed is analyzer and level != case.level:
+        raise ModelError(f"the analysis puts the data in {level}, not {case.level}")
+    bench, window, _ = measured_around(res, level, lambda: measure_bench.run_bench(
+        path, case.defines, machine, repeat, 0.01, cpu, use_cache and not fresh, machine_file=machine_file))
+    per_it = res.traffic.iterations_per_unit
+    return CorpusResult(replace(case, level=level), tuple(res.confidence.tags), predicted / per_it,
+                        res.ecm.notation(), bench, None if window is None else window.predicted_cy_per_cl / per_it,
+                        window, next((n for n in res.notes if n.startswith(FOLLOWED)), ""))
 
 
 def run_corpus(machine, machine_name: str, quick: bool = False, seed: int = 0, repeat: int = 10,
@@ -319,7 +350,18 @@ def run_corpus(machine, machine_name: str, quick: bool = False, seed: int = 0, r
     families = summarize((r.case.level, r.case.kernel.families, r.error) for r in done).by_regime
     by_family = {f: families[f] for f in FAMILIES if f in families}
     notes = corpus_notes(done, skipped, placement_notes, machine_notes(machine_name, machine), provenance)
-    return CorpusRun(tuple(done), tuple(skipped), summary_, by_family, notes, time.monotonic() - started, machine)
+    return CorpusRun(tuple(done), tuple(skipped), summary_, by_family, notes, time.monotonic() - started, machine,
+                     same_window_stats(done))
+
+
+def same_window_stats(done) -> tuple | None:
+    """``(stored, window)`` |error| statistics over the cases of ``done`` (:class:`CorpusResult`)
+    with a same-window prediction: the model's error and the error left once the host's drift in
+    memory bandwidth is taken out (:mod:`loopmodel.workflows.same_window`); None without such a case."""
+    judged = [r for r in done if r.window_error is not None]
+    if not judged:
+        return None
+    return error_stats([abs(r.error) for r in judged]), error_stats([abs(r.window_error) for r in judged])
 
 
 def corpus_notes(done, skipped, placement_notes, host_notes, provenance) -> tuple:

@@ -204,6 +204,33 @@ class CorpusSummary(ErrorStats):
     by_regime: Annotated[dict[str, ErrorStats], Field(description="regime tag (the analysis' tags, as analyze "
                                                                      "reports them) -> statistics")]
     by_family: Annotated[dict[str, ErrorStats], Field(description="corpus generator family -> statistics")]
+    same_window: Annotated[Optional[CorpusSameWindow], Field(
+        description="the memory cases with a same-window prediction: |error| from the stored model and from the "
+                    "bandwidth measured around each case (null: no such case)")]
+
+
+class CorpusSameWindow(Strict):
+    """|error| of the memory cases judged against the stored model and against the memory
+    bandwidth of the same minutes (:mod:`loopmodel.workflows.same_window`)."""
+
+    stored: Annotated[ErrorStats, Field(description="predicted from the stored model")]
+    window: Annotated[ErrorStats, Field(description="predicted with the memory term at the bandwidth measured "
+                                                    "right before and after the case's runs")]
+
+
+class CorpusWindowDoc(Strict):
+    """One corpus case's prediction at the memory bandwidth of its own minutes (cy/it)."""
+
+    reference_kernel: Annotated[str, Field(description="the benchmark the ECM memory term was taken from")]
+    reference_cores: Annotated[int, Field(description="its threads")]
+    stored_B_s: Annotated[Num, Field(description="its figure in the machine model, B/s (as reported, no "
+                                                 "write-allocate)")]
+    before_B_s: Annotated[Num, Field(description="measured right before the case's runs, B/s")]
+    after_B_s: Annotated[Num, Field(description="measured right after the case's runs, B/s")]
+    window_B_s: Annotated[Num, Field(description="the mean of the two, B/s")]
+    predicted_cy_per_it: Annotated[Num, Field(description="T_ECM with the memory term at window_B_s / iterations "
+                                                          "per CL, cy/it")]
+    relative_error: Annotated[Num, Field(description="predicted_cy_per_it / measured min - 1, fraction")]
 
 
 class CorpusCaseDoc(Strict):
@@ -224,6 +251,12 @@ class CorpusCaseDoc(Strict):
     relative_error: Annotated[Num, Field(description="predicted / measured min - 1, fraction")]
     ecm: Annotated[str, Field(description="the ECM notation of the prediction, cy/CL")]
     clock_Hz: Annotated[Num, Field(description="core clock measured around the runs of this case, Hz")]
+    same_window: Annotated[Optional[CorpusWindowDoc], Field(
+        description="the prediction at the memory bandwidth measured right before and after the case's runs "
+                    "(data in memory with a benchmarked memory term, measured afresh; null otherwise)")]
+    analysed_as_compiled: Annotated[Optional[str], Field(
+        description="the analysis' note where it analysed the nest gcc runs (loops interchanged) instead of the "
+                    "one written; data_location is then that nest's (null otherwise)")]
 
 
 class SkippedCase(Strict):

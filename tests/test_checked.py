@@ -284,3 +284,22 @@ def test_llvm_mca_19_knows_sapphire_rapids():
     rep = llvm_mca.run("vaddsd (%rdi), %xmm0, %xmm0\naddq $8, %rdi\ncmpq %rdi, %rax\njne .L2\n", "sapphirerapids",
                        path)
     assert {t.text for t in rep.timings} >= {"vaddsd (%rdi), %xmm0, %xmm0", "vaddsd %xmm15, %xmm0, %xmm0"}
+
+
+def _llvm_mca_knows_znver4() -> bool:
+    tool = llvm_mca.find_llvm_mca()
+    return tool is not None and shutil.which("gcc") is not None and "znver4" in llvm_mca.known_cpus(tool)
+
+
+@pytest.mark.skipif(not _llvm_mca_knows_znver4(), reason="needs gcc and an llvm-mca with a znver4 model (LLVM 16+)")
+def test_avx512_code_is_analysed_on_the_cpu_llvm_mca_runs(tmp_path):
+    """A probed Zen 4 host whose file names gcc's 'znver3': llvm-mca runs as znver4 and takes the
+    AVX-512 block; the SIMD check is of that CPU, not of the file's name (which has AVX2 at most)."""
+    from loopmodel.compiled.incore import compiled_incore
+    from loopmodel.fileio.c_kernel import load_c_kernel
+    host = _host("znver3", ["avx2", "avx512f"], "AMD EPYC 9654 96-Core Processor")
+    host = dataclasses.replace(host, in_core=dataclasses.replace(host.in_core, analyzer_ports={}))  # not Intel's
+    kernel = load_c_kernel("examples/kernels/triad.c").kernel
+    res, info = compiled_incore(kernel, host, {"N": 1000}, 8, "llvm-mca", "gcc",
+                                "-O3 -march=x86-64-v4 -mprefer-vector-width=512", use_cache=False)
+    assert info.target == "znver4" and "zmm" in info.block and res.T_OL > 0

@@ -11,6 +11,7 @@ from loopmodel.fileio.c_kernel import parse_kernel
 from loopmodel.fileio.machine_files import load_machine
 from loopmodel.measure import corpus
 from loopmodel.measure.corpus import FAMILIES, corpus_kernels
+from loopmodel.measure.probe import MEMORY_MIN_B
 from loopmodel.workflows import corpus as placement
 from loopmodel.workflows.analysis import Analyzer, AnalyzerSettings
 from loopmodel.workflows.confidence import REGIMES
@@ -85,7 +86,7 @@ def test_each_case_puts_its_data_in_its_level(machine_name):
             assert data_level(analyzer.run(c.defines)) == c.level, (c.kernel.name, c.defines)
         assert c.data_B == placement.data_bytes(kernel, c.defines)
         if c.level == "MEM":
-            assert placement.MEM_FACTOR * last_cache <= c.data_B <= 2**30
+            assert max(placement.MEM_FACTOR * last_cache, MEMORY_MIN_B) <= c.data_B <= 2**30
         else:  # the whole data set fits the level's capacity
             assert c.data_B <= machine.memory_hierarchy[levels.index(c.level)].size, (c.kernel.name, c.level)
     # every kernel in every level of this hierarchy (those that need the simulation in the first ones)

@@ -200,10 +200,14 @@ def test_fresh_corpus_cases_do_not_take_a_benchmark_from_the_cache(monkeypatch, 
     res = types.SimpleNamespace(ecm=types.SimpleNamespace(T_ECM={"L1": 8.0}, notation=lambda: "{...}"),
                                 traffic=types.SimpleNamespace(iterations_per_unit=8),
                                 confidence=types.SimpleNamespace(tags=("streaming",)), location="L1",
-                                prediction=types.SimpleNamespace(location="L1", single_core_cy_per_cl=8.0))
+                                prediction=types.SimpleNamespace(location="L1", single_core_cy_per_cl=8.0),
+                                notes=(), machine=types.SimpleNamespace(memory_hierarchy=(
+                                    types.SimpleNamespace(level="L1"), types.SimpleNamespace(level="MEM"))))
     analyzers, benches = [], []
+    written = types.SimpleNamespace(run=lambda d: res, kernel=None,  # analytic: the nest as written
+                                    options=types.SimpleNamespace(incore="analytic", kernel_text=None))
     monkeypatch.setattr(corpus, "kernel_analyzer", lambda path, m, f, use_cache: analyzers.append(use_cache)
-                        or (None, types.SimpleNamespace(run=lambda d: res)))
+                        or (None, written))
     monkeypatch.setattr(corpus.measure_bench, "run_bench", lambda *a, **k: benches.append(a[6]) or "bench")
     case = corpus.CorpusCase(types.SimpleNamespace(name="k", source="x"), "L1", {"N": 8})
     for fresh in (False, True):

@@ -80,6 +80,11 @@ SHORT_LOOP_SOURCE = ("double a[M][72], b[M][72];\ndouble s;\n\n"
 SHORT_LOOP_TRIPS = (8, 9, 11, 12, 15, 16, 17, 20, 24, 28, 32, 33, 40, 48, 64)
 SHORT_LOOP_TRIPS_QUICK = (8, 11, 12, 16, 17, 24, 32, 33, 48, 64)
 KiB, MiB = 1024, 1024 * 1024
+#: the smallest data set of a memory benchmark (all cores together): a guest's last-level cache
+#: as measured or reported can be far smaller than the physical cache its data still hit (a Zen 4
+#: guest: 8 MiB effective, 32 MiB reported; daxpy at 32 MiB ran 1.4 cy/it, at 128 MiB-1 GiB
+#: 2.2-2.45 cy/it, benchmarks/results/memory-placement/)
+MEMORY_MIN_B = 128 * MiB
 
 
 @dataclass(frozen=True)
@@ -225,7 +230,7 @@ def level_sizes(effective: dict, shared: dict, cores: int) -> dict:
             out[name] = None
         prev = cap if n == 1 else cap / shared.get(name, 1)
     last = effective[names[-1]] if names else 32 * MiB
-    out["MEM"] = int(max(4 * last, 128 * MiB) / cores)
+    out["MEM"] = int(max(4 * last, MEMORY_MIN_B) / cores)
     return out
 
 

@@ -11,8 +11,10 @@ middle between the level's capacity and the capacity of the level above (L1: bet
 smallest data set and the L1 capacity), so that the data sit well inside the level, and walks
 along the grid until the data location is the level. The capacities are the machine model's
 ``memory_hierarchy[].size`` (for a probed host: the effective capacities the probe measured).
-Memory: the first size whose data set is at least :data:`MEM_FACTOR` times the last cache,
-at most :data:`MEM_LIMIT_B` and a quarter of the available memory. The in-core model plays no
+Memory: the first size whose data set is at least :data:`MEM_FACTOR` times the last cache and
+at least the probe's memory benchmark (:data:`loopmodel.measure.probe.MEMORY_MIN_B`: on a
+guest the data of a few times its last cache still hit the physical one), at most
+:data:`MEM_LIMIT_B` and a quarter of the available memory. The in-core model plays no
 part: the placement uses the analytic one (no compiler) and only the traffic.
 
 Each case is then analysed as ``validate`` analyses a kernel file (``--incore auto``) and
@@ -36,6 +38,7 @@ from ..fileio.host_models import host_cpu_model, machine_notes
 from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
 from ..measure.corpus import FAMILIES, CorpusKernel, corpus_kernels
+from ..measure.probe import MEMORY_MIN_B
 from ..measure.stream import available_memory
 from ..models.accuracy import APART, AccuracySummary, error_stats, summarize
 from .analysis import Analyzer, AnalyzerSettings
@@ -127,7 +130,7 @@ class _Placer:
     def start(self, li: int) -> int | None:
         """The grid point whose data set is nearest the middle of level ``li`` (None: none fits)."""
         if li == len(self.levels) - 1:
-            want = MEM_FACTOR * (self.caps[-2] or 0)
+            want = max(MEM_FACTOR * (self.caps[-2] or 0), MEMORY_MIN_B)
             return next((k for k in range(len(self.grid)) if self.data(k) >= want), None)
         lo = self.caps[li - 1] if li else self.data(0)
         hi = self.caps[li]

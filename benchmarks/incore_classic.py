@@ -7,7 +7,8 @@ min-of-K, cy/CL at the clock measured around the run), ``--rounds`` times in fre
 smallest minimum kept (these are shared VMs: a neighbour on the same physical core halves the
 throughput of a port-bound loop for a while). With ``--peer`` (OSACA installed) OSACA's own
 prediction of the same compiled block (its throughput bound or loop-carried dependency, whichever
-is larger, as OSACA reports it, without loopmodel's corrections) stands beside ours.
+is larger, as OSACA reports it, without loopmodel's corrections) stands beside ours, and so does
+llvm-mca's own (its simulated cycles per pass of the block, without loopmodel's corrections).
 
 Run:  python benchmarks/incore_classic.py [-m host] [--out DIR] [--levels O1,O2,O3,Ofast]
 Writes ``DIR/table.md`` (per case, per level, overall) and ``DIR/cases.json``.
@@ -39,6 +40,8 @@ SIZES = {
     "star3d-r3": {"M": 8, "L": 10, "N": 32},
 }
 LEVELS = ("O1", "O2", "O3", "Ofast")
+#: the analyzers whose own figure stands beside loopmodel's with --peer
+PEERS = ("osaca", "llvm-mca")
 
 
 def host_model(machine: str) -> dict:
@@ -122,10 +125,11 @@ def row(kernel: Path, level: str, machine: str, repeat: int, peer: bool, rounds:
     m = merge_rounds([measure(kernel, machine, repeat) for _ in range(rounds)])
     r = {"kernel": kernel.stem, "level": level, **m}
     if peer and "measured" in m:
-        p = l1_prediction(kernel, machine, "osaca")  # OSACA alone on the block loopmodel analyzes
-        r["osaca"] = p.get("alone")
-        r["osaca_error"] = (p["alone"] / m["measured"] - 1) if p.get("alone") else None
-        r["osaca_note"] = p.get("error")
+        for tool in PEERS:  # each analyzer alone on the block loopmodel analyzes
+            p = l1_prediction(kernel, machine, tool)
+            r[tool] = p.get("alone")
+            r[f"{tool}_error"] = (p["alone"] / m["measured"] - 1) if p.get("alone") else None
+            r[f"{tool}_note"] = p.get("error")
     return r
 
 
@@ -142,24 +146,29 @@ def summary(rows: list, key: str = "error") -> str:
 
 def table(rows: list, peer: bool) -> str:
     head = "| kernel | level | predicted cy/CL | measured min (median) cy/CL | rounds' spread | error |" + (
-        " OSACA cy/CL | OSACA error |" if peer else "")
+        "".join(f" {t} alone cy/CL | {t} error |" for t in PEERS) if peer else "")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         if "measured" not in r:
-            out.append(f"| {r['kernel']} | {r['level']} | - | - | - | {r.get('error')} |" + (" | |" if peer else ""))
+            out.append(f"| {r['kernel']} | {r['level']} | - | - | - | {r.get('error')} |" + (" | |" * len(PEERS)
+                                                                                            if peer else ""))
             continue
         line = (f"| {r['kernel']} | {r['level']} | {r['predicted']:.2f} | {r['measured']:.2f} "
                 f"({r['measured_median']:.2f}) | {100 * r.get('rounds_spread', 0):.0f} % | {100 * r['error']:+.1f} % |")
-        if peer:
-            line += (f" {r['osaca']:.2f} | {100 * r['osaca_error']:+.1f} % |" if r.get("osaca") is not None
-                     else f" - | {r.get('osaca_note') or ''} |")
+        for t in PEERS if peer else ():
+            line += (f" {r[t]:.2f} | {100 * r[t + '_error']:+.1f} % |" if r.get(t) is not None
+                     else f" - | {r.get(t + '_note') or ''} |")
         out.append(line)
     out.append("")
     for level in sorted({r["level"] for r in rows}, key=LEVELS.index):
         sub = [r for r in rows if r["level"] == level]
-        out.append(f"- -{level}: {summary(sub)}" + (f"; OSACA: {summary(sub, 'osaca_error')}" if peer else ""))
-    out.append(f"- all: {summary(rows)}" + (f"; OSACA: {summary(rows, 'osaca_error')}" if peer else ""))
+        out.append(f"- -{level}: {summary(sub)}" + _peers(sub, peer))
+    out.append(f"- all: {summary(rows)}" + _peers(rows, peer))
     return "\n".join(out) + "\n"
+
+
+def _peers(rows: list, peer: bool) -> str:
+    return "".join(f"; {t} alone: {summary(rows, t + '_error')}" for t in PEERS) if peer else ""
 
 
 def main() -> None:
@@ -169,7 +178,7 @@ def main() -> None:
     ap.add_argument("--levels", default=",".join(LEVELS))
     ap.add_argument("--kernels", default=",".join(SIZES))
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--peer", action="store_true", help="also predict with --incore osaca")
+    ap.add_argument("--peer", action="store_true", help="also give OSACA's and llvm-mca's own figures")
     ap.add_argument("--rounds", type=int, default=2,
                     help="measure every case this many times (fresh processes; the minimum is kept)")
     a = ap.parse_args()

@@ -187,3 +187,13 @@ def test_a_check_without_rows_never_scores_better(rows):
     empty = checked.BackendCheck("b", "1", "t", ())
     assert checked.score(full) < checked.score(empty) == checked.score(None)
     assert empty.notes() and "no rows compared" in empty.notes()[0]
+
+
+@pytest.mark.parametrize("text,aarch64,element", [
+    ("vdivps (%rdi,%rax), %zmm1, %zmm0", False, 4), ("vdivpd %zmm1, %zmm2, %zmm0", False, 8),
+    ("vsqrtss %xmm1, %xmm2, %xmm0", False, 4), ("vfmadd231sd %xmm1, %xmm2, %xmm0", False, 8),
+    ("fdiv v0.4s, v1.4s, v2.4s", True, 4), ("fdiv d0, d1, d2", True, 8), ("fsqrt z0.d, p0/m, z1.d", True, 8),
+    ("vmovupd (%rax), %zmm0", False, None), ("ldr d0, [x1]", True, None),
+])
+def test_the_element_of_fp_arithmetic_is_named(text, aarch64, element):
+    assert I.parse(text, aarch64).fp_element == element

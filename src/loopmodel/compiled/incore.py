@@ -70,7 +70,7 @@ from .asm import KernelShape, calls, find_kernel_block, implausible
 from .codegen import generate_c
 from .codegen import MARK_END, MARK_START
 from .compile import assembly_and_report, choose_compiler, fp_reassociation, is_aarch64, single_core_source
-from .loop_report import CompiledNest, read_report
+from .loop_report import CompiledNest, fold_left_reductions, read_report
 from .chain_latency import analyzer_latencies, chain_latencies
 from .instructions import access_kind, packed_bytes
 
@@ -412,13 +412,10 @@ def _assembly_and_nest(src: str, choice, kernel, use_cache: bool) -> tuple:
 def _loops_note(nest: CompiledNest, kernel, choice) -> str:
     """The compiled nest in one line (:meth:`.loop_report.CompiledNest.describe`); where gcc
     "vectorised" the inner loop of a floating-point reduction it may not reassociate
-    (:func:`.compile.fp_reassociation`), it says that only the loads are vector: gcc's fold-left
-    reduction adds one element at a time, in source order."""
+    (:func:`.compile.fp_reassociation`, :func:`.loop_report.fold_left_reductions`), it says that
+    only the loads are vector: gcc's fold-left reduction adds one element at a time, in source order."""
     text = nest.describe(max((a.element_size for a in kernel.arrays.values()), default=8))
-    inner = nest.loops[-1] if nest.loops else None
-    if inner is None or not inner.vector_bytes or fp_reassociation(choice.command, choice.flags)[0]:
-        return text
-    kept = [r.variable for r in kernel.recurrences if r.reassociable and not kernel.integer_valued(r.variable)]
+    kept = fold_left_reductions(nest, kernel, fp_reassociation(choice.command, choice.flags)[0])
     if not kept:
         return text
     return (text + f"; the reduction into {', '.join(repr(v) for v in kept)} stays in source order (gcc's fold-left "

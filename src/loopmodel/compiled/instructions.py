@@ -67,6 +67,9 @@ class Instruction:
             None where ``fp_op`` is '' or the width is unknown (SVE without ``sve_bytes``).
         vector_bytes: B of its widest FP/SIMD register, 0 without one, None where that register is
             an SVE ``z`` register of unknown length.
+        fp_element: B of one element of its FP arithmetic (x86 ``..sd``/``..pd`` 8, ``..ss``/``..ps``
+            4; AArch64 the destination's element or scalar register), None where ``fp_op`` is ''
+            or the element is not named.
         simd: it names an FP/SIMD or SVE predicate register.
         isa: the SIMD level it needs (:func:`isa_level`).
     """
@@ -81,6 +84,7 @@ class Instruction:
     vector_bytes: int | None
     simd: bool
     isa: str
+    fp_element: int | None = None
 
     @property
     def fp_class(self) -> tuple | None:
@@ -109,7 +113,8 @@ def parse(text: str, aarch64: bool = False, sve_bytes: float | None = None) -> I
     known = [b for b in regs if b is not None]
     widest = None if None in regs and not known else max(known, default=0)
     op, width = (_fp_a64(mnem, ops, sve_bytes) if aarch64 else _fp_x86(mnem, ops)) if mnem else ("", None)
-    return Instruction(text, mnem, ops, loads, stores, op, width, widest, bool(regs), isa_level(s, aarch64))
+    element = _fp_element(mnem, ops, aarch64) if op else None
+    return Instruction(text, mnem, ops, loads, stores, op, width, widest, bool(regs), isa_level(s, aarch64), element)
 
 
 @dataclass(frozen=True)
@@ -267,6 +272,18 @@ def _fp_a64(mnem: str, ops: tuple, sve_bytes: float | None) -> tuple:
     op = "FMA" if m.group("fma") else _FP_NAMES[m.group("op")]
     width = register_bytes(ops[0], True, sve_bytes)
     return op, (width or None)
+
+
+_A64_ELEMENT = re.compile(r"^(?:[vz]\d+\.\d*([hsd])|([hsd])\d+)$")
+
+
+def _fp_element(mnem: str, ops: tuple, aarch64: bool) -> int | None:
+    """B of one element of an FP arithmetic instruction (:attr:`Instruction.fp_element`)."""
+    if not aarch64:
+        m = _X86_FP.match(mnem)
+        return _X86_SCALAR_BYTES[m.group("prec")] if m else None
+    m = _A64_ELEMENT.match(ops[0].strip().lower()) if ops else None
+    return _X86_SCALAR_BYTES[m.group(1) or m.group(2)] if m else None
 
 
 def fp_class(text: str, aarch64: bool = False, sve_bytes: float | None = None) -> tuple | None:

@@ -104,6 +104,17 @@ class CompiledNest:
         return f"compiled ({self.compiler}'s report): " + "; ".join(head + said)
 
 
+def fold_left_reductions(nest: CompiledNest | None, kernel, reassociate: bool) -> list:
+    """The floating-point reductions of ``kernel`` that ``nest``'s vectorised inner loop keeps in
+    source order (``reassociate`` False: the flags forbid partial sums): gcc's fold-left
+    reduction, vector loads and arithmetic, one element added at a time. Integer reductions are
+    reassociated whatever the flags. [] where the inner loop is not vectorised."""
+    inner = nest.loops[-1] if nest is not None and nest.loops else None
+    if inner is None or not inner.vector_bytes or reassociate:
+        return []
+    return [r.variable for r in kernel.recurrences if r.reassociable and not kernel.integer_valued(r.variable)]
+
+
 def loop_lines(c_source: str, start_mark: str, end_mark: str) -> list:
     """Line numbers (1-based) of the ``for`` statements of the kernel in ``c_source``, between
     the lines holding ``start_mark`` and ``end_mark``, outermost first."""

@@ -124,7 +124,7 @@ class InCoreResult:
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
                     reassociate: bool = True, reassociation_source: str = "",
-                    defines: dict | None = None) -> InCoreResult:
+                    defines: dict | None = None, fold_left: bool = False) -> InCoreResult:
     """In-core time of ``kernel`` on ``machine`` from operation counts.
 
     Args:
@@ -138,6 +138,9 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
             command-line option), for the notes and the result's ``reassociation``.
         defines: size constants, for inner-loop strides that depend on a size (``a[i*N]``);
             without them such an access counts as not contiguous (:func:`strided_accesses`).
+        fold_left: the compiler vectorised the loop around a floating-point reduction it keeps
+            in source order (gcc's fold-left reduction, its optimisation report): loads and
+            arithmetic at the SIMD width, the reduction's chain one element per iteration.
 
     Returns:
         :class:`InCoreResult` in cy/CL.
@@ -148,7 +151,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     ic = machine.in_core
     why = f": {reassociation_source}" if reassociation_source else ""
     lanes, notes = _simd_lanes(kernel, machine, vectorize, defines)
-    dep, lanes, dep_notes = _dependency_bound(kernel, machine, lanes, reassociate, why)
+    dep, lanes, dep_notes = _dependency_bound(kernel, machine, lanes, reassociate, why, fold_left)
     notes += dep_notes
     ops = fused_operations(kernel, machine)
 
@@ -241,7 +244,7 @@ def _split_charge(split: SplitAccesses | None, machine, lanes: int, n_ld: float,
                         f"{ic.store.split_extra:.2g} (store) extra slot(s) (machine model)"]
 
 
-def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) -> tuple:
+def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str, fold_left: bool = False) -> tuple:
     """Loop-carried dependencies: ``(cy per iteration, SIMD lanes, notes)``.
 
     A reduction that may be reassociated (partial sums) is no bound, and one into an integer
@@ -252,7 +255,9 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
     MUL -> ADD contracted to FMA where the machine has FMA), and one shorter than the SIMD
     width forces scalar code. Each operation's latency is the probe's at the width the chain
     runs (:func:`chain_latency_table`), else the machine model's ``in_core.latency``, else the
-    micro-architecture's documented one (with a note).
+    micro-architecture's documented one (with a note). With ``fold_left`` (the compiler's
+    report says it vectorised such a loop, adding one element at a time in source order) a
+    chain that only reductions form leaves the SIMD width as it is, and runs at scalar width.
 
     Raises:
         ModelError: the machine gives no latency for an operation on a chain.
@@ -273,13 +278,15 @@ def _dependency_bound(kernel, machine, lanes: int, reassociate: bool, why: str) 
             notes.append(f"reduction into '{rec.variable}' kept in source order (latency-bound){why}; "
                          "--reassociation to assume partial sums")
         kept.append(rec)
-    blocking = [rec.variable for rec in kept if rec.distance < lanes]
-    if blocking and lanes > 1:
-        notes.append(f"loop-carried dependency on {', '.join(blocking)} prevents SIMD: scalar code assumed")
+    blocking = [rec for rec in kept if rec.distance < lanes]
+    fold_left = fold_left and all(rec.reassociable for rec in blocking)
+    if blocking and lanes > 1 and not fold_left:
+        notes.append(f"loop-carried dependency on {', '.join(r.variable for r in blocking)} prevents SIMD: "
+                     "scalar code assumed")
         lanes = 1
     fma = machine.in_core.throughput.get("FMA", 0) > 0  # MUL -> ADD contracted as compilers do
     for rec in kept:
-        width = _element_size(kernel, rec.variable) * lanes
+        width = _element_size(kernel, rec.variable) * (1 if fold_left else lanes)
         table, sources = chain_latency_table(machine, rec.graph.operations(fma), width, rec.variable)
         lat, _ = rec.graph.longest_chain(table, fma)  # longest path over the dependency graph
         dep = max(dep, lat / rec.distance)

@@ -28,6 +28,7 @@ from ..models.short_loops import inner_trips, is_short, quantization, short_loop
 from ..predictors.layer_conditions import LayerConditionAnalysis
 from ..predictors.traffic import TrafficPrediction
 from .confidence import Confidence, assess, kernel_facts
+from .executed_simd import executed_simd
 
 MODELS = ("LC", "ECM", "Roofline")
 
@@ -148,7 +149,7 @@ class AnalysisResult:
 
 def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool = True,
                     reassociate: bool = True, reassociation_source: str = "",
-                    defines: dict | None = None) -> InCoreResult:
+                    defines: dict | None = None, fold_left: bool = False) -> InCoreResult:
     """The analytic in-core model (:func:`loopmodel.models.incore.analytic_incore`, paper eq. 1-2),
     tolerating a machine model that lacks an operation's throughput or latency.
 
@@ -165,7 +166,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     """
     try:
         return _incore_model.analytic_incore(kernel, machine, iterations_per_unit, vectorize, reassociate,
-                                             reassociation_source, defines)
+                                             reassociation_source, defines, fold_left)
     except ModelError as exc:
         error = exc
     missing = _incore_model.missing_data(kernel, machine)
@@ -179,7 +180,7 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     try:
         res = _incore_model.analytic_incore(kernel, dataclasses.replace(machine, in_core=stand_in),
                                             iterations_per_unit, vectorize, reassociate, reassociation_source,
-                                            defines)
+                                            defines, fold_left)
     except ModelError:
         raise error from None
     no_tp = {op for kind, op in missing if kind == "throughput"}
@@ -506,12 +507,35 @@ class Analyzer:
         opt = self.options
         reassociation = self._reassociation if reassociate is None else (reassociate, "")
         vectorize = opt.vectorize if vectorize is None else vectorize
-        key = (it_per_unit, self._strided(defines), vectorize, reassociation, self._alignment(defines))
+        simd = self._executed_simd(defines, reassociation[0]) if vectorize else None
+        key = (it_per_unit, self._strided(defines), vectorize, reassociation, self._alignment(defines), simd)
         if key not in self._incore:
-            res = analytic_incore(self.kernel, self.machine, it_per_unit, vectorize, *reassociation, defines)
-            extra = width_note(self.vector_width, self._hardware_width, res.lanes, res.operations)
+            machine, fold_left, extra = self.machine, False, []
+            if simd is not None:
+                vectorize = simd.vector_bytes is not None
+                if vectorize and simd.vector_bytes < self.machine.in_core.simd_width:
+                    machine = dataclasses.replace(self.machine, in_core=narrowed(self.machine.in_core,
+                                                                                 simd.vector_bytes))
+                fold_left, extra = simd.fold_left, [simd.note] if simd.note else []
+            res = analytic_incore(self.kernel, machine, it_per_unit, vectorize, *reassociation, defines, fold_left)
+            if simd is None:
+                extra = width_note(self.vector_width, self._hardware_width, res.lanes, res.operations)
             self._incore[key] = dataclasses.replace(res, notes=res.notes + tuple(extra)) if extra else res
         return self._incore[key]
+
+    def _executed_simd(self, defines, reassociate: bool):
+        """The SIMD form of the compiled inner loop from gcc's report
+        (:func:`.executed_simd.executed_simd`), where this analysis compiles the kernel anyway
+        (``--incore`` auto, llvm-mca, osaca, measured, with the C source); None elsewhere, or
+        where the compiler cannot be run (the compiled analysis reports that itself)."""
+        opt = self.options
+        if opt.incore == "analytic" or opt.kernel_text is None:
+            return None
+        try:  # a sweep: the sizes the compiled analysis is made at (compiled once)
+            nest = self.loop_structure(opt.incore_defines or defines)
+        except LoopmodelError:
+            return None
+        return executed_simd(nest, self.kernel, int(self.machine.in_core.simd_width), reassociate)
 
     def _agreement(self, defines, traffic, incore, compiled, ecm) -> list:
         """``[note]`` where the compiled in-core result's T_ECM and the analytic model's differ by more

@@ -134,7 +134,7 @@ def machine_mapping(model) -> dict:
     d["in_core"]["latency"] = {k: q(v, "cy") for k, v in model.in_core.latency.items()}
     for k in ("latency_by_width", "throughput_by_width"):  # widths as numbers, as the probe writes them
         d["in_core"][k] = {op: {int(w): v for w, v in row.items()} for op, row in getattr(model.in_core, k).items()}
-    for k in ("inner_loop_entry_cy", "inner_loop_remainder_ratio", "store_forward_latency",
+    for k in ("inner_loop_entry_cy", "inner_loop_remainder_ratio", "nest_entry_cy", "store_forward_latency",
               "taken_branches_per_cycle", "latency_by_width", "throughput_by_width"):
         if d["in_core"].get(k) in (None, {}):
             d["in_core"].pop(k, None)

@@ -153,6 +153,9 @@ class InCore:
             modelled in its steady state, with a note.
         inner_loop_remainder_ratio: the cost of one remainder iteration of a short inner loop
             relative to a full SIMD pass, measured with ``inner_loop_entry_cy``.
+        nest_entry_cy: cycles per execution of a whole loop nest (its call, set-up and loop exit),
+            which ``machine probe`` measures on a loop in L1 at several lengths
+            (:mod:`loopmodel.models.nest_entry`); None: not modelled.
     """
 
     __pydantic_config__ = _STRICT
@@ -176,6 +179,7 @@ class InCore:
     taken_branches_per_cycle: Optional[Annotated[float, fx.THROUGHPUT]] = None
     inner_loop_entry_cy: Optional[Annotated[float, fx.LATENCY]] = None
     inner_loop_remainder_ratio: Optional[Annotated[float, fx.REMAINDER_RATIO]] = None
+    nest_entry_cy: Optional[Annotated[float, fx.LATENCY]] = None
 
 
 @dataclass(frozen=True)

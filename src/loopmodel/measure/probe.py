@@ -76,6 +76,13 @@ SHORT_LOOP_NAME = "short-loops"
 SHORT_LOOP_SOURCE = ("double a[M][72], b[M][72];\ndouble s;\n\n"
                      "for (int j = 0; j < M; ++j)\n    for (int i = 0; i < N; ++i)\n"
                      "        a[j][i] = a[j][i] + s * b[j][i];\n")
+#: a loop whose data stay in L1, measured at several lengths: its cycles per call against its
+#: iterations give the cost of entering and leaving a nest once per execution
+#: (:func:`loopmodel.models.nest_entry.fit_nest_entry`)
+NEST_ENTRY_NAME = "nest-entry"
+NEST_ENTRY_SOURCE = "double a[N], b[N];\ndouble s;\n\nfor (int i = 0; i < N; ++i)\n    a[i] = a[i] + s * b[i];\n"
+#: its lengths (two arrays of 1024 doubles: 16 KiB, in any L1 we know)
+NEST_ENTRY_TRIPS = (128, 256, 512, 1024)
 #: inner trip counts of the short-loop step (whole passes and remainders of 4-, 8- and 16-lane SIMD)
 SHORT_LOOP_TRIPS = (8, 9, 11, 12, 15, 16, 17, 20, 24, 28, 32, 33, 40, 48, 64)
 SHORT_LOOP_TRIPS_QUICK = (8, 11, 12, 16, 17, 24, 32, 33, 48, 64)
@@ -151,6 +158,8 @@ class ProbeData:
         power_info: its provenance (the runs and the fit), or empty.
         short_loops: :data:`SHORT_LOOP_SOURCE` with its data in L1 at each inner trip count
             of :data:`SHORT_LOOP_TRIPS`: ``{"n", "rows", "seconds_per_it", "clock_Hz"}`` dicts.
+        nest_entry: :data:`NEST_ENTRY_SOURCE` in L1 at each length of :data:`NEST_ENTRY_TRIPS`,
+            dicts as ``short_loops`` (``rows`` 1).
     """
     host: dict
     topology: object
@@ -169,6 +178,7 @@ class ProbeData:
     power: object = None
     power_info: dict = field(default_factory=dict)
     short_loops: tuple = ()
+    nest_entry: tuple = ()
 
 
 def point_seconds_per_it(p) -> float:
@@ -305,13 +315,14 @@ def run_probe(options: ProbeOptions, progress=None, root: str = "/") -> ProbeDat
     streams, offsets = _extras(topo, effective, options, steps)
     training = _training(effective, host["compiler_flags"], options, steps)
     short = short_loop_step(effective, host["compiler_flags"], options, steps)
+    entry = nest_entry_step(host["compiler_flags"], options, steps)
     coherence = steps.attempt("coherence transitions", probe_coherence, options, last_level_bytes(topo, effective),
                               steps.progress, root) if options.coherence else None
     power = _power(options, clock.median_hz if clock else None, steps, root) if options.power else None
     clock = _more_clock(clock, options, steps)
     host["duration_s"] = round(time.monotonic() - t0, 1)
     return ProbeData(host, topo, clock, incore, latency, sweep, tables, streams, offsets, tuple(steps.notes),
-                     options, training, *(coherence or (None, {})), *(power or (None, {})), short)
+                     options, training, *(coherence or (None, {})), *(power or (None, {})), short, entry)
 
 
 def _power(options, clock_hz, steps, root: str = "/"):
@@ -487,17 +498,32 @@ def short_loop_step(effective: dict, flags: str, options, steps) -> tuple:
     l1 = next(iter(effective.values()), 32 * KiB)
     rows = max(4, int(l1 / 4 // (2 * 72 * ELEMENT)))
     trips = SHORT_LOOP_TRIPS_QUICK if options.quick else SHORT_LOOP_TRIPS
+    return _lengths_step(SHORT_LOOP_NAME, SHORT_LOOP_SOURCE, "short inner loop", [(n, rows) for n in trips],
+                         flags, options, steps)
+
+
+def nest_entry_step(flags: str, options, steps) -> tuple:
+    """:data:`NEST_ENTRY_SOURCE` measured at each length of :data:`NEST_ENTRY_TRIPS` as
+    :func:`short_loop_step` measures its nest; the same dicts (``rows`` 1)."""
+    return _lengths_step(NEST_ENTRY_NAME, NEST_ENTRY_SOURCE, "loop", [(n, 1) for n in NEST_ENTRY_TRIPS], flags,
+                         options, steps)
+
+
+def _lengths_step(name: str, source: str, what: str, plan: list, flags: str, options, steps) -> tuple:
+    """``source`` measured at each ``(N, M rows)`` of ``plan`` (kernel benchmark, pinned, min-of-K),
+    one clock measurement around the step; ``{"n", "rows", "seconds_per_it", "clock_Hz"}`` dicts
+    (empty where the clock or every point fails)."""
     out = []
-    with tempfile.TemporaryDirectory(prefix="loopmodel-short-loops-") as d:
-        path = os.path.join(d, f"{SHORT_LOOP_NAME}.c")
+    with tempfile.TemporaryDirectory(prefix=f"loopmodel-{name}-") as d:
+        path = os.path.join(d, f"{name}.c")
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(SHORT_LOOP_SOURCE)
+            fh.write(source)
         before = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
-        for i, n in enumerate(trips):
-            steps.progress("short inner loops", i, len(trips))
-            m = steps.attempt(f"short inner loop of {n} iterations", measure_kernel, path, {"M": rows, "N": n},
-                              options.compiler, flags, runs=5 if options.quick else 10, min_time_s=0.002,
-                              cpu=_first_cpu())
+        for i, (n, rows) in enumerate(plan):
+            steps.progress(f"{what}s", i, len(plan))
+            sizes = {"M": rows, "N": n} if "M" in source else {"N": n}
+            m = steps.attempt(f"{what} of {n} iterations", measure_kernel, path, sizes, options.compiler, flags,
+                              runs=5 if options.quick else 10, min_time_s=0.002, cpu=_first_cpu())
             if m is not None:
                 out.append({"n": n, "rows": rows, "seconds_per_it": m.seconds_per_it_min})
         after = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)

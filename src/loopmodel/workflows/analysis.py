@@ -8,6 +8,7 @@ the symbolic work.
 from __future__ import annotations
 
 import dataclasses
+import math
 import importlib
 import functools
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from ..models import incore as _incore_model
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
 from ..models.location import data_location
+from ..models.nest_entry import entry_cy_per_it
 from ..models.prediction import DEFAULT_MULTICORE_MODEL, Prediction, predict
 from ..models.roofline import RooflineResult, roofline_model, versus_ecm
 from ..models.split_access import alignment_modulus
@@ -236,6 +238,36 @@ def short_loop_incore(kernel, machine, incore, compiled, defines: dict, it_per_u
     return dataclasses.replace(incore, T_OL=t_ol, T_nOL=t_nol, notes=incore.notes + (note,))
 
 
+#: a nest entry below this fraction of the in-core time is left out (below any measurement's resolution)
+NEST_ENTRY_MIN_FRACTION = 0.005
+
+
+def nest_entry_incore(kernel, machine, incore, defines: dict, it_per_unit: float):
+    """``incore`` with the cost of entering and leaving the nest once per execution,
+    ``in_core.nest_entry_cy`` / the nest's iterations, added to T_OL and T_nOL (cy/CL; nothing
+    else proceeds meanwhile), with a note (:mod:`loopmodel.models.nest_entry`).
+
+    Unchanged: no such figure in the machine model, T_OL unknown, the in-core time measured (it
+    holds the entry), a nest whose iterations depend on an outer index (triangular), or an entry
+    below :data:`NEST_ENTRY_MIN_FRACTION` of the in-core time.
+    """
+    c = machine.in_core.nest_entry_cy
+    if not c or incore.T_OL is None or incore.source == "measured":
+        return incore
+    try:
+        n = math.prod(lp.iterations(defines) for lp in kernel.loops)
+    except KeyError:
+        return incore
+    per_it = entry_cy_per_it(c, n)
+    extra = per_it * it_per_unit
+    if extra < NEST_ENTRY_MIN_FRACTION * incore.core_time:
+        return incore
+    note = (f"nest entered and left once per execution: +{per_it:.3g} cy/it ({c:.3g} cy per execution, measured on "
+            f"this host, over its {n} iterations)")
+    return dataclasses.replace(incore, T_OL=incore.T_OL + extra, T_nOL=incore.T_nOL + extra,
+                               notes=incore.notes + (note,))
+
+
 def _check_cores(cores: int, machine) -> None:
     """Raises DefineError unless 1 <= ``cores`` <= the machine's cores."""
     if cores < 1:
@@ -379,6 +411,7 @@ class Analyzer:
             incore = dataclasses.replace(incore, notes=incore.notes + option_notes)
             incore = short_loop_incore(self.kernel, self.machine, incore, compiled, defines,
                                        traffic.iterations_per_unit)
+            incore = nest_entry_incore(self.kernel, self.machine, incore, defines, traffic.iterations_per_unit)
         unknown = self._unknown_incore(incore) if incore is not None and incore.T_OL is None else None
         roof_asm = None
         if "RooflineASM" in opt.models:

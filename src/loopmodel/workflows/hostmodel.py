@@ -51,6 +51,7 @@ from ..measure.provenance import probe_section
 from ..models.calibration import fit_load_store_limit
 from ..models.link_fit import KernelTransfers, fit_links
 from ..models.scaling import fit_p0
+from ..models.nest_entry import fit_nest_entry
 from ..models.short_loops import fit_short_loop
 from .analysis import Analyzer, AnalyzerSettings
 
@@ -113,6 +114,7 @@ def build_host_model(data) -> HostModel:
     fits["latency_estimate"] = _latency_estimate(data, machine)
     mapping, fits["contention_p0"] = _fit_p0(mapping, machine, data, notes)
     mapping, fits["short_loops"] = fit_short_loops(mapping, data, notes)
+    mapping, fits["nest_entry"] = fit_nest_entry_cy(mapping, data, notes)
     if data.coherence is not None:
         mapping["coherence"] = coherence_mapping(data.coherence)
         notes += [f"coherence: {n}" for n in data.coherence.notes]
@@ -499,6 +501,29 @@ def _fit_p0(mapping: dict, machine, data, notes: list) -> tuple:
     vals = sorted(v["p0"] for v in per_kernel.values())
     p0 = (vals[(len(vals) - 1) // 2] + vals[len(vals) // 2]) / 2
     return {**mapping, "contention_p0": round(max(p0, 1e-4), 4)}, {"p0": round(p0, 4), "per_kernel": per_kernel}
+
+
+def fit_nest_entry_cy(mapping: dict, data, notes: list) -> tuple:
+    """``in_core.nest_entry_cy`` from the probe's nest-entry step
+    (:func:`loopmodel.models.nest_entry.fit_nest_entry`: cy per call = seconds per iteration x
+    clock x N, against N).
+
+    Returns:
+        ``(mapping, report)``: the mapping with the field where the step measured enough points,
+        else unchanged with a note; ``report`` the points and the fit, or None.
+    """
+    pts = [(p["n"], p["seconds_per_it"] * p["clock_Hz"] * p["n"]) for p in getattr(data, "nest_entry", ())]
+    if not pts:
+        return mapping, None
+    report = {"points": [{"n": n, "cy_per_call": round(y, 3)} for n, y in pts]}
+    try:
+        fit = fit_nest_entry(pts)
+    except ValueError as exc:
+        notes.append(f"nest entry: not fitted ({exc})")
+        return mapping, report
+    report.update(entry_cy=round(fit.entry_cy, 3), per_it_cy=round(fit.per_it_cy, 4),
+                  rms_relative_error=round(fit.residual, 4))
+    return {**mapping, "in_core": {**mapping["in_core"], "nest_entry_cy": round(fit.entry_cy, 3)}}, report
 
 
 def fit_short_loops(mapping: dict, data, notes: list) -> tuple:

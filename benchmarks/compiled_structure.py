@@ -5,7 +5,8 @@ the model of the loop as written) and of this one, against one measurement on th
 (``loopmodel validate``, this checkout: one pinned thread, warm data, min-of-5), all in cy/it.
 
 Usage (from the repository root; BEFORE: a checkout of the earlier tree with its extension built):
-    python benchmarks/compiled_structure.py BEFORE [-m MACHINE]
+    python benchmarks/compiled_structure.py BEFORE [-m MACHINE] [--before-machine FILE]
+(``--before-machine``: the same model for the earlier tree, without the fields it does not know)
 """
 import argparse
 import datetime
@@ -42,6 +43,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before")
     ap.add_argument("-m", "--machine", default="host")
+    ap.add_argument("--before-machine", default=None)
     a = ap.parse_args()
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     name = next(ln.split(":", 1)[1].strip() for ln in lscpu.splitlines() if ln.startswith("Model name"))
@@ -53,7 +55,7 @@ def main() -> None:
     for kernel, sizes in CASES.items():
         path = f"{KERNELS}/{kernel}.c"
         d = [x for k, v in sizes.items() for x in ("-D", f"{k}={v}")]
-        old = run(a.before, "analyze", path, "-m", a.machine, *d, "--json")
+        old = run(a.before, "analyze", path, "-m", a.before_machine or a.machine, *d, "--json")
         new = run(os.getcwd(), "analyze", path, "-m", a.machine, *d, "--json")
         val = run(os.getcwd(), "validate", path, "-m", a.machine, *d, "--repeat", "5", "--json")["points"][0]
         meas = val["measured_min_cy_per_cl"] / new["iterations_per_cl"]

@@ -72,6 +72,21 @@ def test_an_interchange_reverses_two_loops_and_leaves_deeper_nests_open():
     assert "the report does not say which" in deep.describe(8) and "no loop vectorised" in deep.describe(8)
 
 
+def test_a_loop_distributed_into_a_library_call_is_said_so_and_leaves_the_simd_assumption():
+    """gcc replaces a copy loop with memcpy ("split to 0 loops and 1 library calls"): no loop is
+    vectorised, yet the code is not scalar, so the analytic model keeps its assumption."""
+    from loopmodel.workflows.executed_simd import executed_simd
+    nest = _nest("kernel.c:7:23: optimized: Loop 2 distributed: split to 0 loops and 1 library calls.\n")
+    inner = nest.loops[1]
+    assert (inner.library_calls, inner.split_loops, nest.library_calls, nest.vectorised) == (1, 0, 1, None)
+    text = nest.describe(8)
+    assert "loop i replaced by 1 library call(s) (memcpy, memset" in text and "no loop vectorised" not in text
+    kernel, _ = parse_kernel("double a[M][N], b[M][N];\nfor (int j = 1; j < M - 1; ++j)\n"
+                             "  for (int i = 1; i < N - 1; ++i)\n    b[j][i] = a[j][i];\n", "k.c")
+    assert executed_simd(nest, kernel, 32, True) is None
+    assert executed_simd(_nest(""), kernel, 32, True).vector_bytes is None  # no library call: scalar code
+
+
 def test_a_nest_whose_for_lines_do_not_match_its_loops_has_no_record():
     assert _nest("", indices=("k", "j", "i")) is None
     assert LR.read_report("x" * 100 + "\n" * (2 * LR.MAX_REPORT_LINES), "gcc", SOURCE, ("j", "i"), MARKS).loops[1] \

@@ -349,8 +349,13 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
         info = hit
     else:
         asm, loops = _assembly_and_nest(src, choice, kernel, use_cache)
-        block = find_kernel_block(asm, work_stride, aarch64, asm_block,
-                                  pointer_increment, shape.strides, inner_trips(kernel, defines))
+        try:
+            block = find_kernel_block(asm, work_stride, aarch64, asm_block,
+                                      pointer_increment, shape.strides, inner_trips(kernel, defines))
+        except ToolError as exc:  # say why there is no loop where the report does
+            if loops is None or not loops.library_calls:
+                raise
+            raise ToolError(f"{exc}; {_loops_note(loops, kernel, choice)}") from None
         info = _analyse_block(block, analyzer, tool, tool_version, target, choice, src, aarch64)
         info = dataclasses.replace(info, loops=loops)
         if use_cache:

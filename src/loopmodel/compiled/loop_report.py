@@ -27,6 +27,7 @@ _EVENT = re.compile(r"^(?:[^:\n]*):(\d+):(\d+): optimized:\s+(.*)$")
 _VECTOR = re.compile(r"^loop vectorized using (\d+) byte vectors")
 _UNROLLED = re.compile(r"^loop unrolled (\d+) times")
 _COMPLETE = re.compile(r"^loop with (\d+) iterations completely unrolled")
+_DISTRIBUTED = re.compile(r"^Loop \d+ distributed: split to (\d+) loops and (\d+) library calls")
 _FOR = re.compile(r"^\s*for\s*\(")
 
 
@@ -46,6 +47,9 @@ class CompiledLoop:
         unroll_factor: copies of the body per pass after unrolling (``unrolled N times`` = N + 1),
             None where not unrolled.
         completely_unrolled: iterations of a loop unrolled completely (the loop is gone), or None.
+        library_calls: library calls (``memcpy``, ``memset``) the loop was distributed into, 0
+            where none; with ``split_loops`` 0 no loop is left of it.
+        split_loops: loops the distribution left (``library_calls`` > 0 only).
     """
 
     depth: int
@@ -55,6 +59,8 @@ class CompiledLoop:
     versioned: bool = False
     unroll_factor: int | None = None
     completely_unrolled: int | None = None
+    library_calls: int = 0
+    split_loops: int = 0
 
     def describe(self, element_bytes: int) -> str:
         """One phrase: ``loop i vectorised, 32-byte vectors (VF 4), epilogue 16-byte, versioned for
@@ -72,6 +78,9 @@ class CompiledLoop:
             parts.append(f"unrolled x{self.unroll_factor}")
         if self.completely_unrolled:
             parts.append(f"completely unrolled ({self.completely_unrolled} iterations)")
+        if self.library_calls:
+            parts.append(f"replaced by {self.library_calls} library call(s) (memcpy, memset: gcc's loop distribution)"
+                         + (f" and {self.split_loops} loop(s)" if self.split_loops else ""))
         return f"{name} " + ", ".join(parts) if parts else ""
 
 
@@ -87,6 +96,11 @@ class CompiledNest:
     order: tuple = ()
 
     @property
+    def library_calls(self) -> int:
+        """Library calls the loops of the nest were distributed into (memcpy, memset)."""
+        return sum(lp.library_calls for lp in self.loops)
+
+    @property
     def vectorised(self) -> CompiledLoop | None:
         """The innermost vectorised loop, or None."""
         return next((lp for lp in reversed(self.loops) if lp.vector_bytes), None)
@@ -99,7 +113,7 @@ class CompiledNest:
             head.append(f"loop order {', '.join(self.order)} (interchanged)" if self.order
                         else "loops interchanged (the report does not say which)")
         said = [d for d in (lp.describe(element_bytes) for lp in self.loops) if d]
-        if self.vectorised is None:
+        if self.vectorised is None and not self.library_calls:
             said.append("no loop vectorised")
         return f"compiled ({self.compiler}'s report): " + "; ".join(head + said)
 
@@ -168,6 +182,9 @@ def _event(loop: CompiledLoop, message: str) -> tuple:
     m = _UNROLLED.match(message)
     if m:
         return replace(loop, unroll_factor=int(m.group(1)) + 1), False
+    m = _DISTRIBUTED.match(message)
+    if m:
+        return replace(loop, split_loops=int(m.group(1)), library_calls=int(m.group(2))), False
     m = _COMPLETE.match(message)
     if m and loop.vector_bytes is None:  # after vectorisation: its scalar remainder, not the loop
         return replace(loop, completely_unrolled=int(m.group(1))), False

@@ -40,8 +40,9 @@ def executed_simd(nest, kernel, flags_bytes: int, reassociate: bool) -> Executed
     (:class:`~loopmodel.compiled.loop_report.CompiledNest`), against the ``flags_bytes`` (B) the
     flags give and whether reductions are ``reassociate``-d; None where the report leaves the
     assumption as it is (no report, or only an outer loop vectorised: the analytic model
-    vectorises along the inner loop only)."""
-    if nest is None or not nest.loops:
+    vectorises along the inner loop only; a loop replaced by a library call, whose code is not
+    the loop's)."""
+    if nest is None or not nest.loops or nest.library_calls:
         return None
     inner = nest.loops[-1]
     if not inner.vector_bytes:

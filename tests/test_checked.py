@@ -316,3 +316,24 @@ def test_avx512_code_is_analysed_on_the_cpu_llvm_mca_runs(tmp_path):
     res, info = compiled_incore(kernel, host, {"N": 1000}, 8, "llvm-mca", "gcc",
                                 "-O3 -march=x86-64-v4 -mprefer-vector-width=512", use_cache=False)
     assert info.target == "znver4" and "zmm" in info.block and res.T_OL > 0
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_avx512_code_is_analysed_on_the_architecture_osaca_runs(monkeypatch):
+    """OSACA's ZEN4 for a probed Zen 4 host whose file names gcc's 'znver3': the SIMD check is of
+    ZEN4 (AVX-512), so an AVX-512 block is taken (OSACA itself faked: its ports only)."""
+    from loopmodel.compiled import isa
+    from loopmodel.compiled.incore import compiled_incore
+    from loopmodel.fileio.c_kernel import load_c_kernel
+    assert osaca_backend.cpu_of("ZEN4") == "znver4" and isa.cpu_isa(osaca_backend.cpu_of("ZEN4")) == "AVX-512"
+    assert osaca_backend.cpu_of("nothing") is None
+    host = _host("znver3", ["avx2", "avx512f"], "AMD EPYC 9654 96-Core Processor")
+    host = dataclasses.replace(host, in_core=dataclasses.replace(host.in_core, analyzer_ports={}))
+    monkeypatch.setattr(osaca_backend, "available", lambda: True)
+    monkeypatch.setattr(osaca_backend, "version", lambda: "0.7.1")
+    monkeypatch.setattr(osaca_backend, "run", lambda text, arch, aarch64=False: llvm_mca.PortReport(
+        {"FP0": 1.0, "LD": 1.0}, 1.0, 1.0, ""))
+    kernel = load_c_kernel("examples/kernels/triad.c").kernel
+    res, info = compiled_incore(kernel, host, {"N": 1000}, 8, "osaca", "gcc",
+                                "-O3 -march=x86-64-v4 -mprefer-vector-width=512", use_cache=False)
+    assert info.target == "ZEN4" and "zmm" in info.block and res.T_OL > 0

@@ -335,9 +335,9 @@ def compiled_incore(kernel, machine, defines: dict, iterations_per_unit: float,
     # checked even where no analyzer is installed
     choice = choose_compiler(machine, compiler, flags, trust_machine, machine_file)
     tool, tool_version, target, target_note = _analyzer_tool(machine, analyzer, suggest)
-    # the SIMD level the analyzer models: llvm-mca's CPU as run (a probed host's llvm_mca_cpu
-    # upgraded to the generation it is, llvm_mca.cpu_for), else the machine file's name
-    cpu = target if analyzer == "llvm-mca" else machine.in_core.llvm_mca_cpu
+    # the SIMD level the analyzer models: the CPU it runs as (a probed host's llvm_mca_cpu upgraded
+    # to the generation it is: llvm_mca.cpu_for, osaca_backend.arch_for), else the machine file's name
+    cpu = target if analyzer == "llvm-mca" else (osaca_backend.cpu_of(target) or machine.in_core.llvm_mca_cpu)
     src = single_core_source(generate_c(kernel, defines, assume_aligned=assume_aligned))
     work_stride = _stride_bytes(kernel, defines) if kernel.work_accesses() else None
     shape = kernel_shape(kernel, machine, defines, work_stride)

@@ -76,6 +76,12 @@ def arch_for(machine) -> tuple:
     raise ToolError(f"no OSACA architecture known for machine model '{machine.name}' (llvm_mca_cpu '{cpu}')")
 
 
+def cpu_of(arch: str) -> str | None:
+    """An llvm-mca CPU name of OSACA's architecture ``arch`` (the first in :data:`ARCH`), whose
+    SIMD level is the one OSACA models (:data:`loopmodel.compiled.isa.CPU_ISA`); None if unknown."""
+    return next((cpu for cpu, a in ARCH.items() if a == arch), None)
+
+
 def run(block_text: str, arch: str, aarch64: bool = False) -> PortReport:
     """Analyze ``block_text`` with OSACA for ``arch``.
 

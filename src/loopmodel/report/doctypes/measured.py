@@ -169,9 +169,9 @@ class ValidatePoint(Strict):
                     "(data in memory with a benchmarked memory term; null otherwise)")]
 
 
-class SameWindowDoc(Strict):
-    """The memory bandwidth of the measurement's minutes and the prediction at it
-    (:class:`loopmodel.workflows.same_window.SameWindow`)."""
+class WindowBandwidths(Strict):
+    """The reference benchmark measured around a kernel's runs (the memory bandwidth of the
+    measurement's minutes, :class:`loopmodel.workflows.same_window.SameWindow`)."""
 
     reference_kernel: Annotated[str, Field(description="the benchmark the ECM memory term was taken from")]
     reference_cores: Annotated[int, Field(description="its threads")]
@@ -180,6 +180,12 @@ class SameWindowDoc(Strict):
     before_B_s: Annotated[Num, Field(description="measured right before the kernel's runs, B/s")]
     after_B_s: Annotated[Num, Field(description="measured right after the kernel's runs, B/s")]
     window_B_s: Annotated[Num, Field(description="the mean of the two, B/s")]
+
+
+class SameWindowDoc(WindowBandwidths):
+    """The memory bandwidth of the measurement's minutes and the prediction at it
+    (:class:`loopmodel.workflows.same_window.SameWindow`)."""
+
     predicted_cy_per_cl: Annotated[Num, Field(description="T_ECM with the memory term at window_B_s, cy/CL")]
     relative_error: Annotated[Num, Field(description="predicted_cy_per_cl / measured min - 1, fraction")]
 
@@ -218,16 +224,9 @@ class CorpusSameWindow(Strict):
                                                     "right before and after the case's runs")]
 
 
-class CorpusWindowDoc(Strict):
+class CorpusWindowDoc(WindowBandwidths):
     """One corpus case's prediction at the memory bandwidth of its own minutes (cy/it)."""
 
-    reference_kernel: Annotated[str, Field(description="the benchmark the ECM memory term was taken from")]
-    reference_cores: Annotated[int, Field(description="its threads")]
-    stored_B_s: Annotated[Num, Field(description="its figure in the machine model, B/s (as reported, no "
-                                                 "write-allocate)")]
-    before_B_s: Annotated[Num, Field(description="measured right before the case's runs, B/s")]
-    after_B_s: Annotated[Num, Field(description="measured right after the case's runs, B/s")]
-    window_B_s: Annotated[Num, Field(description="the mean of the two, B/s")]
     predicted_cy_per_it: Annotated[Num, Field(description="T_ECM with the memory term at window_B_s / iterations "
                                                           "per CL, cy/it")]
     relative_error: Annotated[Num, Field(description="predicted_cy_per_it / measured min - 1, fraction")]

@@ -125,6 +125,9 @@ FORMS = (
      "double a[N];\nint i = 0;\nwhile (i < N)\n  a[i++] = 0.0;\n"),
     ("Loop bodies", "indirect indexing",
      "void k(double *a, const int *idx, int n) {\n  for (int i = 0; i < n; ++i)\n    a[idx[i]] = 1.0;\n}\n"),
+    ("Loop bodies", "the C library's maths: fma, pow, log (and sqrt, exp, fabs, fmin, fmax)",
+     "#include <math.h>\ndouble a[N], b[N], c[N];\nfor (int i = 0; i < N; ++i)\n"
+     "  a[i] = fma(b[i], c[i], a[i]) + pow(b[i], 2.0) * log(c[i]);\n"),
     ("Loop bodies", "a call to another function",
      "double f(double x);\nvoid k(double *a, int n) {\n  for (int i = 0; i < n; ++i)\n    a[i] = f(a[i]);\n}\n"),
     ("Loop bodies", "!= with a step of 2",

@@ -546,3 +546,41 @@ def test_the_forms_page_is_what_its_script_writes():
     refused = [title for _, title, text in gen.FORMS if gen.outcome(text).startswith("refused")]
     assert len(refused) >= 15 and all(re.match(r"refused: loopmodel: kernel\.c:\d+", gen.outcome(text))
                                        for _, title, text in gen.FORMS if title in refused)
+
+
+# ---------------------------------------------------------------- the C library's maths
+
+def test_fma_is_a_multiply_add_and_log_pow_are_operations_of_their_own():
+    fma = parse_c("double a[N], b[N], c[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = fma(b[i], c[i], a[i]);\n").kernel
+    plain = parse_c("double a[N], b[N], c[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = b[i] * c[i] + a[i];\n").kernel
+    assert fma.operations == plain.operations == {"MUL": 1, "ADD": 1}
+    assert fma.fma_candidates == plain.fma_candidates == 1 and fma.flops_per_iteration == 2
+    k = parse_c("float a[N], b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = logf(b[i]) + powf(b[i], 0.5f);\n").kernel
+    assert k.operations == {"LOG": 1, "POW": 1, "ADD": 1}
+
+
+@pytest.mark.parametrize("call,message", [
+    ("pow(b[i])", "'pow' takes 2 argument(s), got 1"),
+    ("fma(b[i], b[i])", "'fma' takes 3 argument(s), got 2"),
+    ("cbrt(b[i])", "call to 'cbrt' not supported (allowed: exp, fabs, fma, fmax, fmin, log, pow, sqrt)"),
+])
+def test_a_math_call_of_the_wrong_arity_or_name_is_one_line(call, message):
+    err = refusal(f"double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = {call};\n")
+    assert message in err.message and err.line == 3
+
+
+def test_log_and_pow_cost_what_the_machine_model_gives_else_t_ol_is_unknown(tmp_path):
+    src = tmp_path / "k.c"
+    src.write_text("double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = log(b[i]) + pow(b[i], 0.5);\n")
+    p = run_cli("analyze", src, "-m", SKX, "-D", "N=1000", "--incore", "analytic", "--json")
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and doc["incore"]["T_OL_cy_per_cl"] is None
+    assert any("gives no throughput for LOG" in n and "no throughput for POW" in n for n in doc["notes"])
+    assert "expensive-ops" in doc["confidence"]["regimes"]
+    text = (ROOT / "src" / "loopmodel" / "machines" / f"{SKX}.yml").read_text()
+    assert "throughput: {" in text  # the machine file's flow-style table, which the copy below extends
+    machine = tmp_path / "m.yml"
+    machine.write_text(text.replace("throughput: {", "throughput: {LOG: 0.05, POW: 0.025, ", 1))
+    p = run_cli("analyze", src, "-m", machine, "-D", "N=1000", "--incore", "analytic", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["incore"]["T_OL_cy_per_cl"] > 0

@@ -36,11 +36,19 @@ from .reader import KERNEL_MAX_BYTES, read_text
 #: every type of :data:`loopmodel.ir.ctypes.TYPE_BYTES`)
 ELEMENT_SIZES = {"double": 8, "float": 4}
 SCALAR_TYPES = {"double": 8, "float": 4, "int": 4, "long": 8, "unsigned": 4}
+#: the C library's maths the kernel may call -> operation type (``fma(a, b, c)`` is a * b + c,
+#: one MUL and one ADD that the machine's FMA may fuse; the others' cost is the machine model's
+#: throughput of the type, where it gives one)
 FUNCTIONS = {
-    "sqrt": "SQRT", "sqrtf": "SQRT", "exp": "EXP", "expf": "EXP",
+    "sqrt": "SQRT", "sqrtf": "SQRT", "exp": "EXP", "expf": "EXP", "log": "LOG", "logf": "LOG",
+    "pow": "POW", "powf": "POW", "fma": "FMA", "fmaf": "FMA",
     "fabs": "FABS", "fabsf": "FABS", "fmin": "FMIN", "fminf": "FMIN",
     "fmax": "FMAX", "fmaxf": "FMAX",
 }
+#: arguments of each operation type of :data:`FUNCTIONS` (one where not named)
+ARITY = {"FMIN": 2, "FMAX": 2, "POW": 2, "FMA": 3}
+#: the text of the allowed calls, for refusals
+ALLOWED_CALLS = ", ".join(sorted({f for f in FUNCTIONS if not f.endswith("f") or f[:-1] not in FUNCTIONS}))
 BINOPS = {"+": "ADD", "-": "ADD", "*": "MUL", "/": "DIV"}
 COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}
 _UNSUPPORTED_STMT = {
@@ -650,12 +658,15 @@ class KernelBuilder:
         if isinstance(n, c_ast.FuncCall):
             fname = getattr(n.name, "name", None)
             if fname not in FUNCTIONS:
-                raise self.err(n, f"call to '{fname}' not supported (allowed: sqrt, exp, fabs, fmin, fmax)")
+                raise self.err(n, f"call to '{fname}' not supported (allowed: {ALLOWED_CALLS})")
             args = n.args.exprs if n.args else []
-            want = 2 if FUNCTIONS[fname] in ("FMIN", "FMAX") else 1
+            want = ARITY.get(FUNCTIONS[fname], 1)
             if len(args) != want:
                 raise self.err(n, f"'{fname}' takes {want} argument(s), got {len(args)}")
-            return _Node("op", FUNCTIONS[fname], [self._expr(a) for a in args])
+            kids = [self._expr(a) for a in args]
+            if FUNCTIONS[fname] == "FMA":  # a * b + c: counted as the expression, an FMA candidate
+                return _Node("op", "ADD", [_Node("op", "MUL", kids[:2]), kids[2]])
+            return _Node("op", FUNCTIONS[fname], kids)
         if isinstance(n, c_ast.Assignment):
             raise self.err(n, "assignment inside an expression not supported")
         raise self.unsupported(n)

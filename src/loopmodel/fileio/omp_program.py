@@ -61,7 +61,8 @@ from ..ir.kernel import Loop
 from ..ir.omp import PHASE_KINDS, AffineAccess, LoopBound, OmpArray, OmpProgram, Phase, Repeat
 from ..ir.point import MAX_DATA_BYTES
 from ..ir.poly import Poly
-from .c_kernel import COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, read_kernel_text
+from .c_kernel import ALLOWED_CALLS, ARITY, COMPOUND, ELEMENT_SIZES, FUNCTIONS, SCALAR_TYPES, KernelBuilder, \
+    read_kernel_text
 from .c_pragma import parse_pragma, pragma_string
 from .c_print import CodePrinter
 from .c_source import parse_source, wrap_source
@@ -878,8 +879,8 @@ class _CProgram(_Resolver):
     def check_call(self, call) -> None:
         name = getattr(call.name, "name", None)
         if name not in FUNCTIONS:
-            raise self.fail(call, f"call to '{name}' not supported (allowed: {', '.join(sorted(FUNCTIONS))})")
-        want = 2 if FUNCTIONS[name] in ("FMIN", "FMAX") else 1
+            raise self.fail(call, f"call to '{name}' not supported (allowed: {ALLOWED_CALLS})")
+        want = ARITY.get(FUNCTIONS[name], 1)
         got = len(call.args.exprs) if call.args else 0
         if got != want:
             raise self.fail(call, f"'{name}' takes {want} argument(s), got {got}")

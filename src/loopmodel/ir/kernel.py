@@ -21,7 +21,7 @@ from .poly import Poly
 
 #: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
 #: (a fused FMA counts two); the other calls are their own operation types.
-OPERATION_TYPES = ("ADD", "MUL", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
+OPERATION_TYPES = ("ADD", "MUL", "DIV", "SQRT", "EXP", "LOG", "POW", "FABS", "FMIN", "FMAX")
 FLOP_TYPES = ("ADD", "MUL", "DIV", "SQRT")
 
 

@@ -28,7 +28,7 @@ from .power import PowerSection
 
 
 #: operation types of the in-core model (cross-architecture-machine-models.txt §3.3)
-OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT", "EXP", "FABS", "FMIN", "FMAX")
+OPS = ("ADD", "MUL", "FMA", "DIV", "SQRT", "EXP", "LOG", "POW", "FABS", "FMIN", "FMAX")
 
 
 class Convert:

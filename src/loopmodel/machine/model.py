@@ -90,7 +90,7 @@ class InCore:
         simd_width: the widest SIMD register of the core, bytes (``32 B`` for AVX); an analysis
             uses the width its compiler's flags give, at most this (``loopmodel.machine.vector_width``).
         throughput: instructions per cycle at full SIMD width per operation type (ADD, MUL, FMA,
-            DIV, SQRT, EXP, FABS, FMIN, FMAX); the per-element throughput is that times the SIMD
+            DIV, SQRT, EXP, LOG, POW, FABS, FMIN, FMAX); the per-element throughput is that times the SIMD
             lanes (cross-architecture paper eq. 6).
         load: the L1 load limit (:class:`LoadStore`).
         store: the L1 store limit (:class:`LoadStore`).

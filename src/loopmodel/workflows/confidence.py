@@ -140,7 +140,7 @@ def kernel_facts(kernel, machine) -> KernelFacts:
     if any(name in {w for w, _ in written} and offs - {o for w, o in written if w == name}
            for name, offs in offsets.items()):
         tags.add("in-place")
-    if any(kernel.operations.get(op, 0) for op in ("DIV", "SQRT", "EXP")):
+    if any(kernel.operations.get(op, 0) for op in ("DIV", "SQRT", "EXP", "LOG", "POW")):
         tags.add("expensive-ops")
     types = [a.ctype for a in kernel.arrays.values()] or [s.ctype for s in kernel.scalars.values()]
     if "float" in types:
@@ -196,7 +196,7 @@ def regime_tags(result, facts: KernelFacts | None = None, level: str | None = No
       below max(:data:`SHORT_INNER_LOOP`, 4 x SIMD lanes): with a vector loop body unrolled
       2-4 times, 64 iterations are a few trips of it, and the remainder code, the loop exit and
       the outer loop's work, none of which the ECM model counts, become a large share.
-    * ``expensive-ops``: a DIV, SQRT or EXP in the loop body (long, partly pipelined units).
+    * ``expensive-ops``: a DIV, SQRT, EXP, LOG or POW in the loop body (long, partly pipelined units).
     * ``compute-bound``: T_OL above T_nOL plus the data transfers for the data location
       (ECM eq. 4, cross-architecture-machine-models.txt: then the arithmetic, not the data
       movement, sets T_ECM).

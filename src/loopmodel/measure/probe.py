@@ -19,7 +19,8 @@ per-level bandwidths, the memory penalty and the contention curve):
 7. with ``coherence``: the MESI transition table at 1..N threads (:mod:`.coherence_bench`,
    benchmark-based-coherence-model.txt §IV), chunks from 4 KiB to 4 x the last-level cache;
 8. a short-inner-loop kernel in L1 at several inner trip counts (loop entry overhead and
-   remainder cost, :mod:`loopmodel.models.short_loops`);
+   remainder cost, :mod:`loopmodel.models.short_loops`), and a loop in L1 at four lengths (the
+   cost of entering a nest once per execution, :mod:`loopmodel.models.nest_entry`);
 9. with ``power``: package power (RAPL) of a streaming kernel at 1..N cores and, where the
    clock can be set, several clocks, fitted to the chip power model W0 + (W1·f + W2·f²)·n
    (:mod:`.power_probe`, ecm-model-slides.txt "A simple power model for multicore chips").

@@ -156,7 +156,7 @@ def test_both_analyzers_ask_the_machine_model(monkeypatch):
 
 @pytest.mark.parametrize("old, new, named", [
     ("stores_in: T_OL", "stores_in: sometimes", "stores_in"),
-    ("  stores_in: T_OL\n", "  stores_in: T_OL\n  shared_units: [[DIV, LOG]]\n", "shared unit")])
+    ("  stores_in: T_OL\n", "  stores_in: T_OL\n  shared_units: [[DIV, TAN]]\n", "shared unit")])
 def test_in_core_rule_fields_are_validated(tmp_path, old, new, named):
     """A bad ``stores_in`` or ``shared_units`` is one line naming the field, and a non-zero exit."""
     text = (ROOT / "src/loopmodel/machines/SkylakeSP_Gold-6148.yml").read_text()

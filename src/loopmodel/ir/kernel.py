@@ -383,6 +383,15 @@ class Kernel:
     def bytes_stored_per_iteration(self) -> int:
         return sum(self.arrays[a.array].element_size for a in self.streamed_writes())
 
+    def total_iterations(self, defines: Mapping) -> int:
+        """Innermost iterations of the whole nest at ``defines``: the product of the loops'
+        :meth:`Loop.iterations` (a rectangular nest).
+
+        Raises:
+            KeyError: a bound needs an outer index (a triangular nest) or a missing size.
+        """
+        return math.prod(lp.iterations(defines) for lp in self.loops)
+
     def free_constants(self, defines: Mapping) -> list:
         return sorted(self.constants - set(defines))
 

@@ -499,34 +499,35 @@ def short_loop_step(effective: dict, flags: str, options, steps) -> tuple:
     l1 = next(iter(effective.values()), 32 * KiB)
     rows = max(4, int(l1 / 4 // (2 * 72 * ELEMENT)))
     trips = SHORT_LOOP_TRIPS_QUICK if options.quick else SHORT_LOOP_TRIPS
-    return _lengths_step(SHORT_LOOP_NAME, SHORT_LOOP_SOURCE, "short inner loop", [(n, rows) for n in trips],
-                         flags, options, steps)
+    return _lengths_step(SHORT_LOOP_NAME, SHORT_LOOP_SOURCE, "short inner loop",
+                         [{"M": rows, "N": n} for n in trips], flags, options, steps)
 
 
 def nest_entry_step(flags: str, options, steps) -> tuple:
     """:data:`NEST_ENTRY_SOURCE` measured at each length of :data:`NEST_ENTRY_TRIPS` as
     :func:`short_loop_step` measures its nest; the same dicts (``rows`` 1)."""
-    return _lengths_step(NEST_ENTRY_NAME, NEST_ENTRY_SOURCE, "loop", [(n, 1) for n in NEST_ENTRY_TRIPS], flags,
+    return _lengths_step(NEST_ENTRY_NAME, NEST_ENTRY_SOURCE, "loop", [{"N": n} for n in NEST_ENTRY_TRIPS], flags,
                          options, steps)
 
 
 def _lengths_step(name: str, source: str, what: str, plan: list, flags: str, options, steps) -> tuple:
-    """``source`` measured at each ``(N, M rows)`` of ``plan`` (kernel benchmark, pinned, min-of-K),
-    one clock measurement around the step; ``{"n", "rows", "seconds_per_it", "clock_Hz"}`` dicts
-    (empty where the clock or every point fails)."""
+    """``source`` measured at each set of sizes of ``plan`` (``N`` the inner trip count, ``M`` the
+    rows where it has them; kernel benchmark, pinned, min-of-K), one clock measurement around the
+    step; ``{"n", "rows", "seconds_per_it", "clock_Hz"}`` dicts (``rows`` 1 without ``M``; empty
+    where the clock or every point fails)."""
     out = []
     with tempfile.TemporaryDirectory(prefix=f"loopmodel-{name}-") as d:
         path = os.path.join(d, f"{name}.c")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source)
         before = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
-        for i, (n, rows) in enumerate(plan):
+        for i, sizes in enumerate(plan):
             steps.progress(f"{what}s", i, len(plan))
-            sizes = {"M": rows, "N": n} if "M" in source else {"N": n}
+            n = sizes["N"]
             m = steps.attempt(f"{what} of {n} iterations", measure_kernel, path, sizes, options.compiler, flags,
                               runs=5 if options.quick else 10, min_time_s=0.002, cpu=_first_cpu())
             if m is not None:
-                out.append({"n": n, "rows": rows, "seconds_per_it": m.seconds_per_it_min})
+                out.append({"n": n, "rows": sizes.get("M", 1), "seconds_per_it": m.seconds_per_it_min})
         after = steps.attempt("clock", measure_clock, options.compiler, 20_000, 5)
     if before is None or after is None:
         return ()

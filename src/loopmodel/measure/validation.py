@@ -82,10 +82,8 @@ class ValidationRow:
 
     def _window(self) -> dict:
         """The same-window prediction (JSON): the reference bandwidths and the prediction at them."""
-        w = self.window
-        return {"reference_kernel": w.kernel, "reference_cores": w.cores, "stored_B_s": w.stored_B_s,
-                "before_B_s": w.before_B_s, "after_B_s": w.after_B_s, "window_B_s": w.window_B_s,
-                "predicted_cy_per_cl": w.predicted_cy_per_cl, "relative_error": self.window_error}
+        return {**self.window.bandwidths(), "predicted_cy_per_cl": self.window.predicted_cy_per_cl,
+                "relative_error": self.window_error}
 
 
 def summary(rows) -> dict:

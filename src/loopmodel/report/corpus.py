@@ -35,12 +35,9 @@ def case_row(r) -> dict:
 
 def _window(r) -> dict | None:
     """The same-window prediction of one case (JSON, cy/it and B/s), None without one."""
-    w = r.window
-    if w is None or r.window_cy_per_it is None:
+    if r.window is None or r.window_cy_per_it is None:
         return None
-    return {"reference_kernel": w.kernel, "reference_cores": w.cores, "stored_B_s": w.stored_B_s,
-            "before_B_s": w.before_B_s, "after_B_s": w.after_B_s, "window_B_s": w.window_B_s,
-            "predicted_cy_per_it": r.window_cy_per_it, "relative_error": r.window_error}
+    return {**r.window.bandwidths(), "predicted_cy_per_it": r.window_cy_per_it, "relative_error": r.window_error}
 
 
 def document(machine: str, run) -> dict:

@@ -8,7 +8,6 @@ the symbolic work.
 from __future__ import annotations
 
 import dataclasses
-import math
 import importlib
 import functools
 from dataclasses import dataclass, field
@@ -255,7 +254,7 @@ def nest_entry_incore(kernel, machine, incore, defines: dict, it_per_unit: float
     if not c or incore.T_OL is None or incore.source == "measured":
         return incore
     try:
-        n = math.prod(lp.iterations(defines) for lp in kernel.loops)
+        n = kernel.total_iterations(defines)
     except KeyError:
         return incore
     per_it = entry_cy_per_it(c, n)
@@ -359,6 +358,7 @@ class Analyzer:
             raise DefineError(f"--sweeps {options.sweeps}: choose 'repeated' or 'single'")
         self._incore = {}  # (it per CL of work, non-contiguous accesses, SIMD, reassociation) -> analytic result
         self._compiled_memo = {}
+        self._nests = {}  # sizes -> the compiler's report of the nest (loop_structure)
         self._last_compiled = (None, None)  # the last point's compiled analysis (runs at other core counts)
         self._refused = set()  # the compiled analyzers that refused this kernel under --incore auto
         self._alternative = {}  # refused analyzers -> the --incore to name instead (_name_compiled)
@@ -495,10 +495,13 @@ class Analyzer:
             ToolError: the compiler is missing or fails; MachineError: a machine file's compiler
                 flag or name is not allowed (one line each).
         """
-        opt = self.options
-        return _compiled("incore").loop_structure(self.kernel, self.machine, defines, opt.compiler,
-                                                  opt.compiler_flags, opt.use_cache, opt.trust_machine_flags,
-                                                  opt.machine_file)
+        key = tuple(sorted(defines.items()))  # once per set of sizes: every point asks again
+        if key not in self._nests:
+            opt = self.options
+            self._nests[key] = _compiled("incore").loop_structure(
+                self.kernel, self.machine, defines, opt.compiler, opt.compiler_flags, opt.use_cache,
+                opt.trust_machine_flags, opt.machine_file)
+        return self._nests[key]
 
     @functools.cached_property
     def _accuracy(self):

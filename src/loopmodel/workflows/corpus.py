@@ -42,7 +42,7 @@ from ..measure.probe import MEMORY_MIN_B
 from ..measure.stream import available_memory
 from ..models.accuracy import APART, AccuracySummary, error_stats, summarize
 from .analysis import Analyzer, AnalyzerSettings
-from .executed import FOLLOWED, as_compiled
+from .executed import as_compiled, followed_note
 from .same_window import measured_around
 from .validate import QUICK_REPEAT, ValidateOptions, check_choice, data_level, ecm_at_data_level, kernel_analyzer
 
@@ -181,7 +181,7 @@ def place_kernel(ck: CorpusKernel, machine, limit_B: int | None = None) -> tuple
             notes.append(why)
             continue
         defines = ck.defines(placer.grid[k])
-        iterations = math.prod(loop.iterations(defines) for loop in placer.kernel.loops)
+        iterations = placer.kernel.total_iterations(defines)
         if iterations > MAX_ITERATIONS:
             notes.append(f"{ck.name}: not placed in {name}: one call would run {iterations:.2e} iterations "
                          f"(at most {MAX_ITERATIONS:.2e})")
@@ -312,7 +312,7 @@ def measure_case(case, directory: str, machine, repeat: int, cpu: int | None, us
     per_it = res.traffic.iterations_per_unit
     return CorpusResult(replace(case, level=level), tuple(res.confidence.tags), predicted / per_it,
                         res.ecm.notation(), bench, None if window is None else window.predicted_cy_per_cl / per_it,
-                        window, next((n for n in res.notes if n.startswith(FOLLOWED)), ""))
+                        window, followed_note(res))
 
 
 def run_corpus(machine, machine_name: str, quick: bool = False, seed: int = 0, repeat: int = 10,

@@ -28,6 +28,12 @@ COMPILING = ("auto", "llvm-mca", "osaca")
 FOLLOWED = "analysed as compiled: "
 
 
+def followed_note(res) -> str:
+    """The note of an analysis result ``res`` saying it analysed the nest the compiler runs
+    instead of the one written ("" where it did not)."""
+    return next((n for n in res.notes if n.startswith(FOLLOWED)), "")
+
+
 def as_compiled(analyzer: Analyzer, machine, at: dict) -> Analyzer:
     """``analyzer``, or an :class:`Analyzer` of the nest with its two innermost loops swapped
     (same machine model ``machine`` as given, same settings, a note with every result) where gcc

@@ -52,6 +52,11 @@ class SameWindow:
         """The mean of the two reference measurements, B/s."""
         return (self.before_B_s + self.after_B_s) / 2
 
+    def bandwidths(self) -> dict:
+        """The reference benchmark and its bandwidths as the JSON documents carry them (B/s)."""
+        return {"reference_kernel": self.kernel, "reference_cores": self.cores, "stored_B_s": self.stored_B_s,
+                "before_B_s": self.before_B_s, "after_B_s": self.after_B_s, "window_B_s": self.window_B_s}
+
 
 def memory_term(res, level: str):
     """The contribution of ``res`` for data in ``level`` whose bandwidth is a benchmark of memory

@@ -24,7 +24,7 @@ from ..measure import bench as measure_bench
 from ..measure.validation import ValidationRow, summary, validation_notes
 from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
-from .executed import FOLLOWED, as_compiled
+from .executed import as_compiled, followed_note
 from .incore_measured import l1_time
 from .options import option
 from .same_window import measured_around
@@ -136,7 +136,7 @@ def measure_rows(path: str, machine, points, repeat: int = 10, cpu: int | None =
             core, core_defines = (meas.cy_per_cl[0], meas.defines) if meas is not None else (None, None)
         rows.append(ValidationRow(dict(pt), level, predicted, res.ecm.notation(), bench, ecm_parts(res, level),
                                   res.ecm.T_ECM.get("L1", predicted), core, core_defines, note or "", window,
-                                  window_note, next((n for n in res.notes if n.startswith(FOLLOWED)), "")))
+                                  window_note, followed_note(res)))
     return rows
 
 

@@ -8,6 +8,9 @@ keys pydantic reads) are left out of the scan (.ci/run: --exclude)."""
 # The package root's lazy public names: module hooks called by Python
 __getattr__, __dir__
 
+# pcpp's hooks, called by its Preprocessor (fileio.c_preprocess)
+on_error, on_directive_unknown, on_include_not_found, on_unknown_macro_in_expr, on_file_open, rewrite_paths
+
 # pydantic model configuration (fileio.app_file)
 model_config
 

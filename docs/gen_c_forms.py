@@ -132,6 +132,30 @@ FORMS = (
      "double f(double x);\nvoid k(double *a, int n) {\n  for (int i = 0; i < n; ++i)\n    a[i] = f(a[i]);\n}\n"),
     ("Loop bodies", "!= with a step of 2",
      "double a[N];\nfor (int i = 0; i != N; i += 2)\n  a[i] = 0.0;\n"),
+    ("Loop bodies", "a conditional expression",
+     "double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = b[i] > a[i] ? b[i] : a[i];\n"),
+    ("Several nests", "a statement beside an inner loop (gemm)",
+     "void gemm(int ni, int nj, int nk, double beta, double C[ni][nj], double A[ni][nk], double B[nk][nj]) {\n"
+     "  for (int i = 0; i < ni; i++) {\n    for (int j = 0; j < nj; j++)\n      C[i][j] *= beta;\n"
+     "    for (int k = 0; k < nk; k++)\n      for (int j = 0; j < nj; j++)\n        C[i][j] += A[i][k] * B[k][j];\n"
+     "  }\n}\n"),
+    ("Several nests", "a time loop around two nests",
+     "void jacobi(int steps, int n, double A[n], double B[n]) {\n  for (int t = 0; t < steps; t++) {\n"
+     "    for (int i = 1; i < n - 1; i++)\n      B[i] = (A[i-1] + A[i] + A[i+1]) / 3.0;\n"
+     "    for (int i = 1; i < n - 1; i++)\n      A[i] = (B[i-1] + B[i] + B[i+1]) / 3.0;\n  }\n}\n"),
+    ("Several nests", "an if on loop indices, with else",
+     "void k(int n, double A[n][n]) {\n  for (int i = 0; i < n; i++)\n    for (int j = 0; j < n; j++)\n"
+     "      if (j > i) A[i][j] = 0.0;\n      else A[i][j] = 2.0 * A[i][j];\n}\n"),
+    ("Several nests", "an if that crosses a bound",
+     "void k(int n, int m, double *a) {\n  for (int i = 0; i < n; i++)\n    if (i < m) a[i] = 0.0;\n}\n"),
+    ("Several nests", "swap with two nests",
+     "double a[N], b[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = b[i];\nfor (int i = 0; i < N; ++i)\n  b[i] = 2.0;\n"
+     "swap(a, b);\n"),
+    ("Pragmas and the preprocessor", "a size default, a function-like macro",
+     "#ifndef N\n#define N 1000\n#endif\n#define SCALE(x) (2.0 * (x))\ndouble a[N], b[N];\n"
+     "for (int i = 0; i < N; ++i)\n  a[i] = SCALE(b[i]);\n"),
+    ("Pragmas and the preprocessor", "#error",
+     "#ifndef N\n#error give N\n#endif\ndouble a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 0.0;\n"),
 )
 
 #: (title, -D texts) of each size form
@@ -152,7 +176,12 @@ def _accepted(parsed) -> str:
                        for a in k.arrays.values()) or "none"
     sizes = ", ".join(f"{c}={parsed.defaults[c]}" if c in parsed.defaults else c for c in sorted(k.constants))
     out = [f"accepted: arrays {arrays}; sizes {sizes or 'none'}"]
-    if k.pragmas:
+    for nest in getattr(k, "nests", ()):
+        loops = "; ".join(f"{lp.index} = {lp.start} .. {lp.stop}" + (f" step {lp.step}" if lp.step != 1 else "")
+                          for lp in nest.kernel.loops)
+        runs = f", run once per {', '.join(lp.index for lp in nest.repeat)}" if nest.repeat else ""
+        out.append(f"nest at line {nest.line}: {loops}{runs}")
+    if getattr(k, "pragmas", ()):
         out.append("pragmas kept: " + "; ".join(f"#pragma {p}" for p in k.pragmas))
     out += [f"note: {n}" for n in parsed.notes]
     return "\n".join(out)
@@ -185,13 +214,35 @@ A kernel file is C in one of two forms, both read by the same front-end
 
 * **Kerncraft's form**: declarations at the top level, then one loop nest
   (kerncraft-tool-paper.txt §2.1);
-* **a kernel function**: the loop nest in the body of a C function, as kernels are written in
-  programs. One function is one kernel: the function that holds a `for` loop. Other functions
-  without a loop (helpers) and prototypes are left out with a note; `main` is left out when
-  another function has a loop (a benchmark program around its kernel); two functions with
-  loops are refused (put each kernel in a file of its own). The body holds declarations, the
-  loop nest, Kerncraft's `swap(x, y);` calls and, last, an optional `return` (its value is not
-  modelled).
+* **a kernel function**: the loop nests in the body of a C function, as kernels are written in
+  programs. One function is one kernel: the one `--function NAME` names, else the function
+  that holds a `for` loop. Other functions and prototypes are left out with a note; `main` is
+  left out when another function has a loop (a benchmark program around its kernel); several
+  functions with loops and no `--function` is one line listing them. Of the top-level
+  declarations only those the function names are read. The body holds declarations, loop
+  nests, Kerncraft's `swap(x, y);` calls (with one nest) and, last, an optional `return` (its
+  value is not modelled).
+
+Several nests (`src/loopmodel/fileio/c_nests.py`): a body is cut into maximal perfect nests in
+execution order, each analysed as a kernel of its own and summed (`loopmodel analyze` prints a
+row per nest: iterations, runs, data location, ECM, share of the time, bottleneck; `--json`
+carries `nests[]`). Statements beside an inner loop (`C[i][j] *= beta;` before gemm's `k` loop)
+are a nest of their own at their level; an enclosing loop the nest does not use (a time loop)
+multiplies it; statements outside every loop run once per call and are left out with a note.
+An `if` on loop indices restricts the iteration space of what it guards (`if (j > i)`,
+`if (i + 1 < n && j >= 1)`, with `else`): each branch is a nest whose loop bounds the condition
+tightens (`src/loopmodel/fileio/c_guards.py`); an `if` on data is refused. A conditional
+expression `c ? a : b` is one compare-and-select (an FMAX), its operands' loads counted.
+
+The preprocessor (`src/loopmodel/fileio/c_preprocess.py`, pcpp in-process): a file with
+`#if`/`#ifdef`/`#ifndef`, function-like macros or `#include "x.h"` is preprocessed. Headers are
+searched in the kernel's folder and the `-I DIR` folders only (a header outside them is not
+read); standard headers (`<stdio.h>`, `<unistd.h>`, ...) are skipped; `#error` and unknown
+directives are refused; files, bytes and macro expansion are bounded. Sizes stay symbols: a
+`-D N=...` size is defined for the preprocessor (`#ifndef N` sees it, `#if N > 100` reads its
+value) and stays `N` in the code; a `#define N 1000` of the kernel file itself is N's default,
+overridden by `-D N=...`; a header's macros expand as a compiler's do. `-D NAME` without a
+value defines a macro for the preprocessor only (`-D TUNED`).
 
 Parameters: a pointer (`double *restrict a`, `const float *b`) is a one-dimensional array, indexed
 `a[i]` or `a[j*m + i]`; an array parameter keeps its dimensions (`double a[N][M]`, a
@@ -201,9 +252,10 @@ the loop nest (from index 0: an access before the first element is refused), wit
 integer parameter (`int n`, `size_t n`, `const long n`) is a size constant: give it with
 `-D n=...`, or a missing value is an error that says so. A floating-point parameter is a scalar.
 
-Types: arrays and scalars of `double` and `float` and of the integer types `short`, `int`,
+Types: arrays and scalars of `double` and `float` and of the integer types `char`, `short`, `int`,
 `long`, `long long`, their `unsigned` forms, `size_t`, `ptrdiff_t`, `ssize_t`, `int32_t`, `int64_t`,
-`uint32_t`, `uint64_t` (sizes of the LP64 model: `int` 4 B, `long` 8 B). The element size sets
+`uint32_t`, `uint64_t` (sizes of the LP64 model: `int` 4 B, `long` 8 B), and typedefs of them
+(`typedef char base;`). The element size sets
 the bytes every access moves: loads, stores, traffic, layer conditions and ECM (a `float` copy
 moves half the bytes of a `double` copy per iteration). Integer arithmetic is counted as
 floating-point operations (a note says so). Indices and sizes may have any integer type;

@@ -15,7 +15,7 @@ from loopmodel.report.schema import SCHEMA_VERSION
 
 #: the public names; a test fails when one disappears
 PUBLIC = ["__version__", "analyze", "sweep", "scaling", "bench", "validate", "omp_sweep", "Kernel", "Machine",
-          "Result", "ScalingReport", "BenchReport", "CompactSweep", "LoopmodelError", "KernelError", "MachineError",
+          "Result", "ScalingReport", "BenchReport", "CompactSweep", "FunctionResult", "LoopmodelError", "KernelError", "MachineError",
           "DefineError",
           "ModelError", "ToolError", "OptionError", "UsageError", "ApiTypeError", "ApiValueError"]
 C_KERNELS = sorted(str(p) for p in KERNELS.glob("*.c"))

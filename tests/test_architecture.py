@@ -18,7 +18,7 @@ from helpers import ROOT
 
 PACKAGE = ROOT / "src" / "loopmodel"
 #: optional heavy dependencies: each imported inside one documented function (not at import time)
-LAZY_MODULES = {"matplotlib", "pandas", "pyarrow", "dask", "distributed", "osaca"}
+LAZY_MODULES = {"matplotlib", "pandas", "pyarrow", "dask", "distributed", "osaca", "pcpp"}
 #: modules at the package root: the API, the entry points and the shared utilities
 ROOT_MODULES = {"__init__", "__main__", "api", "errors", "units", "version", "gate", "cache", "toolchain",
                 "atomic"}

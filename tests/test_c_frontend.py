@@ -64,7 +64,7 @@ def shape(kernel) -> dict:
             value = tuple((a.array, a.indices, a.offset) for a in value)
         elif f.name == "loops":
             value = tuple((lp.index, lp.start, lp.stop, lp.step) for lp in value)
-        elif f.name in ("source", "code"):
+        elif f.name in ("source", "code", "parameters"):  # parameters: the function's signature, not the model
             continue
         out[f.name] = value
     return out
@@ -136,18 +136,14 @@ REFUSED = [
     # (text, line, what the message says)
     ("void init(double *a, int n) { for (int i = 0; i < n; ++i) a[i] = 0.0; }\n"
      "void copy(double *a, double *b, int n) { for (int i = 0; i < n; ++i) a[i] = b[i]; }\n", 2,
-     "several functions with loops: 'init' (line 1), 'copy' (line 2); one function is one kernel"),
+     "several functions with loops: 'init' (line 1), 'copy' (line 2); name the kernel with --function NAME"),
     ("double twice(double x) {\n  return 2.0 * x;\n}\n", 1, "function 'twice' has no for-loop"),
-    ("typedef double real;\nvoid k(real *a, int n) {\n  for (int i = 0; i < n; ++i)\n    a[i] = 0.0;\n}\n", 1,
-     "typedef 'real' is not supported: write the type itself"),
     ("void k(double **a, int n) {\n  for (int i = 0; i < n; ++i)\n    a[i][0] = 0.0;\n}\n", 1,
      "pointer to pointer not supported (pass a contiguous array"),
     ("void k(double *a, const double *b, int n) {\n  for (int i = 0; i < n; ++i)\n    a[i] = b[i-1];\n}\n", 3,
      "'b[i - 1]' reaches element -1, before the first element of 'b'"),
     ("void k(double *a, const double *b, int n, int m) {\n  for (int i = 0; i < n; ++i)\n"
      "    a[i] = b[i + n - m];\n}\n", 3, "cannot tell whether 'b[i - m + n]' stays at or after element 0"),
-    ("void k(double *a, int n) {\n  a[0] = 0.0;\n  for (int i = 1; i < n; ++i)\n    a[i] = a[i-1];\n}\n", 2,
-     "statements outside the loop nest are not supported"),
     ("void k(double *a, int n) {\n  return;\n  for (int i = 0; i < n; ++i)\n    a[i] = 0.0;\n}\n", 2,
      "'return' (only as the last statement of a kernel function) not supported in kernels (accepted:"),
     ("void k(double *a, int) {\n  for (int i = 0; i < 9; ++i)\n    a[i] = 0.0;\n}\n", 1,
@@ -155,16 +151,13 @@ REFUSED = [
     ("void k(double *a, ...) {\n  for (int i = 0; i < 9; ++i)\n    a[i] = 0.0;\n}\n", 1, "variadic"),
     ("double *a;\nfor (int i = 0; i < N; ++i)\n  a[i] = 0.0;\n", 1,
      "pointer 'a' not supported here (declare an array, double a[N]; a pointer is accepted as a parameter"),
-    ("char c[N];\nfor (int i = 0; i < N; ++i)\n  c[i] = 0;\n", 1, "'c' has type 'char'; accepted: double, float, int"),
     ("long double a[N];\nfor (int i = 0; i < N; ++i)\n  a[i] = 0.0;\n", 1, "has type 'long double'"),
     ("int n = 100;\ndouble a[n];\nfor (int i = 0; i < n; ++i)\n  a[i] = 0.0;\n", 2,
      "variable 'n' in array dimension; only size constants and loop indices are allowed (a size: #define n 1000, "
      "const int n = 1000, an integer parameter"),
     ("double a[N];\nfor (int i = 0; i != N; i += 2)\n  a[i] = 0.0;\n", 2, "'!=' with a step of 2: the loop may never end"),
     ("double a[N];\nfor (int i = 0; i < N; ++i)\n  if (a[i] < 0.0) a[i] = 0.0;\n", 3,
-     "'if' statements not supported in kernels (accepted: declarations, one perfect nest of for loops"),
-    ("#if 1\ndouble a[N];\n#endif\nfor (int i = 0; i < N; ++i)\n  a[i] = 0.0;\n", 1,
-     "preprocessor directive '#if' is not supported (accepted: #define NAME <integer>"),
+     "an 'if' on data (array elements or scalars) is not supported: only conditions on loop indices and sizes"),
     ("void k(double *a, const int *idx, int n) {\n  for (int i = 0; i < n; ++i)\n    a[idx[i]] = 1.0;\n}\n", 3,
      "indirect indexing (an array reference in index of 'a') not supported (accepted: expressions affine"),
     ("void k(double *a, double *b, int n) {\n  for (int i = 0; i < n; ++i)\n    a[i] = b[i+1];\n"

@@ -264,8 +264,8 @@ SWAP_ERRORS = [
     ("swap(a);", "6:1", "swap takes two array names: 'swap(x, y);'"),
     ("swap(a, b[0]);", "6:1", "swap takes two array names: 'swap(x, y);'"),
     ("swap(a, b);\ns = 1;", "7:1", "only 'swap(x, y);' calls (and a last 'return') may follow the loop nest"),
-    ("swap(a, b);\nfor (int i = 0; i < N; ++i)\n  b[0][i] = 0;", "7:1",
-     "only one loop nest per kernel is supported (put each nest in a kernel file of its own)"),
+    ("swap(a, b);\nfor (int i = 0; i < N; ++i)\n  b[0][i] = 0;", "6:1",
+     "'swap(x, y);' exchanges the arrays between the sweeps of one loop nest: it is not supported with several nests"),
 ]
 
 

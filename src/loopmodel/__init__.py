@@ -18,7 +18,7 @@ from .version import __version__
 _LAZY = {
     "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api", "omp_sweep": "api",
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
-    "CompactSweep": "api",
+    "CompactSweep": "api", "FunctionResult": "api",
     "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",
     "ModelError": "errors", "ToolError": "errors", "OptionError": "errors", "UsageError": "errors",
     "ApiTypeError": "errors", "ApiValueError": "errors",

@@ -43,6 +43,7 @@ from .report import scaling as scaling_report
 from .report.figures import detached
 from .report.output_units import UNIT_KEYS, convert_all
 from .report.schema import document
+from .report.sequence_json import sequence_dict
 from .workflows import analyze as analyze_workflow
 from .workflows import bench as bench_workflow
 from .workflows import omp as omp_workflow
@@ -56,6 +57,7 @@ from .workflows.omp import OmpOptions
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
 from .workflows.scaling import ScalingOptions
+from .workflows.sequence import SequenceResult
 from .workflows.validate import ValidateOptions
 
 # ---------------------------------------------------------------- data objects
@@ -590,10 +592,11 @@ def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), 
             ("repeated"), ``clock`` (text such as "2.2 GHz"), ``cache_factor``, ``mem_bw``,
             ``scalar``, ``reassociate``, ``lc_variable``, ``array_alignment``, ``array_padding``,
             ``compiler``, ``compiler_flags``, ``asm_block``, ``pointer_increment``,
-            ``assume_aligned``, ``trust_machine_flags``, ``no_cache``, ``nt_stores``.
+            ``assume_aligned``, ``trust_machine_flags``, ``no_cache``, ``nt_stores``, ``function``
+            (the kernel function of a file with several), ``include`` (a tuple of ``-I`` folders).
 
     Returns:
-        :class:`Result`.
+        :class:`Result`; :class:`FunctionResult` for a kernel function of several loop nests.
 
     Raises:
         LoopmodelError: a bad kernel (KernelError), machine (MachineError), size (DefineError),
@@ -607,7 +610,45 @@ def analyze(kernel, machine, defines=None, *, models=("LC", "ECM", "Roofline"), 
     prepared = analyze_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts)
     if len(prepared.points) != 1:
         raise DefineError("analyze takes one value per size constant; use loopmodel.sweep for ranges")
-    return Result(prepared.analyzer.run(prepared.points[0]), opts.unit)
+    res = prepared.analyzer.run(prepared.points[0])
+    return FunctionResult(res) if isinstance(res, SequenceResult) else Result(res, opts.unit)
+
+
+@dataclass(frozen=True, repr=False)
+class FunctionResult:
+    """The analysis of a kernel function of several loop nests (:func:`analyze` of such a file,
+    with ``function=`` naming it where the file has several; :mod:`loopmodel.workflows.sequence`).
+
+    Attributes:
+        analysis: the :class:`loopmodel.workflows.sequence.SequenceResult` the command line renders.
+    """
+
+    analysis: object
+
+    @property
+    def nests(self) -> tuple:
+        """Per nest in execution order: ``nest`` (its kernel, line, repeat loops), ``result`` (its
+        analysis, rendered as :class:`Result` renders one; None where it does not run),
+        ``iterations``, ``repeats``, ``cycles`` (per call), ``bottleneck``."""
+        return self.analysis.nests
+
+    @property
+    def total_cycles(self) -> float | None:
+        """Core cycles of one call on one core (None: a nest's ECM time is unknown)."""
+        return self.analysis.total_cycles
+
+    @property
+    def seconds(self) -> float | None:
+        """Seconds of one call on one core at the machine's clock."""
+        return self.analysis.seconds
+
+    def to_dict(self) -> dict:
+        """The ``loopmodel analyze --json`` document (docs/schema/analyze-function.schema.json)."""
+        return sequence_dict(self.analysis)
+
+    def __repr__(self) -> str:
+        total = "n/a" if self.total_cycles is None else f"{self.total_cycles:.4g} cy"
+        return f"FunctionResult({self.analysis.sequence.source}: {len(self.nests)} nests, {total} per call)"
 
 
 def command_options(cls, command: str, options: dict, **fixed):

@@ -16,6 +16,7 @@ from ..fileio.output import check_new_output, write_new_output
 from ..report.figures import check_picture_path
 from ..report.text import SweepPrinter, render
 from ..workflows import analyze as workflow
+from ..workflows.sequence import SequenceResult
 from .commands import COMMANDS
 from .arguments import (add_options_around_json, console, kernel_and_machine, options_from_args, plot_arguments,
                         progress_bar)
@@ -75,6 +76,8 @@ def run(args) -> int:
     if len(prepared.points) > 1:
         return _analyze_sweep(args, prepared, variable)
     res = prepared.analyzer.run(prepared.points[0])
+    if isinstance(res, SequenceResult):
+        return _function(args, res)
     if args.json:
         text = json.dumps(_report("json_report").to_dict(res), indent=1) + "\n"
         if not args.json_file:
@@ -82,6 +85,18 @@ def run(args) -> int:
             return 0
         write_new_output(args.json_file, text, "--json")
     render(res, console(), args.unit, args.verbose)
+    return 0
+
+
+def _function(args, res) -> int:
+    """Print or write the analysis of a kernel function of several loop nests."""
+    if args.json:
+        text = json.dumps(_report("sequence_json").sequence_dict(res), indent=1) + "\n"
+        if not args.json_file:
+            sys.stdout.write(text)
+            return 0
+        write_new_output(args.json_file, text, "--json")
+    _report("sequence_text").render_sequence(res, console(), args.unit, args.verbose)
     return 0
 
 

@@ -4,11 +4,12 @@
 The loop nest in the function's body is the kernel, as if its arrays and scalars were declared
 at the top level of a Kerncraft kernel file (kerncraft-tool-paper.txt §2.1):
 
-* one function is one kernel: the function that holds a ``for`` loop. A file whose other
-  functions have no loop (helpers, prototypes) names the one with a loop; ``main`` is left out
-  when another function has a loop (a benchmark program around its kernel); two kernel
-  functions in one file are refused (put each in a file of its own). Everything left out
-  gets a note;
+* one function is one kernel: the function ``--function NAME`` names, else the one that
+  holds a ``for`` loop. A file whose other functions have no loop (helpers, prototypes) names
+  the one with a loop; ``main`` is left out when another function has a loop (a benchmark
+  program around its kernel); several kernel functions and no name is one line listing them.
+  Everything left out gets a note; of the top-level declarations only those the function
+  names are read (a benchmark's timers and labels are not the kernel's);
 * parameters: a pointer (``double *a``, ``const float *restrict b``) is a one-dimensional array;
   an array parameter keeps its dimensions (``double a[N][M]``, a variable-length
   ``double a[n][m]``); the first dimension may be left out (``double a[][M]``,
@@ -46,49 +47,98 @@ def _has_loop(node) -> bool:
     return False
 
 
-def select_function(unit, filename: str) -> tuple:
+def select_function(unit, filename: str, name: str | None = None) -> tuple:
     """The kernel function of a translation unit and what else it holds.
 
+    Args:
+        name: the kernel function's name (``--function``); None: the one function with a loop
+            (``main`` left out when another has one).
+
     Returns:
-        ``(function, globals, notes)``: the ``FuncDef``, the top-level declarations of
-        variables (arrays, scalars, sizes; in file order) and notes on the top-level items
-        left out (other functions, prototypes, pragmas).
+        ``(function, globals, notes, typedefs)``: the ``FuncDef``, the top-level declarations of
+        variables the function names (arrays, scalars, sizes; in file order), notes on the
+        top-level items left out (other functions, pragmas) and the typedefs of scalar types the
+        function names (name -> the type's words: ``typedef char base;``).
 
     Raises:
-        KernelError: no function with a loop, several (``main`` aside), a typedef or another
-            top-level item that is not a declaration, function or pragma (``file:line``).
+        KernelError: no such function, no function with a loop, several (``main`` aside) and no
+            ``name``, a typedef of another type (a struct, a pointer, an array) the function
+            names, or another top-level item that is not a declaration, function or pragma
+            (``file:line``).
     """
+    function = _pick(unit, filename, name)
+    used = _names(function)
+    globals_, notes, typedefs = [], [], {}
+    for item in unit.ext:
+        if isinstance(item, c_ast.Typedef) and item.coord.line == 1:
+            continue  # the typedef line above the file
+        if isinstance(item, c_ast.Typedef) and item.name in used:
+            typedefs[item.name] = _typedef_words(item, filename)
+        elif isinstance(item, c_ast.FuncDef) and item is not function:
+            why = "" if not _has_loop(item.body) else \
+                " (main is left out when another function has a loop)" if name is None else f" (--function {name})"
+            notes.append(f"function '{item.decl.name}' (line {_line(item)}) is not the kernel: left out{why}")
+        elif isinstance(item, c_ast.Decl) and isinstance(item.type, c_ast.FuncDecl):
+            continue  # a prototype: nothing to model
+        elif isinstance(item, c_ast.Decl) and item.name in used:
+            globals_.append(item)
+        elif isinstance(item, c_ast.Pragma):
+            notes.append(f"line {_line(item)}: '#pragma {pragma_string(item, filename)}' outside the kernel function: ignored")
+        elif item is not function and not isinstance(item, (c_ast.Decl, c_ast.Typedef)):
+            raise KernelError(f"'{type(item).__name__}' at the top level is not supported (accepted: declarations, "
+                              "functions, #pragma)", file=filename, line=_line(item))
+    return function, globals_, tuple(notes), typedefs
+
+
+def _typedef_words(item, filename: str) -> list:
+    """The type words of ``typedef <scalar type> name;``.
+
+    Raises:
+        KernelError: a typedef of another type (``file:line``).
+    """
+    t = item.type
+    if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
+        return list(t.type.names)
+    raise KernelError(f"typedef '{item.name}' of a {type(t).__name__} is not supported: write the type itself",
+                      file=filename, line=_line(item))
+
+
+def _pick(unit, filename: str, name: str | None):
+    """The kernel ``FuncDef`` (:func:`select_function`)."""
     funcs = [e for e in unit.ext if isinstance(e, c_ast.FuncDef)]
     kernels = [f for f in funcs if _has_loop(f.body)]
+    listing = ", ".join(f"'{f.decl.name}' (line {_line(f)})" for f in kernels) or "none"
+    if name is not None:
+        named = [f for f in funcs if f.decl.name == name]
+        if not named:
+            raise KernelError(f"--function {name}: no function of that name (functions with loops: {listing})",
+                              file=filename)
+        if not _has_loop(named[0].body):
+            raise KernelError(f"--function {name}: the function has no for-loop (functions with loops: {listing})",
+                              file=filename, line=_line(named[0]))
+        return named[0]
     if len(kernels) > 1:
         kernels = [f for f in kernels if f.decl.name != "main"] or kernels
     if not kernels:
         raise KernelError(f"function '{funcs[0].decl.name}' has no for-loop: the kernel is the loop nest in a "
                           "function's body", file=filename, line=_line(funcs[0]))
     if len(kernels) > 1:
-        where = ", ".join(f"'{f.decl.name}' (line {_line(f)})" for f in kernels)
-        raise KernelError(f"several functions with loops: {where}; one function is one kernel: put each in a file "
-                          "of its own", file=filename, line=_line(kernels[1]))
-    function, globals_, notes = kernels[0], [], []
-    for item in unit.ext:
-        if isinstance(item, c_ast.Typedef) and item.coord.line == 1:
-            continue  # the typedef line above the file
-        if isinstance(item, c_ast.Typedef):
-            raise KernelError(f"typedef '{item.name}' is not supported: write the type itself", file=filename,
-                              line=_line(item))
-        elif isinstance(item, c_ast.FuncDef) and item is not function:
-            notes.append(f"function '{item.decl.name}' (line {_line(item)}) is not the kernel: left out"
-                         + (" (main is left out when another function has a loop)" if _has_loop(item.body) else ""))
-        elif isinstance(item, c_ast.Decl) and isinstance(item.type, c_ast.FuncDecl):
-            continue  # a prototype: nothing to model
-        elif isinstance(item, c_ast.Decl):
-            globals_.append(item)
-        elif isinstance(item, c_ast.Pragma):
-            notes.append(f"line {_line(item)}: '#pragma {pragma_string(item, filename)}' outside the kernel function: ignored")
-        elif item is not function:
-            raise KernelError(f"'{type(item).__name__}' at the top level is not supported (accepted: declarations, "
-                              "functions, #pragma)", file=filename, line=_line(item))
-    return function, globals_, tuple(notes)
+        raise KernelError(f"several functions with loops: {listing}; name the kernel with --function NAME",
+                          file=filename, line=_line(kernels[1]))
+    return kernels[0]
+
+
+def _names(node) -> set:
+    """Every identifier a function names (its variables, calls and types)."""
+    found, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.ID):
+            found.add(n.name)
+        elif isinstance(n, c_ast.IdentifierType):
+            found.update(n.names)
+        stack.extend(child for _, child in n.children())
+    return found
 
 
 def _line(node) -> int:

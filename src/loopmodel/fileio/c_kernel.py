@@ -25,7 +25,9 @@ from ..ir.ctypes import TYPE_BYTES, is_integer, type_name
 from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
-from . import c_function
+from ..ir.sequence import NestSequence, SequenceNest
+from . import c_function, c_nests
+from .c_guards import apply_guards
 from .c_pragma import parse_pragma, pragma_string
 from .c_print import nest_code
 from .c_source import c_integer, function_form, parse_source, parse_unit, prepare, unit_source, wrap
@@ -54,7 +56,7 @@ COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}
 _UNSUPPORTED_STMT = {
     "If": "'if' statements", "While": "'while' loops", "DoWhile": "'do'/'while' loops",
     "Switch": "'switch' statements", "Goto": "'goto'", "Return": "'return' (only as the last statement of a "
-    "kernel function)", "Break": "'break'", "Continue": "'continue'", "TernaryOp": "conditional expressions (?:)",
+    "kernel function)", "Break": "'break'", "Continue": "'continue'", "TernaryOp": "conditional expressions (?:) as statements",
     "FuncDef": "function definitions", "Label": "labels",
 }
 _ACCEPTED_TYPES = "double, float, int, long, long long, unsigned, short, size_t, ptrdiff_t, int32_t, int64_t, ..."
@@ -62,6 +64,12 @@ _ACCEPTED_TYPES = "double, float, int, long, long long, unsigned, short, size_t,
 INTEGER_NOTE = ("integer arrays ({names}): their loads, stores and traffic use their element size; their arithmetic "
                 "is timed as floating-point operations of the same kind (the analytic in-core model) and counted as "
                 "FLOPs where the kernel has floating-point data (none without)")
+
+
+#: the note on conditional expressions (``c ? a : b``: a branch-free select, as compilers emit in a vectorised loop)
+SELECT_NOTE = ("conditional expressions (?:) at line {lines}: each timed as one compare-and-select (an FMAX: a vector "
+               "max or blend), the loads of its condition and of both values counted; a compiler that branches instead "
+               "is not modelled")
 
 
 @dataclass(frozen=True)
@@ -133,29 +141,85 @@ def parse_kernel(text: str, filename: str = "<kernel>") -> tuple:
     return parsed.kernel, parsed.defaults
 
 
-def parse_c(text: str, filename: str = "<kernel>") -> CKernel:
+def parse_c(text: str, filename: str = "<kernel>", source=None) -> CKernel:
     """Parse C kernel text, a Kerncraft kernel file or a kernel function
     (:func:`loopmodel.fileio.c_source.function_form`).
+
+    Args:
+        source: the :class:`~loopmodel.ir.kernel_source.KernelSource` read (the function named,
+            the ``-I`` folders, the ``-D`` sizes the preprocessor sees); None: the file alone.
+
+    Returns:
+        :class:`CKernel`; its ``kernel`` is a :class:`~loopmodel.ir.sequence.NestSequence` where
+        the code holds several nests or an imperfect one (:mod:`loopmodel.fileio.c_nests`).
 
     Raises:
         KernelError: malformed or unsupported (one line, ``file:line:col``).
     """
-    prepared = prepare(text, filename)
+    prepared = prepare(text, filename, source=source)
     ignored = tuple(f"line {n}: '#pragma {p}' ignored (only OpenMP and loop-hint pragmas are kept)"
                     for n, p in prepared.ignored)
-    builder = KernelBuilder(filename)
-    if not function_form(prepared.text):
-        kernel = builder.build(parse_source(wrap(prepared.text), filename))
-        return CKernel(kernel, {**prepared.defaults, **builder.defaults}, text, ignored + builder.notes())
-    unit = parse_unit(unit_source(prepared.text), filename)
-    function, globals_, notes = c_function.select_function(unit, filename)
-    params = c_function.parameters(function, filename)
+    function_name = getattr(source, "function", None)
+    globals_, params, notes, typedefs = [], [], (), {}
+    is_function = function_form(prepared.text)
+    if is_function:
+        unit = parse_unit(unit_source(prepared.text), filename)
+        function, globals_, notes, typedefs = c_function.select_function(unit, filename, function_name)
+        params = c_function.parameters(function, filename)
+        items = function.body.block_items or []
+    elif function_name is not None:
+        raise KernelError(f"--function {function_name}: the file defines no function (its statements are the kernel)",
+                          file=filename)
+    else:
+        items = parse_source(wrap(prepared.text), filename)
+    cut = c_nests.split(items, filename)
+    if cut is not None:
+        kernel, defaults, more = _sequence(cut, items, globals_, params, filename, typedefs)
+        return CKernel(kernel, _used({**prepared.defaults, **defaults}, kernel), text, ignored + tuple(notes) + more)
+    builder = KernelBuilder(filename, typedefs)
     for decl in globals_:
         builder.declare(decl)
     for decl in params:
         builder.declare(decl, parameter=True)
-    kernel = builder.build(function.body.block_items or [], function=True)
-    return CKernel(kernel, {**prepared.defaults, **builder.defaults}, text, ignored + notes + builder.notes())
+    kernel = builder.build(items, function=is_function)
+    return CKernel(kernel, _used({**prepared.defaults, **builder.defaults}, kernel), text,
+                   ignored + tuple(notes) + builder.notes())
+
+
+def _used(defaults: dict, kernel) -> dict:
+    """The size defaults of the constants ``kernel`` names (a file's other size defines, e.g. of
+    the functions left out, are not the kernel's sizes)."""
+    return {name: value for name, value in defaults.items() if name in kernel.constants}
+
+
+def _sequence(cut: tuple, items: list, globals_: list, params: list, filename: str, typedefs: dict) -> tuple:
+    """``(kernel, defaults, notes)`` of a body cut into nests (:func:`loopmodel.fileio.c_nests.split`):
+    each nest built with the function's declarations, a :class:`NestSequence` of them (one nest
+    that runs once: its :class:`Kernel`)."""
+    pieces, notes = cut
+    if not pieces:
+        raise KernelError("no for-loop found in kernel", file=filename)
+    decls = [it for it in items if isinstance(it, c_ast.Decl)]
+    nests, defaults, seen = [], {}, dict.fromkeys(notes)
+    for piece in pieces:
+        builder = KernelBuilder(filename, typedefs)
+        for decl in globals_:
+            builder.declare(decl)
+        for decl in params:
+            builder.declare(decl, parameter=True)
+        kernel = builder.build(decls + list(piece.pragmas) + [piece.loop], function=True, guards=piece.guards)
+        if not kernel.reads and not kernel.writes:
+            seen[f"line {piece.line}: statements on scalars only (no array access, a register's work): not timed"] = None
+            continue
+        repeat = builder.repeat_loops(piece.repeat)
+        nests.append(SequenceNest(kernel, piece.line, repeat, piece.path))
+        defaults.update(builder.defaults)
+        seen.update(dict.fromkeys(builder.notes()))
+    if not nests:
+        raise KernelError("no loop nest of the kernel accesses an array", file=filename)
+    if len(nests) == 1 and not nests[0].repeat:
+        return nests[0].kernel, defaults, tuple(seen)
+    return NestSequence(filename, tuple(nests)), defaults, tuple(seen)
 
 
 class KernelBuilder:
@@ -168,8 +232,9 @@ class KernelBuilder:
     naming the file and line.
     """
 
-    def __init__(self, filename: str):
+    def __init__(self, filename: str, typedefs: dict | None = None):
         self.filename = filename
+        self.typedefs = dict(typedefs or {})  # typedef name -> the words of its scalar type
         self.arrays: dict = {}
         self.scalars: dict = {}
         self.constants: set = set()
@@ -186,6 +251,9 @@ class KernelBuilder:
         self.defaults: dict = {}  # const integers initialised with a literal: name -> value
         self.open_arrays: dict = {}  # arrays whose first dimension the accesses give: name -> declaration
         self.extent_notes: list = []
+        self.selects: list = []  # lines of conditional expressions (c ? a : b)
+        self.parameters: set = set()  # the kernel function's integer parameters
+        self.guard_notes: list = []  # what the 'if' conditions around the statements restrict
 
     # helpers --------------------------------------------------------------
     def c_integer(self, node, what: str) -> int:
@@ -234,7 +302,8 @@ class KernelBuilder:
         if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
             raise self.err(decl, f"unsupported declaration of '{decl.name}' (accepted: arrays and scalars of "
                                  f"{_ACCEPTED_TYPES})")
-        ctype = type_name(t.type.names)
+        names = t.type.names
+        ctype = type_name(self.typedefs.get(names[-1], names) if len(names) == 1 else names)
         if ctype is None:
             raise self.err(decl, f"'{decl.name}' has type '{' '.join(t.type.names)}'; accepted: {_ACCEPTED_TYPES}")
         if decl.name in self.arrays or decl.name in self.scalars or decl.name in self.sizes:
@@ -246,6 +315,8 @@ class KernelBuilder:
                 self.open_arrays[decl.name] = decl
         elif is_integer(ctype) and not self.loops and (parameter or "const" in (decl.quals or []) + (t.quals or [])):
             self.sizes[decl.name] = self._size_value(decl)
+            if parameter:
+                self.parameters.add(decl.name)
         else:
             self.scalars[decl.name] = Scalar(decl.name, ctype, TYPE_BYTES[ctype])
 
@@ -349,9 +420,10 @@ class KernelBuilder:
         return value
 
     # loops ---------------------------------------------------------------------
-    def build(self, items, function: bool = False) -> Kernel:
+    def build(self, items, function: bool = False, guards: tuple = ()) -> Kernel:
         """The kernel of the statements ``items`` (the top level of a kernel file, or with
-        ``function`` the body of a kernel function, which may end in ``return``).
+        ``function`` the body of a kernel function, which may end in ``return``), its iteration
+        space restricted by the ``if`` conditions ``guards`` (:mod:`.c_guards`).
 
         Raises:
             KernelError: anything but declarations, pragmas, one loop nest and ``swap(x, y);``
@@ -395,6 +467,10 @@ class KernelBuilder:
             raise self.err(pending_pragmas[0], "a pragma after the loop nest applies to nothing (put it before the "
                                                "loop it is for)")
         self.loop(loop)
+        self.guard_notes = apply_guards(self, guards)
+        if self.guard_notes:
+            self.guard_notes.append("the compiled nest of the in-core analysis keeps the loops' own bounds (its body is "
+                                    "the guarded statements)")
         return self.finish(nest_code(before, loop, self.filename))
 
     def pragma(self, *nodes) -> None:
@@ -433,6 +509,23 @@ class KernelBuilder:
                 return arr.ctype + "".join(f"[{d}]" for d in arr.dims)
             raise self.err(call, f"swap: '{x}' ({decl(a)}) and '{y}' ({decl(b)}) differ in type or dimensions")
         return x, y
+
+    def repeat_loops(self, nodes) -> tuple:
+        """The :class:`Loop` of each ``for`` in ``nodes`` (enclosing loops a nest does not use,
+        outermost first; :mod:`loopmodel.fileio.c_nests`), read after the nest: their bounds are
+        affine in the indices of the ones before them and in sizes.
+
+        Raises:
+            KernelError: a loop header outside the accepted forms (naming the line).
+        """
+        out = []
+        for node in nodes:
+            index, start = self.loop_init(node)
+            outer = tuple(lp.index for lp in out)
+            step = self.loop_step(node.next, index)
+            stop = self.loop_cond(node.cond, index, outer, step)
+            out.append(Loop(index, self.affine(start, outer, "loop bound"), stop, step, node.coord.line - 1))
+        return tuple(out)
 
     def loop(self, node):
         index, start = self.loop_init(node)
@@ -667,9 +760,24 @@ class KernelBuilder:
             if FUNCTIONS[fname] == "FMA":  # a * b + c: counted as the expression, an FMA candidate
                 return _Node("op", "ADD", [_Node("op", "MUL", kids[:2]), kids[2]])
             return _Node("op", FUNCTIONS[fname], kids)
+        if isinstance(n, c_ast.TernaryOp):
+            self.selects.append(n.coord.line - 1 if n.coord else 0)
+            kids = self._condition(n.cond) + [self._expr(n.iftrue), self._expr(n.iffalse)]
+            return _Node("op", "FMAX", kids)
         if isinstance(n, c_ast.Assignment):
             raise self.err(n, "assignment inside an expression not supported")
         raise self.unsupported(n)
+
+    def _condition(self, n) -> list:
+        """The operands of a conditional expression's condition (``a < b``, ``x && y``, ``!x``, a
+        value tested against zero): their loads and operations count, the comparison is the select's."""
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("<", "<=", ">", ">=", "==", "!="):
+            return [self._expr(n.left), self._expr(n.right)]
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||"):
+            return self._condition(n.left) + self._condition(n.right)
+        if isinstance(n, c_ast.UnaryOp) and n.op == "!":
+            return self._condition(n.expr)
+        return [self._expr(n)]
 
     def count(self, node: _Node, top_only: bool = False):
         """Add the node's operations (and FMA candidates) to the kernel totals."""
@@ -719,6 +827,7 @@ class KernelBuilder:
             swaps=tuple(self.swaps),
             index_values=tuple(lp.index for lp in self.loops if lp.index in self.index_values),
             code=code,
+            parameters=frozenset(self.parameters),
         )
 
     def check_pragma_names(self) -> None:
@@ -738,7 +847,9 @@ class KernelBuilder:
         """Notes on the kernel: the extents taken from the accesses (:attr:`extent_notes`) and
         the integer arrays (:data:`INTEGER_NOTE`)."""
         ints = [a.name for a in self.arrays.values() if is_integer(a.ctype)]
-        return tuple(self.extent_notes) + ((INTEGER_NOTE.format(names=", ".join(ints)),) if ints else ())
+        selects = (SELECT_NOTE.format(lines=", ".join(map(str, sorted(set(self.selects))))),) if self.selects else ()
+        return tuple(self.extent_notes) + ((INTEGER_NOTE.format(names=", ".join(ints)),) if ints else ()) + selects + \
+            tuple(self.guard_notes)
 
     def recurrences(self):
         """Loop-carried dependencies of the innermost loop (scalars and arrays)."""

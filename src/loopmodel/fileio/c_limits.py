@@ -13,13 +13,14 @@ before that, and 400000 terms ran for minutes. So:
   front end copies and prints trees with pycparser's recursive helpers, about six calls per
   level: 100 levels stay well within Python's limit of 1000 nested calls.
 
-Both name the statement's line (``file:line``) in a one-line :class:`~loopmodel.errors.KernelError`.
+:func:`define_value` bounds the size default of ``#define NAME <integer>``. All name the line (``file:line``) in a one-line :class:`~loopmodel.errors.KernelError`.
 """
 from __future__ import annotations
 
 import re
 
 from ..errors import KernelError
+from .defines import MAX_SIZE
 
 #: the most tokens (names, numbers, operators, brackets) one statement may have
 MAX_STATEMENT_TOKENS = 10_000
@@ -71,3 +72,16 @@ def check_depth(node, filename: str | None, line_shift: int = 0) -> None:
 
 #: pycparser nodes that nest an expression one level deeper
 _NESTING = {"BinaryOp", "UnaryOp", "Cast", "FuncCall", "ArrayRef", "ExprList", "Assignment", "TernaryOp"}
+
+
+def define_value(name: str, digits: str, filename: str, line: int, col: int) -> int:
+    """The value of ``#define name digits``, at most :data:`~loopmodel.fileio.defines.MAX_SIZE`.
+
+    Raises:
+        KernelError: a larger value (``file:line:col``).
+    """
+    value = digits.lstrip("0")
+    if len(value) > len(str(MAX_SIZE)) or int(value or 0) > MAX_SIZE:
+        raise KernelError(f"#define {name}: {value[:24]}{'...' if len(value) > 24 else ''} is larger than "
+                          f"2**62 = {MAX_SIZE}, the largest size", file=filename, line=line, col=col)
+    return int(value or 0)

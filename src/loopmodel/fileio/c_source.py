@@ -27,13 +27,19 @@ from pycparser import c_parser
 
 from ..errors import KernelError
 from ..ir.ctypes import typedef_line
-from .c_limits import check_depth, check_statement_tokens
+from .c_limits import check_depth, check_statement_tokens, define_value
+from .c_preprocess import preprocess
 from .c_pragma import kept
-from .defines import MAX_SIZE
 
 #: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
-STANDARD_HEADERS = frozenset({"math.h", "stdlib.h", "stdio.h", "stddef.h", "stdint.h", "omp.h", "tgmath.h",
-                              "float.h", "limits.h", "immintrin.h", "x86intrin.h"})
+STANDARD_HEADERS = frozenset({
+    "assert.h", "complex.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h", "iso646.h", "limits.h",
+    "locale.h", "math.h", "setjmp.h", "signal.h", "stdalign.h", "stdarg.h", "stdbool.h", "stddef.h", "stdint.h",
+    "stdio.h", "stdlib.h", "stdnoreturn.h", "string.h", "strings.h", "tgmath.h", "threads.h", "time.h", "uchar.h",
+    "wchar.h", "wctype.h",  # C11
+    "unistd.h", "fcntl.h", "pthread.h", "sched.h", "sys/time.h", "sys/times.h", "sys/types.h", "sys/resource.h",
+    "sys/mman.h", "sys/stat.h", "malloc.h", "alloca.h",  # POSIX and glibc
+    "omp.h", "immintrin.h", "x86intrin.h", "arm_neon.h", "arm_sve.h", "altivec.h"})
 #: sequences that make a C compiler read other text than the kernel parser: a backslash at
 #: the end of a line (line splice) and trigraphs (``??/`` is a backslash under -std=c99)
 _SPLICE = re.compile(r"\\[ \t]*$", re.M)
@@ -94,12 +100,31 @@ def strip_comments(text: str) -> str:
     return re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
 
 
-def prepare(text: str, filename: str, strict_pragmas: bool = False) -> Prepared:
+def needs_preprocessor(text: str) -> bool:
+    """Whether comment-free kernel text has a directive beyond the forms :func:`prepare` reads
+    itself (``#define NAME <integer>``, ``#include`` of a standard header, ``#pragma``): then the
+    C preprocessor reads it (:mod:`loopmodel.fileio.c_preprocess`)."""
+    for m in re.finditer(r"^[ \t]*#[ \t]*(\w*)(.*)$", text, re.M):
+        directive, rest = m.group(1), m.group(2).strip()
+        if directive == "pragma":
+            continue
+        if directive == "define" and re.fullmatch(r"\w+\s+[0-9]+", rest, re.ASCII):
+            continue
+        if directive == "include" and re.fullmatch(r"<([\w./]+)>", rest) and rest[1:-1] in STANDARD_HEADERS:
+            continue
+        return True
+    return False
+
+
+def prepare(text: str, filename: str, strict_pragmas: bool = False, source=None) -> Prepared:
     """Kernel file text -> :class:`Prepared` (see the module text).
 
     Args:
         strict_pragmas: refuse a ``#pragma`` that is not kept (OpenMP programs) instead
             of ignoring it.
+        source: the :class:`~loopmodel.ir.kernel_source.KernelSource` read (its ``-I`` folders
+            and ``-D`` sizes), for text that needs the C preprocessor (:func:`needs_preprocessor`);
+            None: nothing but the kernel file.
 
     Raises:
         KernelError: another preprocessor directive, include or (``strict_pragmas``) pragma, a
@@ -110,6 +135,8 @@ def prepare(text: str, filename: str, strict_pragmas: bool = False) -> Prepared:
     check_compiler_view(text, filename)
     text = strip_comments(text)
     check_statement_tokens(text, filename)
+    if not strict_pragmas and needs_preprocessor(text):
+        return _preprocessed(text, filename, source)
     defaults: dict = {}
     ignored = []
     lines = text.split("\n")
@@ -134,7 +161,7 @@ def prepare(text: str, filename: str, strict_pragmas: bool = False) -> Prepared:
             if not dm:
                 raise KernelError("only '#define NAME <integer>' is supported (a size and its default)",
                                   file=filename, line=n, col=col)
-            defaults[dm.group(1)] = _define_value(dm.group(1), dm.group(2), filename, n, col)
+            defaults[dm.group(1)] = define_value(dm.group(1), dm.group(2), filename, n, col)
         else:
             raise KernelError(f"preprocessor directive '#{directive}' is not supported (accepted: #define NAME "
                               "<integer>, #include of a standard header, #pragma)", file=filename, line=n, col=col)
@@ -142,6 +169,28 @@ def prepare(text: str, filename: str, strict_pragmas: bool = False) -> Prepared:
     if not any(line.strip() for line in lines):
         raise KernelError("kernel file is empty", file=filename)
     text = _GNU.sub(lambda w: _GNU_WORDS[w.group()].ljust(len(w.group())), "\n".join(lines))
+    return Prepared(text, defaults, tuple(ignored))
+
+
+def _preprocessed(text: str, filename: str, source) -> Prepared:
+    """:func:`prepare` of text that needs the C preprocessor: its output, whose pragmas are kept
+    or ignored as :func:`prepare` does (their lines named by the ``#line`` markers)."""
+    out, defaults = preprocess(text, filename, tuple(getattr(source, "include_dirs", ())),
+                               dict(getattr(source, "sizes", ())), STANDARD_HEADERS, tuple(getattr(source, "macros", ())))
+    lines, ignored, line, where = out.split("\n"), [], 0, filename
+    for k, row in enumerate(lines):
+        marker = re.match(r'#line (\d+)(?: "([^"]*)")?', row)
+        if marker:
+            line, where = int(marker.group(1)) - 3, marker.group(2) or where
+        line += 1
+        m = re.match(r"\s*#\s*pragma\s+(.*)", row)
+        if m and not kept(m.group(1)):
+            ignored.append((line, m.group(1).strip()) if where == filename else (line, f"{m.group(1).strip()} "
+                                                                                       f"(in {where})"))
+            lines[k] = ""
+    text = _GNU.sub(lambda w: _GNU_WORDS[w.group()].ljust(len(w.group())), "\n".join(lines))
+    if not text.strip() or not any(r.strip() and not r.startswith("#line") for r in lines):
+        raise KernelError("kernel file is empty", file=filename)
     return Prepared(text, defaults, tuple(ignored))
 
 
@@ -217,19 +266,6 @@ def _check_include(rest: str, filename: str, line: int, col: int) -> None:
         raise KernelError(f"'#include {rest.strip()}' is not supported: only standard headers "
                           f"({', '.join(sorted(STANDARD_HEADERS))}) may be included, and are ignored",
                           file=filename, line=line, col=col)
-
-
-def _define_value(name: str, digits: str, filename: str, line: int, col: int) -> int:
-    """The value of ``#define name digits``, at most :data:`~loopmodel.fileio.defines.MAX_SIZE`.
-
-    Raises:
-        KernelError: a larger value (``file:line:col``).
-    """
-    value = digits.lstrip("0")
-    if len(value) > len(str(MAX_SIZE)) or int(value or 0) > MAX_SIZE:
-        raise KernelError(f"#define {name}: {value[:24]}{'...' if len(value) > 24 else ''} is larger than "
-                          f"2**62 = {MAX_SIZE}, the largest size", file=filename, line=line, col=col)
-    return int(value or 0)
 
 
 def parse_unit(source: str, filename: str, parser=None):

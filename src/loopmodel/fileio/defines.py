@@ -19,6 +19,11 @@ from ..errors import DefineError
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 
+def is_name(text: str) -> bool:
+    """Whether ``text`` is a C identifier (a ``-D`` without a value: a preprocessor macro)."""
+    return bool(_NAME.match(text))
+
+
 def normalize_argv(argv: list) -> list:
     """Turn Kerncraft's ``-D NAME VALUE`` / ``--define NAME VALUE`` into ``-D NAME=VALUE`` before argparse."""
     out = []

@@ -11,13 +11,17 @@ the very objects the parser built, pickled: the same kernel, sizes and notes.
 from __future__ import annotations
 
 import importlib
+import re
 
 from .. import cache
 from ..errors import KernelError
+from ..ir.kernel_source import KernelSource
 from .reader import KERNEL_MAX_BYTES, read_text
 
 #: the cache kind of parsed kernels (:mod:`loopmodel.cache`)
 KIND = "kernels"
+#: an include the preprocessor reads (a header of the user's, not a standard header's ``<...>``)
+_HEADER = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"', re.M)
 
 
 def load_kernel(path, use_cache: bool = True) -> tuple:
@@ -25,8 +29,12 @@ def load_kernel(path, use_cache: bool = True) -> tuple:
     (:data:`loopmodel.fileio.kernel_yaml.YAML_SUFFIXES`).
 
     Args:
-        path: the file (str or path-like); its name as given is the kernel's ``source``.
-        use_cache: read and write the parse in the per-user cache (:mod:`loopmodel.cache`).
+        path: the file (str or path-like; its name as given is the kernel's ``source``), or a
+            :class:`~loopmodel.ir.kernel_source.KernelSource` (the function, ``-I`` folders and
+            ``-D`` sizes it is read with).
+        use_cache: read and write the parse in the per-user cache (:mod:`loopmodel.cache`). A
+            file that includes a header of its own (``#include "x.h"``) is parsed every time:
+            the key holds the kernel file's text, not the headers'.
 
     Returns:
         ``(kernel, defaults, text, notes)``: the :class:`~loopmodel.ir.kernel.Kernel`,
@@ -37,11 +45,13 @@ def load_kernel(path, use_cache: bool = True) -> tuple:
         KernelError: unreadable, malformed or unsupported file (one line naming it).
     """
     text = read_text(path, "kernel file", KernelError, KERNEL_MAX_BYTES)
-    key = cache.make_key("kernel-v1", str(path), text)
+    source = path if isinstance(path, KernelSource) and not path.plain else None
+    use_cache = use_cache and not _HEADER.search(text) and not getattr(source, "include_dirs", ())
+    key = cache.make_key("kernel-v2", str(path), repr(source), text)
     hit = cache.load(KIND, key) if use_cache else None
     if isinstance(hit, tuple) and len(hit) == 4:
         return hit
-    parts = _front_end().kernel_from_text(text, str(path))
+    parts = _front_end().kernel_from_text(text, str(path), source)
     if use_cache:
         cache.store(KIND, key, parts)
     return parts

@@ -52,7 +52,7 @@ _OPTIONAL = ("code",)
 
 
 
-def kernel_from_text(text: str, path: str) -> tuple:
+def kernel_from_text(text: str, path, source=None) -> tuple:
     """A kernel file's ``text`` parsed, C or YAML description by the suffix of ``path``
     (:data:`YAML_SUFFIXES`); :func:`loopmodel.fileio.kernel_file.load_kernel` reads the file
     and caches this.
@@ -63,11 +63,15 @@ def kernel_from_text(text: str, path: str) -> tuple:
         :attr:`loopmodel.fileio.c_kernel.CKernel.text`) and notes on what the front-end
         inferred or left out, or what the description leaves out (a tuple of one-line strings).
 
+    Args:
+        source: the :class:`~loopmodel.ir.kernel_source.KernelSource` of a C kernel (function,
+            ``-I`` folders, ``-D`` sizes), None for the file alone.
+
     Raises:
         KernelError: malformed or unsupported (one line naming ``path``).
     """
     if not path.lower().endswith(YAML_SUFFIXES):
-        parsed = parse_c(text, path)
+        parsed = parse_c(text, path, source)
         return parsed.kernel, parsed.defaults, parsed.text, parsed.notes
     kernel, notes = parse_kernel_yaml(load_yaml_text(text, path), path)
     return kernel, {}, None, notes

@@ -17,7 +17,7 @@ import re
 FLOAT_BYTES = {"double": 8, "float": 4}
 #: bytes of each integer type, by its spelling (:func:`type_name`); the typedef names are those of
 #: :data:`TYPEDEFS`
-INTEGER_BYTES = {"short": 2, "unsigned short": 2, "int": 4, "unsigned int": 4, "long": 8, "unsigned long": 8,
+INTEGER_BYTES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4, "unsigned int": 4, "long": 8, "unsigned long": 8,
                  "long long": 8, "unsigned long long": 8, "size_t": 8, "ptrdiff_t": 8, "ssize_t": 8,
                  "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
 #: bytes of every element type an array may have
@@ -33,8 +33,7 @@ QUALIFIERS = frozenset({"const", "restrict", "volatile", "static", "extern", "re
 
 def type_name(words) -> str | None:
     """The spelling of the C type of declaration words (pycparser's ``IdentifierType.names``
-    with qualifiers), or None for a type that is not one of :data:`TYPE_BYTES` (``char``,
-    ``_Bool``, ``long double``, ``void``, a struct).
+    with qualifiers), or None for a type that is not one of :data:`TYPE_BYTES` (``_Bool``, ``long double``, ``void``, a struct).
 
     ``["unsigned"]`` -> ``"unsigned int"``, ``["long", "int"]`` -> ``"long"``,
     ``["long", "unsigned", "long"]`` -> ``"unsigned long long"``, ``["signed"]`` -> ``"int"``.
@@ -42,6 +41,8 @@ def type_name(words) -> str | None:
     names = [w for w in words if w not in QUALIFIERS]
     if len(names) == 1 and names[0] in TYPE_BYTES:
         return names[0]
+    if "char" in names and len(names) == 2 and names[0] in ("signed", "unsigned"):
+        return f"{names[0]} char"
     if not names or any(w not in ("signed", "unsigned", "short", "long", "int") for w in names):
         return None
     longs, unsigned = names.count("long"), "unsigned" in names

@@ -17,6 +17,7 @@ from typing import Mapping
 from ..errors import ModelError
 from .ctypes import is_integer
 from .dependency import DependencyGraph
+from .iteration_count import nest_iterations
 from .poly import Poly
 
 #: Operation types counted in the loop body. FLOPs are ADD+MUL+DIV+SQRT
@@ -216,6 +217,8 @@ class Kernel:
             printed from their typed model (:func:`loopmodel.fileio.c_print.nest_code`): the
             only kernel text a compiled program holds; '' for a kernel read from a description
             without C code.
+        parameters: the integer parameters of the kernel function (the sizes a caller passes,
+            ``int n``), used by the loops or not: ``-D`` may give one the loops do not use.
     """
 
     source: str
@@ -232,6 +235,7 @@ class Kernel:
     swaps: tuple = ()
     index_values: tuple = ()
     code: str = ""
+    parameters: frozenset = field(default_factory=frozenset)
 
     @property
     def loop_indices(self) -> tuple:
@@ -384,13 +388,16 @@ class Kernel:
         return sum(self.arrays[a.array].element_size for a in self.streamed_writes())
 
     def total_iterations(self, defines: Mapping) -> int:
-        """Innermost iterations of the whole nest at ``defines``: the product of the loops'
-        :meth:`Loop.iterations` (a rectangular nest).
+        """Innermost iterations of the whole nest at ``defines``, exact for triangular nests too
+        (bounds affine in outer indices): :func:`~loopmodel.ir.iteration_count.nest_iterations`,
+        the product of the loops' :meth:`Loop.iterations` for a rectangular nest.
 
         Raises:
-            KeyError: a bound needs an outer index (a triangular nest) or a missing size.
+            KeyError: a bound needs a size missing from ``defines``.
+            ValueError: bounds the closed form does not cover, needing more outer points
+                enumerated than :data:`~loopmodel.ir.iteration_count.ENUMERATION_BUDGET`.
         """
-        return math.prod(lp.iterations(defines) for lp in self.loops)
+        return nest_iterations(self.loops, defines)
 
     def free_constants(self, defines: Mapping) -> list:
         return sorted(self.constants - set(defines))

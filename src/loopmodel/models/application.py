@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import ModelError
 from ..ir.application import AppKernel, AppSpec
+from ..ir.iteration_count import nest_iterations
 from .scaling import scaling
 
 
@@ -62,20 +63,20 @@ class AppPrediction:
 
 
 def iterations(kernel, defines: dict) -> int:
-    """Innermost-loop iterations of one invocation of ``kernel`` (product of trip counts).
+    """Innermost-loop iterations of one invocation of ``kernel``, exact for triangular nests too
+    (:func:`~loopmodel.ir.iteration_count.nest_iterations`).
 
     Raises:
-        ModelError: a bound depends on an outer loop index (triangular nest) or is negative.
+        ModelError: a loop bound needs a size missing from ``defines``, or the nest needs more
+            outer points enumerated than the count allows (one line each).
     """
-    total = 1
-    for loop in kernel.loops:
-        try:
-            n = loop.iterations(defines)
-        except KeyError as exc:
-            raise ModelError(f"{kernel.source}: the trip count of loop '{loop.index}' depends on {exc.args[0]}; "
-                             "application models need rectangular loop nests") from None
-        total *= max(n, 0)
-    return total
+    try:
+        return nest_iterations(kernel.loops, defines)
+    except KeyError as exc:
+        missing = exc.args[0]
+        raise ModelError(f"{kernel.source}: the loop bounds need the size '{missing}', which has no value") from None
+    except ValueError as exc:
+        raise ModelError(f"{kernel.source}: {exc}") from None
 
 
 def predict(spec: AppSpec, analyses: list, machine, cores: list, model: str = "contention",

@@ -103,7 +103,9 @@ from dataclasses import dataclass, replace
 
 from ..cachesim.hierarchy import Hierarchy, LevelSpec
 from ..errors import ModelError
-from ..ir.kernel import coefficient, strip_indices
+from ..ir.iteration_count import nest_iterations
+from ..ir.kernel import Loop, coefficient, strip_indices
+from ..ir.poly import Poly
 from .traffic import LevelTraffic, TrafficPrediction, nt_stores_note
 
 from ..cachesim.nest import LoopNest, MAXD, NestAccess, NestLoop, RunOptions
@@ -130,6 +132,19 @@ def _trips(lp) -> int:
     """Trip count of a :class:`~loopmodel.cachesim.nest.NestLoop` whose bounds are constants."""
     span = lp.stop - lp.start if lp.step > 0 else lp.start - lp.stop
     return max(0, -(-span // abs(lp.step)))
+
+
+def _sweep_iterations(nest) -> int:
+    """Inner iterations of one sweep of ``nest`` (a :class:`~loopmodel.cachesim.nest.LoopNest`), exact
+    where bounds hold outer indices (a triangular nest: :func:`~loopmodel.ir.iteration_count.nest_iterations`),
+    at least 1."""
+    names = [f"x{d}" for d in range(len(nest.loops))]
+
+    def bound(const: int, coefs: tuple) -> Poly:
+        return Poly.const(const) + sum((c * Poly.symbol(n) for c, n in zip(coefs, names)), Poly())
+    loops = [Loop(names[d], bound(lp.start, lp.start_coefs), bound(lp.stop, lp.stop_coefs), lp.step)
+             for d, lp in enumerate(nest.loops)]
+    return max(1, nest_iterations(loops, {}))
 
 
 def _line_aligned(acc, loops, cl: int):
@@ -219,7 +234,7 @@ def _windows(nest, specs, cl: int, target: int, margin: int, boundary) -> list:
         room = trips[0] - 2 * margin - nest.it_per_cl if len(loops) == 1 else (trips[0] // 2 - 2) * per_trip
         if window <= min(room, longest):
             out.append(("period", window, 0))
-    sweep = whole(math.prod(trips) * len(nest.accesses[0].bases))
+    sweep = whole(_sweep_iterations(nest) * len(nest.accesses[0].bases))
     if boundary is not None and boundary <= MAX_BOUNDARY_SHARE and sweep <= longest:
         out.append(("sweeps", sweep, 0))
     window = max(target, min(longest, WINDOW_TURNOVERS * turnover))
@@ -239,7 +254,9 @@ def _window_iterations(kernel, defines: dict, unit, cl: int, target: int) -> int
     elems_per_cl = cl // kernel.arrays[unit.access.array].element_size
     if unit.iterations >= elems_per_cl or len(kernel.loops) < 2:
         return target
-    rows = kernel.loops[-1].iterations(defines)
+    # rows of the inner loop: its mean trip count where its bounds hold outer indices (triangular)
+    outer = nest_iterations(kernel.loops[:-1], defines)
+    rows = -(-nest_iterations(kernel.loops, defines) // outer) if outer else 0
     return max(target, COLUMN_WALK_PERIODS * elems_per_cl * rows)
 
 
@@ -470,6 +487,18 @@ class SimulationPredictor:
                               layout, specs, sweeps, cold)
         return levels, info, notes
 
+    def loop_nest(self, defines: dict, layout: dict, cl: int):
+        """The kernel as the simulator's :class:`~loopmodel.cachesim.nest.LoopNest`, its arrays at
+        ``layout`` (``{name: (address, bytes)}``, e.g. a whole function's, :func:`place_arrays`),
+        run once (no swaps); None where no array moves with the inner loop (nothing to simulate).
+
+        Raises:
+            ModelError: a bound or index that is not affine at ``defines``, or addresses beyond 64 bits.
+        """
+        if self._still:
+            return None
+        return self._nest(defines, layout, self.kernel.unit_of_work(cl, defines), False, "single", cl)
+
     def _touched(self, layout: dict, cores: int) -> list:
         """Byte ranges ``[(start, end)]`` of the arrays the kernel accesses in ``layout``, the first
         ``1/cores`` of each (one core's part, :func:`_first_part`)."""
@@ -547,7 +576,7 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
         hier.counting = False
         return hier, res, "cold"
     margin = 2 * nest.it_per_cl if edges else 0
-    sweep_it = max(1, math.prod(_trips(lp) for lp in nest.loops))
+    sweep_it = _sweep_iterations(nest)
     per_trip = sweep_it // max(1, _trips(nest.loops[0]))
     # the first sweep of a large data set starts at the middle trip of the outermost enclosing loop
     skip = _trips(nest.loops[0]) // 2 * per_trip if len(nest.loops) > 1 else 0

@@ -15,16 +15,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import DefineError, EmptyPointError, LoopmodelError
-from ..fileio.defines import Sweep, sweep
+from ..fileio.defines import Sweep, is_name, parse_define_lazy, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_file import load_kernel
+from ..ir.kernel_source import KernelSource
 from ..ir.point import skipped_note
+from ..ir.sequence import NestSequence
 from ..machine.fields import BANDWIDTH_S
 from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from ..report.output_units import UNITS
 from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
 from .executed import as_compiled
+from .sequence import SequenceAnalyzer
 from .inputs import alignment_bytes, byte_count, machine_model, machine_name
 from .options import option
 
@@ -68,7 +71,15 @@ class AnalysisOptions:
 
     define: tuple = option(
         (), "size constant: N=1000, N=100:2000:100 (stop included), N=2000:100:-100 (counting down), or Kerncraft's "
-            "'-D N 1000' / '--define N 1000' / N=10-1000:5[log[10]]", "-D", "--define", metavar="NAME=VALUE")
+            "'-D N 1000' / '--define N 1000' / N=10-1000:5[log[10]]; the preprocessor sees each size defined (#ifndef "
+            "N); a NAME without a value is a macro for the preprocessor only (-D TUNED)", "-D", "--define",
+        metavar="NAME=VALUE")
+    function: str | None = option(
+        None, "the function of the kernel file that is the kernel (default: the one function with loops; main is "
+              "left out)", "--function", metavar="NAME")
+    include: tuple = option(
+        (), "folder searched for the kernel's #include \"...\" and <...> headers, after the kernel's own (repeatable; "
+            "standard headers are skipped)", "-I", "--include-dir", metavar="DIR")
     clock: str | None = option(None, "core clock override, e.g. '2.2 GHz' (core-cycle work scales with it; memory "
                                      "bandwidth in B/s does not)", "--clock", metavar="FREQ")
     cache_factor: float = option(
@@ -183,6 +194,38 @@ def _memory_bandwidth(text: str | None) -> float | None:
         raise DefineError(f"--mem-bw: {exc}") from None
 
 
+def kernel_source(kernel, options: AnalysisOptions):
+    """The :class:`~loopmodel.ir.kernel_source.KernelSource` of a kernel file and the options
+    (``--function``, ``-I``, the ``-D`` sizes and macros); ``kernel`` itself where it is not a
+    file (a :class:`loopmodel.Kernel`).
+
+    Raises:
+        DefineError: a malformed ``-D`` (one line).
+    """
+    if hasattr(kernel, "parts"):
+        return kernel
+    sizes, macros = [], []
+    for text in options.define:
+        if "=" not in text and is_name(text):
+            macros.append(text)
+            continue
+        name, values = parse_define_lazy(text)
+        sizes.append((name, values[0] if len(values) == 1 else None))
+    return KernelSource(str(kernel), options.function, tuple(options.include), tuple(sizes), tuple(macros))
+
+
+def size_defines(options: AnalysisOptions) -> list:
+    """The ``-D`` texts that give sizes (a bare ``-D NAME`` is a macro for the preprocessor only)."""
+    return [text for text in options.define if "=" in text or not is_name(text)]
+
+
+def unused_parameters(model, options: AnalysisOptions) -> set:
+    """The ``-D`` names that are integer parameters of the kernel function its loops do not use
+    (PolyBench's ``tsteps`` of heat-3d, whose time loop runs to the macro ``TSTEPS``)."""
+    given = {t.split("=", 1)[0].strip() for t in size_defines(options)}
+    return given & set(getattr(model, "parameters", ())) - set(model.constants)
+
+
 def _kernel_parts(kernel, incore: str, models: tuple, use_cache: bool = True) -> tuple:
     """``(kernel, defaults, text, notes)`` of a kernel file (its parse cached per user where
     ``use_cache``, :func:`~loopmodel.fileio.kernel_file.load_kernel`) or a :class:`loopmodel.Kernel`;
@@ -212,12 +255,17 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
     alignment = byte_count("--array-alignment", options.array_alignment, minimum=1)
     padding = byte_count("--array-padding", options.array_padding, minimum=0)
     incore = options.incore or incore_default
-    model, defaults, text, kernel_notes = _kernel_parts(kernel, incore, models, not options.no_cache)
-    points = sweep(list(options.define), defaults)
+    model, defaults, text, kernel_notes = _kernel_parts(kernel_source(kernel, options), incore, models,
+                                                        not options.no_cache)
+    unused = unused_parameters(model, options)
+    kernel_notes = tuple(kernel_notes) + tuple(
+        f"-D {name}: the kernel function's parameter '{name}' is not used by its loops: ignored" for name in unused)
+    points = sweep([t for t in size_defines(options) if t.split("=", 1)[0].strip() not in unused], defaults)
     unknown = sorted(points.names() - set(model.constants))
     if unknown:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "
-                          f"(constants: {', '.join(sorted(model.constants)) or 'none'})")
+                          f"(constants: {', '.join(sorted(model.constants)) or 'none'})",
+                          file=None if hasattr(kernel, "parts") else str(kernel))
     machine_model_ = machine_model(machine, options.clock)
     notes = tuple(notes) + machine_notes(machine_name(machine), machine_model_)
     settings = AnalyzerSettings(
@@ -231,11 +279,42 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
         assume_aligned=alignment_bytes(options.assume_aligned), trust_machine_flags=options.trust_machine_flags,
         machine_file=machine_name(machine), measure_repeat=options.repeat, multicore_model=multicore[0],
         p0=multicore[1])
+    if isinstance(model, NestSequence):
+        return sequence_analyzer(model, machine_model_, settings, points), points
     analyzer = Analyzer(model, machine_model_, settings)
     if len(points) == 0:
         return analyzer, points
     at = points.largest() if len(points) > 1 else dict(points[0])
     return (analyzer if model.free_constants(at) else as_compiled(analyzer, machine_model_, at)), points
+
+
+def one_nest(analyzer, command: str):
+    """``analyzer``, for a command that models one loop nest (``scaling``, ``energy``).
+
+    Raises:
+        DefineError: the kernel is a function of several nests (one line naming the file).
+    """
+    if isinstance(analyzer, SequenceAnalyzer):
+        seq = analyzer.sequence
+        raise DefineError(f"{command} models one loop nest; the kernel holds {len(seq.nests)} (analyze gives each and "
+                          "their total; --function names a function of one nest)", file=seq.source)
+    return analyzer
+
+
+def sequence_analyzer(sequence, machine, settings, points) -> SequenceAnalyzer:
+    """The analyzer of a kernel function of several nests (:mod:`loopmodel.workflows.sequence`).
+
+    Raises:
+        DefineError: a ``-D`` range (a function of several nests is analysed at one set of sizes),
+            or ``--incore measured`` (it times one nest).
+    """
+    if len(points) != 1:
+        raise DefineError(f"{sequence.source} holds {len(sequence.nests)} loop nests: they are analysed at one set "
+                          "of sizes (give each -D one value)")
+    if settings.incore == "measured" or "RooflineASM" in settings.models:
+        raise DefineError(f"{sequence.source} holds {len(sequence.nests)} loop nests: --incore measured and -p "
+                          "RooflineASM time one nest (use --function with a function of one nest)")
+    return SequenceAnalyzer(sequence, machine, settings)
 
 
 class SkippedPoints:

@@ -22,7 +22,7 @@ from ..machine.model import MachineModel
 from ..machine.power import PowerSection
 from ..models.power import EnergyResult, ecm_performance, energy_grid
 from .analysis import AnalysisResult
-from .analyze import prepare
+from .analyze import one_nest, prepare
 from .inputs import check_p0, core_list, machine_name
 from .options import option
 from .scaling import MulticoreOptions, check_level
@@ -206,6 +206,7 @@ def run(kernel, machine, options: EnergyOptions) -> EnergyRun:
     if options.clock:
         clock_list(options.clock)  # a bad --clock before the analysis
     analyzer, points = prepare(kernel, machine, dataclasses.replace(options, clock=None), ("ECM",), 1)
+    analyzer = one_nest(analyzer, "energy")
     point = one_point(points, "energy")
     res = analyzer.run(point)
     res.ecm.require_known()

@@ -16,7 +16,7 @@ from ..fileio.defines import one_point
 from ..models.prediction import DEFAULT_MULTICORE_MODEL, MULTICORE_MODELS
 from ..models.scaling import fit_p0, scaling
 from .analysis import AnalysisResult
-from .analyze import AnalysisOptions, prepare
+from .analyze import AnalysisOptions, one_nest, prepare
 from .inputs import check_p0, core_list, read_measured
 from .options import option
 
@@ -89,6 +89,7 @@ def run(kernel, machine, options: ScalingOptions, measured: Mapping | None = Non
         LoopmodelError: bad sizes, cores, p0, level or measured file (one line).
     """
     analyzer, points = prepare(kernel, machine, options, ("ECM",), 1)
+    analyzer = one_nest(analyzer, "scaling")
     point = one_point(points, "scaling")
     res = analyzer.run(point)
     res.ecm.require_known()

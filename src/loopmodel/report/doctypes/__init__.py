@@ -24,6 +24,7 @@ from .compact import AnalyzeCompactDocument
 from .measured import BenchDocument, CorpusDocument, MeasureDocument, RooflineDocument, ValidateDocument
 from .multicore import AppDocument, EnergyDocument, ScalingDocument
 from .omp import OmpDocument, OmpSizesDocument
+from .sequence import AnalyzeFunctionDocument
 
 __all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "DOCUMENTS", "document_type", "json_schema", "check"]
 
@@ -31,6 +32,7 @@ __all__ = ["Strict", "Envelope", "Num", "NumOrInf", "Count", "DOCUMENTS", "docum
 DOCUMENTS = {
     "analyze": AnalyzeDocument,
     "analyze-compact": AnalyzeCompactDocument,
+    "analyze-function": AnalyzeFunctionDocument,
     "scaling": ScalingDocument,
     "app": AppDocument,
     "energy": EnergyDocument,

@@ -225,8 +225,9 @@ def test_thread_range_gives_a_curve_scaling_reads(monkeypatch, tmp_path, capsys)
 
     def fake(path, defines, machine=None, repeat=10, *a, **k):
         n = k["threads"]
-        m = KernelMeasurement(path, dict(defines), 1, (1e-9 / n,) * repeat, "gcc", ("-O3", "-fopenmp"), 0, 1, False)
-        return BenchResult(path, dict(defines), m, 3e9, 8, 2, threads=n, openmp=True)
+        m = KernelMeasurement(str(path), dict(defines), 1, (1e-9 / n,) * repeat, "gcc", ("-O3", "-fopenmp"), 0, 1,
+                              False)  # path: the kernel's reference (file, function, -I, -D); str: its file
+        return BenchResult(str(path), dict(defines), m, 3e9, 8, 2, threads=n, openmp=True)
     monkeypatch.setattr(bench_mod, "run_bench", fake)
     assert main(["bench", "examples/kernels/daxpy.c", "-D", "N=1000000", "--threads", "1:2", "--json"]) == 0
     out = tmp_path / "curve.json"

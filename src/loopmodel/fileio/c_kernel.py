@@ -25,6 +25,7 @@ from ..ir.ctypes import TYPE_BYTES, is_integer, type_name
 from ..ir.dependency import SOURCE, DependencyGraph
 from ..ir.kernel import Access, Array, Kernel, Loop, Recurrence, Scalar, coefficient
 from ..ir.poly import Poly
+from ..ir.kernel_source import KernelSource
 from ..ir.sequence import NestSequence, SequenceNest
 from . import c_function, c_nests
 from .c_guards import apply_guards
@@ -102,26 +103,36 @@ class _Node:
     key: object = None  # access key for loads, name for scalars
 
 
-def parse_kernel_file(path: str) -> tuple:
-    """Read and parse a kernel file.
+def parse_kernel_file(path) -> tuple:
+    """Read and parse a kernel file of one loop nest (a path, or a
+    :class:`~loopmodel.ir.kernel_source.KernelSource`).
 
     Returns:
         ``(kernel, defaults)``: the :class:`Kernel` and a dict of ``#define``
         default values for size constants.
 
     Raises:
-        KernelError: the file cannot be read, is malformed or unsupported.
+        KernelError: the file cannot be read, is malformed or unsupported, or holds several nests.
     """
-    return parse_kernel(read_kernel_text(path), str(path))
+    parsed = load_c_kernel(path)
+    return parsed.kernel, parsed.defaults
 
 
 def load_c_kernel(path) -> CKernel:
-    """Read and parse a C kernel file: :class:`CKernel` (with the text to compile).
+    """Read and parse a C kernel file of one loop nest (a path, or a
+    :class:`~loopmodel.ir.kernel_source.KernelSource`): :class:`CKernel` (with the text to compile),
+    for the commands that compile and run one nest (``bench``, ``validate``, ``codegen``).
 
     Raises:
-        KernelError: the file cannot be read, is malformed or unsupported.
+        KernelError: the file cannot be read, is malformed or unsupported, or holds several loop
+            nests (one line: ``analyze`` takes those).
     """
-    return parse_c(read_kernel_text(path), str(path))
+    parsed = parse_c(read_kernel_text(path), str(path), path if isinstance(path, KernelSource) else None)
+    if isinstance(parsed.kernel, NestSequence):
+        raise KernelError(f"the kernel holds {len(parsed.kernel.nests)} loop nests; this command runs one (loopmodel "
+                          "analyze analyses each and sums them; --function names a function of one nest)",
+                          file=str(path))
+    return parsed
 
 
 def read_kernel_text(path) -> str:

@@ -183,6 +183,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     kernel, text = parsed.kernel, parsed.text
     asked = dict(compiler=compiler, flags=flags)  # what the measurement resolves again
     compiler, flags, _ = choose_build(compiler, flags, machine, machine_file)
+    text = f"{text}\0{kernel.code}"  # the file and the nest of it that runs (--function picks one of several)
     key = bench_key(text, defines, compiler, flags, repeat, min_time_s, cpu, cold, threads,
                     (blocks, tolerance, spread_s))
     hit = cache.load("bench", key) if use_cache else None
@@ -213,7 +214,7 @@ def run_bench(path: str, defines: dict, machine=None, repeat: int = 10, min_time
     said = any(n.startswith(COUNTERS_NOTE) for n in m.notes)  # the measurement's note says why
     notes = parsed.notes + tuple(m.notes) + notes_cold + ((COUNTERS_NOTE,) if m.counters is None and not said else ())
     notes += tuple(n for n in (stability.note(), stability.earlier_note()) if n)
-    res = BenchResult(path, dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
+    res = BenchResult(str(path), dict(defines), m, hz, unit.iterations, kernel.flops_per_iteration,
                       "cold" if cold else "warm", notes=notes, threads=threads or 1,
                       openmp=threads is not None, traffic=_model_traffic(kernel, machine, defines, cold),
                       stability=stability)

@@ -247,15 +247,16 @@ def nest_entry_incore(kernel, machine, incore, defines: dict, it_per_unit: float
     else proceeds meanwhile), with a note (:mod:`loopmodel.models.nest_entry`).
 
     Unchanged: no such figure in the machine model, T_OL unknown, the in-core time measured (it
-    holds the entry), a nest whose iterations depend on an outer index (triangular), or an entry
-    below :data:`NEST_ENTRY_MIN_FRACTION` of the in-core time.
+    holds the entry), a nest whose iterations cannot be counted (a size missing, or a nest whose
+    count needs more enumeration than :data:`~loopmodel.ir.iteration_count.ENUMERATION_BUDGET`),
+    or an entry below :data:`NEST_ENTRY_MIN_FRACTION` of the in-core time.
     """
     c = machine.in_core.nest_entry_cy
     if not c or incore.T_OL is None or incore.source == "measured":
         return incore
     try:
         n = kernel.total_iterations(defines)
-    except KeyError:
+    except (KeyError, ValueError):
         return incore
     per_it = entry_cy_per_it(c, n)
     extra = per_it * it_per_unit

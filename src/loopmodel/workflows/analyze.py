@@ -15,10 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import DefineError, EmptyPointError, LoopmodelError
-from ..fileio.defines import Sweep, is_name, parse_define_lazy, sweep
+from ..fileio.defines import Sweep, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_file import load_kernel
-from ..ir.kernel_source import KernelSource
 from ..ir.point import skipped_note
 from ..ir.sequence import NestSequence
 from ..machine.fields import BANDWIDTH_S
@@ -28,8 +27,8 @@ from ..units import parse_quantity
 from .analysis import Analyzer, AnalyzerSettings
 from .executed import as_compiled
 from .sequence import SequenceAnalyzer
-from .inputs import alignment_bytes, byte_count, machine_model, machine_name
-from .options import option
+from .inputs import alignment_bytes, byte_count, kernel_reference, machine_model, machine_name, size_defines
+from .options import function_option, include_option, option
 
 #: ``-p`` names (lower case, ``-``/``_`` removed) -> loopmodel's models; Kerncraft's ECMData
 #: (data-transfer terms), ECMCPU (in-core part) and RooflineFLOP included
@@ -74,12 +73,8 @@ class AnalysisOptions:
             "'-D N 1000' / '--define N 1000' / N=10-1000:5[log[10]]; the preprocessor sees each size defined (#ifndef "
             "N); a NAME without a value is a macro for the preprocessor only (-D TUNED)", "-D", "--define",
         metavar="NAME=VALUE")
-    function: str | None = option(
-        None, "the function of the kernel file that is the kernel (default: the one function with loops; main is "
-              "left out)", "--function", metavar="NAME")
-    include: tuple = option(
-        (), "folder searched for the kernel's #include \"...\" and <...> headers, after the kernel's own (repeatable; "
-            "standard headers are skipped)", "-I", "--include-dir", metavar="DIR")
+    function: str | None = function_option()
+    include: tuple = include_option()
     clock: str | None = option(None, "core clock override, e.g. '2.2 GHz' (core-cycle work scales with it; memory "
                                      "bandwidth in B/s does not)", "--clock", metavar="FREQ")
     cache_factor: float = option(
@@ -194,31 +189,6 @@ def _memory_bandwidth(text: str | None) -> float | None:
         raise DefineError(f"--mem-bw: {exc}") from None
 
 
-def kernel_source(kernel, options: AnalysisOptions):
-    """The :class:`~loopmodel.ir.kernel_source.KernelSource` of a kernel file and the options
-    (``--function``, ``-I``, the ``-D`` sizes and macros); ``kernel`` itself where it is not a
-    file (a :class:`loopmodel.Kernel`).
-
-    Raises:
-        DefineError: a malformed ``-D`` (one line).
-    """
-    if hasattr(kernel, "parts"):
-        return kernel
-    sizes, macros = [], []
-    for text in options.define:
-        if "=" not in text and is_name(text):
-            macros.append(text)
-            continue
-        name, values = parse_define_lazy(text)
-        sizes.append((name, values[0] if len(values) == 1 else None))
-    return KernelSource(str(kernel), options.function, tuple(options.include), tuple(sizes), tuple(macros))
-
-
-def size_defines(options: AnalysisOptions) -> list:
-    """The ``-D`` texts that give sizes (a bare ``-D NAME`` is a macro for the preprocessor only)."""
-    return [text for text in options.define if "=" in text or not is_name(text)]
-
-
 def unused_parameters(model, options: AnalysisOptions) -> set:
     """The ``-D`` names that are integer parameters of the kernel function its loops do not use
     (PolyBench's ``tsteps`` of heat-3d, whose time loop runs to the macro ``TSTEPS``)."""
@@ -255,7 +225,7 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
     alignment = byte_count("--array-alignment", options.array_alignment, minimum=1)
     padding = byte_count("--array-padding", options.array_padding, minimum=0)
     incore = options.incore or incore_default
-    model, defaults, text, kernel_notes = _kernel_parts(kernel_source(kernel, options), incore, models,
+    model, defaults, text, kernel_notes = _kernel_parts(kernel_reference(kernel, options), incore, models,
                                                         not options.no_cache)
     unused = unused_parameters(model, options)
     kernel_notes = tuple(kernel_notes) + tuple(

@@ -19,7 +19,8 @@ from ..fileio.machine_files import load_machine
 from ..measure import bench as measure_bench
 from ..measure.stability import BLOCKS, ROUNDS, SPREAD_S, TOLERANCE
 from .measure import parse_threads
-from .options import option
+from .inputs import kernel_reference, size_defines
+from .options import function_option, include_option, option
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class BenchOptions:
 
     define: tuple = option((), "size constant (value or start:stop[:step] for a sweep)", "-D", "--define",
                            metavar="NAME=VALUE")
+    function: str | None = function_option()
+    include: tuple = include_option()
     machine: str | None = option(None, "machine model whose compiler and flags to use (default: the host's "
                                        "-O3 -march=native); 'host' for this host's probe", "-m", "--machine")
     repeat: int = option(10, "runs of >= 10 ms each (default 10; min-of-K)", "--repeat", "-r", type=int)
@@ -138,7 +141,8 @@ def run(kernel: str, options: BenchOptions) -> BenchRun:
         LoopmodelError: one-line user errors (kernel, sizes, ``--repeat`` < 1, ``--timeout`` <= 0,
             ``--blocks`` < 1, ``--tolerance`` outside (0, 1), ``--spread-s`` outside [0, 60], thread counts, machine, compiler, run).
     """
-    points = c_kernel_points(kernel, options.define, "bench")
+    kernel = kernel_reference(kernel, options)
+    points = c_kernel_points(kernel, size_defines(options), "bench")
     if options.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {options.repeat}")
     if not options.timeout > 0:

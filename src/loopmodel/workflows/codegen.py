@@ -9,8 +9,8 @@ from ..errors import DefineError
 from ..fileio.c_kernel import load_c_kernel
 from ..fileio.defines import one_point, sweep
 from ..fileio.kernel_yaml import YAML_SUFFIXES
-from .inputs import alignment_bytes
-from .options import option
+from .inputs import alignment_bytes, kernel_reference, size_defines
+from .options import function_option, include_option, option
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,8 @@ class CodegenOptions:
     """``codegen``'s options."""
 
     define: tuple = option((), "size constant (one value each)", "-D", "--define", metavar="NAME=VALUE")
+    function: str | None = function_option()
+    include: tuple = include_option()
     assume_aligned: str | None = option(
         None, "compiled kernel: the compiler may assume every array aligned to BYTES (a power of two, e.g. 32); "
               "default: no alignment knowledge, as for arrays passed in from elsewhere", "--assume-aligned",
@@ -33,9 +35,9 @@ def run(kernel: str, options: CodegenOptions) -> str:
     """
     if str(kernel).lower().endswith(YAML_SUFFIXES):
         raise DefineError("codegen needs a C kernel; a YAML kernel description has no code", file=kernel)
-    parsed = load_c_kernel(kernel)
+    parsed = load_c_kernel(kernel_reference(kernel, options))
     model = parsed.kernel
-    point = one_point(sweep(list(options.define), parsed.defaults), "codegen")
+    point = one_point(sweep(size_defines(options), parsed.defaults), "codegen")
     missing = model.free_constants(point)
     if missing:
         raise DefineError(f"no value for {', '.join(missing)}: give -D {missing[0]}=<size>")

@@ -181,7 +181,11 @@ def place_kernel(ck: CorpusKernel, machine, limit_B: int | None = None) -> tuple
             notes.append(why)
             continue
         defines = ck.defines(placer.grid[k])
-        iterations = placer.kernel.total_iterations(defines)
+        try:
+            iterations = placer.kernel.total_iterations(defines)
+        except ValueError as exc:  # a count that needs more enumeration than the budget
+            notes.append(f"{ck.name}: not placed in {name}: {exc}")
+            continue
         if iterations > MAX_ITERATIONS:
             notes.append(f"{ck.name}: not placed in {name}: one call would run {iterations:.2e} iterations "
                          f"(at most {MAX_ITERATIONS:.2e})")

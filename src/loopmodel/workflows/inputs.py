@@ -1,5 +1,5 @@
-"""Reading the inputs the commands share: the machine of ``-m`` with its ``--clock``, byte
-quantities, core lists, ``--p0`` and measured points. Every error is one line
+"""Reading the inputs the commands share: the kernel file with ``--function``, ``-I`` and ``-D``,
+the machine of ``-m`` with its ``--clock``, byte quantities, core lists, ``--p0`` and measured points. Every error is one line
 (:class:`~loopmodel.errors.DefineError`)."""
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import os
 import re
 
 from ..errors import DefineError
-from ..fileio.defines import count_list
+from ..fileio.defines import count_list, is_name, parse_define_lazy
 from ..fileio.machine_files import load_machine
 from ..fileio.reader import read_text
+from ..ir.kernel_source import KernelSource
 from ..machine.fields import CLOCK
 from ..machine.model import P0_MAX
 from ..units import UnitError, parse_quantity
@@ -34,6 +35,33 @@ def machine_model(machine, clock: str | None = None):
         except ValueError as exc:
             raise DefineError(f"--clock: {exc}") from None
     return model
+
+
+def kernel_reference(kernel, options):
+    """The :class:`~loopmodel.ir.kernel_source.KernelSource` of a kernel file and a command's options
+    (``--function``, ``-I``, the ``-D`` sizes and macros); ``kernel`` itself where it is not a file
+    (a :class:`loopmodel.Kernel`).
+
+    Raises:
+        DefineError: a malformed ``-D`` (one line).
+    """
+    if hasattr(kernel, "parts"):
+        return kernel
+    sizes, macros = [], []
+    for text in options.define:
+        if "=" not in text and is_name(text):
+            macros.append(text)
+            continue
+        name, values = parse_define_lazy(text)
+        sizes.append((name, values[0] if len(values) == 1 else None))
+    return KernelSource(str(kernel), getattr(options, "function", None), tuple(getattr(options, "include", ())),
+                        tuple(sizes), tuple(macros))
+
+
+def size_defines(options) -> list:
+    """The ``-D`` texts of a command's options that give sizes (a bare ``-D NAME`` is a macro for the
+    preprocessor only)."""
+    return [text for text in options.define if "=" in text or not is_name(text)]
 
 
 def machine_name(spec) -> str:

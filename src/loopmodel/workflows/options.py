@@ -50,6 +50,18 @@ def option(default, help: str, *flags: str, metavar: str | None = None, choices:
     return dataclasses.field(default=default, metadata=meta)
 
 
+def function_option():
+    """The ``--function NAME`` field of a command that reads a kernel file (a new field per class)."""
+    return option(None, "the function of the kernel file that is the kernel (default: the one function with loops; "
+                        "main is left out)", "--function", metavar="NAME")
+
+
+def include_option():
+    """The ``-I DIR`` field of a command that reads a kernel file (a new field per class)."""
+    return option((), "folder searched for the kernel's #include \"...\" and <...> headers, after the kernel's own "
+                      "(repeatable; standard headers are skipped)", "-I", "--include-dir", metavar="DIR")
+
+
 def fields(cls) -> tuple:
     """The option fields of an Options dataclass, in declaration order."""
     return tuple(f for f in dataclasses.fields(cls) if "kind" in f.metadata)

@@ -122,8 +122,8 @@ class SequenceAnalyzer:
             return none, None
         try:
             levels = simulate_function(self.sequence, self.machine, defines)
-        except ModelError as exc:
-            return none, f"{exc.message}; each nest simulated on its own instead"
+        except (ModelError, ValueError) as exc:
+            return none, f"{getattr(exc, 'message', exc)}; each nest simulated on its own instead"
         cl = self.machine.cacheline_size
         units = [n.kernel.unit_of_work(cl, {k: v for k, v in defines.items() if k in n.kernel.constants}).iterations
                  for n in self.sequence.nests]
@@ -145,7 +145,10 @@ class SequenceAnalyzer:
             return NestAnalysis(nest, None, 0, repeats, 0.0, None, str(exc))
         except LoopmodelError as exc:
             raise type(exc)(f"nest at {nest.label}: {exc.message}", file=exc.file, line=exc.line) from None
-        iterations = kernel.total_iterations(own)
+        try:
+            iterations = kernel.total_iterations(own)
+        except ValueError as exc:  # a count that needs more enumeration than its budget
+            raise ModelError(f"nest at {nest.label}: {exc}", file=self.sequence.source) from None
         ecm, traffic = result.ecm, result.traffic
         if ecm is None or ecm.selected is None:
             return NestAnalysis(nest, result, iterations, repeats, None, None)

@@ -26,7 +26,8 @@ from .analysis import Analyzer, AnalyzerSettings
 from .bench import c_kernel_points
 from .executed import as_compiled, followed_note
 from .incore_measured import l1_time
-from .options import option
+from .inputs import kernel_reference, size_defines
+from .options import function_option, include_option, option
 from .same_window import measured_around
 
 #: runs per case of ``--corpus --quick`` at most (min-of-K over fewer runs)
@@ -38,6 +39,8 @@ class ValidateOptions:
     """``validate``'s options: the sizes and how the kernel is run."""
 
     define: tuple = option((), "size constant (value or start:stop[:step])", "-D", "--define", metavar="NAME=VALUE")
+    function: str | None = function_option()
+    include: tuple = include_option()
     repeat: int = option(10, "runs per size (default 10; min-of-K)", "--repeat", "-r", type=int)
     cpu: int = option(0, "CPU to pin the benchmark to (default 0)", "--cpu", type=int)
     no_cache: bool = option(False, "measure again instead of reading the per-user cache", "--no-cache")
@@ -155,7 +158,8 @@ def run(kernel: str | None, machine: str, options: ValidateOptions) -> ValidateR
         raise OptionError("validate --corpus: the corpus is run by loopmodel.workflows.corpus.run")
     if options.repeat < 1:
         raise DefineError(f"--repeat must be >= 1, got {options.repeat}")
-    points = c_kernel_points(kernel, options.define, "validate")
+    kernel = kernel_reference(kernel, options)
+    points = c_kernel_points(kernel, size_defines(options), "validate")
     model = load_machine(machine)
     rows = measure_rows(kernel, model, points, options.repeat, options.cpu, not options.no_cache, machine)
     return ValidateRun(tuple(rows), model, tuple(validation_notes(rows, machine_notes(machine, model))))

@@ -76,27 +76,23 @@ def run(args) -> int:
     if len(prepared.points) > 1:
         return _analyze_sweep(args, prepared, variable)
     res = prepared.analyzer.run(prepared.points[0])
-    if isinstance(res, SequenceResult):
-        return _function(args, res)
+    if isinstance(res, SequenceResult):  # a kernel function of several loop nests
+        return _one(args, res, lambda: _report("sequence_json").sequence_dict(res),
+                    lambda: _report("sequence_text").render_sequence(res, console(), args.unit, args.verbose))
+    return _one(args, res, lambda: _report("json_report").to_dict(res),
+                lambda: render(res, console(), args.unit, args.verbose))
+
+
+def _one(args, res, document, text_report) -> int:
+    """Print one analysis: its JSON ``document()`` (on stdout, or to ``--json FILE`` with the text
+    report too), else its ``text_report()``."""
     if args.json:
-        text = json.dumps(_report("json_report").to_dict(res), indent=1) + "\n"
+        text = json.dumps(document(), indent=1) + "\n"
         if not args.json_file:
             sys.stdout.write(text)
             return 0
         write_new_output(args.json_file, text, "--json")
-    render(res, console(), args.unit, args.verbose)
-    return 0
-
-
-def _function(args, res) -> int:
-    """Print or write the analysis of a kernel function of several loop nests."""
-    if args.json:
-        text = json.dumps(_report("sequence_json").sequence_dict(res), indent=1) + "\n"
-        if not args.json_file:
-            sys.stdout.write(text)
-            return 0
-        write_new_output(args.json_file, text, "--json")
-    _report("sequence_text").render_sequence(res, console(), args.unit, args.verbose)
+    text_report()
     return 0
 
 

@@ -130,9 +130,14 @@ def _walk(items, outer: list, pieces: list, notes: list, filename: str, guards: 
 
 def _branches(node, outer: list, pieces: list, notes: list, filename: str, guards: tuple) -> None:
     """An ``if``: its branches cut into pieces under its condition (held, or not for ``else``)."""
+    if not outer and not _holds_loop(node):
+        notes.append(f"line {node.coord.line - 1 if node.coord else 0}: statements outside every loop run once per "
+                     "call: not timed")
+        return
     if not outer:
-        raise KernelError("'if' outside every loop is not supported (a condition restricts the iteration space of "
-                          "the loops around it)", file=filename, line=node.coord.line - 1 if node.coord else None)
+        raise KernelError("an 'if' around loops outside every loop is not supported (a condition restricts the "
+                          "iteration space of the loops around it)", file=filename,
+                          line=node.coord.line - 1 if node.coord else None)
     for branch, holds in ((node.iftrue, True), (node.iffalse, False)):
         if branch is not None:
             items = branch.block_items or [] if isinstance(branch, c_ast.Compound) else [branch]

@@ -179,25 +179,26 @@ def _interleaved_note(sequence, predictor: str) -> str | None:
 
 
 def _warm_note(sequence, machine, defines: dict, nests: tuple, cores: int = 1, cache_factor: float = 1.0) -> str | None:
-    """The note where the nests' own steady states may not hold: the function's data exceed the
-    last-level cache while a nest's own data fit in a cache (then the other nests may evict
-    them between its runs, or leave them warm for it: neither is modelled). The capacity is the
+    """The note where the nests' own steady states may not hold: a nest's data stay in a cache
+    level on their own, but the function's data do not fit there (then the other nests evict them
+    between its runs, or leave some warm for it: neither is modelled). The capacities are the
     layer conditions' (:func:`~loopmodel.predictors.layer_conditions.effective_sizes`)."""
     caches = machine.caches
     if not caches:
         return None
-    last = effective_sizes(caches, cores, cache_factor)[-1]
+    sizes = effective_sizes(caches, cores, cache_factor)
     total = sum(_array_bytes(a, defines) for a in sequence.arrays.values())
-    if total <= last:
-        return None
+    fits = next((c.level for c, size in zip(caches, sizes) if total <= size), "MEM")
+    order = [c.level for c in caches] + ["MEM"]
     inside = [n.nest.label for n in nests if n.empty is None and n.result is not None
-              and n.result.location != "MEM"]
+              and order.index(n.result.location) < order.index(fits)]
     if not inside:
         return None
-    return (f"each nest is analysed in its own steady state; the function touches {total / 2**20:.3g} MiB, more "
-            f"than the {caches[-1].level} holds ({last / 2**20:.3g} MiB), while the data of {', '.join(inside[:3])}"
-            f"{' ...' if len(inside) > 3 else ''} stay in a cache on their own: what the other nests evict or "
-            "leave there between its runs is not modelled")
+    where = "memory" if fits == "MEM" else f"{fits}"
+    return (f"each nest is analysed in its own steady state: the data of {', '.join(inside[:3])}"
+            f"{' ...' if len(inside) > 3 else ''} stay in a cache on their own, but the function touches "
+            f"{total / 2**20:.3g} MiB, which only {where} holds: what the other nests evict (or leave warm) between "
+            "its runs is not modelled (--cache-predictor sim simulates the whole function where its size allows)")
 
 
 def _array_bytes(array, defines: dict) -> int:

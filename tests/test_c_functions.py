@@ -371,3 +371,13 @@ def test_load_kernel_reads_the_function_named(gemm):
     source = KernelSource(str(gemm), "kernel_gemm", (str(gemm.parent / "utilities"),))
     kernel, _, text, _ = load_kernel(source, use_cache=False)
     assert isinstance(kernel, NestSequence) and text == GEMM
+
+
+def test_a_time_loop_gives_the_time_per_step(tmp_path):
+    path = tmp_path / "jacobi.c"
+    path.write_text(JACOBI)
+    seq = _parse(path).kernel
+    res = SequenceAnalyzer(seq, load_machine(SKX), AnalyzerSettings(models=("ECM",), incore="analytic")).run(
+        {"tsteps": 10, "n": 200})
+    assert res.outer[0] == "t" and res.outer[1] == pytest.approx(res.total_cycles / 10)
+    assert [n.repeats for n in res.nests] == [10, 10] and [n.iterations for n in res.nests] == [198 * 198] * 2

@@ -27,4 +27,6 @@ def sequence_dict(res) -> dict:
         "machine": {"name": m.name, "model_name": m.model_name, "clock_Hz": m.clock,
                     "cacheline_size_B": m.cacheline_size},
         "defines": dict(res.defines), "nests": nests, "total_time_per_call_cy": res.total_cycles,
-        "total_time_per_call_s": res.seconds, "notes": list(res.notes)})
+        "total_time_per_call_s": res.seconds,
+        "outer_loop": None if res.outer is None else res.outer[0],
+        "time_per_outer_iteration_cy": None if res.outer is None else res.outer[1], "notes": list(res.notes)})

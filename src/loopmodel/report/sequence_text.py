@@ -41,8 +41,10 @@ def render_sequence(res, console, unit: str = "cy/CL", verbose: int = 0) -> None
     if total is None:
         console.print("total: n/a (a nest's ECM time is unknown: see its notes)")
     else:
+        outer = res.outer
+        per = f"; {outer[1]:.4g} cy per iteration of '{outer[0]}'" if outer else ""
         console.print(f"total: {total:.4g} cy per call = {res.seconds * 1e3:.4g} ms at {m.clock / 1e9:.3g} GHz "
-                      "(single core)")
+                      f"(single core){per}")
     for n in res.notes:
         console.print(f"[dim]{escape('note: ' + n)}[/dim]")
     seen = set(res.notes)

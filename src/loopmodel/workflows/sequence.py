@@ -82,6 +82,19 @@ class SequenceResult:
         total = self.total_cycles
         return None if total is None else total / self.machine.clock
 
+    @property
+    def outer(self) -> tuple | None:
+        """``(index, cycles per iteration)`` of the loop around every nest (a time loop the nests do not
+        use: the first of each one's repeat loops, the same loop), None where there is none or the
+        time is unknown."""
+        firsts = {(n.nest.path[:1], n.nest.repeat[0].index) if n.nest.repeat else None for n in self.nests}
+        total = self.total_cycles
+        if len(firsts) != 1 or None in firsts or total is None:
+            return None
+        loop = self.nests[0].nest.repeat[0]
+        trips = loop.iterations(self.defines)
+        return (loop.index, total / trips) if trips else None
+
     def share(self, nest: NestAnalysis) -> float | None:
         """``nest``'s fraction of the call's time (None: unknown)."""
         total = self.total_cycles

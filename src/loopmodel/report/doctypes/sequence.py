@@ -43,4 +43,7 @@ class AnalyzeFunctionDocument(Envelope):
     total_time_per_call_cy: Annotated[Num, Field(description="core cycles of one call, single core (null: a nest's "
                                                             "time is unknown)")]
     total_time_per_call_s: Annotated[Num, Field(description="seconds of one call at the machine's clock, single core")]
+    outer_loop: Annotated[str | None, Field(description="the loop around every nest that none uses (a time loop), "
+                                                        "null where there is none")]
+    time_per_outer_iteration_cy: Annotated[Num, Field(description="core cycles of one iteration of that loop, cy")]
     notes: Annotated[list[str], Field(description="remarks on the whole function (each nest's are in its analysis)")]

@@ -168,6 +168,18 @@ def test_a_header_outside_the_kernel_folder_and_the_I_folders_is_not_read(tmp_pa
     assert str(_parse(path, include=[tmp_path]).kernel.arrays["a"].dims[0]) == "1"
 
 
+def test_an_absolute_or_linked_header_outside_the_folders_is_not_read(tmp_path):
+    (tmp_path / "inner").mkdir()
+    secret = tmp_path / "secret.h"
+    secret.write_text("#define N 1\n")
+    (tmp_path / "inner" / "link.h").symlink_to(secret)
+    for include in (f'"{secret}"', '"link.h"'):
+        path = tmp_path / "inner" / "k.c"
+        path.write_text(f"#include {include}\ndouble a[N];\nfor (int i = 0; i < N; ++i) a[i] = 1.0;\n")
+        with pytest.raises(KernelError, match="outside the kernel's folder"):
+            _parse(path)
+
+
 def test_a_macro_that_doubles_at_each_level_ends_in_one_line(tmp_path):
     lines = ["#define M0 x"] + [f"#define M{k} M{k - 1} M{k - 1}" for k in range(1, 40)]
     path = tmp_path / "k.c"
@@ -381,3 +393,15 @@ def test_a_time_loop_gives_the_time_per_step(tmp_path):
         {"tsteps": 10, "n": 200})
     assert res.outer[0] == "t" and res.outer[1] == pytest.approx(res.total_cycles / 10)
     assert [n.repeats for n in res.nests] == [10, 10] and [n.iterations for n in res.nests] == [198 * 198] * 2
+
+
+def test_a_max_chain_takes_the_addition_latency_where_the_machine_model_has_none(tmp_path):
+    """nussinov's table[i][j] = max(table[i][j], ...) along j: FMAX on a loop-carried chain; the bundled
+    Skylake-SP model gives no FMAX latency, so the chain takes ADD's (a vector max is no slower)."""
+    machine = load_machine(SKX)
+    assert "FMAX" not in machine.in_core.latency
+    kernel = parse_c("void k(double *restrict t, int n) {\n  for (int j = 1; j < n; ++j)\n"
+                     "    t[j] = t[j-1] >= t[j] ? t[j-1] : t[j];\n}\n", "k.c").kernel
+    res = Analyzer(kernel, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run({"n": 1000})
+    assert res.ecm.selected is not None and res.incore.T_OL > 0
+    assert any("FMAX taken as" in n and "ADD's latency" in n for n in res.notes)

@@ -319,7 +319,17 @@ def _latency_notes(variable: str, width: int, table: dict, sources: dict) -> lis
                      + ", ".join(doc) + "; taken as " + ", ".join(f"{op} {table[op]:.3g} cy ({src})" for op, src
                                                              in doc.items())
                      + " (loopmodel.machine.latency.DOCUMENTED_LATENCY: vendor manuals, Fog's instruction tables)")
+    proxied = {op: src for op, src in sources.items() if op in _PROXY and src.startswith(f"{_PROXY[op]}'s latency")}
+    if proxied:
+        notes.append(f"loop-carried dependency on '{variable}': " + ", ".join(
+            f"{op} taken as {table[op]:.3g} cy, {src}" for op, src in proxied.items()))
     return notes
+
+
+def _has_latency(machine, op: str) -> bool:
+    """Whether the machine model, its probe or the documented table gives ``op`` a latency."""
+    return op in machine.in_core.latency or op_latency(machine, op, 8) is not None or \
+        documented_latency(machine, op) is not None
 
 
 def chain_latency_table(machine, ops, width: int, variable: str = "", integer: bool = False) -> tuple:
@@ -346,6 +356,12 @@ def chain_latency_table(machine, ops, width: int, variable: str = "", integer: b
             table[op] = machine.in_core.latency[op]
         elif (doc := documented_latency(machine, op)) is not None:
             table[op], sources[op] = doc.cy, doc.source
+        elif op in _PROXY and _PROXY[op] not in ops:
+            proxy, proxy_sources = chain_latency_table(machine, (_PROXY[op],), width, variable, integer)
+            table[op] = proxy[_PROXY[op]]
+            sources[op] = (f"{_PROXY[op]}'s latency ({proxy_sources.get(_PROXY[op], 'machine model')}): none for {op} "
+                           "in the machine model; a compare or select takes at most an addition's latency on the "
+                           "x86 and Arm cores modelled")
         else:
             raise ModelError(f"machine model '{machine.name}' gives no latency for {op} "
                              f"(needed for the loop-carried dependency on '{variable}')")
@@ -463,6 +479,6 @@ def missing_data(kernel, machine) -> list:
         integer_add = kernel.integer_valued(rec.variable) and (machine.isa or "x86").lower().startswith("x86")
         chain_ops += [op for op in rec.graph.operations(fma) if not (integer_add and op == "ADD")]
     out += [("latency", op) for op in dict.fromkeys(chain_ops)
-            if op not in ic.latency and op_latency(machine, op, 8) is None and documented_latency(machine, op) is None]
+            if not _has_latency(machine, op) and not (op in _PROXY and _has_latency(machine, _PROXY[op]))]
     return out
 

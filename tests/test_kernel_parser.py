@@ -217,8 +217,8 @@ def test_include_and_comments_ignored():
 def test_error_position_after_block_comment():
     with pytest.raises(KernelError) as ei:
         src("/* a\n   multi-line\n   comment */\ndouble a[N];\nfor (int i=0; i<N; i++)\n  if (i) a[i] = 1.0;\n")
-    assert (ei.value.line, ei.value.col) == (6, 3)
-    assert str(ei.value).startswith("t.c:6:3: ")
+    assert (ei.value.line, ei.value.col) == (6, 7)  # the condition 'i' (an 'if' restricts the iteration space)
+    assert str(ei.value).startswith("t.c:6:7: ")
 
 
 def test_define_defaults():

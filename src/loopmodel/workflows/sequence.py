@@ -20,12 +20,12 @@ nests interleaved as the code runs them, the caches passed on), where its size a
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 from dataclasses import dataclass
 
 from ..errors import EmptyPointError, LoopmodelError, ModelError
 from ..predictors.layer_conditions import effective_sizes
-from ..predictors.sequence_simulation import FunctionTraffic, simulate_function
 from .analysis import Analyzer
 from .executed import as_compiled
 
@@ -133,14 +133,15 @@ class SequenceAnalyzer:
         none = (None,) * len(self.sequence.nests)
         if self.options.cache_predictor != "sim":
             return none, None
+        simulation = _function_simulation()
         try:
-            levels = simulate_function(self.sequence, self.machine, defines)
+            levels = simulation.simulate_function(self.sequence, self.machine, defines)
         except (ModelError, ValueError) as exc:
             return none, f"{getattr(exc, 'message', exc)}; each nest simulated on its own instead"
         cl = self.machine.cacheline_size
         units = [n.kernel.unit_of_work(cl, {k: v for k, v in defines.items() if k in n.kernel.constants}).iterations
                  for n in self.sequence.nests]
-        return tuple(FunctionTraffic(lv, u) for lv, u in zip(levels, units)), None
+        return tuple(simulation.FunctionTraffic(lv, u) for lv, u in zip(levels, units)), None
 
     def _nest(self, nest, defines: dict, traffic=None) -> NestAnalysis:
         kernel = nest.kernel
@@ -167,6 +168,12 @@ class SequenceAnalyzer:
             return NestAnalysis(nest, result, iterations, repeats, None, None)
         cycles = repeats * iterations * ecm.selected / traffic.iterations_per_unit
         return NestAnalysis(nest, result, iterations, repeats, cycles, bottleneck(ecm))
+
+
+def _function_simulation():
+    """:mod:`loopmodel.predictors.sequence_simulation`, loaded with ``--cache-predictor sim`` only: an
+    analysis that does not simulate does not import the simulator (benchmarks/speed_check.py)."""
+    return importlib.import_module("..predictors.sequence_simulation", __package__)
 
 
 def bottleneck(ecm) -> str:

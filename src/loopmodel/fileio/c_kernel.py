@@ -282,11 +282,13 @@ class KernelBuilder:
         return value
 
     def err(self, node, message: str) -> KernelError:
+        """A one-line error at ``node``: the kernel file's line, or a header's where the node came
+        from one (the preprocessor's ``#line`` markers name it)."""
         line = col = None
         coord = getattr(node, "coord", None)
         if coord is not None and coord.line:
             line, col = coord.line - 1, coord.column
-        return KernelError(message, file=self.filename, line=line, col=col)
+        return KernelError(message, file=getattr(coord, "file", None) or self.filename, line=line, col=col)
 
     def unsupported(self, node) -> KernelError:
         name = type(node).__name__

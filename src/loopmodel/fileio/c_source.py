@@ -282,12 +282,12 @@ def parse_unit(source: str, filename: str, parser=None):
         ast = (parser or c_parser.CParser()).parse(source, filename)
     except Exception as exc:  # pycparser raises ParseError (and sometimes others)
         msg = str(exc)
-        m = re.match(r".*?:(\d+):(\d+):\s*(.*)", msg)
-        if m:
-            line, col, what = int(m.group(1)) - 1, int(m.group(2)), m.group(3)
+        m = re.match(r"(.*?):(\d+):(\d+):\s*(.*)", msg)
+        if m:  # the file is the kernel's, or a header's (the preprocessor's #line markers name it)
+            line, col, what = int(m.group(2)) - 1, int(m.group(3)), m.group(4)
             if what.startswith("before:"):
                 what = f"syntax error before '{what[7:].strip()}'"
-            raise KernelError(what, file=filename, line=max(line, 1), col=col) from None
+            raise KernelError(what, file=m.group(1) or filename, line=max(line, 1), col=col) from None
         raise KernelError("syntax error: " + msg.split(": ", 1)[-1], file=filename) from None
     check_depth(ast, filename, line_shift=-1)
     return ast

@@ -72,8 +72,10 @@ static inline void set_counting(lm_hier *h, uint64_t on, lm_run_result *r, int w
 }
 
 /* Warm-up state of one level. A level is in steady state when it is full, or when a whole capacity of
-   placements left its fill state unchanged (a level that cannot fill: the data set, or the sets the
-   data map to, are smaller than it; victim and exclusive levels lose lines to the levels above), and
+   placements left its fill state unchanged but for 1/64 of its capacity (a level that cannot fill: the
+   data set, or the sets the data map to, are smaller than it; victim and exclusive levels lose lines to
+   the levels above; a data set near a large level's capacity fills its last sets slowly, by conflicts,
+   and without the slack the warm-up waited for a whole sweep of a 10^9-iteration nest), and
    then has turned over: warm_caps_full capacities placed since that moment, and warm_caps_sweep
    capacities within the current sweep (a wrap-around to the array starts puts the array edges into
    the cache history, which must have left the cache before measuring). */
@@ -107,7 +109,7 @@ static int warm_check_at(const lm_hier *h, const uint64_t *placed, const int64_t
             if (valid[i] >= (int64_t)cap) {
                 w[i].full = 1;
             } else if (placed[i] - w[i].chk_placed >= cap) {
-                if (valid[i] <= w[i].chk_valid) w[i].full = 1; /* a capacity placed, no net growth */
+                if (valid[i] - w[i].chk_valid <= (int64_t)(cap / 64)) w[i].full = 1; /* a capacity placed, (almost) no net growth */
                 w[i].chk_placed = placed[i];
                 w[i].chk_valid = valid[i];
             }

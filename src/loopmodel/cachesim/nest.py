@@ -80,7 +80,8 @@ class RunOptions:
 
     Warm-up (steady state of every level, victim and exclusive levels
     included): each level must be full, or have taken in one capacity of lines
-    without its fill state growing (it cannot fill further), and then have
+    with its fill state growing by at most 1/64 of its capacity (it cannot fill
+    further, or fills its last sets only by conflicts), and then have
     placed ``warm_caps_full`` capacities since that moment and
     ``warm_caps_sweep`` capacities within the current sweep (a capacity = sets x
     ways lines). A sweep (``len(bases)`` sweeps with swaps) that cannot warm

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     int64_t warm_caps_sweep;
     int64_t warm_caps_full;
+    int64_t fill_slack;
     int64_t target_it;
     int64_t margin_it;
     int max_sweeps;

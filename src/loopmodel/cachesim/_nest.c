@@ -29,6 +29,8 @@ typedef struct {
 typedef struct {
     int64_t warm_caps_sweep; /* warm when every level has placed this many capacities in the sweep ... */
     int64_t warm_caps_full;  /* ... and this many capacities since it was full (or could not fill further) */
+    int64_t fill_slack;    /* > 0: a level whose fill grows by at most capacity / fill_slack over a capacity of
+                              placements cannot fill further; 0: only one that does not grow at all */
     int64_t target_it;     /* measured inner iterations wanted */
     int64_t margin_it;     /* skipped at both row ends (boundary iterations) */
     int max_sweeps;        /* give up after this many sweeps of the whole nest */
@@ -72,10 +74,10 @@ static inline void set_counting(lm_hier *h, uint64_t on, lm_run_result *r, int w
 }
 
 /* Warm-up state of one level. A level is in steady state when it is full, or when a whole capacity of
-   placements left its fill state unchanged but for 1/64 of its capacity (a level that cannot fill: the
-   data set, or the sets the data map to, are smaller than it; victim and exclusive levels lose lines to
-   the levels above; a data set near a large level's capacity fills its last sets slowly, by conflicts,
-   and without the slack the warm-up waited for a whole sweep of a 10^9-iteration nest), and
+   placements left its fill state unchanged, but for capacity / fill_slack lines where fill_slack > 0 (a
+   level that cannot fill: the data set, or the sets the data map to, are smaller than it; victim and
+   exclusive levels lose lines to the levels above; a data set near a large level's capacity fills its
+   last sets slowly, by conflicts, and without the slack the warm-up waited for a whole sweep), and
    then has turned over: warm_caps_full capacities placed since that moment, and warm_caps_sweep
    capacities within the current sweep (a wrap-around to the array starts puts the array edges into
    the cache history, which must have left the cache before measuring). */
@@ -109,7 +111,8 @@ static int warm_check_at(const lm_hier *h, const uint64_t *placed, const int64_t
             if (valid[i] >= (int64_t)cap) {
                 w[i].full = 1;
             } else if (placed[i] - w[i].chk_placed >= cap) {
-                if (valid[i] - w[i].chk_valid <= (int64_t)(cap / 64)) w[i].full = 1; /* a capacity placed, (almost) no net growth */
+                int64_t slack = o->fill_slack > 0 ? (int64_t)cap / o->fill_slack : 0;
+                if (valid[i] - w[i].chk_valid <= slack) w[i].full = 1; /* a capacity placed, (almost) no net growth */
                 w[i].chk_placed = placed[i];
                 w[i].chk_valid = valid[i];
             }

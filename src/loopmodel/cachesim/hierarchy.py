@@ -224,6 +224,7 @@ class Hierarchy:
         opts.cold = int(options.cold)
         opts.max_target_it, opts.settle_tol = options.max_target_it, options.settle_tol
         opts.warm_caps_sweep, opts.warm_caps_full = options.warm_caps_sweep, options.warm_caps_full
+        opts.fill_slack = options.fill_slack
         opts.fast_forward = int(options.fast_forward)
         res = ffi.new("lm_run_result *")
         self.reset_stats()

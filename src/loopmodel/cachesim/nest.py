@@ -80,8 +80,9 @@ class RunOptions:
 
     Warm-up (steady state of every level, victim and exclusive levels
     included): each level must be full, or have taken in one capacity of lines
-    with its fill state growing by at most 1/64 of its capacity (it cannot fill
-    further, or fills its last sets only by conflicts), and then have
+    without its fill state growing (it cannot fill further; with ``fill_slack``,
+    growing by at most capacity / ``fill_slack`` lines: it fills its last sets
+    only by conflicts), and then have
     placed ``warm_caps_full`` capacities since that moment and
     ``warm_caps_sweep`` capacities within the current sweep (a capacity = sets x
     ways lines). A sweep (``len(bases)`` sweeps with swaps) that cannot warm
@@ -96,6 +97,7 @@ class RunOptions:
         max_it: hard limit on simulated inner iterations (0: none).
         cold: measure the first sweep whole, from a cold start (no warm-up).
         warm_caps_sweep, warm_caps_full: see above (capacities, >= 0).
+        fill_slack: see above (0: a level that cannot fill does not grow at all over a capacity).
         max_target_it, settle_tol: a window of whole rows (multi-dimensional
             kernels) is settled when the lines loaded and stored per level per
             unit of work in its second half agree with its first half within
@@ -127,6 +129,7 @@ class RunOptions:
     cold: bool = False
     warm_caps_sweep: int = 2
     warm_caps_full: int = 1
+    fill_slack: int = 0
     max_target_it: int = 0
     settle_tol: float = 0.02
     fast_forward: bool = True

@@ -41,7 +41,7 @@ def rows(root: str, rel: str, machine, dataset: str) -> list:
     defines = {k: v for k, v in sizes.items() if k in seq.constants}
     res = SequenceAnalyzer(seq, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run(defines)
     out = []
-    for nest, simulated in zip(res.nests, simulate_function(seq, machine, defines)):
+    for nest, simulated in zip(res.nests, (t.levels for t in simulate_function(seq, machine, defines))):
         for model, sim in zip(nest.result.traffic.levels, simulated):
             m, s = model.loads_cl + model.stores_cl, sim.loads_cl + sim.stores_cl
             out.append((os.path.basename(rel)[:-2], nest.nest.label, nest.result.traffic.predictor, model.level, m, s))

@@ -355,7 +355,7 @@ def test_each_nests_traffic_is_the_whole_function_simulations_where_the_data_sta
     seq = parse_c(_function(order, time_loop), "f.c").kernel
     defines = {"n": 256, "steps": 2}  # 3 x 2 KiB: the function's data stay in L1
     res = SequenceAnalyzer(seq, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run(defines)
-    for nest, simulated in zip(res.nests, simulate_function(seq, machine, defines)):
+    for nest, simulated in zip(res.nests, (t.levels for t in simulate_function(seq, machine, defines))):
         for model, sim in zip(nest.result.traffic.levels, simulated):
             assert (model.loads_cl, model.stores_cl) == (0.0, 0.0)
             assert (sim.loads_cl, sim.stores_cl) == (0.0, 0.0)
@@ -369,7 +369,7 @@ def test_each_nests_l1_traffic_is_close_to_the_whole_function_simulations_for_st
     defines = {"n": 20000, "steps": 1}  # 3 x 160 KiB: beyond L1, within L2
     res = SequenceAnalyzer(seq, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run(defines)
     model_total = sim_total = 0.0
-    for nest, simulated in zip(res.nests, simulate_function(seq, machine, defines)):
+    for nest, simulated in zip(res.nests, (t.levels for t in simulate_function(seq, machine, defines))):
         model, sim = nest.result.traffic.levels[0], simulated[0]
         assert sim.loads_cl == pytest.approx(model.loads_cl, rel=0.05, abs=0.05)  # each nest loads its streams
         assert (nest.result.traffic.levels[1].loads_cl, simulated[1].loads_cl) == (0.0, 0.0)
@@ -405,3 +405,15 @@ def test_a_max_chain_takes_the_addition_latency_where_the_machine_model_has_none
     res = Analyzer(kernel, machine, AnalyzerSettings(models=("ECM",), incore="analytic")).run({"n": 1000})
     assert res.ecm.selected is not None and res.incore.T_OL > 0
     assert any("FMAX taken as" in n and "ADD's latency" in n for n in res.notes)
+
+
+def test_a_kernel_that_includes_a_header_of_its_own_with_angle_brackets_is_parsed_again(tmp_path, monkeypatch):
+    """The parse cache keys the kernel file's text, not its headers': ``#include <mini.h>`` found in the
+    kernel's folder is a header of its own, so an edited header is read again (not a stale parse)."""
+    monkeypatch.setenv("LOOPMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "mini.h").write_text("#define SIZE 64\n")
+    path = tmp_path / "k.c"
+    path.write_text("#include <mini.h>\n#include <math.h>\ndouble a[SIZE];\nfor (int i = 0; i < SIZE; ++i) a[i] = 1.0;\n")
+    assert str(load_kernel(str(path))[0].arrays["a"].dims[0]) == "64"
+    (tmp_path / "mini.h").write_text("#define SIZE 128\n")
+    assert str(load_kernel(str(path))[0].arrays["a"].dims[0]) == "128"

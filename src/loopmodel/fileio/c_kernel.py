@@ -183,15 +183,12 @@ def parse_c(text: str, filename: str = "<kernel>", source=None) -> CKernel:
                           file=filename)
     else:
         items = parse_source(wrap(prepared.text), filename)
+    declared = (filename, typedefs, globals_, params)
     cut = c_nests.split(items, filename)
     if cut is not None:
-        kernel, defaults, more = _sequence(cut, items, globals_, params, filename, typedefs)
+        kernel, defaults, more = _sequence(cut, items, declared)
         return CKernel(kernel, _used({**prepared.defaults, **defaults}, kernel), text, ignored + tuple(notes) + more)
-    builder = KernelBuilder(filename, typedefs)
-    for decl in globals_:
-        builder.declare(decl)
-    for decl in params:
-        builder.declare(decl, parameter=True)
+    builder = _builder(*declared)
     kernel = builder.build(items, function=is_function)
     return CKernel(kernel, _used({**prepared.defaults, **builder.defaults}, kernel), text,
                    ignored + tuple(notes) + builder.notes())
@@ -203,21 +200,29 @@ def _used(defaults: dict, kernel) -> dict:
     return {name: value for name, value in defaults.items() if name in kernel.constants}
 
 
-def _sequence(cut: tuple, items: list, globals_: list, params: list, filename: str, typedefs: dict) -> tuple:
+def _builder(filename: str, typedefs: dict, globals_: list, params: list) -> "KernelBuilder":
+    """A :class:`KernelBuilder` with the file's global declarations and the kernel function's
+    parameters declared (``typedefs``: the scalar typedefs the function names)."""
+    builder = KernelBuilder(filename, typedefs)
+    for decl in globals_:
+        builder.declare(decl)
+    for decl in params:
+        builder.declare(decl, parameter=True)
+    return builder
+
+
+def _sequence(cut: tuple, items: list, declared: tuple) -> tuple:
     """``(kernel, defaults, notes)`` of a body cut into nests (:func:`loopmodel.fileio.c_nests.split`):
-    each nest built with the function's declarations, a :class:`NestSequence` of them (one nest
-    that runs once: its :class:`Kernel`)."""
+    each nest built with the function's declarations (``declared``: the arguments of
+    :func:`_builder`), a :class:`NestSequence` of them (one nest that runs once: its :class:`Kernel`)."""
     pieces, notes = cut
+    filename = declared[0]
     if not pieces:
         raise KernelError("no for-loop found in kernel", file=filename)
     decls = [it for it in items if isinstance(it, c_ast.Decl)]
     nests, defaults, seen = [], {}, dict.fromkeys(notes)
     for piece in pieces:
-        builder = KernelBuilder(filename, typedefs)
-        for decl in globals_:
-            builder.declare(decl)
-        for decl in params:
-            builder.declare(decl, parameter=True)
+        builder = _builder(*declared)
         kernel = builder.build(decls + list(piece.pragmas) + [piece.loop], function=True, guards=piece.guards)
         if not kernel.reads and not kernel.writes:
             seen[f"line {piece.line}: statements on scalars only (no array access, a register's work): not timed"] = None
@@ -534,11 +539,15 @@ class KernelBuilder:
         out = []
         for node in nodes:
             index, start = self.loop_init(node)
-            outer = tuple(lp.index for lp in out)
-            step = self.loop_step(node.next, index)
-            stop = self.loop_cond(node.cond, index, outer, step)
-            out.append(Loop(index, self.affine(start, outer, "loop bound"), stop, step, node.coord.line - 1))
+            out.append(self._header(node, index, start, tuple(lp.index for lp in out)))
         return tuple(out)
+
+    def _header(self, node, index: str, start, outer: tuple) -> Loop:
+        """The :class:`Loop` of a ``for`` whose index and start expression :meth:`loop_init` read: its
+        step, its condition's bound and its start, affine in the ``outer`` indices and sizes."""
+        step = self.loop_step(node.next, index)
+        stop = self.loop_cond(node.cond, index, outer, step)
+        return Loop(index, self.affine(start, outer, "loop bound"), stop, step, node.coord.line - 1)
 
     def loop(self, node):
         index, start = self.loop_init(node)
@@ -546,11 +555,7 @@ class KernelBuilder:
             raise self.err(node, f"loop index '{index}' reused in nested loop")
         if index in self.arrays:
             raise self.err(node, f"loop index '{index}' is declared as an array")
-        outer = tuple(lp.index for lp in self.loops)
-        step = self.loop_step(node.next, index)
-        stop = self.loop_cond(node.cond, index, outer, step)
-        start = self.affine(start, outer, "loop bound")
-        self.loops.append(Loop(index, start, stop, step, node.coord.line - 1))
+        self.loops.append(self._header(node, index, start, tuple(lp.index for lp in self.loops)))
         body = node.stmt
         items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
         real = [it for it in items if not isinstance(it, c_ast.Pragma)]

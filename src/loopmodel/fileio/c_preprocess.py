@@ -6,7 +6,7 @@ It runs in-process (pcpp, a pure-Python C99 preprocessor) and reads no more than
 
 * ``#include "x.h"`` and ``#include <x.h>`` are searched in the kernel file's folder and the
   folders given with ``-I`` only, and a header that resolves outside them (``../x.h``, a link)
-  is refused; a standard header (:data:`loopmodel.fileio.c_source.STANDARD_HEADERS`, the C
+  is refused; a standard header (:data:`loopmodel.fileio.c_headers.STANDARD_HEADERS`, the C
   library and POSIX ones) is skipped, as the generated program includes what it needs;
 * every file is read by the bounded reader (:mod:`loopmodel.fileio.reader`), at most
   :data:`MAX_FILES` files and :data:`MAX_INCLUDED_BYTES` bytes in all, and macro expansion
@@ -30,6 +30,7 @@ import os
 import re
 
 from ..errors import KernelError
+from .c_headers import STANDARD_HEADERS, standard_include
 from .c_limits import define_value
 from .reader import KERNEL_MAX_BYTES, read_text
 
@@ -47,7 +48,7 @@ class _Limits(Exception):
 
 
 def preprocess(text: str, filename: str, include_dirs: tuple = (), sizes: dict | None = None,
-               standard_headers: frozenset = frozenset(), macros: tuple = ()) -> tuple:
+               macros: tuple = ()) -> tuple:
     """Kernel text -> ``(text, defaults)``: the preprocessed translation unit with ``#line``
     markers (one above the file's line, see the module text) and the kernel file's own
     ``#define NAME <integer>`` defaults.
@@ -56,7 +57,6 @@ def preprocess(text: str, filename: str, include_dirs: tuple = (), sizes: dict |
         include_dirs: the ``-I`` folders, searched after the kernel's own.
         sizes: the ``-D`` sizes (name -> int, or None for one given several values: defined, but an
             ``#if`` on its value is refused).
-        standard_headers: the headers skipped (not read).
         macros: names defined as 1 (``-D NAME`` without a value).
 
     Raises:
@@ -64,7 +64,7 @@ def preprocess(text: str, filename: str, include_dirs: tuple = (), sizes: dict |
             folders, a malformed directive or expression, or a bound reached (one line naming
             the file and line).
     """
-    pp = _make(filename, include_dirs, sizes or {}, standard_headers)
+    pp = _make(filename, include_dirs, sizes or {})
     for name in macros:
         pp.define(f"{name} 1")
     try:
@@ -93,13 +93,13 @@ class _Bounded(io.StringIO):
         return super().write(s)
 
 
-def _make(filename: str, include_dirs: tuple, sizes: dict, standard_headers: frozenset):
+def _make(filename: str, include_dirs: tuple, sizes: dict):
     """A pcpp preprocessor with :class:`_Hooks`; pcpp (45 ms to import) is imported here, for the
     kernels that need it only."""
     from pcpp.preprocessor import Action, OutputDirective, Preprocessor
     cls = type("KernelPreprocessor", (_Hooks, Preprocessor),
                {"removed": staticmethod(lambda: OutputDirective(Action.IgnoreAndRemove))})
-    return cls(filename, include_dirs, sizes, standard_headers)
+    return cls(filename, include_dirs, sizes)
 
 
 class _Hooks:
@@ -107,12 +107,11 @@ class _Hooks:
     ``Preprocessor`` by :func:`_make`, which gives :meth:`removed`: the exception that drops a
     directive)."""
 
-    def __init__(self, filename: str, include_dirs: tuple, sizes: dict, standard_headers: frozenset):
+    def __init__(self, filename: str, include_dirs: tuple, sizes: dict):
         super().__init__()
         self.filename = filename
         self.sizes = sizes
         self.defaults: dict = {}
-        self.standard = standard_headers
         self.files = 0
         self.bytes = 0
         self.tokens = 0
@@ -151,7 +150,7 @@ class _Hooks:
 
     def _standard(self, toks) -> bool:
         name = "".join(t.value for t in toks).strip()
-        return name[1:-1].strip() in self.standard if name[:1] in "<\"" else False
+        return standard_include(name) or name[:1] == '"' and name[1:-1].strip() in STANDARD_HEADERS
 
     def define(self, tokens):
         """pcpp's ``#define`` (called where the directive is live), with the kernel file's own

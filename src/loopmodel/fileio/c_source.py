@@ -27,19 +27,11 @@ from pycparser import c_parser
 
 from ..errors import KernelError
 from ..ir.ctypes import typedef_line
+from .c_headers import STANDARD_HEADERS, standard_include
 from .c_limits import check_depth, check_statement_tokens, define_value
 from .c_preprocess import preprocess
 from .c_pragma import kept
 
-#: ``#include`` lines a kernel may carry (dropped: the generated program includes what it needs)
-STANDARD_HEADERS = frozenset({
-    "assert.h", "complex.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h", "iso646.h", "limits.h",
-    "locale.h", "math.h", "setjmp.h", "signal.h", "stdalign.h", "stdarg.h", "stdbool.h", "stddef.h", "stdint.h",
-    "stdio.h", "stdlib.h", "stdnoreturn.h", "string.h", "strings.h", "tgmath.h", "threads.h", "time.h", "uchar.h",
-    "wchar.h", "wctype.h",  # C11
-    "unistd.h", "fcntl.h", "pthread.h", "sched.h", "sys/time.h", "sys/times.h", "sys/types.h", "sys/resource.h",
-    "sys/mman.h", "sys/stat.h", "malloc.h", "alloca.h",  # POSIX and glibc
-    "omp.h", "immintrin.h", "x86intrin.h", "arm_neon.h", "arm_sve.h", "altivec.h"})
 #: sequences that make a C compiler read other text than the kernel parser: a backslash at
 #: the end of a line (line splice) and trigraphs (``??/`` is a backslash under -std=c99)
 _SPLICE = re.compile(r"\\[ \t]*$", re.M)
@@ -110,7 +102,7 @@ def needs_preprocessor(text: str) -> bool:
             continue
         if directive == "define" and re.fullmatch(r"\w+\s+[0-9]+", rest, re.ASCII):
             continue
-        if directive == "include" and re.fullmatch(r"<([\w./]+)>", rest) and rest[1:-1] in STANDARD_HEADERS:
+        if directive == "include" and standard_include(rest):
             continue
         return True
     return False
@@ -166,7 +158,17 @@ def prepare(text: str, filename: str, strict_pragmas: bool = False, source=None)
             raise KernelError(f"preprocessor directive '#{directive}' is not supported (accepted: #define NAME "
                               "<integer>, #include of a standard header, #pragma)", file=filename, line=n, col=col)
         lines[n - 1] = " " * len(line)
-    if not any(line.strip() for line in lines):
+    return _prepared(lines, defaults, ignored, filename)
+
+
+def _prepared(lines: list, defaults: dict, ignored: list, filename: str) -> Prepared:
+    """The :class:`Prepared` of kernel lines whose directives are dealt with: GNU spellings
+    replaced (each in its own columns).
+
+    Raises:
+        KernelError: no line but the preprocessor's ``#line`` markers holds anything (an empty file).
+    """
+    if not any(line.strip() and not line.startswith("#line") for line in lines):
         raise KernelError("kernel file is empty", file=filename)
     text = _GNU.sub(lambda w: _GNU_WORDS[w.group()].ljust(len(w.group())), "\n".join(lines))
     return Prepared(text, defaults, tuple(ignored))
@@ -176,7 +178,7 @@ def _preprocessed(text: str, filename: str, source) -> Prepared:
     """:func:`prepare` of text that needs the C preprocessor: its output, whose pragmas are kept
     or ignored as :func:`prepare` does (their lines named by the ``#line`` markers)."""
     out, defaults = preprocess(text, filename, tuple(getattr(source, "include_dirs", ())),
-                               dict(getattr(source, "sizes", ())), STANDARD_HEADERS, tuple(getattr(source, "macros", ())))
+                               dict(getattr(source, "sizes", ())), tuple(getattr(source, "macros", ())))
     lines, ignored, line, where = out.split("\n"), [], 0, filename
     for k, row in enumerate(lines):
         marker = re.match(r'#line (\d+)(?: "([^"]*)")?', row)
@@ -188,10 +190,7 @@ def _preprocessed(text: str, filename: str, source) -> Prepared:
             ignored.append((line, m.group(1).strip()) if where == filename else (line, f"{m.group(1).strip()} "
                                                                                        f"(in {where})"))
             lines[k] = ""
-    text = _GNU.sub(lambda w: _GNU_WORDS[w.group()].ljust(len(w.group())), "\n".join(lines))
-    if not text.strip() or not any(r.strip() and not r.startswith("#line") for r in lines):
-        raise KernelError("kernel file is empty", file=filename)
-    return Prepared(text, defaults, tuple(ignored))
+    return _prepared(lines, defaults, ignored, filename)
 
 
 def wrap_source(text: str, filename: str) -> tuple:
@@ -261,8 +260,7 @@ def c_integer(text: str) -> int | None:
 
 
 def _check_include(rest: str, filename: str, line: int, col: int) -> None:
-    m = re.fullmatch(r"<([\w./]+)>\s*", rest)
-    if not m or m.group(1) not in STANDARD_HEADERS:
+    if not standard_include(rest):
         raise KernelError(f"'#include {rest.strip()}' is not supported: only standard headers "
                           f"({', '.join(sorted(STANDARD_HEADERS))}) may be included, and are ignored",
                           file=filename, line=line, col=col)

@@ -19,6 +19,11 @@ from ..errors import DefineError
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 
+def define_name(text: str) -> str:
+    """The name a ``-D`` text gives (``N`` of ``N=1000``, of ``N`` alone), unchecked."""
+    return text.split("=", 1)[0].strip()
+
+
 def is_name(text: str) -> bool:
     """Whether ``text`` is a C identifier (a ``-D`` without a value: a preprocessor macro)."""
     return bool(_NAME.match(text))

@@ -11,17 +11,15 @@ the very objects the parser built, pickled: the same kernel, sizes and notes.
 from __future__ import annotations
 
 import importlib
-import re
 
 from .. import cache
 from ..errors import KernelError
 from ..ir.kernel_source import KernelSource
+from .c_headers import includes_own_header
 from .reader import KERNEL_MAX_BYTES, read_text
 
 #: the cache kind of parsed kernels (:mod:`loopmodel.cache`)
 KIND = "kernels"
-#: an include the preprocessor reads (a header of the user's, not a standard header's ``<...>``)
-_HEADER = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"', re.M)
 
 
 def load_kernel(path, use_cache: bool = True) -> tuple:
@@ -33,8 +31,9 @@ def load_kernel(path, use_cache: bool = True) -> tuple:
             :class:`~loopmodel.ir.kernel_source.KernelSource` (the function, ``-I`` folders and
             ``-D`` sizes it is read with).
         use_cache: read and write the parse in the per-user cache (:mod:`loopmodel.cache`). A
-            file that includes a header of its own (``#include "x.h"``) is parsed every time:
-            the key holds the kernel file's text, not the headers'.
+            file that includes a header of its own (``#include "x.h"``, a ``<x.h>`` that is not a
+            standard header: :func:`~loopmodel.fileio.c_headers.includes_own_header`) is parsed
+            every time: the key holds the kernel file's text, not the headers'.
 
     Returns:
         ``(kernel, defaults, text, notes)``: the :class:`~loopmodel.ir.kernel.Kernel`,
@@ -46,7 +45,7 @@ def load_kernel(path, use_cache: bool = True) -> tuple:
     """
     text = read_text(path, "kernel file", KernelError, KERNEL_MAX_BYTES)
     source = path if isinstance(path, KernelSource) and not path.plain else None
-    use_cache = use_cache and not _HEADER.search(text) and not getattr(source, "include_dirs", ())
+    use_cache = use_cache and not includes_own_header(text)
     key = cache.make_key("kernel-v2", str(path), repr(source), text)
     hit = cache.load(KIND, key) if use_cache else None
     if isinstance(hit, tuple) and len(hit) == 4:

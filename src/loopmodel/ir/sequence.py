@@ -42,6 +42,15 @@ class SequenceNest:
         loops = ",".join(lp.index for lp in self.kernel.loops)
         return f"line {self.line} ({loops})"
 
+    def sizes(self, defines: Mapping) -> dict:
+        """The sizes of ``defines`` the nest's kernel names (its constants), for its own analysis."""
+        return {k: v for k, v in defines.items() if k in self.kernel.constants}
+
+    def interleaved_with(self, other: "SequenceNest", depth: int = 0) -> bool:
+        """Whether this nest and ``other`` share their enclosing loops down to the one at ``depth``
+        (:attr:`path`): then they run interleaved in it, one after the other in each iteration."""
+        return len(self.path) > depth and len(other.path) > depth and self.path[:depth + 1] == other.path[:depth + 1]
+
     def repeats(self, defines: Mapping) -> int:
         """How often the nest runs per call: the product of the :attr:`repeat` loops' trip counts.
 

@@ -39,9 +39,9 @@ def simulate_function(sequence, machine, defines: dict, calls: int = 2) -> tuple
     row of ``C``, then its update, for each ``i``; each nest of a time step, for each ``t``).
 
     Returns:
-        One tuple of :class:`~loopmodel.predictors.traffic.LevelTraffic` per nest (core side
-        first; cache lines per unit of work of that nest: one CL of its written array), in
-        execution order; a nest that does not run at ``defines`` has zeros.
+        One :class:`~loopmodel.predictors.traffic.TrafficPrediction` per nest, in execution order:
+        its ``levels`` core side first, in cache lines per unit of work of that nest (one CL of its
+        written array); a nest that does not run at ``defines`` has zeros.
 
     Raises:
         ModelError: more than :data:`MAX_ITERATIONS` iterations or :data:`MAX_RUNS` runs of a nest
@@ -49,21 +49,17 @@ def simulate_function(sequence, machine, defines: dict, calls: int = 2) -> tuple
     """
     cl = int(machine.cacheline_size)
     specs, _ = level_specs(machine)
-    total = sum(n.kernel.total_iterations(_own(n, defines)) * n.repeats(defines) for n in sequence.nests)
+    total = sum(n.kernel.total_iterations(n.sizes(defines)) * n.repeats(defines) for n in sequence.nests)
     if total > MAX_ITERATIONS:
         raise ModelError(f"cache simulation of the whole function: {total} iterations per call, more than "
                          f"{MAX_ITERATIONS}: give smaller sizes")
     layout = place_arrays(sequence, defines)
     run = _Run(Hierarchy(specs), specs, defines)
-    run.nests = [SimulationPredictor(n.kernel).loop_nest(_own(n, defines), layout, cl) for n in sequence.nests]
+    run.nests = [SimulationPredictor(n.kernel).loop_nest(n.sizes(defines), layout, cl) for n in sequence.nests]
     for _ in range(calls):
         run.reset()
         run.block(list(range(len(sequence.nests))), sequence.nests, 0, {})
     return tuple(_per_unit(run.sums[k], n, defines, specs, cl) for k, n in enumerate(sequence.nests))
-
-
-def _own(nest, defines: dict) -> dict:
-    return {k: v for k, v in defines.items() if k in nest.kernel.constants}
 
 
 class _Run:
@@ -86,7 +82,7 @@ class _Run:
         while k < len(members):
             first = nests[members[k]]
             group = [members[k]]
-            while k + len(group) < len(members) and _shares(first, nests[members[k + len(group)]], depth):
+            while k + len(group) < len(members) and first.interleaved_with(nests[members[k + len(group)]], depth):
                 group.append(members[k + len(group)])
             if len(group) == 1:
                 self.whole(group[0], first, depth, env)
@@ -120,11 +116,6 @@ class _Run:
                         self.sums[k][name][key] += st[key]
 
 
-def _shares(a, b, depth: int) -> bool:
-    """Whether nests ``a`` and ``b`` share the loop at ``depth`` (then they run interleaved in it)."""
-    return len(a.path) > depth and len(b.path) > depth and a.path[:depth + 1] == b.path[:depth + 1]
-
-
 def _values(loop, env: dict) -> range:
     start, stop = int(loop.start.evaluate(env)), int(loop.stop.evaluate(env))
     return range(start, stop, loop.step)
@@ -145,14 +136,16 @@ def _pinned(loop_nest, loops: tuple, env: dict):
     return dataclasses.replace(loop_nest, loops=tuple(fixed) + tuple(loop_nest.loops[len(loops):]))
 
 
-def _per_unit(sums: dict, nest, defines: dict, specs, cl: int) -> tuple:
+def _per_unit(sums: dict, nest, defines: dict, specs, cl: int) -> TrafficPrediction:
     """A nest's summed statistics per unit of work (one CL of its written array)."""
-    own = _own(nest, defines)
+    own = nest.sizes(defines)
     its = nest.kernel.total_iterations(own) * nest.repeats(defines)
-    scale = nest.kernel.unit_of_work(cl, own).iterations / its if its else 0.0
-    return tuple(LevelTraffic(spec.name, sums[spec.name]["load_lines"] * scale, sums[spec.name]["store_lines"] * scale,
-                              sums[spec.name]["hits"] * scale, sums[spec.name]["misses"] * scale, cl,
-                              sums[spec.name]["evicts"] * scale) for spec in specs)
+    per_unit = nest.kernel.unit_of_work(cl, own).iterations
+    scale = per_unit / its if its else 0.0
+    levels = tuple(LevelTraffic(spec.name, sums[spec.name]["load_lines"] * scale, sums[spec.name]["store_lines"] * scale,
+                                sums[spec.name]["hits"] * scale, sums[spec.name]["misses"] * scale, cl,
+                                sums[spec.name]["evicts"] * scale) for spec in specs)
+    return TrafficPrediction("SIM", per_unit, levels, (FUNCTION_NOTE,))
 
 
 #: the note with each nest's traffic from :func:`simulate_function`
@@ -164,10 +157,9 @@ class FunctionTraffic:
     """One nest's traffic from :func:`simulate_function`, as a traffic predictor: what
     :class:`~loopmodel.workflows.analysis.Analyzer` asks its cache simulation for (``predict``)."""
 
-    def __init__(self, levels: tuple, iterations_per_unit: float):
-        self.levels = tuple(levels)
-        self.iterations_per_unit = iterations_per_unit
+    def __init__(self, traffic: TrafficPrediction):
+        self.traffic = traffic
 
     def predict(self, *_args, **_kwargs) -> tuple:
         """``(TrafficPrediction, None)``: the simulated traffic (no simulation run of the nest alone)."""
-        return TrafficPrediction("SIM", self.iterations_per_unit, self.levels, (FUNCTION_NOTE,)), None
+        return self.traffic, None

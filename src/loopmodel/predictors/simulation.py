@@ -139,6 +139,12 @@ def _trips(lp) -> int:
     return max(0, -(-span // abs(lp.step)))
 
 
+def _rectangular(nest) -> bool:
+    """Whether every loop bound of ``nest`` (a :class:`~loopmodel.cachesim.nest.LoopNest`) is free of
+    outer indices (no triangular loop)."""
+    return not any(any(lp.start_coefs) or any(lp.stop_coefs) for lp in nest.loops)
+
+
 def _sweep_iterations(nest) -> int:
     """Inner iterations of one sweep of ``nest`` (a :class:`~loopmodel.cachesim.nest.LoopNest`), exact
     where bounds hold outer indices (a triangular nest: :func:`~loopmodel.ir.iteration_count.nest_iterations`),
@@ -231,7 +237,7 @@ def _windows(nest, specs, cl: int, target: int, margin: int, boundary) -> list:
         return -(-max(least, target) // period) * period
 
     out = []
-    if not any(any(lp.start_coefs) or any(lp.stop_coefs) for lp in loops):  # bounds free of outer indices
+    if _rectangular(nest):
         per_trip = math.prod(trips[1:])
         every = math.lcm(*(_set_period(nest, s.sets, cl) for s in specs)) * per_trip
         window = whole(every) if every <= longest else \
@@ -589,7 +595,7 @@ def _measure(nest, specs, cl: int, target: int, start_mid: bool, cold: bool, bou
     # a rectangular nest's traffic per iteration is the same in every part of a sweep: a level that fills its
     # last sets only by conflicts is warm (FILL_SLACK); a triangular one's changes along the sweep (the rows grow),
     # so its window is the next whole sweep where the first cannot warm every level exactly
-    slack = FILL_SLACK if not any(any(lp.start_coefs) or any(lp.stop_coefs) for lp in nest.loops) else 0
+    slack = FILL_SLACK if _rectangular(nest) else 0
 
     def run(window, grow, mid):
         hier = Hierarchy(specs)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import DefineError, EmptyPointError, LoopmodelError
-from ..fileio.defines import Sweep, sweep
+from ..fileio.defines import Sweep, define_name, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_file import load_kernel
 from ..ir.point import skipped_note
@@ -192,8 +192,8 @@ def _memory_bandwidth(text: str | None) -> float | None:
 def unused_parameters(model, options: AnalysisOptions) -> set:
     """The ``-D`` names that are integer parameters of the kernel function its loops do not use
     (PolyBench's ``tsteps`` of heat-3d, whose time loop runs to the macro ``TSTEPS``)."""
-    given = {t.split("=", 1)[0].strip() for t in size_defines(options)}
-    return given & set(getattr(model, "parameters", ())) - set(model.constants)
+    given = {define_name(t) for t in size_defines(options)}
+    return given & set(model.parameters) - set(model.constants)
 
 
 def _kernel_parts(kernel, incore: str, models: tuple, use_cache: bool = True) -> tuple:
@@ -230,7 +230,7 @@ def prepare(kernel, machine, options: AnalysisOptions, models: tuple, cores: int
     unused = unused_parameters(model, options)
     kernel_notes = tuple(kernel_notes) + tuple(
         f"-D {name}: the kernel function's parameter '{name}' is not used by its loops: ignored" for name in unused)
-    points = sweep([t for t in size_defines(options) if t.split("=", 1)[0].strip() not in unused], defaults)
+    points = sweep([t for t in size_defines(options) if define_name(t) not in unused], defaults)
     unknown = sorted(points.names() - set(model.constants))
     if unknown:
         raise DefineError(f"-D {unknown[0]}: the kernel has no constant '{unknown[0]}' "

@@ -12,7 +12,7 @@ import dataclasses
 
 from ..errors import DefineError
 from ..fileio.c_kernel import parse_kernel_file
-from ..fileio.defines import Sweep, sweep
+from ..fileio.defines import Sweep, define_name, sweep
 from ..fileio.host_models import machine_notes
 from ..fileio.kernel_yaml import YAML_SUFFIXES
 from ..fileio.machine_files import load_machine
@@ -92,7 +92,7 @@ def kernel_points(path: str, defines, command: str, own_only: bool = False) -> t
     kernel, defaults = parse_kernel_file(path)
     defines, ignored = list(defines), ()
     if own_only:
-        names = [d.split("=", 1)[0].strip() for d in defines]
+        names = [define_name(d) for d in defines]
         ignored = tuple(dict.fromkeys(n for n in names if n not in kernel.constants))
         defines = [d for d, n in zip(defines, names) if n in kernel.constants]
     points = sweep(defines, defaults)
@@ -110,7 +110,7 @@ def ignored_defines(defines, ignored: dict) -> list:
         DefineError: a ``-D`` name that no kernel declares (a typo), naming it.
     """
     for text in defines:
-        name = text.split("=", 1)[0].strip()
+        name = define_name(text)
         if ignored and all(name in names for names in ignored.values()):
             raise DefineError(f"-D {name}: no kernel declares '{name}'")
     return [f"{kernel}: does not declare {', '.join(names)}: -D ignored for it" for kernel, names in ignored.items()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import math
 from dataclasses import dataclass
 
 from ..errors import EmptyPointError, LoopmodelError, ModelError
@@ -135,17 +134,14 @@ class SequenceAnalyzer:
             return none, None
         simulation = _function_simulation()
         try:
-            levels = simulation.simulate_function(self.sequence, self.machine, defines)
+            traffic = simulation.simulate_function(self.sequence, self.machine, defines)
         except (ModelError, ValueError) as exc:
             return none, f"{getattr(exc, 'message', exc)}; each nest simulated on its own instead"
-        cl = self.machine.cacheline_size
-        units = [n.kernel.unit_of_work(cl, {k: v for k, v in defines.items() if k in n.kernel.constants}).iterations
-                 for n in self.sequence.nests]
-        return tuple(simulation.FunctionTraffic(lv, u) for lv, u in zip(levels, units)), None
+        return tuple(simulation.FunctionTraffic(t) for t in traffic), None
 
     def _nest(self, nest, defines: dict, traffic=None) -> NestAnalysis:
         kernel = nest.kernel
-        own = {k: v for k, v in defines.items() if k in kernel.constants}
+        own = nest.sizes(defines)
         repeats = nest.repeats(defines)
         settings = dataclasses.replace(self.options, notes=())
         try:
@@ -189,7 +185,7 @@ def _interleaved_note(sequence, predictor: str) -> str | None:
     where each is analysed in its own steady state (not with ``--cache-predictor sim``)."""
     if predictor == "sim":
         return None
-    groups = [(a, b) for a, b in zip(sequence.nests, sequence.nests[1:]) if a.path[:1] == b.path[:1] != ()]
+    groups = [(a, b) for a, b in zip(sequence.nests, sequence.nests[1:]) if a.interleaved_with(b)]
     if not groups:
         return None
     a, b = groups[0]
@@ -207,9 +203,9 @@ def _warm_note(sequence, machine, defines: dict, nests: tuple, cores: int = 1, c
     if not caches:
         return None
     sizes = effective_sizes(caches, cores, cache_factor)
-    total = sum(_array_bytes(a, defines) for a in sequence.arrays.values())
+    total = sum(int(a.size_elements.evaluate(defines)) * a.element_size for a in sequence.arrays.values())
     fits = next((c.level for c, size in zip(caches, sizes) if total <= size), "MEM")
-    order = [c.level for c in caches] + ["MEM"]
+    order = [lv.level for lv in machine.memory_hierarchy]
     inside = [n.nest.label for n in nests if n.empty is None and n.result is not None
               and order.index(n.result.location) < order.index(fits)]
     if not inside:
@@ -220,9 +216,3 @@ def _warm_note(sequence, machine, defines: dict, nests: tuple, cores: int = 1, c
             f"{total / 2**20:.3g} MiB, which only {where} holds: what the other nests evict (or leave warm) between "
             "its runs is not modelled (--cache-predictor sim simulates the whole function where its size allows)")
 
-
-def _array_bytes(array, defines: dict) -> int:
-    try:
-        return array.element_size * math.prod(int(d.evaluate(defines)) for d in array.dims)
-    except KeyError:
-        return 0

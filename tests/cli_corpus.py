@@ -74,6 +74,11 @@ COMMANDS = [
     ("scaling", K + "triad.c", "-m", SKX, "-D", "N=10000000", *AN, "--cores", "1:99"),
     ("scaling", K + "triad.c", "-m", SKX, "-D", "N=1000:2000:1000", *AN),
     ("scaling", K + "triad.c", "-m", SKX, "-D", "N=100000", *AN, "--fit-p0"),
+    # compare
+    ("compare", K + "triad.c", "-m", SKX, "-m", "Zen_EPYC-7451", "-D", "N=10000000", *AN),
+    ("compare", K + "triad.c", "-m", SKX, "-m", HSW, "-D", "N=10000000", *AN, "-o", "json"),
+    ("compare", K + "triad.c", "-m", SKX, "-m", "NoSuchMachine", "-D", "N=1000", *AN),
+    ("compare", K + "no-such-kernel.c", "-m", SKX, "-D", "N=1000", *AN),
     # energy
     ("energy", K + "triad.c", "-m", SKX, "-D", "N=10000000", *AN, "--cores", "1:4", *W),
     ("energy", K + "daxpy.c", "-m", SKX, "-D", "N=10000000", *AN, "--cores", "1,2", "--clock", "1.6:2.4:0.4 GHz",
@@ -133,7 +138,7 @@ COMMANDS = [
     (),
     ("--help",),
     ("--version",),
-    *((command, "--help") for command in ("analyze", "scaling", "energy", "app", "codegen", "bench", "validate",
+    *((command, "--help") for command in ("analyze", "scaling", "compare", "energy", "app", "codegen", "bench", "validate",
                                           "roofline", "measure", "omp", "sweep", "machine")),
     ("machine", "probe", "--help"),
     ("machine", "convert", "--help"),

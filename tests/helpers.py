@@ -16,7 +16,10 @@ KERNCRAFT_BUILTINS = ("HaswellEP_E5-2695v3", "IvyBridgeEP_E5-2690v2", "SandyBrid
 #: built-in models of cross-architecture-machine-models.txt (Tables 1-3) -> reference file with the cache facts
 PAPER_BUILTINS = {"SkylakeSP_Gold-6148_SNC": "SkylakeSP_Gold-6148_SNC.yml", "Zen_EPYC-7451": "Zen_EPYC-7451.yml",
                   "ThunderX2_CN9980": "ARMv8_ThunderX2-CN9980.yml", "Power9_8335-GTX": None}
-BUILTINS = tuple(sorted(KERNCRAFT_BUILTINS + tuple(PAPER_BUILTINS)))
+#: built-in models of current servers, each figure sourced in the file's provenance section
+SERVER_BUILTINS = ("SapphireRapids_Xeon-8480", "GraniteRapids_Xeon-6980P", "Zen4_EPYC-9654", "Zen5_EPYC-9755",
+                   "Grace_NeoverseV2", "Graviton3_NeoverseV1", "A64FX_FX1000")
+BUILTINS = tuple(sorted(KERNCRAFT_BUILTINS + tuple(PAPER_BUILTINS) + SERVER_BUILTINS))
 IVB = "IvyBridgeEP_E5-2690v2"
 SNB = "SandyBridgeEP_E5-2680"
 SKX = "SkylakeSP_Gold-6148"

@@ -41,6 +41,8 @@ SAMPLES = {
     "app": [["app", "examples/pcg/pcg.yml", "-m", "SkylakeSP_Gold-6148", "-c", "1,2", "--json"]],
     "energy": [["energy", "examples/kernels/triad.c", "-m", "SandyBridgeEP_E5-2680", "-D", "N=10000000",
                 "--w0", "23.6 W", "--w1", "1.9 W/GHz", "--w2", "1.2 W/GHz^2", "--json"]],
+    "compare": [["compare", "examples/kernels/triad.c", "-m", "SkylakeSP_Gold-6148", "-m", "Zen_EPYC-7451", "-D",
+                 "N=10000000", "-i", "analytic", "--json"]],
     "omp": [["omp", "examples/omp/dot_thread0.c", "-m", "{coherence_machine}", "-D", "N=100000", "--json"],
             ["omp", "examples/omp/cg_banded.c", "-m", "{coherence_machine}", "-D", "N=20000", "--json"],
             ["omp", "examples/omp/dot_firsttouch.c", "-m", "{coherence_machine}", "-D", "N=4096", "--threads", "1",

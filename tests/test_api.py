@@ -14,8 +14,8 @@ import loopmodel
 from loopmodel.report.schema import SCHEMA_VERSION
 
 #: the public names; a test fails when one disappears
-PUBLIC = ["__version__", "analyze", "sweep", "scaling", "bench", "validate", "omp_sweep", "Kernel", "Machine",
-          "Result", "ScalingReport", "BenchReport", "CompactSweep", "FunctionResult", "LoopmodelError", "KernelError", "MachineError",
+PUBLIC = ["__version__", "analyze", "sweep", "scaling", "bench", "validate", "omp_sweep", "compare", "Kernel", "Machine",
+          "Result", "ScalingReport", "BenchReport", "CompactSweep", "FunctionResult", "CompareReport", "LoopmodelError", "KernelError", "MachineError",
           "DefineError",
           "ModelError", "ToolError", "OptionError", "UsageError", "ApiTypeError", "ApiValueError"]
 C_KERNELS = sorted(str(p) for p in KERNELS.glob("*.c"))

@@ -157,6 +157,8 @@ CALLS = {
               ("kernel", "machine", "defines", "models", "cores", "unit", "cache_factor", "array_padding")),
     "scaling": (loopmodel.scaling, ANALYSIS,
                 ("kernel", "machine", "defines", "measured", "cores", "model", "p0", "placement", "data_in")),
+    "compare": (loopmodel.compare, {"kernel": TRIAD, "machines": [SKX], "defines": SIZES, "incore": "analytic"},
+                ("kernel", "machines", "defines", "model", "clock")),
     "bench": (loopmodel.bench, {"kernel": TRIAD, "defines": SIZES},
               ("kernel", "defines", "machine", "repeat", "cache", "cpu", "threads", "timeout")),
     "validate": (loopmodel.validate, {"kernel": TRIAD, "machine": SKX, "defines": SIZES},

@@ -115,10 +115,11 @@ def _subparser(parser, *path):
 
 def _command_options():
     """(command path, Options class) of every command whose workflow declares Options."""
-    from loopmodel.workflows import (analyze, app, bench, codegen, energy, measure, omp, probe, roofline, scaling,
-                                     sweep, validate)
+    from loopmodel.workflows import (analyze, app, bench, codegen, compare, energy, measure, omp, probe, roofline,
+                                     scaling, sweep, validate)
 
     return [(("analyze",), analyze.AnalyzeOptions), (("scaling",), scaling.ScalingOptions),
+            (("compare",), compare.CompareOptions),
             (("energy",), energy.EnergyOptions), (("app",), app.AppOptions), (("codegen",), codegen.CodegenOptions),
             (("bench",), bench.BenchOptions), (("validate",), validate.ValidateOptions),
             (("roofline",), roofline.RooflineOptions), (("measure",), measure.MeasureOptions),

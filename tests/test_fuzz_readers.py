@@ -218,15 +218,18 @@ def test_every_number_of_a_machine_file_at_absurd_values(tmp_path, scale):
 
 def _distinct_numeric_leaves(doc) -> list:
     """:func:`_numeric_leaves` less the repetitions: one measured bandwidth per memory level
-    (a table has hundreds, read by one function), no port names."""
+    and one number per key of the coherence table (a table has hundreds or thousands, read by
+    one function), no port names, no provenance texts."""
     out, seen = [], set()
     for where, value in _numeric_leaves(doc):
-        if "analyzer_ports" in where:
+        if "analyzer_ports" in where or where[0] == "provenance":
             continue
-        if where[:2] == ("benchmarks", "measurements"):
-            if where[2] in seen:
+        table = where[:3] if where[:2] == ("benchmarks", "measurements") else \
+            where[:2] if where[0] == "coherence" else None
+        if table is not None:
+            if table in seen:
                 continue
-            seen.add(where[2])
+            seen.add(table)
         out.append((where, value))
     return out
 

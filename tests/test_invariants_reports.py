@@ -144,6 +144,8 @@ NOTE_CASES = {
     "analyze-range": ["analyze", "examples/kernels/dot.c", "-m", "Zen_EPYC-7451", "-D", "N=1000:3000:1000",
                       "--incore", "analytic"],
     "scaling": ["scaling", "examples/kernels/daxpy.yml", "-m", "SkylakeSP_Gold-6148", "-D", "N=10000000", "-c", "1:4"],
+    "compare": ["compare", "examples/kernels/dot.c", "-m", "SkylakeSP_Gold-6148", "-m", "Zen_EPYC-7451", "-D",
+                "N=10000000", "--incore", "analytic"],
     "app": ["app", "examples/pcg/pcg.yml", "-m", "SkylakeSP_Gold-6148", "-c", "1,2", "--incore", "analytic"],
     "energy": ["energy", "examples/kernels/triad.c", "-m", "SandyBridgeEP_E5-2680", "-D", "N=10000000",
                "--w0", "23.6 W", "--w1", "1.9 W/GHz", "--w2", "1.2 W/GHz^2", "--incore", "analytic"],

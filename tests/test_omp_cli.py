@@ -79,7 +79,7 @@ def test_yaml_program_and_plot(machine, tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["-m", "SkylakeSP_Gold-6148"], "has no coherence section"),
+    (["-m", "examples/machines/EpycZen4_2vCPU.yml"], "has no coherence section"),
     (["--threads", "3"], "covers 1..2 threads"),
     (["-D", "N=10:100:10", "--measure"], "--measure runs the program at one size"),
     (["--threads", "x"], "--threads: cannot read"),

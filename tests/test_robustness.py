@@ -42,6 +42,13 @@ def _drop_div(data):
     del data["in_core"]["throughput"]["DIV"]
 
 
+@pytest.fixture
+def no_llvm_mca(monkeypatch):
+    """No llvm-mca to fill a missing throughput or latency in (loopmodel.compiled.incore_fill): the
+    figure stays unknown, as where llvm-mca is not installed (tests/test_incore_fill.py fills it)."""
+    monkeypatch.setenv("LOOPMODEL_LLVM_MCA", "/nonexistent/llvm-mca")
+
+
 # --- machine models without some in-core data ------------------------------------------------------
 
 def test_layer_conditions_need_no_incore_data():
@@ -56,7 +63,7 @@ def test_layer_conditions_need_no_incore_data():
     assert "Layer-Condition" in p.stdout and "Traceback" not in p.stderr
 
 
-def test_ecm_without_div_throughput_reports_the_transfers():
+def test_ecm_without_div_throughput_reports_the_transfers(no_llvm_mca):
     """A64FX: ECM keeps T_nOL and every data-transfer contribution; T_OL and T_ECM are
     unknown (null), never a number, and a note names DIV."""
     p = run_cli("analyze", KERNELS / "uxx.c", "-m", _a64fx(), "-D", "N=100", "--incore", "analytic", "--json")
@@ -84,7 +91,7 @@ def test_ecm_without_div_throughput_reports_the_transfers():
     assert "DIV" in r["unknown"] and len(r["levels"]) == 3
 
 
-def test_ecm_without_div_throughput_text():
+def test_ecm_without_div_throughput_text(no_llvm_mca):
     p = run_cli("analyze", KERNELS / "uxx.c", "-m", _a64fx(), "-D", "N=100", "--incore", "analytic", "-v")
     assert p.returncode == 0, p.stderr
     out = p.stdout
@@ -95,7 +102,7 @@ def test_ecm_without_div_throughput_text():
     assert "performance n/a" in out
 
 
-def test_builtin_model_without_div_throughput(tmp_path):
+def test_builtin_model_without_div_throughput(tmp_path, no_llvm_mca):
     """The same model with and without DIV throughput: the transfers, T_nOL and the bandwidth roofs are
     equal; T_OL and T_ECM become unknown instead of another number, and the Roofline's CPU roof falls
     back from T_OL to the applicable peak FLOP/s (which needs no DIV throughput, a lower bound of T_OL)."""
@@ -112,7 +119,7 @@ def test_builtin_model_without_div_throughput(tmp_path):
     assert any("no throughput for DIV (in_core.throughput.DIV)" in n for n in part.notes)
 
 
-def test_builtin_model_without_div_throughput_and_flops(tmp_path):
+def test_builtin_model_without_div_throughput_and_flops(tmp_path, no_llvm_mca):
     """Without FLOPs per cycle the CPU roof is T_OL: unknown here, so the Roofline prediction is
     n/a while its bandwidth roofs stay."""
     def edit(data):
@@ -125,7 +132,7 @@ def test_builtin_model_without_div_throughput_and_flops(tmp_path):
     assert r.bandwidth_bound().time == max(lv.time for lv in r.levels)
 
 
-def test_builtin_model_without_add_latency(tmp_path):
+def test_builtin_model_without_add_latency(tmp_path, no_llvm_mca):
     """A strict (not reassociated) dot product is bound by the ADD latency: without it, and on a
     micro-architecture with no documented latency, T_OL is unknown, the dependency too, and the
     note names the latency."""
@@ -149,7 +156,7 @@ def test_model_without_add_latency_takes_the_documented_one(tmp_path):
     assert any("documented for SNB" in n for n in res.notes), res.notes
 
 
-def test_scaling_without_ecm_prediction_is_a_one_line_error(tmp_path):
+def test_scaling_without_ecm_prediction_is_a_one_line_error(tmp_path, no_llvm_mca):
     machine = _machine_copy(tmp_path, SNB, _drop_div)
     p = run_cli("scaling", KERNELS / "uxx.c", "-m", machine, "-D", "N=100", "--incore", "analytic")
     assert p.returncode == 2 and "Traceback" not in p.stderr

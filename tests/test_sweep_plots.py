@@ -156,9 +156,10 @@ def test_latency_penalties_and_overlapping_transfers_are_drawn():
         1 for n in legend if n.startswith("T_") and "overlapping" not in n and n not in ("T_OL", "T_ECM")) + 1
 
 
-def test_unknown_t_ol_draws_the_transfers_and_says_so():
-    """A64FX (Kerncraft file without DIV throughput): no T_OL or T_ECM line; the transfers and
-    eq. 4 without T_OL are drawn and the title says T_OL is unknown."""
+def test_unknown_t_ol_draws_the_transfers_and_says_so(monkeypatch):
+    """A64FX (Kerncraft file without DIV throughput) and no llvm-mca to fill it in: no T_OL or
+    T_ECM line; the transfers and eq. 4 without T_OL are drawn and the title says T_OL is unknown."""
+    monkeypatch.setenv("LOOPMODEL_LLVM_MCA", "/nonexistent/llvm-mca")
     machine = str(reference_dir() / "A64FX_qpace4.yml")
     pts = _points("uxx.c", machine, "N", range(10, 301, 10))
     ax = ecm_plot.plot(pts, "N", None, "uxx").axes[0]

@@ -26,6 +26,7 @@ GUIDES = {
     "analyze": ("../../getting-started.md", "Getting started"),
     "scaling": ("../../how-to/scaling.md", "Scaling and saturation"),
     "energy": ("../../how-to/energy.md", "Energy to solution"),
+    "compare": ("../../how-to/compare.md", "Compare machine models"),
     "app": ("../../how-to/scaling.md#a-sequence-of-loops-loopmodel-app", "Scaling and saturation"),
     "bench": ("../../how-to/validate.md", "Validate a prediction"),
     "validate": ("../../how-to/validate.md", "Validate a prediction"),

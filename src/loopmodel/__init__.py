@@ -16,9 +16,9 @@ from .version import __version__
 
 #: public name -> the module that defines it
 _LAZY = {
-    "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api", "omp_sweep": "api",
+    "analyze": "api", "sweep": "api", "scaling": "api", "bench": "api", "validate": "api", "omp_sweep": "api", "compare": "api",
     "Kernel": "api", "Machine": "api", "Result": "api", "ScalingReport": "api", "BenchReport": "api",
-    "CompactSweep": "api", "FunctionResult": "api",
+    "CompactSweep": "api", "FunctionResult": "api", "CompareReport": "api",
     "LoopmodelError": "errors", "KernelError": "errors", "MachineError": "errors", "DefineError": "errors",
     "ModelError": "errors", "ToolError": "errors", "OptionError": "errors", "UsageError": "errors",
     "ApiTypeError": "errors", "ApiValueError": "errors",

@@ -1,4 +1,4 @@
-"""The Python API: ``loopmodel.analyze``, ``sweep``, ``scaling``, ``bench``, ``validate`` and the
+"""The Python API: ``loopmodel.analyze``, ``sweep``, ``scaling``, ``compare``, ``bench``, ``validate`` and the
 data objects :class:`Kernel`, :class:`Machine`, :class:`Result`.
 
 Every function takes the options of its command line counterpart by name
@@ -36,6 +36,7 @@ from .fileio.result_file import output_format
 from .ir.kernel import Kernel as KernelModel
 from .machine.model import MachineModel
 from .report import bench as bench_report
+from .report import compare_json, compare_plot
 from .report import ecm_plot, ecm_stack_plot, roofline_plot, study_plot
 from .report import html as html_report
 from .report import json_report
@@ -46,6 +47,7 @@ from .report.schema import document
 from .report.sequence_json import sequence_dict
 from .workflows import analyze as analyze_workflow
 from .workflows import bench as bench_workflow
+from .workflows import compare as compare_workflow
 from .workflows import omp as omp_workflow
 from .workflows import scaling as scaling_workflow
 from .workflows import sweep as sweep_workflow
@@ -53,6 +55,7 @@ from .workflows import validate as validate_workflow
 from .workflows.analysis import AnalysisResult
 from .workflows.analyze import AnalyzeOptions, model_names
 from .workflows.bench import BenchOptions
+from .workflows.compare import CompareOptions
 from .workflows.omp import OmpOptions
 from .workflows.inputs import machine_name
 from .workflows.options import from_values, names
@@ -989,6 +992,76 @@ def scaling(kernel, machine, defines=None, *, measured=None, **options) -> Scali
     out = scaling_workflow.run(_kernel_arg(kernel), _machine_arg(machine), opts, measured)
     meas = None if out.measured is None else MappingProxyType(out.measured)
     return ScalingReport(out.curves, Result(out.analysis), meas, out.fit)
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    """One kernel on several machine models (:func:`compare`).
+
+    Attributes:
+        rows: one :class:`loopmodel.workflows.compare.MachineRow` per machine model, in the order
+            named: ``machine`` (name), ``analysis`` (the single-core analysis, as :func:`analyze`
+            gives it: ``ecm.T_ECM`` per data location in cy/CL, ``prediction`` with the data
+            location, T_ECM there and n_s, ``roofline``; None where it failed), ``socket`` (the
+            prediction with every core of one socket active: ``point.it_per_s``), ``energy``
+            (``energy`` 's result, None without a power model) and ``footnotes`` (``column``,
+            ``text``: why a figure is missing).
+        kernel: the kernel as given (text); defines: the sizes; model: the multicore model.
+    """
+
+    rows: tuple
+    kernel: str
+    defines: MappingProxyType
+    model: str
+
+    def to_dict(self) -> dict:
+        """The document ``loopmodel compare ... --json`` prints."""
+        run = compare_workflow.CompareRun(self.kernel, dict(self.defines), self.model, self.rows)
+        return json.loads(json.dumps(compare_json.to_dict(run)))
+
+    def plot(self):
+        """T_ECM per data location in cy/it, one bar per machine model, as ``loopmodel compare
+        --plot`` draws it; a matplotlib ``Figure`` (not held by pyplot).
+
+        Raises:
+            ToolError: matplotlib is not installed.
+        """
+        return detached(compare_plot.plot(self.to_dict(), None))
+
+
+def compare(kernel, machines="all", defines=None, **options) -> CompareReport:
+    """One kernel at one set of sizes on several machine models, as ``loopmodel compare`` does:
+    per model the single-core ECM prediction per data location (cy/CL, cy/it), the data location
+    and T_ECM there, the saturation point, the Roofline bottleneck, the performance of one core
+    and of one socket, the energy per iteration (:mod:`loopmodel.workflows.compare` names the
+    workflow each figure is read from; ecm-model-slides.txt, kerncraft-tool-paper.txt).
+
+    Args:
+        kernel: as for :func:`analyze`.
+        machines: a machine name, path, ``"host"`` or :class:`Machine`, or a list of them;
+            ``"all"`` (default) is every bundled model (:meth:`Machine.list`).
+        defines: sizes, one value per size constant (forms of :func:`define_argv`).
+        options: ``loopmodel compare`` options by name: ``model`` ("contention" or
+            "saturation", the multicore model of the socket figures) and the analysis options of
+            :func:`analyze` (``incore``, ``clock``, ``cache_predictor``, ...).
+
+    Returns:
+        :class:`CompareReport`; what one machine model cannot give is a footnote of its row.
+
+    Raises:
+        LoopmodelError: a bad kernel, size or option, or a named machine that cannot be read (one
+            line, as the command line prints); arguments of the wrong type or value as for
+            :func:`analyze` (ApiTypeError, ApiValueError).
+    """
+    listed = [machines] if isinstance(machines, (str, os.PathLike, Machine)) else machines
+    _check_type("machines", listed, (list, tuple), "a machine (name, path or loopmodel.Machine) or a list of them")
+    for m in listed:
+        _check_inputs(kernel, m, defines)
+    if not listed:
+        raise ApiValueError("machines: expected at least one machine model")
+    opts = command_options(CompareOptions, "compare", options, define=define_argv(defines))
+    out = compare_workflow.run(_kernel_arg(kernel), [_machine_arg(m) for m in listed], opts)
+    return CompareReport(out.rows, out.kernel, MappingProxyType(dict(out.defines)), out.model)
 
 
 def _measured_arg(measured):

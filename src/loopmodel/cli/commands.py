@@ -16,6 +16,8 @@ class Command(NamedTuple):
 COMMANDS = {
     "analyze": Command("analyze", "analyze a kernel on a machine model"),
     "scaling": Command("scaling", "predicted performance per core count (ECM + contention or saturation model)"),
+    "compare": Command("compare", "one kernel on several machine models: ECM per data location, saturation, "
+                                  "Roofline bottleneck, performance per core and socket, energy"),
     "codegen": Command("codegen", "print the compilable C program loopmodel builds around a kernel"),
     "app": Command("app", "predict an application: a sequence of loop kernels (YAML)"),
     "measure": Command("measure", "measure daxpby/triad bandwidth per thread count on this host (validates models)"),

@@ -41,7 +41,7 @@ CPU_ISA = {
     "skylake-avx512": "AVX-512", "skx": "AVX-512", "cascadelake": "AVX-512", "cooperlake": "AVX-512",
     "cannonlake": "AVX-512", "icelake-client": "AVX-512", "icelake-server": "AVX-512", "tigerlake": "AVX-512",
     "sapphirerapids": "AVX-512", "emeraldrapids": "AVX-512", "x86-64-v4": "AVX-512", "znver4": "AVX-512",
-    "znver5": "AVX-512",
+    "znver5": "AVX-512", "graniterapids": "AVX-512",
     "thunderx2t99": "NEON", "neoverse-n1": "NEON", "cortex-a72": "NEON", "cortex-a76": "NEON",
     "tsv110": "NEON", "apple-m1": "NEON",
     "a64fx": "SVE", "neoverse-v1": "SVE", "neoverse-n2": "SVE", "neoverse-v2": "SVE",

@@ -248,6 +248,22 @@ def run(block_text: str, cpu: str, path: str | None = None, aarch64: bool = Fals
     return PortReport(rep.ports, rep.block_throughput, steady, rep.raw, instrs, timings=timings)
 
 
+def instruction_timing(line: str, cpu: str, path: str, aarch64: bool = False) -> InstrTiming:
+    """Latency (cy) and reciprocal throughput (cy per instruction) of one instruction ``line``
+    alone, from llvm-mca's instruction-info view for ``-mcpu=cpu`` (its scheduling model).
+
+    Raises:
+        ToolError: ``cpu`` is not a CPU name, llvm-mca fails, warns that the numbers are not
+            for this CPU or instruction, or prints no instruction-info row (one line).
+    """
+    if not re.fullmatch(_CPU_NAME, str(cpu)):  # a machine file's in_core.llvm_mca_cpu: data, one argument
+        raise ToolError(f"llvm-mca CPU name {cpu!r} is not a CPU name (letters, digits, '_', '.', '+', '-')")
+    rows = _timings(_call(path, cpu, line + "\n", 1, aarch64, info=True))
+    if not rows:
+        raise ToolError(f"llvm-mca -mcpu={cpu} printed no instruction info for '{line}'")
+    return rows[0]
+
+
 _UNSUPPORTED = "unsupported instruction"
 
 

@@ -20,6 +20,7 @@ import typing
 
 from ..machine import fields as fx
 from ..machine.model import BenchmarkKernel, MachineModel
+from ..machine.provenance import PROVENANCE_KEY_DOCS, FigureSource
 
 #: the unit of each value conversion (:mod:`loopmodel.machine.fields`), as a file writes it
 _CONVERSION_UNITS = {
@@ -189,6 +190,7 @@ def _written_keys() -> dict:
     below the section or None, its key path)."""
     return {"coherence_section": (fx.COHERENCE_KEY_DOCS, None, ""),
             "power_section": (fx.POWER_KEY_DOCS, None, ""),
+            "provenance_section": (PROVENANCE_KEY_DOCS, FigureSource, "provenance{figure}"),
             "benchmark_tables": (fx.BENCHMARK_KEY_DOCS, BenchmarkKernel, "benchmarks.kernels{name}")}
 
 
@@ -254,16 +256,21 @@ def reference() -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def main(argv: list | None = None) -> int:
-    """Print the reference, or write it to the file given as the only argument."""
+def print_or_write(text: str, argv: list | None = None) -> int:
+    """The ``main`` of a generated document: print ``text``, or write it to the file given as
+    the only argument (``argv``, default ``sys.argv[1:]``); returns the exit status 0."""
     argv = sys.argv[1:] if argv is None else argv
-    text = reference()
     if argv:
         with open(argv[0], "w", encoding="utf-8") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv: list | None = None) -> int:
+    """Print the reference, or write it to the file given as the only argument."""
+    return print_or_write(reference(), argv)
 
 
 if __name__ == "__main__":

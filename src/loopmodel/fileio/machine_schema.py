@@ -24,6 +24,7 @@ import pydantic
 from ..errors import MachineError
 from ..machine.fields import BANDWIDTH_CY
 from ..machine.model import MachineModel
+from ..machine.provenance import unknown_keys
 
 
 @lru_cache(maxsize=1)
@@ -76,7 +77,7 @@ def _loc(loc) -> str:
 
 def _inconsistency(m: MachineModel) -> str | None:
     """The first cross-field problem of a model whose fields are each valid, or None."""
-    for check in (_hierarchy_problem, _link_problem, _overlap_problem, _victim_problem):
+    for check in (_hierarchy_problem, _link_problem, _overlap_problem, _victim_problem, _provenance_problem):
         problem = check(m)
         if problem:
             return problem
@@ -171,4 +172,12 @@ def _victim_problem(m: MachineModel) -> str | None:
                     BANDWIDTH_CY.check(bps / m.clock)
                 except ValueError as exc:
                     return f"benchmarks.measurements.{lvl}.{kernel}: {bps:g} B/s at clock {m.clock:g} Hz: {exc}"
+    return None
+
+
+def _provenance_problem(m: MachineModel) -> str | None:
+    unknown = unknown_keys(m)
+    if unknown:
+        return (f"provenance: '{unknown[0]}' is not a figure of this model (figures: clock, in_core.throughput, "
+                "memory_hierarchy.<level>, links.<upper><lower>, ...; see docs/machine-file.md)")
     return None

@@ -105,7 +105,7 @@ def power_mapping(section) -> dict:
 def plain_yaml(data: dict) -> str:
     """The YAML text of machine-file data as ``machine show`` and ``machine convert`` print it
     (keys in the given order, lines up to 110 columns, short lists inline)."""
-    return yaml.safe_dump(data, sort_keys=False, width=110, default_flow_style=None)
+    return yaml.safe_dump(data, sort_keys=False, width=110, default_flow_style=None, allow_unicode=True)
 
 
 def quantity_text(value: float, unit: str, scale: float = 1.0, prefix: str = "") -> str:
@@ -161,5 +161,9 @@ def machine_mapping(model) -> dict:
     d.pop("power", None)
     if model.power is not None:
         d["power"] = power_mapping(model.power)
+    d.pop("provenance", None)
+    if model.provenance:
+        d["provenance"] = {k: {"source": e.source, **({"estimated": True} if e.estimated else {}),
+                               **({"reason": e.reason} if e.reason else {})} for k, e in model.provenance.items()}
     d["probe"] = model.probe.raw if model.probe is not None else {}  # the section as read: the same text back
     return d

@@ -37,6 +37,9 @@ class ChosenBandwidth:
             the machine file's value); ``bandwidth`` / ``reported`` is the write-allocate factor.
         most_measured: with ``cores`` given, the largest core count measured, where a domain has
             more active cores than that (its figure is then a lower bound); else None.
+        derived: empty for a measured figure; for one derived from the ECM transfer rates where the
+            level has no measurement (:func:`loopmodel.machine.derived_bandwidth.derived_bandwidth`),
+            how (rate in B/cy, clock, link instances in use).
     """
 
     level: str
@@ -46,6 +49,13 @@ class ChosenBandwidth:
     domains: int = 1
     most_measured: int | None = None
     reported: float | None = None
+    derived: str = ""
+
+
+def has_measurements(machine, level: str) -> bool:
+    """Whether the machine model holds measured bandwidths for ``level`` (``benchmarks.measurements``)."""
+    table = machine.benchmarks.measurements.get(level)
+    return table is not None and bool(table.bandwidths)
 
 
 def _ratio(read: float, write: float) -> float:
@@ -111,7 +121,7 @@ def choose_bandwidth(machine, level: str, read_streams: float, write_streams: fl
     """
     table = machine.benchmarks.measurements.get(level)
     kernels = machine.benchmarks.kernels
-    if table is None or not table.bandwidths:
+    if not has_measurements(machine, level):
         raise ModelError(f"machine model '{machine.name}' has no measured bandwidths for {level} "
                          "(benchmarks.measurements); give the link bandwidth explicitly")
     best = _closest_kernel(kernels, sorted(table.bandwidths), _ratio(read_streams, write_streams))

@@ -26,6 +26,7 @@ from .coherence import CoherenceTable
 from .fields import OPS, Convert, Ge, Gt, Le
 from .power import PowerSection
 from .probe_section import ProbeSection, probe_section
+from .provenance import FigureSource, provenance_section
 
 __all__ = ["OPS", "P0_MAX", "LoadStore", "FlopsPerCycle", "InCore", "CacheLevel", "LinkBandwidth", "Link",
            "BenchmarkKernel", "LevelMeasurements", "Benchmarks", "MachineModel"]
@@ -404,6 +405,9 @@ class MachineModel:
             ecm-model-slides.txt "A simple power model for multicore chips"), or None where not
             known (``loopmodel machine probe --power`` measures it where RAPL counters are
             readable).
+        provenance: figure -> :class:`~loopmodel.machine.provenance.FigureSource`: where each
+            figure comes from and which are estimated (:mod:`loopmodel.machine.provenance`);
+            empty where the file gives only ``sources``.
     """
 
     __pydantic_config__ = _STRICT
@@ -431,6 +435,7 @@ class MachineModel:
     probe: Annotated[Optional[ProbeSection], Convert(probe_section)] = None
     coherence: Annotated[Optional[CoherenceTable], Convert(fx.coherence_section)] = None
     power: Annotated[Optional[PowerSection], Convert(fx.power_section)] = None
+    provenance: Annotated[dict[str, FigureSource], Convert(provenance_section)] = field(default_factory=dict)
 
     @staticmethod
     def link_name(pair) -> str:
@@ -470,7 +475,10 @@ class MachineModel:
 
     @property
     def cores_per_numa_domain(self) -> int:
-        return max(1, self.cores_per_socket // self.numa_domains_per_socket)
+        """Cores of the fullest ccNUMA domain: ``ceil(cores_per_socket / numa_domains_per_socket)``,
+        so that filling domains of this many cores one after the other never uses more domains
+        than a socket has (Granite Rapids' SNC3: 128 cores as 43 + 43 + 42)."""
+        return max(1, -(-self.cores_per_socket // self.numa_domains_per_socket))
 
     def link(self, upper: str) -> Link:
         for lk in self.links:

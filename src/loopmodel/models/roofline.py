@@ -29,6 +29,10 @@ With n cores every bandwidth is that of n cores: those of
 :func:`~loopmodel.machine.bandwidth.choose_bandwidth` for n active cores, measured in one
 ccNUMA domain and added over the domains in use (so the Roofline doubles from one socket's
 cores to both sockets', as the ECM multicore model does, and never falls when a core is added).
+Where the machine model has no measurement for a level, its bandwidth is derived from the ECM
+transfer rates of the model (:func:`~loopmodel.machine.derived_bandwidth.roofline_bandwidth`:
+the link toward the core, or the L1 load/store limits, x clock x links in use;
+cross-architecture-machine-models.txt §3.4.1-§3.4.2), with a note; measured figures keep priority.
 
 Roofline and ECM: both are at least T_OL / n, and a CPU-bound Roofline is never slower than
 ECM. A bandwidth roof can be: Roofline divides the traffic by the bandwidth measured with the
@@ -42,7 +46,7 @@ from dataclasses import dataclass
 
 import dataclasses
 
-from ..machine.bandwidth import choose_bandwidth
+from ..machine.derived_bandwidth import DERIVED_KERNEL, roofline_bandwidth
 from ..units import format_fixed, format_si
 from .incore import fused_operations
 
@@ -60,8 +64,9 @@ class RooflineLevel:
         level: ``L1`` (registers<->L1), ``L2`` (L1<->L2), ... ``MEM``.
         bytes: bytes per CL of work on that link.
         intensity: FLOP/B (None for kernels without FLOPs).
-        bandwidth: B/s; kernel: benchmark kernel; cores: measurement's core count (summed over the
-            ccNUMA domains in use; at most the cores of the prediction).
+        bandwidth: B/s; kernel: benchmark kernel (:data:`~loopmodel.machine.derived_bandwidth.DERIVED_KERNEL`
+            where derived from the ECM transfer rates); cores: measurement's core count (summed over the
+            ccNUMA domains in use; at most the cores of the prediction; the cores asked where derived).
         performance: FLOP/s (it/s if the kernel has no FLOPs).
         time: cy/CL.
     """
@@ -164,7 +169,8 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
         kernel: :class:`~loopmodel.ir.kernel.Kernel` (loads and stores per iteration, FLOPs).
         traffic: :class:`~loopmodel.predictors.traffic.TrafficResult` (bytes per CL of work per link).
         incore: :class:`~loopmodel.models.incore.InCoreResult` of the in-core model ECM uses.
-        machine: :class:`~loopmodel.machine.model.MachineModel` (measured bandwidths, clock).
+        machine: :class:`~loopmodel.machine.model.MachineModel` (measured bandwidths, else its ECM
+            transfer rates; clock).
         cores: active cores (>= 1): the bandwidths' measurement (summed over ccNUMA domains) and
             the CPU roof T_OL / cores.
         cpu_from_block: RooflineASM (kerncraft-tool-paper.txt §2.3, the tool's RooflineIACA):
@@ -177,7 +183,7 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
         T_OL and the peak FLOP/s are both unknown.
 
     Raises:
-        ModelError: a level has no measured bandwidth.
+        ModelError: a level has neither a measured bandwidth nor a transfer rate to derive one from.
     """
     it = traffic.iterations_per_unit
     prec, mixed = flop_precision(kernel)
@@ -209,7 +215,8 @@ def roofline_model(kernel, traffic, incore, machine, cores: int = 1, cpu_from_bl
 
 def _bandwidth_roofs(kernel, traffic, machine, cores: int, flops_cl: float, work: float) -> tuple:
     """``([RooflineLevel], [ChosenBandwidth])``: registers<->L1 (the instructions' loads and stores)
-    and each link of ``traffic``, at the bandwidths measured with ``cores`` cores."""
+    and each link of ``traffic``, at the bandwidths measured with ``cores`` cores, else derived from
+    the ECM transfer rates (:func:`~loopmodel.machine.derived_bandwidth.roofline_bandwidth`)."""
     it, clock = traffic.iterations_per_unit, machine.clock
     wa = any(c.write_allocate for c in machine.caches)
     ld = kernel.bytes_loaded_per_iteration() * it
@@ -219,7 +226,7 @@ def _bandwidth_roofs(kernel, traffic, machine, cores: int, flops_cl: float, work
         roofs.append((machine.memory_hierarchy[k + 1].level, lt.bytes, lt.loads_cl, lt.stores_cl, wa))
     levels, chosen = [], []
     for level, nbytes, r, w, corr in roofs:
-        ch = choose_bandwidth(machine, level, r, w, cores=cores, correct_write_allocate=corr)
+        ch = roofline_bandwidth(machine, level, r, w, cores=cores, correct_write_allocate=corr)
         chosen.append(ch)
         time = nbytes / ch.bandwidth * clock if ch.bandwidth > 0 else float("inf")
         perf = work / time * clock if time > 0 else float("inf")
@@ -251,8 +258,14 @@ def _cpu_roof(incore, machine, cores: int, flops_cl: float, ops: dict, precision
 
 def bandwidth_notes(chosen: list, cores: int) -> list:
     """Notes on the bandwidths of ``cores`` cores (:class:`~loopmodel.machine.bandwidth.ChosenBandwidth`
-    per roof): added over several ccNUMA domains, or measured with fewer cores than a domain has active."""
+    per roof): added over several ccNUMA domains, measured with fewer cores than a domain has active, or
+    derived from the ECM transfer rates where the machine model has no measurement."""
     notes = []
+    derived = [ch for ch in chosen if ch.derived]
+    if derived:
+        notes.append(f"Roofline: the {', '.join(ch.level for ch in derived)} bandwidth(s) are derived from the machine "
+                     "model's ECM transfer rates, not measured (no benchmarks.measurements for them): "
+                     + "; ".join(ch.derived for ch in derived))
     domains = max((ch.domains for ch in chosen), default=1)
     if domains > 1:
         notes.append(f"Roofline with {cores} cores: the bandwidths measured in one ccNUMA domain are added over "
@@ -296,9 +309,11 @@ def versus_ecm(roof: RooflineResult, ecm, prediction, clock: float) -> RooflineR
     saturated = f", memory at the saturated bandwidth {format_si(mem[0], 'B/s')}" if mem and location == "MEM" else ""
     rule = f", with the {prediction.multicore_model} model for {roof.cores} cores" if roof.cores > 1 else ""
     n = f"{roof.cores} core{'s' if roof.cores > 1 else ''}"
+    how = (f"bandwidth derived from the ECM transfer rates for {lv.cores} core(s)" if lv.kernel == DERIVED_KERNEL
+           else f"'{lv.kernel}' bandwidth measured with {lv.cores} core(s)")
     note = (f"Roofline {format_fixed(roof.time, 2)} cy/CL is slower than ECM {format_fixed(ecm_time, 2)} cy/CL "
             f"(data in {location}, {n}): its {lv.level} roof moves {format_fixed(lv.bytes, 0)} B/CL at the "
-            f"'{lv.kernel}' bandwidth measured with {lv.cores} core(s), {format_si(lv.bandwidth, 'B/s')}, where ECM's "
+            f"{how}, {format_si(lv.bandwidth, 'B/s')}, where ECM's "
             f"figure implies {format_si(lv.bytes / ecm_time * clock, 'B/s')}; Roofline takes the bandwidth measured "
             f"at the core count asked, ECM adds the transfer times of its link model (documented cache "
             f"bandwidths{saturated}){rule}, and the measurement with {n} is below what that model implies")

@@ -8,7 +8,7 @@ from .schema import document
 
 #: what every ``loopmodel omp`` prediction rests on (benchmark-based-coherence-model.txt §III)
 MODEL_NOTE = ("model: MESI states (M,E,S,I) of the cache lines tracked across phases, each phase's memory time by "
-              "Algorithm 1 of Putigny et al. from the host's transition benchmarks, overlapped with the in-core time "
+              "Algorithm 1 of Putigny et al. from the machine model's transition timings, overlapped with the in-core time "
               "of its loop (ECM T_OL); a parallel phase adds the measured fork/join overhead")
 
 

@@ -20,6 +20,7 @@ from ..machine.vector_width import compiler_vector_width
 from ..models import incore as _incore_model
 from ..models.ecm import ECMResult, ecm_model, mem_bw_note
 from ..models.incore import COMPILED_ANALYSIS, InCoreResult
+from ..compiled.incore_fill import filled_machine, missing_figure
 from ..models.location import data_location
 from ..models.nest_entry import entry_cy_per_it
 from ..models.prediction import DEFAULT_MULTICORE_MODEL, Prediction, predict
@@ -159,15 +160,20 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     what is missing. ``T_nOL`` (loads and stores) does not depend on it and is kept. This is
     the analytic model of every path of :class:`Analyzer`, the fallback of ``--incore auto`` too.
 
+    A figure the model lacks that llvm-mca's scheduling model gives is filled in first, with a
+    note naming it (:func:`loopmodel.compiled.incore_fill.filled_machine`).
+
     Returns:
         :class:`~loopmodel.models.incore.InCoreResult` in cy/CL (``T_OL`` possibly None).
 
     Raises:
         ModelError: the model fails for another reason.
     """
+    machine, filled = filled_machine(kernel, machine)
     try:
-        return _incore_model.analytic_incore(kernel, machine, iterations_per_unit, vectorize, reassociate,
-                                             reassociation_source, defines, fold_left)
+        res = _incore_model.analytic_incore(kernel, machine, iterations_per_unit, vectorize, reassociate,
+                                            reassociation_source, defines, fold_left)
+        return dataclasses.replace(res, notes=res.notes + filled) if filled else res
     except ModelError as exc:
         error = exc
     missing = _incore_model.missing_data(kernel, machine)
@@ -189,8 +195,10 @@ def analytic_incore(kernel, machine, iterations_per_unit: float, vectorize: bool
     comps = {k: v for k, v in res.components.items()
              if not set(k.split("+")) & no_tp and not (no_lat and k == "dependency")}
     what = ", ".join(f"no {kind} for {op} (in_core.{kind}.{op})" for kind, op in missing)
+    why = "; ".join(f"{op} {kind}: {missing_figure(machine, kind, op).source}" for kind, op in missing)
     note = (f"machine model '{machine.name}' gives {what}: T_OL is unknown, and so are the ECM predictions "
-            "(T_ECM) and a CPU roof that needs T_OL; the data-transfer contributions are shown")
+            f"(T_ECM) and a CPU roof that needs T_OL; the data-transfer contributions are shown (not filled in: "
+            f"{why})")
     return dataclasses.replace(res, T_OL=None, components=comps, dependency=None if no_lat else res.dependency,
                                notes=res.notes + (note,))
 
@@ -556,7 +564,8 @@ class Analyzer:
                 fold_left, extra = simd.fold_left, [simd.note] if simd.note else []
             res = analytic_incore(self.kernel, machine, it_per_unit, vectorize, *reassociation, defines, fold_left)
             if simd is None:
-                extra = width_note(self.vector_width, self._hardware_width, res.lanes, res.operations)
+                given = {op: n for op, n in res.operations.items() if op in self.machine.in_core.throughput}
+                extra = width_note(self.vector_width, self._hardware_width, res.lanes, given)
             self._incore[key] = dataclasses.replace(res, notes=res.notes + tuple(extra)) if extra else res
         return self._incore[key]
 

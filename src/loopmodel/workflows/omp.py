@@ -90,7 +90,20 @@ def run(program: str, machine, options: OmpOptions) -> OmpResult:
     threads = thread_counts(model, name, options.threads)
     rows = analyse(prog, model, threads, machine_name=name, measure=options.measure, compiler=options.compiler,
                    min_time_s=options.min_time)
-    return OmpResult(rows, prog, model, name, machine_notes(name, model))
+    return OmpResult(rows, prog, model, name, machine_notes(name, model) + coherence_notes(model))
+
+
+def coherence_notes(machine: MachineModel) -> tuple:
+    """The note that the model's transition timings are estimated, not measured: from the file's
+    ``provenance`` entry ``coherence`` where it has one, else from the table's own first note
+    (an estimated table's notes start with ``ESTIMATED``,
+    :mod:`loopmodel.models.coherence_estimate`); none for a measured table."""
+    entry = machine.provenance.get("coherence")
+    if entry is not None:
+        return (f"coherence: the transition timings are estimated from the model's figures, not measured "
+                f"({entry.reason})",) if entry.estimated else ()
+    notes = machine.coherence.notes if machine.coherence is not None else ()
+    return (notes[0],) if notes and notes[0].startswith("ESTIMATED") else ()
 
 
 def sizes_workflow():

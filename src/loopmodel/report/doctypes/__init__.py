@@ -21,6 +21,7 @@ from ..schema import SCHEMA_VERSION
 from .analyze import AnalyzeDocument
 from .base import Count, Envelope, Num, NumOrInf, Strict
 from .compact import AnalyzeCompactDocument
+from .compare import CompareDocument
 from .measured import BenchDocument, CorpusDocument, MeasureDocument, RooflineDocument, ValidateDocument
 from .multicore import AppDocument, EnergyDocument, ScalingDocument
 from .omp import OmpDocument, OmpSizesDocument
@@ -36,6 +37,7 @@ DOCUMENTS = {
     "scaling": ScalingDocument,
     "app": AppDocument,
     "energy": EnergyDocument,
+    "compare": CompareDocument,
     "omp": OmpDocument,
     "omp-sizes": OmpSizesDocument,
     "bench": BenchDocument,

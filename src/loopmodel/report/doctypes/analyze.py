@@ -353,10 +353,14 @@ class RooflineLevel(Strict):
     level: Annotated[str, Field(description="L1 (registers<->L1), L2 (L1<->L2), ..., MEM")]
     volume_B_per_cl: Annotated[Num, Field(description="data volume on the link, B/CL")]
     intensity_flop_per_B: Annotated[Num, Field(description="arithmetic intensity, FLOP/B (null: no FLOPs)")]
-    bandwidth_B_s: Annotated[Num, Field(description="measured streaming bandwidth, B/s")]
-    bandwidth_kernel: Annotated[str, Field(description="benchmark kernel of the bandwidth")]
+    bandwidth_B_s: Annotated[Num, Field(description="measured streaming bandwidth, B/s; where the machine model has "
+                                                    "no measurement for the level, derived from its ECM transfer "
+                                                    "rates (bandwidth_kernel 'ECM transfer rate', with a note)")]
+    bandwidth_kernel: Annotated[str, Field(description="benchmark kernel of the bandwidth ('ECM transfer rate': "
+                                                       "derived from the machine model's link rates, not measured)")]
     measured_cores: Annotated[int, Field(description="core count of the bandwidth measurement (summed over the "
-                                                     "ccNUMA domains whose bandwidths are added)")]
+                                                     "ccNUMA domains whose bandwidths are added; the cores of the "
+                                                     "prediction where derived from the ECM transfer rates)")]
     performance_flop_s: Annotated[NumOrInf, Field(description="roof, FLOP/s (null for a kernel without FLOPs; "
                                                               "'inf': no data on this link)")]
     performance_it_s: Annotated[NumOrInf, Field(description="roof, it/s (it/CL x clock / time_cy_per_cl; 'inf': no "

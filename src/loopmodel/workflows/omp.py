@@ -34,7 +34,8 @@ from .options import option
 class OmpOptions:
     """``omp``'s options."""
 
-    threads: str | None = option(None, "thread counts, e.g. 1:4, 1,2,4 (default: 1..the largest measured)",
+    threads: str | None = option(None, "thread counts, e.g. 1:4, 1,2,4 (default: the thread counts of the machine "
+                                       "model's coherence table, measured or estimated)",
                                  "--threads", "-t", metavar="LIST")
     define: tuple = option((), "size constant; a range (e.g. N=1000:1000000:1000) is a size study: one row "
                                    "(or with --json one JSON document) per size point, streamed", "-D", "--define",
@@ -72,7 +73,7 @@ def check(options: OmpOptions) -> None:
 def run(program: str, machine, options: OmpOptions) -> OmpResult:
     """Predict the OpenMP program of the file ``program`` (C or YAML) on ``machine`` (a name or
     path, a :class:`loopmodel.Machine` or a ``MachineModel``, with a ``coherence`` section) for
-    ``options.threads`` (default: 1 to the most threads the section measured); with
+    ``options.threads`` (default: the thread counts of the section); with
     ``options.measure`` also compile and run it.
 
     Raises:
@@ -123,15 +124,17 @@ def size_points(options: OmpOptions):
 
 
 def thread_counts(machine: MachineModel, machine_name: str, text: str | None) -> list:
-    """The thread counts of ``--threads`` (default: 1 .. the most threads the coherence section
-    measured), each within the measured ones.
+    """The thread counts of ``--threads`` (default: those of the coherence section, which a probe
+    measures at 1..N and an estimate gives at 1, 2, 4, ... and the cores), each within the
+    section's range.
 
     Raises:
         DefineError: an unreadable list. ModelError: no coherence section, or a count outside it.
     """
     threads = count_list(text, "--threads") if text else None
-    top = coherence_timing(machine, machine_name).table.threads[-1]
-    threads = threads or list(range(1, top + 1))
+    table = coherence_timing(machine, machine_name).table
+    top = table.threads[-1]
+    threads = threads or list(table.threads)
     for t in threads:
         if not 1 <= t <= top:
             raise ModelError(f"--threads {t}: the coherence table of '{machine_name}' covers 1..{top} threads")

@@ -201,7 +201,7 @@ class _InCore:
 
 def prepare(program: str, machine, options: OmpOptions, points: Sweep) -> OmpSizes:
     """The size study of ``program`` (C or YAML) on ``machine`` at ``points`` (a ``-D`` range),
-    for ``options.threads`` (default 1 .. the most threads the coherence section measured).
+    for ``options.threads`` (default: the thread counts of the coherence section).
 
     Raises:
         DefineError: ``--measure`` (it runs one size), or a bad thread list. KernelError: the

@@ -111,8 +111,7 @@ def _l1_rate(machine, f_r: float, f_w: float) -> tuple:
     (eq. 1 of cross-architecture-machine-models.txt §3.4.1 at the widest SIMD width)."""
     ic = machine.in_core
     width = ic.simd_width
-    b_ld = min(ic.load.bytes_per_cycle, ic.load.instructions_per_cycle * width)
-    b_st = min(ic.store.bytes_per_cycle, ic.store.instructions_per_cycle * width)
+    b_ld, b_st = ic.load.bytes_per_cycle_at(width), ic.store.bytes_per_cycle_at(width)
     t = max(f_r / b_ld, f_w / b_st)
     what = f"L1 loads {b_ld:g} B/cy, stores {b_st:g} B/cy"
     if ic.load_store_per_cycle:
@@ -134,14 +133,9 @@ def _link_rate(machine, level: str, f_r: float, f_w: float) -> tuple:
                          "(benchmarks.measurements), and its link into it takes the measured bandwidth; "
                          "give the link bandwidth explicitly") from None
     name = f"{link.between[0]}-{link.between[1]}"
-    if link.duplex == "full":
-        b_in, b_out = bws[0], bws[-1]
-        t = max(f_r / b_in, f_w / b_out)
-        what = f"{name} {b_in:g} B/cy toward the core, {b_out:g} B/cy away, full duplex"
-    else:
-        t = 1.0 / bws[0]
-        what = f"{name} {bws[0]:g} B/cy, half duplex"
-    return 1.0 / t, f"{what}; {_mix(f_r, f_w)}"
+    what = (f"{name} {bws[0]:g} B/cy toward the core, {bws[-1]:g} B/cy away, full duplex" if link.duplex == "full"
+            else f"{name} {bws[0]:g} B/cy, half duplex")
+    return 1.0 / link.busy_cy(f_r, f_w, bws), f"{what}; {_mix(f_r, f_w)}"
 
 
 def _sharing(machine, level: str) -> tuple:

@@ -68,7 +68,7 @@ def figure_value(m, key: str) -> str:
         "overlap": ", ".join(m.overlap) + (f"; unless memory: {', '.join(m.overlap_unless_memory)}"
                                             if m.overlap_unless_memory else ""),
         "contention_p0": f"{m.contention_p0:g}",
-        "benchmarks": ", ".join(_best_one_core(lvl, t) for lvl, t in m.benchmarks.measurements.items()),
+        "benchmarks": ", ".join(_best_one_core(lvl, t) for lvl, t in m.benchmarks.measurements.items()) or "—",
         "coherence": f"{len(m.coherence.seconds)} transitions" if m.coherence else "—",
         "power": f"W0 {m.power.w0:g} W" if m.power else "—",
     }

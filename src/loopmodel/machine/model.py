@@ -62,6 +62,12 @@ class LoadStore:
     bytes_per_cycle: Annotated[float, Convert(fx.quantity("bandwidth_cy")), fx.BANDWIDTH_CY]
     split_extra: Annotated[float, Ge(0), Le(64)] = 0.0
 
+    def bytes_per_cycle_at(self, width: float) -> float:
+        """Bytes per cycle of accesses ``width`` bytes wide, B/cy: the smaller of the data-path
+        limit ``bytes_per_cycle`` and the instruction limit ``instructions_per_cycle`` x ``width``
+        (cross-architecture paper §3.4.1 eq. 1)."""
+        return min(self.bytes_per_cycle, self.instructions_per_cycle * width)
+
 
 @dataclass(frozen=True)
 class FlopsPerCycle:
@@ -287,6 +293,18 @@ class Link:
     def bandwidths(self) -> list:
         """The :class:`LinkBandwidth` per direction: ``[both]`` or ``[toward core, away from core]``."""
         return list(self.bandwidth)
+
+    def busy_cy(self, bytes_in: float, bytes_out: float, bandwidths_cy) -> float:
+        """Cycles the link is busy moving ``bytes_in`` toward the core and ``bytes_out`` away from it
+        (cross-architecture paper §3.4.2 eq. 3): half duplex, the directions share one bandwidth,
+        (in + out) / b; ``duplex: full``, each has its own, max(in / b_in, out / b_out).
+
+        Args:
+            bandwidths_cy: B/cy per direction (:meth:`MachineModel.link_bandwidths_cy`).
+        """
+        if self.duplex == "full":
+            return max(bytes_in / bandwidths_cy[0], bytes_out / bandwidths_cy[1])
+        return (bytes_in + bytes_out) / bandwidths_cy[0]
 
     @property
     def measured(self) -> bool:

@@ -23,7 +23,8 @@ lines):
 * **Sharing** (ecm-model-slides.txt "ECM model - saturation"; cross-architecture paper §3.4.4
   and §5.2.2): the m = min(T, cores per ccNUMA domain) threads of the fullest domain (threads
   fill domains one after the other) share its memory interface, so one thread's time per CL is
-  max(T_ECM, m · T_Mem); a link with ``shared_by`` > 1 likewise gives max(T_ECM, min(T,
+  max(T_ECM, m · T_Mem) (the saturation rule of :func:`~loopmodel.models.saturation.domain_rate`,
+  per thread); a link with ``shared_by`` > 1 likewise gives max(T_ECM, min(T,
   shared_by) · busy time).
 * **Where a chunk is** (benchmark-based paper §IV-B: "parallel capacity misses" when threads
   share the last-level cache): in the first cache level whose capacity share holds it, the
@@ -66,9 +67,9 @@ from dataclasses import dataclass
 
 import math
 
-from ..machine.bandwidth import choose_bandwidth
 from ..machine.coherence import LOAD_KEYS, STORE_KEYS, TRANSITION_KEYS, CoherenceTable
-from .ecm import combine, contributions_for
+from .ecm import combine, contributions_for, link_bandwidth, memory_busy, shared_links
+from .saturation import domain_counts, domain_rate
 
 #: cache-line misses one core keeps in flight (the 10 line fill buffers of Intel cores since
 #: Nehalem), the memory-level parallelism that turns a core-to-core latency into a rate
@@ -172,29 +173,23 @@ def _stream_traffic(machine, location: int, store: bool) -> _Traffic:
 
 
 def _bandwidths(machine, store: bool) -> list:
-    """Per link ``(B/cy per direction, source, None)`` as :func:`~loopmodel.models.ecm.contributions_for`
-    takes them; a ``measured`` link: the benchmark closest to a load (1:0) or store (1:1) stream.
+    """Per link the bandwidth :func:`~loopmodel.models.ecm.contributions_for` takes
+    (:func:`~loopmodel.models.ecm.link_bandwidth` of the link's traffic in a load or store stream
+    from memory: a ``measured`` link takes the benchmark closest to it).
 
     Raises:
         ModelError: a ``measured`` link without benchmark measurements.
     """
-    out = []
-    for lv in machine.caches:
-        link = machine.link(lv.level)
-        measured = None
-        if link.measured:
-            measured = choose_bandwidth(machine, link.between[1], 1.0, 1.0 if store else 0.0).bandwidth
-        out.append((machine.link_bandwidths_cy(link, measured), "machine model", None))
-    return out
+    lines = _stream_traffic(machine, len(machine.caches), store).levels
+    return [link_bandwidth(machine, lt, machine.link(lt.level), None) for lt in lines]
 
 
 def _in_core(machine, store: bool) -> _InCore:
     """L1 cycles per CL of a load or store stream at the widest SIMD width (cross-architecture
-    paper §3.4.1 eq. 1): max(CL / bytes per cycle, CL / width / instructions per cycle)."""
+    paper §3.4.1 eq. 1): CL over the load or store bytes per cycle at that width."""
     cl = machine.cacheline_size
     ls = machine.in_core.store if store else machine.in_core.load
-    width = min(machine.in_core.simd_width, cl)
-    cy = max(cl / ls.bytes_per_cycle, cl / width / ls.instructions_per_cycle)
+    cy = cl / ls.bytes_per_cycle_at(min(machine.in_core.simd_width, cl))
     if store and machine.stores_overlap():
         return _InCore(cy, 0.0)
     return _InCore(0.0, cy)
@@ -203,17 +198,16 @@ def _in_core(machine, store: bool) -> _InCore:
 def _stream_cycles(machine, location: int, store: bool, threads: int) -> float:
     """One thread's cycles per CL of a stream from level ``location`` while ``threads`` threads
     stream at once (module docstring: ECM eq. 4, then the saturation of the memory domain and of
-    ``shared_by`` links)."""
+    ``shared_by`` links: :func:`~loopmodel.models.saturation.domain_rate`, the links of
+    :func:`~loopmodel.models.ecm.shared_links`)."""
     parts = contributions_for(_stream_traffic(machine, location, store), machine, location,
                               _bandwidths(machine, store))
     t = combine(_in_core(machine, store), parts, machine)
-    mem = sum(c.busy for c in parts if c.name.endswith("MEM"))
-    t = max(t, min(threads, machine.cores_per_numa_domain) * mem)
-    for link in machine.links:
-        group = getattr(link, "shared_by", 1)
-        busy = sum(c.busy for c in parts if c.name == machine.link_name(link.between))
-        if group > 1:
-            t = max(t, min(threads, group) * busy)
+    m = domain_counts(threads, machine.cores_per_numa_domain)[0]  # the fullest domain
+    t = m / domain_rate(m, t, memory_busy(parts))
+    for _, group, busy in shared_links(parts, machine):
+        k = min(threads, group)
+        t = k / domain_rate(k, t, busy)
     return t
 
 
@@ -229,8 +223,8 @@ def _rates(machine, threads: int, c2c_latency) -> _Rates:
     up, down = [], []
     for k, lv in enumerate(machine.caches):
         link = machine.link(lv.level)
-        up.append(cl / up_bw[k][0][0] + link.penalty_load)
-        down.append(cl / down_bw[k][0][-1] + link.penalty_store)
+        up.append(link.busy_cy(cl, 0.0, up_bw[k][0]) + link.penalty_load)
+        down.append(link.busy_cy(0.0, cl, down_bw[k][0]) + link.penalty_store)
     c2c = (c2c_latency or 0.0) * machine.clock / MLP_LINES
     return _Rates(threads, tuple(load), tuple(store), tuple(down), tuple(up), c2c)
 

@@ -146,14 +146,23 @@ class ECMResult:
 MEM_BW_SOURCE = "--mem-bw: the memory bus bandwidth, all bytes moved (write-allocate traffic included), used as given"
 
 
-def _link_bandwidth(machine, lt, link, memory_bandwidth):
+def link_bandwidth(machine, lt, link, memory_bandwidth):
     """``(bandwidths B/cy per direction, source text, benchmark point or None)`` of ``link``.
 
     Every bandwidth here is a bus bandwidth: bytes the link moves per second, write-allocate
     traffic included, as the contributions count bytes (eq. 3). A measured (benchmark) figure is
     converted to it (:func:`~loopmodel.machine.bandwidth.choose_bandwidth`, the factor named in
     the source); ``memory_bandwidth`` (``--mem-bw``) *is* one, and replaces every direction of the
-    link into memory, measured or given in the machine file."""
+    link into memory, measured or given in the machine file.
+
+    Args:
+        lt: the link's traffic (its ``loads_cl`` and ``stores_cl`` choose the benchmark of a
+            ``measured`` link); link: the :class:`~loopmodel.machine.model.Link`;
+            memory_bandwidth: ``--mem-bw`` in B/s, or None.
+
+    Raises:
+        ModelError: a ``measured`` link without benchmark measurements.
+    """
     if memory_bandwidth is not None and link.between[1] == "MEM":
         return [memory_bandwidth / machine.clock] * len(link.bandwidth), MEM_BW_SOURCE, None
     if not link.measured:
@@ -171,7 +180,7 @@ def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
     link = machine.link(machine.memory_hierarchy[-2].level)
     lt = traffic.levels[-1]
     try:
-        bws, source, _ = _link_bandwidth(machine, lt, link, None)
+        bws, source, _ = link_bandwidth(machine, lt, link, None)
     except (ModelError, ValueError):
         default = "the machine file gives no memory bandwidth"
     else:
@@ -182,13 +191,10 @@ def mem_bw_note(traffic, machine, memory_bandwidth: float) -> str:
 
 def _contribution(name, link, bandwidth, in_cl, out_cl, cl) -> Contribution:
     """Eq. 3: busy time per direction combined by the link's duplex mode, plus the penalty;
-    ``bandwidth`` as :func:`_link_bandwidth` gives it."""
+    ``bandwidth`` as :func:`link_bandwidth` gives it."""
     bws, source, measured = bandwidth
     b_in, b_out = in_cl * cl, out_cl * cl
-    if link.duplex == "full":
-        busy = max(b_in / bws[0], b_out / bws[1])
-    else:
-        busy = (b_in + b_out) / bws[0]
+    busy = link.busy_cy(b_in, b_out, bws)
     penalty = in_cl * link.penalty_load + out_cl * link.penalty_store
     return Contribution(name, busy + penalty, busy, penalty, b_in, b_out, tuple(bws), source, measured)
 
@@ -279,7 +285,7 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
     Raises:
         ModelError: no memory bandwidth can be determined.
     """
-    bandwidths = [_link_bandwidth(machine, lt, machine.link(lt.level), memory_bandwidth) for lt in traffic.levels]
+    bandwidths = [link_bandwidth(machine, lt, machine.link(lt.level), memory_bandwidth) for lt in traffic.levels]
     levels = [lv.level for lv in machine.memory_hierarchy]
     t_ecm, t_transfer, by_loc = {}, {}, {}
     for d, level in enumerate(levels):
@@ -289,7 +295,7 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
         t_ecm[level] = combine(incore, parts, machine)
     contribs = by_loc[levels[-1]]
     mem_parts = [c for c in contribs if c.name.endswith("MEM")]
-    busy = sum(c.busy for c in mem_parts)
+    busy = memory_busy(contribs)
     unknown = (unknown or "T_OL unknown") if t_ecm[levels[-1]] is None else None
     ns = saturation_point(t_ecm[levels[-1]], busy).cores
     names = [machine.caches[0].level] + [c.name for c in contribs]
@@ -297,6 +303,13 @@ def ecm_model(traffic, incore, machine, memory_bandwidth: float | None = None,
     return ECMResult(incore.T_OL, incore.T_nOL, tuple(contribs), t_ecm, tuple(sorted(machine.overlap)),
                      ns, sum(c.cycles for c in mem_parts), tuple(names), by_loc, busy, t_transfer, unknown,
                      machine.cores_per_numa_domain, shared, data_location(traffic, machine.memory_hierarchy))
+
+
+def memory_busy(parts) -> float:
+    """T_Mem, cy/CL: the busy times (latency penalties excluded) of the contributions ``parts`` that
+    involve memory (``L3MEM``; with a victim L3 fed from memory ``L2MEM`` too), the time the memory
+    interface is busy (cross-architecture-machine-models.txt §3.4.4)."""
+    return sum(c.busy for c in parts if c.name.endswith("MEM"))
 
 
 def shared_links(parts, machine) -> tuple:
@@ -307,7 +320,7 @@ def shared_links(parts, machine) -> tuple:
     out = []
     for link in machine.links:
         name = machine.link_name(link.between)
-        group = getattr(link, "shared_by", 1)
+        group = link.shared_by
         if group > 1 and busy.get(name, 0) > 0:
             out.append((name, group, busy[name]))
     return tuple(out)

@@ -169,8 +169,7 @@ def machine_row(kernel, machine, options: CompareOptions) -> MachineRow:
             does not apply (ModelError) or a tool that fails (ToolError) is the row's footnote.
     """
     name = machine_name(machine)
-    shared = {f.name: getattr(options, f.name) for f in dataclasses.fields(AnalysisOptions)}
-    opts = AnalyzeOptions(**shared, pmodel=("ECM", "Roofline"), multicore_model=options.model)
+    opts = AnalyzeOptions(**_analysis_options(options), pmodel=("ECM", "Roofline"), multicore_model=options.model)
     prepared = analyze_run(kernel, machine, opts)
     analyzer = one_nest(prepared.analyzer, "compare")
     point = one_point(prepared.points, "compare")
@@ -217,9 +216,14 @@ def _energy(kernel, machine, options: CompareOptions, res: AnalysisResult) -> tu
         return None, "no power: section in the machine model (loopmodel energy --w0/--w1/--w2 gives one)"
     if res.ecm.unknown:
         return None, "needs T_ECM (T_OL n/a)"
-    shared = {f.name: getattr(options, f.name) for f in dataclasses.fields(AnalysisOptions)}
     try:
-        out = energy.run(kernel, machine, energy.EnergyOptions(**shared, model=options.model))
+        out = energy.run(kernel, machine, energy.EnergyOptions(**_analysis_options(options), model=options.model))
     except LoopmodelError as exc:
         return None, exc.message
     return out.result, None
+
+
+def _analysis_options(options: CompareOptions) -> dict:
+    """The shared analysis options of ``options`` (:class:`~loopmodel.workflows.analyze.AnalysisOptions`'
+    fields), which ``analyze`` and ``energy`` take as ``compare`` was given them."""
+    return {f.name: getattr(options, f.name) for f in dataclasses.fields(AnalysisOptions)}

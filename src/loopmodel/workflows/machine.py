@@ -82,14 +82,8 @@ def diff(first: str, second: str) -> list:
     models = [load_machine(first), load_machine(second)]
     keys = list(figure_keys(models[0]))
     keys += [k for k in figure_keys(models[1]) if k not in keys]
-    return [(key, *(_value(m, key) for m in models), " / ".join(_source(m, key) for m in models)) for key in keys]
-
-
-def _value(model, key: str) -> str:
-    try:
-        return figure_value(model, key)
-    except (KeyError, AttributeError):
-        return "—"
+    return [(key, *(figure_value(m, key) for m in models), " / ".join(_source(m, key) for m in models))
+            for key in keys]
 
 
 def _source(model, key: str) -> str:
